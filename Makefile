@@ -1,0 +1,35 @@
+# Thin wrapper over CMake for the README's two commands.
+#   make demo   install missing Debian packages (as root), build, run the main job
+#   make check  -Werror + ASan/UBSan build, then every test under ctest
+BUILD       ?= build
+CHECK_BUILD ?= build-check
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+DEB_PACKAGES = cmake make gcc clang pkg-config libjansson-dev libcmocka-dev
+
+.PHONY: all demo check deps build fuzz clean
+
+all: build
+
+deps:
+	@sh tools/deps.sh $(DEB_PACKAGES)
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAPOPT_TESTS=OFF
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	sh tools/demo.sh $(BUILD)/mapopt
+
+check: deps
+	cmake -S . -B $(CHECK_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMAPOPT_WERROR=ON \
+	      -DMAPOPT_SANITIZE=ON
+	cmake --build $(CHECK_BUILD) -j $(JOBS)
+	cd $(CHECK_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DMAPOPT_FUZZ=ON -DMAPOPT_TESTS=OFF \
+	      -DMAPOPT_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(CHECK_BUILD) build-fuzz

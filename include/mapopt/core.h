@@ -1,0 +1,127 @@
+/*
+ * mapopt core: status codes, the context object, diagnostics.
+ *
+ * Every fallible public function of libmapopt returns a mapopt_status.
+ * Results are written through out-parameters only on success. Anything a
+ * user or an optimizer must read (a syntax error, a mapping error) is a
+ * mapopt_diag carrying FILE:LINE:COL and a message, collected in a
+ * mapopt_diags list owned by the caller.
+ *
+ * A mapopt_ctx holds the allocator hook and the limits. There is no mutable
+ * global state: two contexts never interfere, and a context may be shared by
+ * threads as long as its allocator is thread-safe (the default is).
+ */
+#ifndef MAPOPT_CORE_H
+#define MAPOPT_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAPOPT_API __attribute__((visibility("default")))
+
+/* The status codes, with their names and messages, from one list. */
+#define MAPOPT_STATUS_LIST(X)                                                  \
+  X(OK, 0, "success")                                                          \
+  X(ENOMEM, -1, "out of memory")                                               \
+  X(EINVAL, -2, "invalid argument")                                            \
+  X(EIO, -3, "input/output error")                                             \
+  X(ESYNTAX, -4, "syntax error")                                               \
+  X(ELOAD, -5, "error while loading the mapper")                               \
+  X(EMAP, -6, "mapping error")                                                 \
+  X(ENOTFOUND, -7, "not found")                                                \
+  X(ERANGE, -8, "value out of range")
+
+typedef enum mapopt_status {
+#define MAPOPT_STATUS_ENUM(name, code, msg) MAPOPT_##name = code,
+  MAPOPT_STATUS_LIST(MAPOPT_STATUS_ENUM)
+#undef MAPOPT_STATUS_ENUM
+} mapopt_status;
+
+/* "ENOMEM" for MAPOPT_ENOMEM; "EUNKNOWN" for a value not in the list. */
+MAPOPT_API const char *mapopt_status_name(mapopt_status status);
+/* "out of memory" for MAPOPT_ENOMEM; "unknown status" otherwise. */
+MAPOPT_API const char *mapopt_strerror(mapopt_status status);
+
+/*
+ * The allocator hook, in the style of lua_Alloc: with nsize == 0 it frees
+ * ptr and returns NULL; otherwise it (re)allocates ptr (NULL for a fresh
+ * block) to nsize bytes and returns the block, or NULL on failure, leaving
+ * ptr untouched. osize is the old size (0 for a fresh block).
+ */
+typedef void *(*mapopt_alloc_fn)(void *ud, void *ptr, size_t osize,
+                                 size_t nsize);
+
+typedef struct mapopt_ctx mapopt_ctx;
+
+/*
+ * Creates a context. alloc may be NULL for the C library's allocator.
+ * Returns MAPOPT_ENOMEM if the context itself cannot be allocated.
+ */
+MAPOPT_API mapopt_status mapopt_ctx_new(mapopt_alloc_fn alloc, void *ud,
+                                        mapopt_ctx **out);
+/* Frees the context. Every object created with it must be freed before. */
+MAPOPT_API void mapopt_ctx_free(mapopt_ctx *ctx);
+
+typedef enum mapopt_severity {
+  MAPOPT_SEV_NOTE,
+  MAPOPT_SEV_WARNING,
+  MAPOPT_SEV_ERROR,
+  MAPOPT_SEV_MAPPING_ERROR
+} mapopt_severity;
+
+/* "note", "warning", "error", "mapping error". */
+MAPOPT_API const char *mapopt_severity_name(mapopt_severity sev);
+
+/*
+ * One diagnostic. line and col are 1-based; line == 0 means the diagnostic
+ * has no position (a context note naming only the file). code is the
+ * catalogue id of DSL.md §7 ("E04", "W01", "R11"), or "" when none applies.
+ */
+typedef struct mapopt_diag {
+  mapopt_severity severity;
+  char code[4];
+  const char *file;
+  int line;
+  int col;
+  const char *message;
+} mapopt_diag;
+
+/* A growable list of diagnostics; it owns the strings of its entries. */
+typedef struct mapopt_diags mapopt_diags;
+
+MAPOPT_API mapopt_status mapopt_diags_new(mapopt_ctx *ctx, mapopt_diags **out);
+MAPOPT_API void mapopt_diags_free(mapopt_diags *diags);
+MAPOPT_API size_t mapopt_diags_count(const mapopt_diags *diags);
+/* The i-th diagnostic; valid until the list is cleared or freed. */
+MAPOPT_API const mapopt_diag *mapopt_diags_get(const mapopt_diags *diags,
+                                               size_t i);
+/* Number of entries of severity error or mapping error. */
+MAPOPT_API size_t mapopt_diags_errors(const mapopt_diags *diags);
+MAPOPT_API void mapopt_diags_clear(mapopt_diags *diags);
+/*
+ * Appends a diagnostic; file and the formatted message are copied.
+ * Returns MAPOPT_ENOMEM when the copy fails (the list is then unchanged).
+ */
+MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
+                                          mapopt_severity sev,
+                                          const char *code, const char *file,
+                                          int line, int col, const char *fmt,
+                                          ...)
+    __attribute__((format(printf, 7, 8)));
+/*
+ * Formats diagnostic i the GCC way: "FILE:LINE:COL: error: MESSAGE", or
+ * "FILE: note: MESSAGE" without a position. Writes at most size bytes
+ * (always NUL-terminated when size > 0) and returns the full length, as
+ * snprintf does.
+ */
+MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf,
+                                  size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAPOPT_CORE_H */

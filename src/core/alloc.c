@@ -1,0 +1,146 @@
+/*
+ * Allocation through the context's hook, and arenas. An arena hands out
+ * 16-byte aligned blocks from large chunks and frees them all at once; it is
+ * how parsed programs and evaluation scratch are owned, so that an error
+ * anywhere can never leak a partial tree.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+void *mapopt__malloc(mapopt_ctx *ctx, size_t n) {
+  return ctx->alloc(ctx->alloc_ud, NULL, 0, n ? n : 1);
+}
+
+void *mapopt__calloc(mapopt_ctx *ctx, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size)
+    return NULL;
+  void *p = mapopt__malloc(ctx, count * size);
+  if (p)
+    memset(p, 0, count * size);
+  return p;
+}
+
+void *mapopt__realloc(mapopt_ctx *ctx, void *p, size_t osize, size_t nsize) {
+  return ctx->alloc(ctx->alloc_ud, p, p ? osize : 0, nsize ? nsize : 1);
+}
+
+void mapopt__free(mapopt_ctx *ctx, void *p, size_t size) {
+  if (p)
+    ctx->alloc(ctx->alloc_ud, p, size, 0);
+}
+
+char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n) {
+  if (n == SIZE_MAX)
+    return NULL;
+  char *d = mapopt__malloc(ctx, n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+struct mapopt__arena_block {
+  mapopt__arena_block *next;
+  size_t size; /* usable bytes after the header */
+  _Alignas(16) unsigned char data[];
+};
+
+enum { ARENA_CHUNK = 16 * 1024 };
+
+void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx) {
+  a->ctx = ctx;
+  a->head = NULL;
+  a->used = 0;
+  a->total = 0;
+}
+
+void mapopt__arena_destroy(mapopt__arena *a) {
+  mapopt__arena_block *b = a->head;
+  while (b) {
+    mapopt__arena_block *next = b->next;
+    mapopt__free(a->ctx, b, sizeof *b + b->size);
+    b = next;
+  }
+  a->head = NULL;
+  a->used = 0;
+  a->total = 0;
+}
+
+void mapopt__arena_reset(mapopt__arena *a) {
+  if (!a->head)
+    return;
+  /* Keep the oldest block (the last in the chain): it is reused. */
+  mapopt__arena_block *b = a->head;
+  while (b->next) {
+    mapopt__arena_block *next = b->next;
+    a->total -= b->size;
+    mapopt__free(a->ctx, b, sizeof *b + b->size);
+    b = next;
+  }
+  a->head = b;
+  a->used = 0;
+}
+
+void *mapopt__arena_alloc(mapopt__arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n == 0)
+    n = 16;
+  if (!a->head || a->head->size - a->used < n) {
+    size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+    if (size > SIZE_MAX - sizeof(mapopt__arena_block))
+      return NULL;
+    mapopt__arena_block *b =
+        mapopt__malloc(a->ctx, sizeof(mapopt__arena_block) + size);
+    if (!b)
+      return NULL;
+    b->size = size;
+    a->total += size;
+    if (a->head && n > ARENA_CHUNK) {
+      /* An oversized request gets its own block behind the current one, so
+       * the current block's free space stays usable. */
+      b->next = a->head->next;
+      a->head->next = b;
+      return b->data;
+    }
+    b->next = a->head;
+    a->head = b;
+    a->used = 0;
+  }
+  void *p = a->head->data + a->used;
+  a->used += n;
+  return p;
+}
+
+void *mapopt__arena_zalloc(mapopt__arena *a, size_t n) {
+  void *p = mapopt__arena_alloc(a, n);
+  if (p)
+    memset(p, 0, n);
+  return p;
+}
+
+char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n) {
+  if (n == SIZE_MAX)
+    return NULL;
+  char *d = mapopt__arena_alloc(a, n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *d = n < 0 ? NULL : mapopt__arena_alloc(a, (size_t)n + 1);
+  if (d)
+    vsnprintf(d, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return d;
+}

@@ -1,0 +1,188 @@
+/*
+ * Internal core utilities shared by every module: allocation through the
+ * context's hook, arenas, growable vectors, string buffers, a string-keyed
+ * hash map, an indexed binary heap with (time, sequence) ordering, and a
+ * seeded RNG. Nothing here is installed or part of the public API.
+ *
+ * Out of memory is always reported to the caller (a NULL result or a
+ * MAPOPT_ENOMEM status); nothing here aborts.
+ */
+#ifndef MAPOPT_SRC_CORE_H
+#define MAPOPT_SRC_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapopt/core.h"
+
+struct mapopt_ctx {
+  mapopt_alloc_fn alloc;
+  void *alloc_ud;
+};
+
+/* Allocation through the context's hook. NULL on failure. */
+void *mapopt__malloc(mapopt_ctx *ctx, size_t n);
+void *mapopt__calloc(mapopt_ctx *ctx, size_t count, size_t size);
+void *mapopt__realloc(mapopt_ctx *ctx, void *p, size_t osize, size_t nsize);
+void mapopt__free(mapopt_ctx *ctx, void *p, size_t size);
+/* A copy of s (n bytes, NUL appended), or NULL. */
+char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n);
+
+/* ---- arena: bump allocation, freed in one call ------------------------ */
+
+typedef struct mapopt__arena_block mapopt__arena_block;
+typedef struct mapopt__arena {
+  mapopt_ctx *ctx;
+  mapopt__arena_block *head;
+  size_t used;     /* bytes used in head */
+  size_t total;    /* bytes allocated from the hook, for statistics */
+} mapopt__arena;
+
+void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx);
+/* Frees every block. The arena may be reused afterwards. */
+void mapopt__arena_destroy(mapopt__arena *a);
+/* Frees every block but the first, and rewinds: cheap scratch reuse. */
+void mapopt__arena_reset(mapopt__arena *a);
+/* n bytes aligned to 16, or NULL. Contents are uninitialized. */
+void *mapopt__arena_alloc(mapopt__arena *a, size_t n);
+void *mapopt__arena_zalloc(mapopt__arena *a, size_t n);
+char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n);
+char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- vec: growable array of fixed-size elements ----------------------- */
+
+typedef struct mapopt__vec {
+  void *data;
+  size_t len;
+  size_t cap;
+  size_t elem;
+} mapopt__vec;
+
+void mapopt__vec_init(mapopt__vec *v, size_t elem);
+void mapopt__vec_destroy(mapopt__vec *v, mapopt_ctx *ctx);
+/* Pointer to a new zeroed element at the end, or NULL. */
+void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *ctx);
+#define MAPOPT__VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+/* ---- strbuf: growable NUL-terminated string --------------------------- */
+
+typedef struct mapopt__strbuf {
+  mapopt_ctx *ctx;
+  char *data;    /* always NUL-terminated once init'ed */
+  size_t len;
+  size_t cap;
+  bool failed;   /* an allocation failed; contents are truncated */
+} mapopt__strbuf;
+
+void mapopt__sb_init(mapopt__strbuf *sb, mapopt_ctx *ctx);
+void mapopt__sb_destroy(mapopt__strbuf *sb);
+void mapopt__sb_putn(mapopt__strbuf *sb, const char *s, size_t n);
+void mapopt__sb_puts(mapopt__strbuf *sb, const char *s);
+void mapopt__sb_putc(mapopt__strbuf *sb, char c);
+void mapopt__sb_printf(mapopt__strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void mapopt__sb_vprintf(mapopt__strbuf *sb, const char *fmt, va_list ap);
+/* Takes the buffer (caller frees with mapopt__free(ctx, p, len + 1)). */
+char *mapopt__sb_take(mapopt__strbuf *sb, size_t *len);
+
+/* ---- map: string key -> void* value, open addressing ------------------ */
+
+typedef struct mapopt__map_entry {
+  const char *key;   /* not owned */
+  size_t keylen;
+  uint64_t hash;
+  void *value;
+} mapopt__map_entry;
+
+typedef struct mapopt__map {
+  mapopt__map_entry *slots;
+  size_t cap;   /* power of two, or 0 */
+  size_t len;
+} mapopt__map;
+
+uint64_t mapopt__hash_bytes(const void *p, size_t n);
+void mapopt__map_init(mapopt__map *m);
+void mapopt__map_destroy(mapopt__map *m, mapopt_ctx *ctx);
+/* The entry for key, or NULL. */
+mapopt__map_entry *mapopt__map_find(const mapopt__map *m, const char *key,
+                                    size_t keylen);
+/*
+ * The entry for key, inserting it with value NULL if absent (*inserted tells
+ * which). The key is not copied: it must outlive the map. NULL on ENOMEM.
+ */
+mapopt__map_entry *mapopt__map_upsert(mapopt__map *m, mapopt_ctx *ctx,
+                                      const char *key, size_t keylen,
+                                      bool *inserted);
+
+/* ---- heap: min-heap of (time, seq) keyed items ------------------------ */
+
+/*
+ * Equal times pop in insertion order (seq is a counter the heap assigns),
+ * so a simulation driven by it is bit-reproducible.
+ */
+typedef struct mapopt__heap_item {
+  int64_t time;
+  uint64_t seq;
+  void *data;
+} mapopt__heap_item;
+
+typedef struct mapopt__heap {
+  mapopt__heap_item *items;
+  size_t len;
+  size_t cap;
+  uint64_t next_seq;
+} mapopt__heap;
+
+void mapopt__heap_init(mapopt__heap *h);
+void mapopt__heap_destroy(mapopt__heap *h, mapopt_ctx *ctx);
+mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
+                                void *data);
+/* Pops the least (time, seq) item into *out; false when empty. */
+bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out);
+
+/* ---- rng: splitmix64 seeding a xoshiro256** stream -------------------- */
+
+typedef struct mapopt__rng {
+  uint64_t s[4];
+} mapopt__rng;
+
+uint64_t mapopt__splitmix64(uint64_t *state);
+void mapopt__rng_seed(mapopt__rng *r, uint64_t seed);
+uint64_t mapopt__rng_next(mapopt__rng *r);
+/* Uniform in [0, n), without modulo bias; n > 0. */
+uint64_t mapopt__rng_below(mapopt__rng *r, uint64_t n);
+/* Uniform double in [0, 1). */
+double mapopt__rng_double(mapopt__rng *r);
+
+/* ---- checked 64-bit arithmetic ---------------------------------------- */
+
+static inline bool mapopt__add_ovf(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_add_overflow(a, b, r);
+}
+static inline bool mapopt__sub_ovf(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_sub_overflow(a, b, r);
+}
+static inline bool mapopt__mul_ovf(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_mul_overflow(a, b, r);
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+/*
+ * Reads a whole file into a NUL-terminated buffer (the file may itself
+ * contain NUL bytes; *len is the true length). Caller frees with
+ * mapopt__free(ctx, buf, *len + 1). MAPOPT_EIO with errno set on failure.
+ */
+mapopt_status mapopt__read_file(mapopt_ctx *ctx, const char *path, char **buf,
+                                size_t *len);
+/*
+ * Replaces path with data atomically: writes a temporary file in the same
+ * directory, fsyncs it, and renames it over path, keeping path's mode.
+ */
+mapopt_status mapopt__write_file_atomic(const char *path, const char *data,
+                                        size_t len);
+
+#endif /* MAPOPT_SRC_CORE_H */
