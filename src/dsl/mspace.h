@@ -63,6 +63,7 @@ typedef struct mapopt__mspace {
 typedef enum mapopt__ms_err {
   MS_OK = 0,
   MS_R02 = 2,  /* type mismatch (bad argument shape) */
+  MS_R06 = 6,  /* 64-bit overflow ("integer overflow") */
   MS_R10 = 10, /* node index out of bound */
   MS_R11 = 11, /* processor index out of bound */
   MS_R12 = 12, /* negative coordinate */

@@ -1,0 +1,1385 @@
+/*
+ * The interpreter of the DSL's expression language (DSL.md §5): values,
+ * operators, tuples, calls, the task object, machine models and print.
+ *
+ * It walks the tree directly. Every error is a DSL.md §7.4 R-error raised at
+ * the location of the construct that failed; evaluation then unwinds by
+ * returning false (no longjmp: scratch values live in an arena owned by the
+ * caller, so nothing leaks). Steps and call depth are charged as §5.2 says,
+ * so every evaluation terminates quickly.
+ *
+ * What it does not do: statement binding (load.c) and the policy lookups
+ * (policy.c).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsl/dsl.h"
+
+typedef struct frame {
+  mapopt__value *slots;
+  const mapopt__stmt *fn; /* the executing def, NULL at top level */
+} frame;
+
+struct mapopt__eval {
+  const mapopt__eval_env *env;
+  mapopt_program *prog;
+  mapopt__arena *arena;
+  mapopt__eval_error *err;
+  int64_t steps;
+  int depth;      /* active calls */
+  int cdepth;     /* C recursion of eval() */
+  frame *fr;
+  mapopt__loc ret_loc; /* location of the return that produced the value */
+  bool have_call_loc;
+};
+
+typedef mapopt__eval ev_t;
+typedef mapopt__value value;
+
+static bool eval(ev_t *ev, const mapopt__expr *e, value *out);
+
+/* ---- errors ------------------------------------------------------------ */
+
+static bool fail(ev_t *ev, const char *code, mapopt__loc loc, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+
+static bool fail(ev_t *ev, const char *code, mapopt__loc loc, const char *fmt,
+                 ...) {
+  mapopt__eval_error *err = ev->err;
+  if (err->failed)
+    return false;
+  err->failed = true;
+  snprintf(err->code, sizeof err->code, "%s", code);
+  err->loc = loc;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  err->in_call = ev->depth > 0 && ev->have_call_loc;
+  return false;
+}
+
+static bool nomem(ev_t *ev, mapopt__loc loc) {
+  return fail(ev, "R00", loc, "out of memory");
+}
+
+static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
+  ev->steps += n;
+  if (ev->steps > MAPOPT__DSL_STEP_LIMIT)
+    return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
+                MAPOPT__DSL_STEP_LIMIT);
+  return true;
+}
+
+const char *mapopt__value_type_name(const value *v) {
+  switch (v->kind) {
+  case V_INT:
+    return "int";
+  case V_BOOL:
+    return "bool";
+  case V_TUPLE:
+    return "tuple";
+  case V_POINT:
+    return "point";
+  case V_SET:
+    return v->u.set.n ? "point set" : "empty point set";
+  case V_MACHINE:
+    return "machine";
+  case V_TASK:
+    return "task";
+  case V_PROC_KIND:
+    return "processor kind";
+  case V_MEM_KIND:
+    return "memory kind";
+  case V_FUNC:
+    return "function";
+  case V_UNSET:
+    break;
+  }
+  return "unset";
+}
+
+static const char *tname(const value *v) {
+  /* In type-mismatch messages an empty set is still a point set. */
+  return v->kind == V_SET ? "point set" : mapopt__value_type_name(v);
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+static void print_point(const mapopt_proc_point *p, mapopt__strbuf *sb) {
+  mapopt__sb_printf(sb, "%s(%" PRId64 ", %" PRId64 ")",
+                    mapopt_proc_kind_name(p->kind), p->node, p->proc);
+}
+
+static void print_ints(const int64_t *v, int n, mapopt__strbuf *sb) {
+  mapopt__sb_putc(sb, '(');
+  for (int i = 0; i < n; i++)
+    mapopt__sb_printf(sb, i ? ", %" PRId64 : "%" PRId64, v[i]);
+  mapopt__sb_puts(sb, n == 1 ? ",)" : ")");
+}
+
+void mapopt__value_print(const mapopt_program *prog, const value *v,
+                         mapopt__strbuf *sb) {
+  (void)prog;
+  switch (v->kind) {
+  case V_INT:
+    mapopt__sb_printf(sb, "%" PRId64, v->u.i);
+    break;
+  case V_BOOL:
+    mapopt__sb_puts(sb, v->u.b ? "True" : "False");
+    break;
+  case V_TUPLE:
+    mapopt__sb_putc(sb, '(');
+    for (int i = 0; i < v->u.tuple.n; i++) {
+      if (i)
+        mapopt__sb_puts(sb, ", ");
+      mapopt__value_print(prog, &v->u.tuple.items[i], sb);
+    }
+    mapopt__sb_puts(sb, v->u.tuple.n == 1 ? ",)" : ")");
+    break;
+  case V_POINT:
+    print_point(&v->u.pt, sb);
+    break;
+  case V_SET:
+    mapopt__sb_putc(sb, '{');
+    for (int64_t i = 0; i < v->u.set.n; i++) {
+      if (i)
+        mapopt__sb_puts(sb, ", ");
+      print_point(&v->u.set.pts[i], sb);
+    }
+    mapopt__sb_putc(sb, '}');
+    break;
+  case V_MACHINE:
+    mapopt__sb_printf(sb, "MSpace(%s, ",
+                      mapopt_proc_kind_name(v->u.ms->proc_kind));
+    print_ints(v->u.ms->size, v->u.ms->ndims, sb);
+    mapopt__sb_putc(sb, ')');
+    break;
+  case V_TASK: {
+    const mapopt_task_ref *r = v->u.task->ref;
+    mapopt__sb_printf(sb, "Task(%s", r->name);
+    if (r->is_index) {
+      mapopt__sb_puts(sb, ", ");
+      print_ints(r->point, r->dims, sb);
+    }
+    mapopt__sb_putc(sb, ')');
+    break;
+  }
+  case V_PROC_KIND:
+    mapopt__sb_puts(sb, mapopt_proc_kind_name(v->u.k));
+    break;
+  case V_MEM_KIND:
+    mapopt__sb_puts(sb, mapopt_mem_kind_name(v->u.k));
+    break;
+  case V_FUNC:
+    mapopt__sb_printf(sb, "<function %s>",
+                      mapopt__sym_name(&prog->ast, v->u.fn->u.def.sym));
+    break;
+  case V_UNSET:
+    mapopt__sb_puts(sb, "<unset>");
+    break;
+  }
+}
+
+/* ---- value helpers ----------------------------------------------------- */
+
+static value mk_int(int64_t i) {
+  value v = {.kind = V_INT};
+  v.u.i = i;
+  return v;
+}
+
+static value mk_bool(bool b) {
+  value v = {.kind = V_BOOL};
+  v.u.b = b;
+  return v;
+}
+
+/* A tuple of n items in the arena; NULL items on ENOMEM. */
+static value *new_items(ev_t *ev, int64_t n) {
+  return mapopt__arena_alloc(ev->arena, (size_t)(n ? n : 1) * sizeof(value));
+}
+
+static bool mk_int_tuple(ev_t *ev, const int64_t *v, int n, value *out,
+                         mapopt__loc loc) {
+  value *items = new_items(ev, n);
+  if (!items)
+    return nomem(ev, loc);
+  if (!step(ev, n, loc))
+    return false;
+  for (int i = 0; i < n; i++)
+    items[i] = mk_int(v[i]);
+  out->kind = V_TUPLE;
+  out->u.tuple.n = n;
+  out->u.tuple.items = items;
+  return true;
+}
+
+/* Views a tuple or point as a sequence of values (a point is the int tuple
+ * (node, local index)). Writes into tmp for points. */
+static bool as_seq(const value *v, value tmp[2], const value **items, int *n) {
+  if (v->kind == V_TUPLE) {
+    *items = v->u.tuple.items;
+    *n = v->u.tuple.n;
+    return true;
+  }
+  if (v->kind == V_POINT) {
+    tmp[0] = mk_int(v->u.pt.node);
+    tmp[1] = mk_int(v->u.pt.proc);
+    *items = tmp;
+    *n = 2;
+    return true;
+  }
+  return false;
+}
+
+/* Extracts an int tuple (or point) into ints; false if v is not one. */
+static bool as_ints(const value *v, int64_t *out, int cap, int *n) {
+  value tmp[2];
+  const value *items;
+  int len;
+  if (!as_seq(v, tmp, &items, &len) || len > cap)
+    return false;
+  for (int i = 0; i < len; i++) {
+    if (items[i].kind != V_INT)
+      return false;
+    out[i] = items[i].u.i;
+  }
+  *n = len;
+  return true;
+}
+
+static bool is_int_tuple(const value *v) {
+  if (v->kind == V_POINT)
+    return true;
+  if (v->kind != V_TUPLE)
+    return false;
+  for (int i = 0; i < v->u.tuple.n; i++)
+    if (v->u.tuple.items[i].kind != V_INT)
+      return false;
+  return true;
+}
+
+/* ---- item lists (args, tuple items, subscripts) with unpacking ---------- */
+
+typedef struct vlist {
+  value *items;
+  int n;
+  int cap;
+} vlist;
+
+static bool vl_push(ev_t *ev, vlist *l, const value *v, mapopt__loc loc) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    value *d = mapopt__arena_alloc(ev->arena, (size_t)cap * sizeof(value));
+    if (!d)
+      return nomem(ev, loc);
+    if (l->n)
+      memcpy(d, l->items, (size_t)l->n * sizeof(value));
+    l->items = d;
+    l->cap = cap;
+  }
+  l->items[l->n++] = *v;
+  return true;
+}
+
+/* Evaluates a list of items left to right, splicing unpacked tuples. A
+ * wildcard item (allowed only where the grammar put one) is kept as V_UNSET
+ * marker with i = 1. */
+static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
+  out->items = NULL;
+  out->n = out->cap = 0;
+  for (int i = 0; i < list->n; i++) {
+    const mapopt__expr *it = list->items[i];
+    value v;
+    if (it->kind == EX_WILDCARD) {
+      v.kind = V_UNSET;
+      v.u.i = 1;
+      if (!vl_push(ev, out, &v, it->loc))
+        return false;
+      continue;
+    }
+    if (it->kind == EX_UNPACK) {
+      if (!eval(ev, it->u.unpack, &v))
+        return false;
+      value tmp[2];
+      const value *items;
+      int n;
+      if (!as_seq(&v, tmp, &items, &n))
+        return fail(ev, "R02", it->loc, "type mismatch: cannot unpack %s",
+                    tname(&v));
+      if (!step(ev, n, it->loc))
+        return false;
+      for (int j = 0; j < n; j++)
+        if (!vl_push(ev, out, &items[j], it->loc))
+          return false;
+      continue;
+    }
+    if (!eval(ev, it, &v) || !vl_push(ev, out, &v, it->loc))
+      return false;
+  }
+  return true;
+}
+
+/* ---- names and calls --------------------------------------------------- */
+
+static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
+                   value *out) {
+  if (ref->slot >= 0 && ev->fr && ev->fr->slots[ref->slot].kind != V_UNSET) {
+    *out = ev->fr->slots[ref->slot];
+    return true;
+  }
+  const mapopt_program *p = ev->prog;
+  if (ref->sym < p->nglobals && p->globals[ref->sym].kind != V_UNSET) {
+    *out = p->globals[ref->sym];
+    return true;
+  }
+  return fail(ev, "R01", loc, "%s not found",
+              mapopt__sym_name(&p->ast, ref->sym));
+}
+
+static bool param_accepts(mapopt__param_type t, const value *v) {
+  switch (t) {
+  case TYPE_INT:
+    return v->kind == V_INT;
+  case TYPE_BOOL:
+    return v->kind == V_BOOL;
+  case TYPE_IPOINT:
+  case TYPE_ISPACE:
+    return is_int_tuple(v);
+  case TYPE_MSPACE:
+    return v->kind == V_MACHINE;
+  case TYPE_TASK:
+    return v->kind == V_TASK;
+  }
+  return false;
+}
+
+static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out);
+
+/* Calls def fn with already evaluated arguments; loc is the call's name. */
+static bool call_def(ev_t *ev, const mapopt__stmt *fn, const value *args,
+                     int nargs, mapopt__loc loc, value *out) {
+  const char *name = mapopt__sym_name(&ev->prog->ast, fn->u.def.sym);
+  if (nargs != fn->u.def.nparams)
+    return fail(ev, "R03", loc,
+                "argument number mismatch: '%s' expects %d arguments, got %d",
+                name, fn->u.def.nparams, nargs);
+  for (int i = 0; i < nargs; i++)
+    if (!param_accepts(fn->u.def.params[i].type, &args[i]))
+      return fail(ev, "R02", loc,
+                  "type mismatch: argument %d of '%s' must be %s, got %s",
+                  i + 1, name,
+                  mapopt__param_type_text(fn->u.def.params[i].type),
+                  tname(&args[i]));
+  if (ev->depth >= MAPOPT__DSL_MAX_CALL_DEPTH)
+    return fail(ev, "R22", loc,
+                "recursion depth limit (%d) exceeded in call to '%s'",
+                MAPOPT__DSL_MAX_CALL_DEPTH, name);
+  int nslots = fn->u.def.nslots > 0 ? fn->u.def.nslots : 1;
+  value *slots = mapopt__arena_zalloc(ev->arena, (size_t)nslots * sizeof *slots);
+  if (!slots)
+    return nomem(ev, loc);
+  for (int i = 0; i < nargs; i++)
+    slots[i] = args[i]; /* parameters occupy the first slots */
+  frame fr = {slots, fn};
+  frame *saved = ev->fr;
+  if (ev->depth == 0 && !ev->have_call_loc && ev->env->at_load) {
+    ev->err->call_loc = loc;
+    ev->have_call_loc = true;
+  }
+  ev->fr = &fr;
+  ev->depth++;
+  bool ok = exec_body(ev, fn, out);
+  ev->depth--;
+  ev->fr = saved;
+  if (ev->depth == 0 && !ev->err->failed)
+    ev->have_call_loc = false;
+  return ok;
+}
+
+static bool eval_call(ev_t *ev, const mapopt__expr *e, value *out) {
+  value f;
+  if (!lookup(ev, &e->u.call.fn, e->loc, &f))
+    return false;
+  if (f.kind != V_FUNC)
+    return fail(ev, "R02", e->loc, "type mismatch: '%s' is not a function",
+                mapopt__sym_name(&ev->prog->ast, e->u.call.fn.sym));
+  vlist args;
+  if (!eval_items(ev, &e->u.call.args, &args))
+    return false;
+  return call_def(ev, f.u.fn, args.items, args.n, e->loc, out);
+}
+
+/* ---- operators --------------------------------------------------------- */
+
+static bool int_op(ev_t *ev, mapopt__op op, int64_t a, int64_t b, value *out,
+                   mapopt__loc loc) {
+  int64_t r = 0;
+  bool ovf = false;
+  switch (op) {
+  case OP_ADD:
+    ovf = mapopt__add_ovf(a, b, &r);
+    break;
+  case OP_SUB:
+    ovf = mapopt__sub_ovf(a, b, &r);
+    break;
+  case OP_MUL:
+    ovf = mapopt__mul_ovf(a, b, &r);
+    break;
+  case OP_DIV:
+  case OP_MOD:
+    if (b == 0)
+      return fail(ev, "R05", loc, "division by zero");
+    if (a == INT64_MIN && b == -1) {
+      if (op == OP_DIV)
+        return fail(ev, "R06", loc, "integer overflow");
+      r = 0;
+    } else {
+      r = op == OP_DIV ? a / b : a % b;
+    }
+    break;
+  case OP_LT:
+    *out = mk_bool(a < b);
+    return true;
+  case OP_LE:
+    *out = mk_bool(a <= b);
+    return true;
+  case OP_GT:
+    *out = mk_bool(a > b);
+    return true;
+  case OP_GE:
+    *out = mk_bool(a >= b);
+    return true;
+  case OP_EQ:
+    *out = mk_bool(a == b);
+    return true;
+  case OP_NE:
+    *out = mk_bool(a != b);
+    return true;
+  default:
+    return fail(ev, "R02", loc, "type mismatch: int %s int",
+                mapopt__op_text(op));
+  }
+  if (ovf)
+    return fail(ev, "R06", loc, "integer overflow");
+  *out = mk_int(r);
+  return true;
+}
+
+static bool is_arith(mapopt__op op) {
+  return op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV ||
+         op == OP_MOD;
+}
+
+static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
+  mapopt__op op = e->u.binary.op;
+  value a, b;
+  if (!eval(ev, e->u.binary.lhs, &a))
+    return false;
+  if (op == OP_AND || op == OP_OR) {
+    if (a.kind != V_BOOL)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: operand of '%s' must be bool, got %s",
+                  mapopt__op_text(op), tname(&a));
+    if ((op == OP_AND) != a.u.b) { /* decided: false && _, true || _ */
+      *out = a;
+      return true;
+    }
+    if (!eval(ev, e->u.binary.rhs, &b))
+      return false;
+    if (b.kind != V_BOOL)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: operand of '%s' must be bool, got %s",
+                  mapopt__op_text(op), tname(&b));
+    *out = b;
+    return true;
+  }
+  if (!eval(ev, e->u.binary.rhs, &b))
+    return false;
+  if (a.kind == V_INT && b.kind == V_INT)
+    return int_op(ev, op, a.u.i, b.u.i, out, e->loc);
+  if (a.kind == V_BOOL && b.kind == V_BOOL && (op == OP_EQ || op == OP_NE)) {
+    *out = mk_bool((a.u.b == b.u.b) == (op == OP_EQ));
+    return true;
+  }
+  if (is_arith(op) && is_int_tuple(&a) && is_int_tuple(&b)) {
+    value ta[2], tb[2];
+    const value *ia, *ib;
+    int na, nb;
+    as_seq(&a, ta, &ia, &na);
+    as_seq(&b, tb, &ib, &nb);
+    if (na != nb)
+      return fail(ev, "R09", e->loc, "tuple length mismatch: %d vs %d", na,
+                  nb);
+    value *items = new_items(ev, na);
+    if (!items)
+      return nomem(ev, e->loc);
+    if (!step(ev, na, e->loc))
+      return false;
+    for (int i = 0; i < na; i++)
+      if (!int_op(ev, op, ia[i].u.i, ib[i].u.i, &items[i], e->loc))
+        return false;
+    out->kind = V_TUPLE;
+    out->u.tuple.n = na;
+    out->u.tuple.items = items;
+    return true;
+  }
+  return fail(ev, "R02", e->loc, "type mismatch: %s %s %s", tname(&a),
+              mapopt__op_text(op), tname(&b));
+}
+
+static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
+  value a;
+  if (!eval(ev, e->u.unary.operand, &a))
+    return false;
+  mapopt__op op = e->u.unary.op;
+  if (op == OP_NOT && a.kind == V_BOOL) {
+    *out = mk_bool(!a.u.b);
+    return true;
+  }
+  if (op == OP_NEG && a.kind == V_INT) {
+    if (a.u.i == INT64_MIN)
+      return fail(ev, "R06", e->loc, "integer overflow");
+    *out = mk_int(-a.u.i);
+    return true;
+  }
+  if (op == OP_NEG && is_int_tuple(&a)) {
+    value tmp[2];
+    const value *items;
+    int n;
+    as_seq(&a, tmp, &items, &n);
+    value *r = new_items(ev, n);
+    if (!r)
+      return nomem(ev, e->loc);
+    if (!step(ev, n, e->loc))
+      return false;
+    for (int i = 0; i < n; i++) {
+      if (items[i].u.i == INT64_MIN)
+        return fail(ev, "R06", e->loc, "integer overflow");
+      r[i] = mk_int(-items[i].u.i);
+    }
+    out->kind = V_TUPLE;
+    out->u.tuple.n = n;
+    out->u.tuple.items = r;
+    return true;
+  }
+  return fail(ev, "R02", e->loc, "type mismatch: %s %s", mapopt__op_text(op),
+              tname(&a));
+}
+
+/* ---- machine models ---------------------------------------------------- */
+
+static bool ms_fail(ev_t *ev, mapopt__ms_err code, mapopt__loc loc,
+                    const char *msg) {
+  char c[4];
+  snprintf(c, sizeof c, "R%02d", (int)code);
+  return fail(ev, c, loc, "%s", msg);
+}
+
+/* m[c0, ..., c(r-1)] (DSL.md §5.8): a point, or a point set for wildcards. */
+static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
+                          mapopt__loc loc, value *out) {
+  if (subs->n != m->ndims)
+    return fail(ev, "R13", loc,
+                "machine index has %d coordinates but the machine model has "
+                "%d dimensions",
+                subs->n, m->ndims);
+  int64_t coords[MAPOPT__MS_MAX_DIMS];
+  int wild[MAPOPT__MS_MAX_DIMS], nwild = 0;
+  int64_t total = 1;
+  for (int d = 0; d < subs->n; d++) {
+    const value *c = &subs->items[d];
+    if (c->kind == V_UNSET) {
+      wild[nwild++] = d;
+      coords[d] = 0;
+      if (m->size[d] == 0 || total == 0)
+        total = 0;
+      else if (mapopt__mul_ovf(total, m->size[d], &total))
+        total = INT64_MAX;
+      continue;
+    }
+    if (c->kind != V_INT)
+      return fail(ev, "R02", loc,
+                  "type mismatch: machine coordinate must be int, got %s",
+                  tname(c));
+    if (c->u.i < 0)
+      return fail(ev, "R12", loc, "negative machine coordinate %" PRId64
+                  " in dimension %d", c->u.i, d);
+    coords[d] = c->u.i;
+  }
+  char msg[256];
+  mapopt_proc_point pt = {(mapopt_proc_kind)m->proc_kind, 0, 0};
+  if (nwild == 0) {
+    mapopt__ms_err r =
+        mapopt__ms_inverse(m, coords, &pt.node, &pt.proc, msg, sizeof msg);
+    if (r != MS_OK)
+      return ms_fail(ev, r, loc, msg);
+    out->kind = V_POINT;
+    out->u.pt = pt;
+    return true;
+  }
+  if (!step(ev, total, loc))
+    return false;
+  mapopt_proc_point *pts =
+      mapopt__arena_alloc(ev->arena, (size_t)(total ? total : 1) * sizeof *pts);
+  if (!pts)
+    return nomem(ev, loc);
+  for (int64_t k = 0; k < total; k++) {
+    /* Row-major over the wildcard positions: the last one varies fastest. */
+    int64_t rem = k;
+    for (int w = nwild - 1; w >= 0; w--) {
+      int d = wild[w];
+      coords[d] = rem % m->size[d];
+      rem /= m->size[d];
+    }
+    mapopt__ms_err r =
+        mapopt__ms_inverse(m, coords, &pts[k].node, &pts[k].proc, msg,
+                           sizeof msg);
+    if (r != MS_OK)
+      return ms_fail(ev, r, loc, msg);
+    pts[k].kind = (mapopt_proc_kind)m->proc_kind;
+  }
+  out->kind = V_SET;
+  out->u.set.n = total;
+  out->u.set.pts = pts;
+  return true;
+}
+
+/* Builds a transformed model in the arena (steps array copied + 1). */
+static bool ms_apply(ev_t *ev, const mapopt__mspace *in, mapopt__ms_op op,
+                     const char *name, int a, int b, int64_t f, int64_t lo,
+                     int64_t hi, const int64_t *factors, int nf,
+                     mapopt__loc loc, value *out) {
+  mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
+  mapopt__ms_step *steps = mapopt__arena_alloc(
+      ev->arena, (size_t)(in->nsteps + 1) * sizeof *steps);
+  if (!m || !steps)
+    return nomem(ev, loc);
+  if (in->nsteps)
+    memcpy(steps, in->steps, (size_t)in->nsteps * sizeof *steps);
+  char msg[256];
+  mapopt__ms_err r = mapopt__ms_transform(in, op, name, a, b, f, lo, hi,
+                                          factors, nf, &steps[in->nsteps], m,
+                                          msg, sizeof msg);
+  if (r != MS_OK)
+    return ms_fail(ev, r, loc, msg);
+  m->steps = steps;
+  out->kind = V_MACHINE;
+  out->u.ms = m;
+  return true;
+}
+
+/* decompose(N, L), memoized in the program by (N, L). */
+static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
+                           int64_t *res, mapopt__loc loc) {
+  mapopt_program *p = ev->prog;
+  int64_t key[MAPOPT__MS_MAX_DIMS + 1];
+  key[0] = n;
+  memcpy(key + 1, l, (size_t)k * sizeof *l);
+  size_t klen = (size_t)(k + 1) * sizeof *key;
+  if (!p->no_memo) {
+    pthread_mutex_lock(&p->lock);
+    mapopt__map_entry *hit =
+        mapopt__map_find(&p->decompose_memo, (const char *)key, klen);
+    if (hit)
+      memcpy(res, hit->value, (size_t)k * sizeof *res);
+    pthread_mutex_unlock(&p->lock);
+    if (hit)
+      return step(ev, 1, loc);
+  }
+  int64_t steps = ev->steps;
+  mapopt__ms_err r = mapopt__factor_decompose(n, l, k, res, &steps,
+                                              MAPOPT__DSL_STEP_LIMIT);
+  if (r != MS_OK)
+    return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
+                MAPOPT__DSL_STEP_LIMIT);
+  ev->steps = steps;
+  if (p->no_memo)
+    return true;
+  pthread_mutex_lock(&p->lock);
+  char *kcopy = mapopt__arena_alloc(&p->cache_arena, klen);
+  int64_t *vcopy =
+      mapopt__arena_alloc(&p->cache_arena, (size_t)k * sizeof *vcopy);
+  bool ins = false;
+  mapopt__map_entry *e =
+      kcopy && vcopy ? (memcpy(kcopy, key, klen),
+                        mapopt__map_upsert(&p->decompose_memo, p->ctx, kcopy,
+                                           klen, &ins))
+                     : NULL;
+  if (e && ins) {
+    memcpy(vcopy, res, (size_t)k * sizeof *res);
+    e->value = vcopy;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return true; /* a failed cache insert only costs a recomputation */
+}
+
+static bool want_ints(ev_t *ev, const char *method, const vlist *args,
+                      int count, mapopt__loc loc) {
+  if (args->n != count)
+    return fail(ev, "R02", loc,
+                "type mismatch: '%s' takes %d arguments, got %d", method, count,
+                args->n);
+  for (int i = 0; i < count; i++)
+    if (args->items[i].kind != V_INT)
+      return fail(ev, "R02", loc,
+                  "type mismatch: argument %d of '%s' must be int, got %s",
+                  i + 1, method, tname(&args->items[i]));
+  return true;
+}
+
+static int to_dim(int64_t v) {
+  return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+/* Validates dimension d for the factoring splits before factors are
+ * computed (the range check comes first, as for every transformation). */
+static bool factor_dim(ev_t *ev, const mapopt__mspace *m, const char *method,
+                       int64_t d, mapopt__loc loc) {
+  if (d < 0 || d >= m->ndims)
+    return fail(ev, "R15", loc,
+                "%s: dimension %" PRId64
+                " out of range for a %d-dimensional machine model",
+                method, d, m->ndims);
+  return true;
+}
+
+static bool machine_method(ev_t *ev, const mapopt__mspace *m,
+                           mapopt__member mem, const vlist *args,
+                           mapopt__loc loc, value *out) {
+  const char *name = mapopt__member_text(mem);
+  const value *a = args->items;
+  switch (mem) {
+  case MEM_SPLIT:
+    if (!want_ints(ev, name, args, 2, loc))
+      return false;
+    return ms_apply(ev, m, MS_SPLIT, name, to_dim(a[0].u.i), 0, a[1].u.i, 0,
+                    0, NULL, 0, loc, out);
+  case MEM_MERGE:
+  case MEM_SWAP:
+    if (!want_ints(ev, name, args, 2, loc))
+      return false;
+    return ms_apply(ev, m, mem == MEM_MERGE ? MS_MERGE : MS_SWAP, name,
+                    to_dim(a[0].u.i), to_dim(a[1].u.i), 0, 0, 0, NULL, 0, loc,
+                    out);
+  case MEM_SLICE:
+    if (!want_ints(ev, name, args, 3, loc))
+      return false;
+    return ms_apply(ev, m, MS_SLICE, name, to_dim(a[0].u.i), 0, 0, a[1].u.i,
+                    a[2].u.i, NULL, 0, loc, out);
+  case MEM_REVERSE:
+    if (!want_ints(ev, name, args, 1, loc))
+      return false;
+    return ms_apply(ev, m, MS_REVERSE, name, to_dim(a[0].u.i), 0, 0, 0, 0,
+                    NULL, 0, loc, out);
+  case MEM_BALANCE_SPLIT: {
+    if (!want_ints(ev, name, args, 2, loc) ||
+        !factor_dim(ev, m, name, a[0].u.i, loc))
+      return false;
+    int64_t k = a[1].u.i;
+    if (k < 1)
+      return fail(ev, "R15", loc,
+                  "balance_split: number of parts must be positive, got %" PRId64,
+                  k);
+    int d = (int)a[0].u.i;
+    if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
+      return fail(ev, "R15", loc,
+                  "machine model would have more than 16 dimensions");
+    if (m->size[d] < 1)
+      return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
+    int64_t f[MAPOPT__MS_MAX_DIMS];
+    mapopt__factor_balance(m->size[d], (int)k, f);
+    return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, (int)k, loc,
+                    out);
+  }
+  case MEM_AUTO_SPLIT:
+  case MEM_GREEDY_SPLIT: {
+    if (args->n != 2)
+      return fail(ev, "R02", loc,
+                  "type mismatch: '%s' takes 2 arguments, got %d", name,
+                  args->n);
+    if (a[0].kind != V_INT)
+      return fail(ev, "R02", loc,
+                  "type mismatch: argument 1 of '%s' must be int, got %s",
+                  name, tname(&a[0]));
+    if (!factor_dim(ev, m, name, a[0].u.i, loc))
+      return false;
+    int64_t l[MAPOPT__MS_MAX_DIMS + 1];
+    int k = 0;
+    bool ok = as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
+    for (int i = 0; ok && i < k; i++)
+      ok = l[i] >= 1;
+    if (!ok)
+      return fail(ev, "R15", loc,
+                  "%s's second argument must be a tuple of positive integers",
+                  name);
+    int d = (int)a[0].u.i;
+    if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
+      return fail(ev, "R15", loc,
+                  "machine model would have more than 16 dimensions");
+    if (m->size[d] < 1)
+      return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
+    int64_t f[MAPOPT__MS_MAX_DIMS];
+    if (mem == MEM_GREEDY_SPLIT)
+      mapopt__factor_greedy(m->size[d], l, k, f);
+    else if (!decompose_memo(ev, m->size[d], l, k, f, loc))
+      return false;
+    return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, k, loc, out);
+  }
+  default:
+    break;
+  }
+  return fail(ev, "R02", loc, "type mismatch: '%s' is not defined for machine",
+              name);
+}
+
+/* ---- the task object --------------------------------------------------- */
+
+static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
+                           const vlist *args, mapopt__loc loc, value *out) {
+  if (args->n != 1 || args->items[0].kind != V_MACHINE)
+    return fail(ev, "R02", loc,
+                "type mismatch: 'processor' takes one machine argument");
+  const mapopt__mspace *m = args->items[0].u.ms;
+  int64_t node = t->ref->proc.node, proc = t->ref->proc.proc;
+  if (t->placing) {
+    /* The point being placed has no processor yet (W14). */
+    mapopt_program *p = ev->prog;
+    const mapopt__stmt *fn = ev->fr ? ev->fr->fn : NULL;
+    int sym = fn ? fn->u.def.sym : 0;
+    bool first = false;
+    pthread_mutex_lock(&p->lock);
+    if (p->w14_done && !p->w14_done[sym]) {
+      p->w14_done[sym] = 1;
+      first = true;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (first && ev->env->diags)
+      mapopt_diags_add(ev->env->diags, MAPOPT_SEV_WARNING, "W14", p->ast.file,
+                       loc.line, loc.col,
+                       "task.processor(m) is undefined while placing an index "
+                       "point; using node 0, processor 0");
+    node = proc = 0;
+  }
+  int64_t coords[MAPOPT__MS_MAX_DIMS];
+  char msg[256];
+  mapopt__ms_err r = mapopt__ms_forward(m, node, proc, coords, msg, sizeof msg);
+  if (r != MS_OK)
+    return ms_fail(ev, r, loc, msg);
+  return mk_int_tuple(ev, coords, m->ndims, out, loc);
+}
+
+static bool task_member(ev_t *ev, const mapopt__expr *e,
+                        const mapopt__taskobj *t, const vlist *args,
+                        value *out) {
+  const mapopt_task_ref *r = t->ref;
+  switch (e->u.member.member) {
+  case MEM_IPOINT:
+  case MEM_ISPACE:
+    if (t->is_parent || !r->is_index)
+      return fail(ev, "R19", e->loc,
+                  "task.%s is only defined for index-launched tasks",
+                  mapopt__member_text(e->u.member.member));
+    return mk_int_tuple(ev,
+                        e->u.member.member == MEM_IPOINT ? r->point
+                                                         : r->extents,
+                        r->dims, out, e->loc);
+  case MEM_PARENT: {
+    if (!t->is_parent && r->is_index)
+      return fail(ev, "R20", e->loc,
+                  "task.parent is only defined for single tasks");
+    if (!r->parent)
+      return fail(ev, "R20", e->loc, "task '%s' has no parent", r->name);
+    mapopt__taskobj *po = mapopt__arena_alloc(ev->arena, sizeof *po);
+    if (!po)
+      return nomem(ev, e->loc);
+    po->ref = r->parent;
+    po->is_parent = true;
+    po->placing = false;
+    out->kind = V_TASK;
+    out->u.task = po;
+    return true;
+  }
+  case MEM_PROCESSOR:
+    return task_processor(ev, t, args, e->loc, out);
+  default:
+    break;
+  }
+  return fail(ev, "R02", e->loc, "type mismatch: '%s' is not defined for task",
+              mapopt__member_text(e->u.member.member));
+}
+
+static bool is_property(mapopt__member m) {
+  return m <= MEM_PARENT;
+}
+
+static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
+  value base;
+  if (!eval(ev, e->u.member.base, &base))
+    return false;
+  mapopt__member mem = e->u.member.member;
+  const char *name = mapopt__member_text(mem);
+  if (is_property(mem) && e->u.member.call)
+    return fail(ev, "R02", e->loc, "type mismatch: '%s' is a property, not a "
+                "method", name);
+  if (!is_property(mem) && !e->u.member.call)
+    return fail(ev, "R02", e->loc, "type mismatch: method '%s' must be called",
+                name);
+  vlist args = {0};
+  if (e->u.member.call && !eval_items(ev, &e->u.member.args, &args))
+    return false;
+
+  if (base.kind == V_TASK)
+    return task_member(ev, e, base.u.task, &args, out);
+  if (base.kind == V_MACHINE) {
+    const mapopt__mspace *m = base.u.ms;
+    if (mem == MEM_SIZE)
+      return mk_int_tuple(ev, m->size, m->ndims, out, e->loc);
+    if (mem == MEM_LEN) {
+      *out = mk_int(m->ndims);
+      return true;
+    }
+    if (mem == MEM_VOLUME) {
+      int64_t v = 1;
+      for (int i = 0; i < m->ndims; i++)
+        if (mapopt__mul_ovf(v, m->size[i], &v))
+          return fail(ev, "R06", e->loc, "integer overflow");
+      *out = mk_int(v);
+      return true;
+    }
+    return machine_method(ev, m, mem, &args, e->loc, out);
+  }
+  if (base.kind == V_POINT && mem == MEM_HAS) {
+    if (args.n != 1 || args.items[0].kind != V_MEM_KIND)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: 'has' takes one memory kind argument");
+    int mk = args.items[0].u.k;
+    unsigned aff = ev->prog->shape.affinity[base.u.pt.kind];
+    *out = mk_bool(mk == MAPOPT_MEM_VIRTUAL || (aff >> mk) & 1u);
+    return true;
+  }
+  if ((base.kind == V_TUPLE || base.kind == V_POINT) &&
+      (mem == MEM_SIZE || mem == MEM_LEN || mem == MEM_VOLUME)) {
+    if (mem == MEM_SIZE) {
+      *out = base; /* the tuple, or the point itself */
+      return true;
+    }
+    value tmp[2];
+    const value *items;
+    int n;
+    as_seq(&base, tmp, &items, &n);
+    if (mem == MEM_LEN) {
+      *out = mk_int(n);
+      return true;
+    }
+    int64_t v = 1;
+    for (int i = 0; i < n; i++) {
+      if (items[i].kind != V_INT)
+        return fail(ev, "R02", e->loc,
+                    "type mismatch: 'volume' needs an int tuple");
+      if (mapopt__mul_ovf(v, items[i].u.i, &v))
+        return fail(ev, "R06", e->loc, "integer overflow");
+    }
+    *out = mk_int(v);
+    return true;
+  }
+  return fail(ev, "R02", e->loc, "type mismatch: '%s' is not defined for %s",
+              name, tname(&base));
+}
+
+/* ---- subscripts -------------------------------------------------------- */
+
+static bool index_expr(ev_t *ev, const mapopt__expr *e, value *out) {
+  value base;
+  if (!eval(ev, e->u.index.base, &base))
+    return false;
+  vlist subs;
+  if (!eval_items(ev, &e->u.index.subs, &subs))
+    return false;
+  if (base.kind == V_MACHINE)
+    return index_machine(ev, base.u.ms, &subs, e->loc, out);
+  for (int i = 0; i < subs.n; i++)
+    if (subs.items[i].kind == V_UNSET)
+      return fail(ev, "R14", e->loc,
+                  "'*' wildcard is only allowed when indexing a machine model");
+  value tmp[2];
+  const value *items;
+  int n;
+  if (!as_seq(&base, tmp, &items, &n))
+    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be indexed",
+                tname(&base));
+  if (subs.n != 1 || subs.items[0].kind != V_INT)
+    return fail(ev, "R02", e->loc,
+                "type mismatch: a tuple index must be a single int");
+  int64_t i = subs.items[0].u.i;
+  int64_t j = i < 0 ? i + n : i;
+  if (j < 0 || j >= n)
+    return fail(ev, "R07", e->loc,
+                "index %" PRId64 " out of bound for tuple of length %d "
+                "(Index out of bound for TupleIntNode)",
+                i, n);
+  *out = items[j];
+  return true;
+}
+
+static bool slice_bound(ev_t *ev, const mapopt__expr *x, int64_t *v,
+                        bool *given) {
+  *given = x != NULL;
+  if (!x)
+    return true;
+  value b;
+  if (!eval(ev, x, &b))
+    return false;
+  if (b.kind != V_INT)
+    return fail(ev, "R02", x->loc, "type mismatch: slice bound must be int, "
+                "got %s", tname(&b));
+  *v = b.u.i;
+  return true;
+}
+
+static bool slice_expr(ev_t *ev, const mapopt__expr *e, value *out) {
+  value base;
+  if (!eval(ev, e->u.slice.base, &base))
+    return false;
+  int64_t lo = 0, hi = 0;
+  bool has_lo, has_hi;
+  if (!slice_bound(ev, e->u.slice.lo, &lo, &has_lo) ||
+      !slice_bound(ev, e->u.slice.hi, &hi, &has_hi))
+    return false;
+  value tmp[2], sizes;
+  const value *items;
+  int n;
+  if (base.kind == V_MACHINE) {
+    if (!mk_int_tuple(ev, base.u.ms->size, base.u.ms->ndims, &sizes, e->loc))
+      return false;
+    base = sizes;
+  }
+  if (!as_seq(&base, tmp, &items, &n))
+    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be sliced",
+                tname(&base));
+  int64_t a = lo < 0 ? lo + n : lo;
+  if (a < 0)
+    return fail(ev, "R08", e->loc, "slice's left index is out of bound: %" PRId64,
+                lo);
+  int64_t b = n;
+  if (has_hi && hi != 0) {
+    if (hi > n)
+      return fail(ev, "R08", e->loc,
+                  "slice's right index is out of bound: %" PRId64 " > %d", hi,
+                  n);
+    b = hi < 0 ? hi + n : hi;
+    if (b < 0)
+      return fail(ev, "R08", e->loc,
+                  "slice's right index is out of bound: %" PRId64, hi);
+  }
+  int64_t len = a < b ? b - a : 0;
+  value *r = new_items(ev, len);
+  if (!r)
+    return nomem(ev, e->loc);
+  if (!step(ev, len, e->loc))
+    return false;
+  for (int64_t k = 0; k < len; k++)
+    r[k] = items[a + k];
+  out->kind = V_TUPLE;
+  out->u.tuple.n = (int)len;
+  out->u.tuple.items = r;
+  return true;
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
+  value range;
+  if (!eval(ev, e->u.comp.range, &range))
+    return false;
+  value tmp[2];
+  const value *items;
+  int n;
+  if (!as_seq(&range, tmp, &items, &n))
+    return fail(ev, "R02", e->u.comp.range->loc,
+                "type mismatch: comprehension range must be a tuple, got %s",
+                tname(&range));
+  value *r = new_items(ev, n);
+  if (!r)
+    return nomem(ev, e->loc);
+  int slot = e->u.comp.var.slot;
+  value saved = ev->fr->slots[slot];
+  for (int i = 0; i < n; i++) {
+    ev->fr->slots[slot] = items[i];
+    if (!eval(ev, e->u.comp.elem, &r[i]))
+      return false;
+  }
+  ev->fr->slots[slot] = saved;
+  if (!step(ev, n, e->loc))
+    return false;
+  out->kind = V_TUPLE;
+  out->u.tuple.n = n;
+  out->u.tuple.items = r;
+  return true;
+}
+
+static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
+  switch (e->kind) {
+  case EX_INT:
+    *out = mk_int(e->u.ival);
+    return true;
+  case EX_BOOL:
+    *out = mk_bool(e->u.bval);
+    return true;
+  case EX_PROC_KIND:
+    out->kind = V_PROC_KIND;
+    out->u.k = e->u.kind;
+    return true;
+  case EX_MEM_KIND:
+    out->kind = V_MEM_KIND;
+    out->u.k = e->u.kind;
+    return true;
+  case EX_NAME:
+    if (!lookup(ev, &e->u.name, e->loc, out))
+      return false;
+    if (out->kind == V_FUNC)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: function '%s' used as a value",
+                  mapopt__sym_name(&ev->prog->ast, e->u.name.sym));
+    return true;
+  case EX_CALL:
+    return eval_call(ev, e, out);
+  case EX_MACHINE: {
+    value k;
+    if (!eval(ev, e->u.machine, &k))
+      return false;
+    if (k.kind != V_PROC_KIND)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: Machine() takes a processor kind, got %s",
+                  tname(&k));
+    mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
+    if (!m)
+      return nomem(ev, e->loc);
+    mapopt__ms_base(m, k.u.k, ev->prog->shape.nodes,
+                    ev->prog->shape.procs[k.u.k]);
+    out->kind = V_MACHINE;
+    out->u.ms = m;
+    return true;
+  }
+  case EX_TUPLE: {
+    vlist items;
+    if (!eval_items(ev, &e->u.list, &items) || !step(ev, items.n, e->loc))
+      return false;
+    out->kind = V_TUPLE;
+    out->u.tuple.n = items.n;
+    out->u.tuple.items = items.items;
+    return true;
+  }
+  case EX_COMP:
+    return comprehension(ev, e, out);
+  case EX_UNARY:
+    return unary(ev, e, out);
+  case EX_BINARY:
+    return binary(ev, e, out);
+  case EX_COND: {
+    value c;
+    if (!eval(ev, e->u.cond.cond, &c))
+      return false;
+    if (c.kind != V_BOOL)
+      return fail(ev, "R02", e->loc,
+                  "type mismatch: condition must be bool, got %s", tname(&c));
+    return eval(ev, c.u.b ? e->u.cond.then : e->u.cond.els, out);
+  }
+  case EX_INDEX:
+    return index_expr(ev, e, out);
+  case EX_SLICE:
+    return slice_expr(ev, e, out);
+  case EX_MEMBER:
+    return member(ev, e, out);
+  case EX_UNPACK:
+  case EX_WILDCARD:
+    break; /* the parser only puts these inside item lists */
+  }
+  return fail(ev, "R02", e->loc, "type mismatch: unexpected '*'");
+}
+
+static bool eval(ev_t *ev, const mapopt__expr *e, value *out) {
+  if (!step(ev, 1, e->loc))
+    return false;
+  if (ev->cdepth >= MAPOPT__DSL_MAX_EVAL_DEPTH)
+    return fail(ev, "R22", e->loc, "evaluation nested too deeply");
+  ev->cdepth++;
+  bool ok = eval_inner(ev, e, out);
+  ev->cdepth--;
+  return ok;
+}
+
+/* ---- statements -------------------------------------------------------- */
+
+/* Counts "{}" placeholders in a print format. */
+static int placeholders(const char *fmt, int len) {
+  int n = 0;
+  for (int i = 0; i + 1 < len; i++)
+    if (fmt[i] == '{' && fmt[i + 1] == '}') {
+      n++;
+      i++;
+    }
+  return n;
+}
+
+static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
+  const char *fmt = s->u.print.fmt;
+  int len = s->u.print.fmtlen;
+  if (placeholders(fmt, len) > s->u.print.args.n)
+    return fail(ev, "R24", s->loc, "Not enough arguments for print()");
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ev->prog->ctx);
+  int arg = 0;
+  bool ok = true;
+  for (int i = 0; i < len && ok; i++) {
+    if (fmt[i] == '{' && i + 1 < len && fmt[i + 1] == '}') {
+      value v;
+      ok = eval(ev, s->u.print.args.items[arg++], &v);
+      if (ok)
+        mapopt__value_print(ev->prog, &v, &sb);
+      i++;
+    } else {
+      mapopt__sb_putc(&sb, fmt[i]);
+    }
+  }
+  if (ok && sb.failed)
+    ok = nomem(ev, s->loc);
+  if (ok)
+    mapopt__dsl_emit_print(ev->prog, sb.data ? sb.data : "", ev->env->diags);
+  mapopt__sb_destroy(&sb);
+  return ok;
+}
+
+/* Reports one executed statement to the trace callback, indented by call
+ * depth: "3:5: i = 5" or "4:5: return GPU(1, 1)". */
+static void trace(ev_t *ev, const mapopt__stmt *s, const char *what,
+                  const value *v) {
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ev->prog->ctx);
+  mapopt__sb_printf(&sb, "%*s%d:%d: %s", 2 * (ev->depth - 1), "", s->loc.line,
+                    s->loc.col, what);
+  mapopt__value_print(ev->prog, v, &sb);
+  if (!sb.failed)
+    ev->prog->trace(ev->prog->trace_ud, sb.data);
+  mapopt__sb_destroy(&sb);
+}
+
+static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
+  const mapopt__stmt_list *body = &fn->u.def.body;
+  for (int i = 0; i < body->n; i++) {
+    const mapopt__stmt *s = body->items[i];
+    if (!step(ev, 1, s->loc))
+      return false;
+    switch (s->kind) {
+    case ST_ASSIGN: {
+      value v;
+      if (!eval(ev, s->u.assign.value, &v))
+        return false;
+      ev->fr->slots[s->u.assign.target.slot] = v;
+      if (ev->prog->trace) {
+        char what[300];
+        snprintf(what, sizeof what, "%s = ",
+                 mapopt__sym_name(&ev->prog->ast, s->u.assign.target.sym));
+        trace(ev, s, what, &v);
+      }
+      break;
+    }
+    case ST_RETURN:
+      ev->ret_loc = s->loc;
+      if (!eval(ev, s->u.ret.value, out))
+        return false;
+      if (ev->prog->trace)
+        trace(ev, s, "return ", out);
+      return true;
+    case ST_PRINT:
+      if (!exec_print(ev, s))
+        return false;
+      break;
+    default:
+      break;
+    }
+  }
+  return fail(ev, "R04", fn->u.def.name_loc, "function without return: '%s'",
+              mapopt__sym_name(&ev->prog->ast, fn->u.def.sym));
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+static void ev_init(ev_t *ev, const mapopt__eval_env *env,
+                    mapopt__eval_error *err, frame *fr) {
+  memset(ev, 0, sizeof *ev);
+  memset(err, 0, sizeof *err);
+  ev->env = env;
+  ev->prog = env->prog;
+  ev->arena = env->arena;
+  ev->err = err;
+  ev->fr = fr;
+}
+
+static bool top_frame(ev_t *ev, frame *fr) {
+  int n = ev->prog->top_frame > 0 ? ev->prog->top_frame : 1;
+  fr->slots = mapopt__arena_zalloc(ev->arena, (size_t)n * sizeof(value));
+  fr->fn = NULL;
+  if (!fr->slots)
+    return nomem(ev, (mapopt__loc){0, 0});
+  return true;
+}
+
+bool mapopt__eval_top_expr(const mapopt__eval_env *env, const mapopt__expr *e,
+                           value *out, mapopt__eval_error *err) {
+  ev_t ev;
+  frame fr;
+  ev_init(&ev, env, err, &fr);
+  return top_frame(&ev, &fr) && eval(&ev, e, out);
+}
+
+bool mapopt__eval_top_print(const mapopt__eval_env *env, const mapopt__stmt *s,
+                            mapopt__eval_error *err) {
+  ev_t ev;
+  frame fr;
+  ev_init(&ev, env, err, &fr);
+  return top_frame(&ev, &fr) && exec_print(&ev, s);
+}
+
+bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
+                        const mapopt__taskobj *task, mapopt_proc_kind kind,
+                        mapopt_map_answer *out, mapopt_proc_point *set,
+                        size_t cap, mapopt__eval_error *err) {
+  ev_t ev;
+  ev_init(&ev, env, err, NULL);
+  value arg = {.kind = V_TASK}, r;
+  arg.u.task = task;
+  if (!call_def(&ev, fn, &arg, 1, fn->u.def.name_loc, &r))
+    return false;
+  const char *fname = mapopt__sym_name(&env->prog->ast, fn->u.def.sym);
+  const mapopt_proc_point *pts;
+  int64_t n;
+  if (r.kind == V_POINT) {
+    pts = &r.u.pt;
+    n = 1;
+  } else if (r.kind == V_SET && r.u.set.n > 0) {
+    pts = r.u.set.pts;
+    n = r.u.set.n;
+  } else {
+    return fail(&ev, "R17", ev.ret_loc,
+                "mapping function '%s' must return a machine point or a set "
+                "of machine points, got %s",
+                fname, mapopt__value_type_name(&r));
+  }
+  if (pts[0].kind != kind)
+    return fail(&ev, "R16", ev.ret_loc,
+                "%s is actually mapped to %s, but machine model is for %s",
+                task->ref->name, mapopt_proc_kind_name(kind),
+                mapopt_proc_kind_name(pts[0].kind));
+  out->kind = r.kind == V_POINT ? MAPOPT_MAP_POINT : MAPOPT_MAP_SET;
+  out->function = fname;
+  out->npoints = (size_t)n;
+  out->points[0] = pts[0];
+  for (size_t i = 0; set && i < cap && i < (size_t)n; i++)
+    set[i] = pts[i];
+  return true;
+}

@@ -1,0 +1,934 @@
+/*
+ * The recursive-descent parser of the mapping DSL (DSL.md §3): tokens from
+ * lex.c to the tree of ast.h, in the program's arena. It stops at the first
+ * error, reporting exactly one diagnostic.
+ *
+ * Expected tokens. Every test of the current token (test, accept, expect)
+ * adds the tested tokens to p->expected, and consuming a token clears it.
+ * When no rule accepts the current token, p->expected therefore holds
+ * exactly the tokens that could have continued the parse there, which is
+ * what "expecting ..." lists (DSL.md §7.1). syntax_error() is the one place
+ * where that message is formatted.
+ *
+ * Nesting. The parser recurses only through expr() and prefix operators,
+ * and each such step counts against MAPOPT__DSL_MAX_NESTING; in addition,
+ * no expression tree may be taller than that limit (left-associative chains
+ * grow trees without recursion here, but the printer, the comparison and the
+ * interpreter recurse on them). So any tree this parser accepts can be
+ * walked recursively, and no input can exhaust the stack.
+ *
+ * Not done here: names are not resolved (slots stay -1), no semantic checks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsl/lex.h"
+
+/* A set of token types. */
+typedef struct tokset {
+  uint64_t w[2];
+} tokset;
+
+_Static_assert(TK__COUNT <= 128, "a tokset holds 128 token types");
+
+static void ts_add(tokset *s, mapopt__tok t) {
+  s->w[t >> 6] |= (uint64_t)1 << (t & 63);
+}
+
+static bool ts_has(const tokset *s, mapopt__tok t) {
+  return (s->w[t >> 6] >> (t & 63)) & 1;
+}
+
+static void ts_add_range(tokset *s, mapopt__tok first, mapopt__tok last) {
+  for (int t = first; t <= (int)last; t++)
+    ts_add(s, (mapopt__tok)t);
+}
+
+typedef struct parser {
+  mapopt__lexer lx;
+  mapopt__ast *ast;
+  tokset expected; /* tokens tested at the current position */
+  int level;       /* recursion depth through expr() and unary() */
+} parser;
+
+/* A list under construction, grown by doubling inside the arena. */
+typedef struct growbuf {
+  void *data;
+  int n;
+  int cap;
+  size_t elem;
+} growbuf;
+
+/* ---- errors ------------------------------------------------------------ */
+
+static int cmp_spelling(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "syntax error, unexpected ⟨tok⟩[, expecting ⟨list⟩]" at the current token. */
+static _Noreturn void syntax_error(parser *p) {
+  const mapopt__token *t = &p->lx.tok;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, p->lx.ctx);
+  mapopt__sb_puts(&sb, "syntax error, unexpected ");
+  mapopt__sb_puts(&sb, mapopt__tok_spelling(t->type));
+  if (t->type == TK_IDENT) {
+    mapopt__sb_puts(&sb, " '");
+    mapopt__sb_putn(&sb, t->text, t->len);
+    mapopt__sb_putc(&sb, '\'');
+  } else if (t->type == TK_INT || t->type == TK_STRING) {
+    mapopt__sb_putc(&sb, ' ');
+    mapopt__sb_putn(&sb, t->text, t->len);
+  }
+  enum { MAX_LISTED = 4 };
+  const char *list[MAX_LISTED + 1];
+  int n = 0;
+  for (int k = 0; k < TK__COUNT && n <= MAX_LISTED; k++)
+    if (ts_has(&p->expected, (mapopt__tok)k))
+      list[n++] = mapopt__tok_spelling((mapopt__tok)k);
+  if (n > 0 && n <= MAX_LISTED) {
+    qsort(list, (size_t)n, sizeof list[0], cmp_spelling);
+    mapopt__sb_puts(&sb, ", expecting ");
+    for (int i = 0; i < n; i++) {
+      if (i > 0)
+        mapopt__sb_puts(&sb, " or ");
+      mapopt__sb_puts(&sb, list[i]);
+    }
+  }
+  mapopt__lex_error_sb(&p->lx, "E04", t->loc, &sb);
+}
+
+static _Noreturn void nesting_error(parser *p, mapopt__loc loc) {
+  mapopt__lex_error(&p->lx, "E04", loc,
+                    "expression nested too deeply (more than %d levels)",
+                    MAPOPT__DSL_MAX_NESTING);
+}
+
+static _Noreturn void no_memory(parser *p) {
+  mapopt__lex_throw(&p->lx, MAPOPT_ENOMEM);
+}
+
+/* ---- tokens ------------------------------------------------------------ */
+
+static void next(parser *p) {
+  mapopt__lex_next(&p->lx);
+  memset(&p->expected, 0, sizeof p->expected);
+}
+
+static mapopt__tok cur(const parser *p) {
+  return p->lx.tok.type;
+}
+
+static bool test(parser *p, mapopt__tok t) {
+  ts_add(&p->expected, t);
+  return cur(p) == t;
+}
+
+static bool test_set(parser *p, const tokset *s) {
+  p->expected.w[0] |= s->w[0];
+  p->expected.w[1] |= s->w[1];
+  return ts_has(s, cur(p));
+}
+
+static bool accept(parser *p, mapopt__tok t) {
+  if (!test(p, t))
+    return false;
+  next(p);
+  return true;
+}
+
+/* Consumes a token of type t and returns it, or fails. */
+static mapopt__token expect(parser *p, mapopt__tok t) {
+  if (!test(p, t))
+    syntax_error(p);
+  mapopt__token tok = p->lx.tok;
+  next(p);
+  return tok;
+}
+
+/* Consumes a token in [first, last] and returns its offset from first. */
+static int expect_range(parser *p, mapopt__tok first, mapopt__tok last) {
+  tokset s = {{0, 0}};
+  ts_add_range(&s, first, last);
+  if (!test_set(p, &s))
+    syntax_error(p);
+  int k = (int)(cur(p) - first);
+  next(p);
+  return k;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static void *alloc(parser *p, size_t n) {
+  void *m = mapopt__arena_zalloc(&p->ast->arena, n);
+  if (!m)
+    no_memory(p);
+  return m;
+}
+
+static void *push(parser *p, growbuf *b) {
+  if (b->n == b->cap) {
+    if (b->cap > (1 << 29))
+      no_memory(p);
+    int cap = b->cap ? 2 * b->cap : 4;
+    void *d = alloc(p, (size_t)cap * b->elem);
+    if (b->n)
+      memcpy(d, b->data, (size_t)b->n * b->elem);
+    b->data = d;
+    b->cap = cap;
+  }
+  return (char *)b->data + (size_t)b->n++ * b->elem;
+}
+
+static const char *copy_text(parser *p, const char *s, size_t n) {
+  char *d = mapopt__arena_strndup(&p->ast->arena, s, n);
+  if (!d)
+    no_memory(p);
+  return d;
+}
+
+static int intern(parser *p, const mapopt__token *t) {
+  int sym = mapopt__sym_intern(p->ast, t->text, t->len);
+  if (sym < 0)
+    no_memory(p);
+  return sym;
+}
+
+static mapopt__expr *new_expr(parser *p, mapopt__expr_kind kind,
+                              mapopt__loc loc) {
+  mapopt__expr *e = alloc(p, sizeof *e);
+  e->kind = kind;
+  e->loc = loc;
+  return e;
+}
+
+static mapopt__stmt *new_stmt(parser *p, mapopt__stmt_kind kind,
+                              mapopt__loc loc) {
+  mapopt__stmt *s = alloc(p, sizeof *s);
+  s->kind = kind;
+  s->loc = loc;
+  return s;
+}
+
+static mapopt__expr_list expr_list(const growbuf *b) {
+  mapopt__expr_list l = {b->data, b->n};
+  return l;
+}
+
+/* ---- nesting ----------------------------------------------------------- */
+
+static void enter(parser *p) {
+  if (++p->level > MAPOPT__DSL_MAX_NESTING)
+    nesting_error(p, p->lx.tok.loc);
+}
+
+static void leave(parser *p) {
+  p->level--;
+}
+
+/* The height of a new node whose tallest child has height h, at loc. */
+static int height(parser *p, int h, mapopt__loc loc) {
+  if (h + 1 > MAPOPT__DSL_MAX_NESTING)
+    nesting_error(p, loc);
+  return h + 1;
+}
+
+static int max2(int a, int b) {
+  return a > b ? a : b;
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+/*
+ * Each expression function returns the node and stores the height of its
+ * tree in *h (a leaf has height 1).
+ */
+static mapopt__expr *expr(parser *p, int *h);
+
+/* item -> "*" expr | expr */
+static mapopt__expr *item(parser *p, int *h) {
+  if (!test(p, TK_STAR))
+    return expr(p, h);
+  mapopt__expr *e = new_expr(p, EX_UNPACK, p->lx.tok.loc);
+  next(p);
+  int ho;
+  e->u.unpack = expr(p, &ho);
+  *h = height(p, ho, e->loc);
+  return e;
+}
+
+/*
+ * "(" [ args ] ")", with args -> item { "," item }
+ * Called at "("; *h is the tallest argument's height (0 for none).
+ */
+static mapopt__expr_list call_args(parser *p, int *h) {
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__expr *)};
+  *h = 0;
+  next(p);
+  if (!accept(p, TK_RPAREN)) {
+    do {
+      int hi;
+      *(mapopt__expr **)push(p, &b) = item(p, &hi);
+      *h = max2(*h, hi);
+    } while (accept(p, TK_COMMA));
+    expect(p, TK_RPAREN);
+  }
+  return expr_list(&b);
+}
+
+/*
+ * "(" item { "," item } ")"
+ * One item that is not unpacked is a parenthesised expression (no node);
+ * anything else is a tuple. Called at "(".
+ */
+static mapopt__expr *paren(parser *p, int *h) {
+  mapopt__loc loc = p->lx.tok.loc;
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__expr *)};
+  int hmax = 0;
+  next(p);
+  do {
+    int hi;
+    *(mapopt__expr **)push(p, &b) = item(p, &hi);
+    hmax = max2(hmax, hi);
+  } while (accept(p, TK_COMMA));
+  expect(p, TK_RPAREN);
+  mapopt__expr *first = ((mapopt__expr **)b.data)[0];
+  if (b.n == 1 && first->kind != EX_UNPACK) {
+    *h = hmax;
+    return first;
+  }
+  mapopt__expr *e = new_expr(p, EX_TUPLE, loc);
+  e->u.list = expr_list(&b);
+  *h = height(p, hmax, loc);
+  return e;
+}
+
+/* "tuple" "(" expr "for" IDENT "in" expr ")"; called at "tuple". */
+static mapopt__expr *comprehension(parser *p, int *h) {
+  mapopt__expr *e = new_expr(p, EX_COMP, p->lx.tok.loc);
+  int he, hr;
+  next(p);
+  expect(p, TK_LPAREN);
+  e->u.comp.elem = expr(p, &he);
+  expect(p, TK_FOR);
+  mapopt__token var = expect(p, TK_IDENT);
+  e->u.comp.var.sym = intern(p, &var);
+  e->u.comp.var.slot = -1;
+  e->u.comp.var_loc = var.loc;
+  expect(p, TK_IN);
+  e->u.comp.range = expr(p, &hr);
+  expect(p, TK_RPAREN);
+  *h = height(p, max2(he, hr), e->loc);
+  return e;
+}
+
+/*
+ * primary -> INT | "True" | "False" | proc_kind | mem_kind
+ *          | IDENT [ "(" [ args ] ")" ]
+ *          | "Machine" "(" expr ")"
+ *          | "(" item { "," item } ")"
+ *          | "tuple" "(" expr "for" IDENT "in" expr ")"
+ */
+static mapopt__expr *primary(parser *p, int *h) {
+  tokset first = {{0, 0}};
+  ts_add(&first, TK_INT);
+  ts_add(&first, TK_TRUE);
+  ts_add(&first, TK_FALSE);
+  ts_add_range(&first, TK_CPU, TK_PROC);
+  ts_add_range(&first, TK_SYSMEM, TK_VIRTUAL);
+  ts_add(&first, TK_IDENT);
+  ts_add(&first, TK_MACHINE);
+  ts_add(&first, TK_LPAREN);
+  ts_add(&first, TK_TUPLE);
+  if (!test_set(p, &first))
+    syntax_error(p);
+  mapopt__token t = p->lx.tok;
+  mapopt__expr *e;
+  *h = 1;
+  switch (t.type) {
+  case TK_LPAREN:
+    return paren(p, h);
+  case TK_TUPLE:
+    return comprehension(p, h);
+  case TK_INT:
+    e = new_expr(p, EX_INT, t.loc);
+    e->u.ival = t.ival;
+    next(p);
+    return e;
+  case TK_TRUE:
+  case TK_FALSE:
+    e = new_expr(p, EX_BOOL, t.loc);
+    e->u.bval = t.type == TK_TRUE;
+    next(p);
+    return e;
+  case TK_MACHINE: {
+    int ha;
+    e = new_expr(p, EX_MACHINE, t.loc);
+    next(p);
+    expect(p, TK_LPAREN);
+    e->u.machine = expr(p, &ha);
+    expect(p, TK_RPAREN);
+    *h = height(p, ha, t.loc);
+    return e;
+  }
+  case TK_IDENT: {
+    int sym = intern(p, &t);
+    next(p);
+    if (!test(p, TK_LPAREN)) {
+      e = new_expr(p, EX_NAME, t.loc);
+      e->u.name.sym = sym;
+      e->u.name.slot = -1;
+      return e;
+    }
+    int ha;
+    e = new_expr(p, EX_CALL, t.loc);
+    e->u.call.fn.sym = sym;
+    e->u.call.fn.slot = -1;
+    e->u.call.args = call_args(p, &ha);
+    *h = height(p, ha, t.loc);
+    return e;
+  }
+  default:
+    if (t.type >= TK_CPU && t.type <= TK_PROC) {
+      e = new_expr(p, EX_PROC_KIND, t.loc);
+      e->u.kind = (int)(t.type - TK_CPU);
+    } else {
+      e = new_expr(p, EX_MEM_KIND, t.loc);
+      e->u.kind = (int)(t.type - TK_SYSMEM);
+    }
+    next(p);
+    return e;
+  }
+}
+
+/* index -> "*" | item    (a "*" directly followed by "," or "]" is the
+ * wildcard; any other "*" begins an unpack item) */
+static mapopt__expr *index_item(parser *p, int *h) {
+  if (test(p, TK_STAR)) {
+    mapopt__tok after = mapopt__lex_peek(&p->lx);
+    if (after == TK_COMMA || after == TK_RBRACKET) {
+      mapopt__expr *e = new_expr(p, EX_WILDCARD, p->lx.tok.loc);
+      next(p);
+      *h = 1;
+      return e;
+    }
+  }
+  return item(p, h);
+}
+
+/*
+ * subscript -> [ expr ] ":" [ expr ] | index { "," index }
+ * Called at "[", through "]". It is a slice when a ":" follows the optional
+ * first expression at top level; a conditional consumes its own ":".
+ */
+static mapopt__expr *subscript(parser *p, mapopt__expr *base, int *h) {
+  mapopt__loc loc = p->lx.tok.loc;
+  mapopt__expr *first = NULL;
+  int hmax = *h, hi;
+  next(p);
+  bool slice = test(p, TK_COLON);
+  if (!slice && !test(p, TK_STAR)) {
+    first = expr(p, &hi);
+    hmax = max2(hmax, hi);
+    slice = test(p, TK_COLON);
+  }
+  mapopt__expr *e;
+  if (slice) {
+    next(p);
+    e = new_expr(p, EX_SLICE, loc);
+    e->u.slice.base = base;
+    e->u.slice.lo = first;
+    if (!test(p, TK_RBRACKET)) {
+      e->u.slice.hi = expr(p, &hi);
+      hmax = max2(hmax, hi);
+    }
+  } else {
+    growbuf b = {NULL, 0, 0, sizeof(mapopt__expr *)};
+    if (!first) {
+      first = index_item(p, &hi);
+      hmax = max2(hmax, hi);
+    }
+    *(mapopt__expr **)push(p, &b) = first;
+    while (accept(p, TK_COMMA)) {
+      *(mapopt__expr **)push(p, &b) = index_item(p, &hi);
+      hmax = max2(hmax, hi);
+    }
+    e = new_expr(p, EX_INDEX, loc);
+    e->u.index.base = base;
+    e->u.index.subs = expr_list(&b);
+  }
+  expect(p, TK_RBRACKET);
+  *h = height(p, hmax, loc);
+  return e;
+}
+
+/* postfix -> primary { "[" subscript "]" | "." member [ "(" [ args ] ")" ] } */
+static mapopt__expr *postfix(parser *p, int *h) {
+  mapopt__expr *e = primary(p, h);
+  for (;;) {
+    if (test(p, TK_LBRACKET)) {
+      e = subscript(p, e, h);
+    } else if (accept(p, TK_DOT)) {
+      /* member -> "size" | "len" | ... | "greedy_split" */
+      mapopt__loc loc = p->lx.tok.loc;
+      int m = expect_range(p, TK_SIZE, TK_GREEDY_SPLIT);
+      mapopt__expr *mem = new_expr(p, EX_MEMBER, loc);
+      mem->u.member.base = e;
+      mem->u.member.member = (mapopt__member)m;
+      int ha = 0;
+      if (test(p, TK_LPAREN)) {
+        mem->u.member.call = true;
+        mem->u.member.args = call_args(p, &ha);
+      }
+      *h = height(p, max2(*h, ha), loc);
+      e = mem;
+    } else {
+      return e;
+    }
+  }
+}
+
+/* unary -> ( "-" | "!" ) unary | postfix */
+static mapopt__expr *unary(parser *p, int *h) {
+  if (!test(p, TK_MINUS) && !test(p, TK_BANG))
+    return postfix(p, h);
+  mapopt__expr *e = new_expr(p, EX_UNARY, p->lx.tok.loc);
+  e->u.unary.op = cur(p) == TK_MINUS ? OP_NEG : OP_NOT;
+  next(p);
+  enter(p);
+  int ho;
+  e->u.unary.operand = unary(p, &ho);
+  leave(p);
+  *h = height(p, ho, e->loc);
+  return e;
+}
+
+/* The binary operators, by level: 0 is ||, 5 is * / %. */
+enum { NLEVELS = 6 };
+static const struct {
+  mapopt__tok tok;
+  mapopt__op op;
+  int level;
+} binops[] = {
+    {TK_OR, OP_OR, 0},    {TK_AND, OP_AND, 1},  {TK_EQ, OP_EQ, 2},
+    {TK_NE, OP_NE, 2},    {TK_LT, OP_LT, 3},    {TK_LE, OP_LE, 3},
+    {TK_GT, OP_GT, 3},    {TK_GE, OP_GE, 3},    {TK_PLUS, OP_ADD, 4},
+    {TK_MINUS, OP_SUB, 4}, {TK_STAR, OP_MUL, 5}, {TK_SLASH, OP_DIV, 5},
+    {TK_PERCENT, OP_MOD, 5},
+};
+
+/* Tests for an operator of the level; sets *op when there is one. */
+static bool test_binop(parser *p, int level, mapopt__op *op) {
+  bool found = false;
+  for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++)
+    if (binops[i].level == level && test(p, binops[i].tok)) {
+      *op = binops[i].op;
+      found = true;
+    }
+  return found;
+}
+
+/*
+ * or_expr  -> and_expr { "||" and_expr }
+ * and_expr -> eq_expr { "&&" eq_expr }
+ * eq_expr  -> rel_expr { ( "==" | "!=" ) rel_expr }
+ * rel_expr -> add_expr { ( "<" | "<=" | ">" | ">=" ) add_expr }
+ * add_expr -> mul_expr { ( "+" | "-" ) mul_expr }
+ * mul_expr -> unary { ( "*" | "/" | "%" ) unary }
+ * One function for the six left-associative levels; level 0 is or_expr.
+ */
+static mapopt__expr *binary(parser *p, int level, int *h) {
+  if (level == NLEVELS)
+    return unary(p, h);
+  mapopt__expr *e = binary(p, level + 1, h);
+  mapopt__op op;
+  while (test_binop(p, level, &op)) {
+    mapopt__expr *b = new_expr(p, EX_BINARY, p->lx.tok.loc);
+    next(p);
+    int hr;
+    b->u.binary.op = op;
+    b->u.binary.lhs = e;
+    b->u.binary.rhs = binary(p, level + 1, &hr);
+    *h = height(p, max2(*h, hr), b->loc);
+    e = b;
+  }
+  return e;
+}
+
+/* expr -> or_expr [ "?" expr ":" expr ] */
+static mapopt__expr *expr(parser *p, int *h) {
+  enter(p);
+  mapopt__expr *e = binary(p, 0, h);
+  if (test(p, TK_QUESTION)) {
+    mapopt__expr *c = new_expr(p, EX_COND, p->lx.tok.loc);
+    int ha, hb;
+    next(p);
+    c->u.cond.cond = e;
+    c->u.cond.then = expr(p, &ha);
+    expect(p, TK_COLON);
+    c->u.cond.els = expr(p, &hb);
+    *h = height(p, max2(*h, max2(ha, hb)), c->loc);
+    e = c;
+  }
+  leave(p);
+  return e;
+}
+
+/* ---- statements -------------------------------------------------------- */
+
+static mapopt__sel name_sel(parser *p, const mapopt__token *t) {
+  mapopt__sel s = {SEL_NAME, t->loc, NULL, 0, 0};
+  s.name = copy_text(p, t->text, t->len);
+  return s;
+}
+
+static mapopt__sel_list star_list(parser *p) {
+  mapopt__sel_list l = {alloc(p, sizeof(mapopt__sel)), 1};
+  l.items[0].kind = SEL_STAR;
+  l.items[0].loc = p->lx.tok.loc;
+  next(p);
+  return l;
+}
+
+/* name_list -> IDENT { "," IDENT } */
+static mapopt__sel_list name_list(parser *p) {
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__sel)};
+  do {
+    mapopt__token t = expect(p, TK_IDENT);
+    *(mapopt__sel *)push(p, &b) = name_sel(p, &t);
+  } while (accept(p, TK_COMMA));
+  mapopt__sel_list l = {b.data, b.n};
+  return l;
+}
+
+/* task_sel -> "*" | IDENT
+ * region_sel -> "*" | IDENT | INT   (when region is set) */
+static mapopt__sel selector(parser *p, bool region) {
+  mapopt__sel s = {SEL_STAR, p->lx.tok.loc, NULL, 0, 0};
+  if (accept(p, TK_STAR))
+    return s;
+  if (region && test(p, TK_INT)) {
+    s.kind = SEL_INT;
+    s.pos = p->lx.tok.ival;
+    next(p);
+    return s;
+  }
+  mapopt__token t = expect(p, TK_IDENT);
+  return name_sel(p, &t);
+}
+
+enum { F_STAR = 1, F_PROC = 2, F_MEM = 4, F_OPTIONAL = 8 };
+
+/* field -> "*" | proc_kind | mem_kind, those allowed by flags; with
+ * F_OPTIONAL, FIELD_NONE when none is there. */
+static mapopt__field field(parser *p, int flags) {
+  tokset s = {{0, 0}};
+  if (flags & F_STAR)
+    ts_add(&s, TK_STAR);
+  if (flags & F_PROC)
+    ts_add_range(&s, TK_CPU, TK_PROC);
+  if (flags & F_MEM)
+    ts_add_range(&s, TK_SYSMEM, TK_VIRTUAL);
+  mapopt__field f = {FIELD_NONE, 0, p->lx.tok.loc};
+  if (!test_set(p, &s)) {
+    if (flags & F_OPTIONAL)
+      return f;
+    syntax_error(p);
+  }
+  mapopt__tok t = cur(p);
+  if (t == TK_STAR) {
+    f.kind = FIELD_STAR;
+  } else if (t >= TK_CPU && t <= TK_PROC) {
+    f.kind = FIELD_PROC;
+    f.value = (int)(t - TK_CPU);
+  } else {
+    f.kind = FIELD_MEM;
+    f.value = (int)(t - TK_SYSMEM);
+  }
+  next(p);
+  return f;
+}
+
+/* proc_kind { "," proc_kind }, or mem_kind { "," mem_kind } */
+static uint8_t *kind_list(parser *p, mapopt__tok first, mapopt__tok last,
+                          int *n) {
+  growbuf b = {NULL, 0, 0, 1};
+  do
+    *(uint8_t *)push(p, &b) = (uint8_t)expect_range(p, first, last);
+  while (accept(p, TK_COMMA));
+  *n = b.n;
+  return b.data;
+}
+
+/* task_stmt -> "Task" ( "*" | name_list ) proc_kind { "," proc_kind } ";" */
+static void task_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  if (test(p, TK_STAR))
+    s->u.task.tasks = star_list(p);
+  else
+    s->u.task.tasks = name_list(p);
+  s->u.task.kinds = kind_list(p, TK_CPU, TK_PROC, &s->u.task.nkinds);
+  expect(p, TK_SEMI);
+}
+
+/* region_stmt -> "Region" task_sel region_sel ( proc_kind | "*" )
+ *                mem_kind { "," mem_kind } ";" */
+static void region_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  s->u.region.task = selector(p, false);
+  s->u.region.region = selector(p, true);
+  s->u.region.proc = field(p, F_STAR | F_PROC);
+  s->u.region.mems = kind_list(p, TK_SYSMEM, TK_VIRTUAL, &s->u.region.nmems);
+  expect(p, TK_SEMI);
+}
+
+/* constraint -> "SOA" | "AOS" | "C_order" | "F_order" | "Compact" | "Exact"
+ *             | "No_Align"
+ *             | "Align" ( "==" | "!=" | "<" | "<=" | ">" | ">=" ) INT */
+static void constraint(parser *p, mapopt__constraint *c) {
+  static const mapopt__cons_kind kinds[] = {
+      CONS_SOA,   CONS_AOS,   CONS_C_ORDER, CONS_F_ORDER,
+      CONS_COMPACT, CONS_EXACT, CONS_ALIGN, CONS_NO_ALIGN};
+  _Static_assert(TK_NO_ALIGN - TK_SOA + 1 == sizeof kinds / sizeof kinds[0],
+                 "one constraint kind per constraint word");
+  c->loc = p->lx.tok.loc;
+  c->kind = kinds[expect_range(p, TK_SOA, TK_NO_ALIGN)];
+  if (c->kind != CONS_ALIGN)
+    return;
+  static const struct {
+    mapopt__tok tok;
+    mapopt__op op;
+  } ops[] = {{TK_EQ, OP_EQ}, {TK_NE, OP_NE}, {TK_LT, OP_LT},
+             {TK_LE, OP_LE}, {TK_GT, OP_GT}, {TK_GE, OP_GE}};
+  size_t i = 0;
+  tokset s = {{0, 0}};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    ts_add(&s, ops[k].tok);
+    if (ops[k].tok == cur(p))
+      i = k;
+  }
+  if (!test_set(p, &s))
+    syntax_error(p);
+  c->align_op = ops[i].op;
+  next(p);
+  c->align = expect(p, TK_INT).ival;
+}
+
+/* layout_stmt -> "Layout" task_sel region_sel ( mem_kind | proc_kind | "*" )
+ *                { constraint } ";" */
+static void layout_stmt(parser *p, mapopt__stmt *s) {
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__constraint)};
+  next(p);
+  s->u.layout.task = selector(p, false);
+  s->u.layout.region = selector(p, true);
+  s->u.layout.field = field(p, F_STAR | F_PROC | F_MEM);
+  while (!accept(p, TK_SEMI))
+    constraint(p, push(p, &b));
+  s->u.layout.cons = b.data;
+  s->u.layout.ncons = b.n;
+}
+
+/* limit_stmt -> "InstanceLimit" IDENT [ proc_kind | "*" ] INT ";" */
+static void limit_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  mapopt__token t = expect(p, TK_IDENT);
+  s->u.limit.task = name_sel(p, &t);
+  s->u.limit.legacy = field(p, F_STAR | F_PROC | F_OPTIONAL);
+  s->u.limit.limit_loc = p->lx.tok.loc;
+  s->u.limit.limit = expect(p, TK_INT).ival;
+  expect(p, TK_SEMI);
+}
+
+/* collect_stmt -> "CollectMemory" task_sel region_sel ";" */
+static void collect_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  s->u.collect.task = selector(p, false);
+  s->u.collect.region = selector(p, true);
+  expect(p, TK_SEMI);
+}
+
+/*
+ * index_map_stmt  -> "IndexTaskMap" map_target IDENT ";"
+ * single_map_stmt -> "SingleTaskMap" map_target IDENT ";"
+ * map_target      -> "*" | "CPU" | "GPU" | "OMP" | name_list
+ */
+static void map_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  if (test(p, TK_STAR)) {
+    s->u.map.targets = star_list(p);
+  } else if (test(p, TK_CPU) || test(p, TK_GPU) || test(p, TK_OMP)) {
+    mapopt__sel_list l = {alloc(p, sizeof(mapopt__sel)), 1};
+    l.items[0].kind = SEL_KIND;
+    l.items[0].loc = p->lx.tok.loc;
+    l.items[0].proc_kind = (int)(cur(p) - TK_CPU);
+    next(p);
+    s->u.map.targets = l;
+  } else {
+    s->u.map.targets = name_list(p);
+  }
+  mapopt__token fn = expect(p, TK_IDENT);
+  s->u.map.fn = intern(p, &fn);
+  s->u.map.fn_loc = fn.loc;
+  expect(p, TK_SEMI);
+}
+
+/* replicate_stmt -> "ControlReplicate" name_list ";" */
+static void replicate_stmt(parser *p, mapopt__stmt *s) {
+  next(p);
+  s->u.replicate.names = name_list(p);
+  expect(p, TK_SEMI);
+}
+
+/* assign_stmt -> IDENT "=" expr ";" */
+static void assign_stmt(parser *p, mapopt__stmt *s) {
+  int h;
+  s->u.assign.target.sym = intern(p, &p->lx.tok);
+  s->u.assign.target.slot = -1;
+  next(p);
+  expect(p, TK_ASSIGN);
+  s->u.assign.value = expr(p, &h);
+  expect(p, TK_SEMI);
+}
+
+/* return_stmt -> "return" expr ";" */
+static void return_stmt(parser *p, mapopt__stmt *s) {
+  int h;
+  next(p);
+  s->u.ret.value = expr(p, &h);
+  expect(p, TK_SEMI);
+}
+
+/* print_stmt -> "print" "(" STRING { "," expr } ")" ";" */
+static void print_stmt(parser *p, mapopt__stmt *s) {
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__expr *)};
+  next(p);
+  expect(p, TK_LPAREN);
+  mapopt__token fmt = expect(p, TK_STRING);
+  s->u.print.fmt = copy_text(p, fmt.text + 1, fmt.len - 2);
+  s->u.print.fmtlen = (int)(fmt.len - 2);
+  while (accept(p, TK_COMMA)) {
+    int h;
+    *(mapopt__expr **)push(p, &b) = expr(p, &h);
+  }
+  expect(p, TK_RPAREN);
+  expect(p, TK_SEMI);
+  s->u.print.args = expr_list(&b);
+}
+
+/* body_stmt -> assign_stmt | return_stmt | print_stmt */
+static mapopt__stmt *body_stmt(parser *p) {
+  mapopt__loc loc = p->lx.tok.loc;
+  if (test(p, TK_IDENT)) {
+    mapopt__stmt *s = new_stmt(p, ST_ASSIGN, loc);
+    assign_stmt(p, s);
+    return s;
+  }
+  if (test(p, TK_RETURN)) {
+    mapopt__stmt *s = new_stmt(p, ST_RETURN, loc);
+    return_stmt(p, s);
+    return s;
+  }
+  if (test(p, TK_PRINT)) {
+    mapopt__stmt *s = new_stmt(p, ST_PRINT, loc);
+    print_stmt(p, s);
+    return s;
+  }
+  syntax_error(p);
+}
+
+/* param -> type_name IDENT
+ * type_name -> "int" | "bool" | "IPoint" | "ISpace" | "MSpace" | "Task" */
+static void param(parser *p, mapopt__param *pm) {
+  if (test(p, TK_TASK)) {
+    pm->type = TYPE_TASK;
+    next(p);
+  } else {
+    pm->type = (mapopt__param_type)expect_range(p, TK_TY_INT, TK_TY_MSPACE);
+  }
+  mapopt__token name = expect(p, TK_IDENT);
+  pm->sym = intern(p, &name);
+  pm->loc = name.loc;
+}
+
+/* func_def -> "def" IDENT "(" [ param { "," param } ] ")"
+ *             "{" body_stmt { body_stmt } "}" */
+static void func_def(parser *p, mapopt__stmt *s) {
+  growbuf params = {NULL, 0, 0, sizeof(mapopt__param)};
+  growbuf body = {NULL, 0, 0, sizeof(mapopt__stmt *)};
+  next(p);
+  mapopt__token name = expect(p, TK_IDENT);
+  s->u.def.sym = intern(p, &name);
+  s->u.def.name_loc = name.loc;
+  expect(p, TK_LPAREN);
+  if (!accept(p, TK_RPAREN)) {
+    do
+      param(p, push(p, &params));
+    while (accept(p, TK_COMMA));
+    expect(p, TK_RPAREN);
+  }
+  expect(p, TK_LBRACE);
+  do
+    *(mapopt__stmt **)push(p, &body) = body_stmt(p);
+  while (!accept(p, TK_RBRACE));
+  s->u.def.params = params.data;
+  s->u.def.nparams = params.n;
+  s->u.def.body.items = body.data;
+  s->u.def.body.n = body.n;
+  s->u.def.nslots = 0;
+}
+
+/*
+ * statement -> task_stmt | region_stmt | layout_stmt | limit_stmt
+ *            | collect_stmt | index_map_stmt | single_map_stmt
+ *            | replicate_stmt | func_def | assign_stmt | print_stmt
+ */
+static mapopt__stmt *statement(parser *p) {
+  static const struct {
+    mapopt__tok tok;
+    mapopt__stmt_kind kind;
+    void (*parse)(parser *, mapopt__stmt *);
+  } starts[] = {
+      {TK_TASK, ST_TASK, task_stmt},
+      {TK_REGION, ST_REGION, region_stmt},
+      {TK_LAYOUT, ST_LAYOUT, layout_stmt},
+      {TK_INSTANCELIMIT, ST_LIMIT, limit_stmt},
+      {TK_COLLECTMEMORY, ST_COLLECT, collect_stmt},
+      {TK_INDEXTASKMAP, ST_INDEX_MAP, map_stmt},
+      {TK_SINGLETASKMAP, ST_SINGLE_MAP, map_stmt},
+      {TK_CONTROLREPLICATE, ST_REPLICATE, replicate_stmt},
+      {TK_DEF, ST_DEF, func_def},
+      {TK_IDENT, ST_ASSIGN, assign_stmt},
+      {TK_PRINT, ST_PRINT, print_stmt},
+  };
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+    if (test(p, starts[i].tok)) {
+      mapopt__stmt *s = new_stmt(p, starts[i].kind, p->lx.tok.loc);
+      starts[i].parse(p, s);
+      return s;
+    }
+  syntax_error(p);
+}
+
+/* program -> { statement } */
+static void program(parser *p) {
+  growbuf b = {NULL, 0, 0, sizeof(mapopt__stmt *)};
+  next(p);
+  while (!test(p, TK_EOF))
+    *(mapopt__stmt **)push(p, &b) = statement(p);
+  p->ast->stmts.items = b.data;
+  p->ast->stmts.n = b.n;
+}
+
+mapopt_status mapopt__dsl_parse(mapopt__ast *ast, const char *text, size_t len,
+                                mapopt_diags *diags) {
+  parser p;
+  p.ast = ast;
+  p.level = 0;
+  memset(&p.expected, 0, sizeof p.expected);
+  mapopt__lex_init(&p.lx, ast->ctx, ast->file, diags, text, len);
+  if (setjmp(p.lx.jmp) == 0) {
+    program(&p);
+    return MAPOPT_OK;
+  }
+  return p.lx.status;
+}

@@ -1,0 +1,500 @@
+/*
+ * The policy: answers to the substrate's questions (SIMULATOR.md §1) from a
+ * loaded program's binding tables, with the wildcard precedence of DSL.md
+ * §4, plus the §4.10 defaults that the simulator and `mapopt show` share.
+ *
+ * Queries may run concurrently. The tables are read-only after loading; the
+ * caches (index-map memo, scratch arenas, print counter, W14 flags) are
+ * guarded by the program's mutex, which is never held while a mapping
+ * function runs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsl/dsl.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const mapopt__binding *find(const mapopt__map *m, const char *key) {
+  const mapopt__map_entry *e = mapopt__map_find(m, key, strlen(key));
+  return e ? e->value : NULL;
+}
+
+/* The (task, region) pairs of the key sequence of DSL.md §4.0, in order. */
+typedef struct keyseq {
+  const char *task[2];
+  const char *region[40];
+  int nregion;
+  char pos[24];
+} keyseq;
+
+static void keyseq_init(keyseq *ks, const char *task,
+                        const mapopt_region_keys *keys) {
+  ks->task[0] = task;
+  ks->task[1] = "*";
+  ks->nregion = 0;
+  size_t cap = sizeof ks->region / sizeof ks->region[0] - 2;
+  for (size_t i = 0; keys && i < keys->nnames && i < cap; i++)
+    ks->region[ks->nregion++] = keys->names[i];
+  snprintf(ks->pos, sizeof ks->pos, "%zu", keys ? keys->position : 0);
+  ks->region[ks->nregion++] = ks->pos;
+  ks->region[ks->nregion++] = "*";
+}
+
+/* ---- simple queries ----------------------------------------------------- */
+
+size_t mapopt_policy_proc_kinds(const mapopt_program *prog, const char *task,
+                                mapopt_proc_kind *out, size_t cap) {
+  const mapopt__binding *b = find(&prog->task_kinds, task);
+  if (!b)
+    b = find(&prog->task_kinds, "*");
+  if (!b)
+    return 0;
+  const mapopt__stmt *s = b->value;
+  for (int i = 0; i < s->u.task.nkinds && (size_t)i < cap; i++)
+    out[i] = (mapopt_proc_kind)s->u.task.kinds[i];
+  return (size_t)s->u.task.nkinds;
+}
+
+size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
+                                 const mapopt_region_keys *keys,
+                                 mapopt_proc_kind kind, mapopt_mem_kind *out,
+                                 size_t cap) {
+  keyseq ks;
+  keyseq_init(&ks, task, keys);
+  size_t n = 0;
+  char key[1024];
+  for (int t = 0; t < 2; t++)
+    for (int r = 0; r < ks.nregion; r++) {
+      const mapopt__binding *b = NULL;
+      if (mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r],
+                          mapopt_proc_kind_name(kind)))
+        b = find(&prog->regions, key);
+      if (!b && mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r], "*"))
+        b = find(&prog->regions, key);
+      if (!b)
+        continue;
+      const mapopt__stmt *s = b->value;
+      for (int i = 0; i < s->u.region.nmems; i++, n++)
+        if (n < cap)
+          out[n] = (mapopt_mem_kind)s->u.region.mems[i];
+    }
+  return n;
+}
+
+static mapopt_align_op align_op(mapopt__op op) {
+  switch (op) {
+  case OP_EQ:
+    return MAPOPT_ALIGN_EQ;
+  case OP_NE:
+    return MAPOPT_ALIGN_NE;
+  case OP_LT:
+    return MAPOPT_ALIGN_LT;
+  case OP_LE:
+    return MAPOPT_ALIGN_LE;
+  case OP_GT:
+    return MAPOPT_ALIGN_GT;
+  default:
+    return MAPOPT_ALIGN_GE;
+  }
+}
+
+bool mapopt_policy_layout(const mapopt_program *prog, const char *task,
+                          const mapopt_region_keys *keys, mapopt_mem_kind mem,
+                          mapopt_proc_kind kind, mapopt_layout *out) {
+  keyseq ks;
+  keyseq_init(&ks, task, keys);
+  const char *fields[3] = {mapopt_mem_kind_name(mem),
+                           mapopt_proc_kind_name(kind), "*"};
+  char key[1024];
+  const mapopt__binding *b = NULL;
+  for (int t = 0; t < 2 && !b; t++)
+    for (int r = 0; r < ks.nregion && !b; r++)
+      for (int f = 0; f < 3 && !b; f++)
+        if (mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r],
+                            fields[f]))
+          b = find(&prog->layouts, key);
+  if (!b)
+    return false;
+  const mapopt__stmt *s = b->value;
+  mapopt_layout l = {MAPOPT_LAYOUT_UNSET, MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_ALIGN_NONE, 0, false, false};
+  for (int i = 0; i < s->u.layout.ncons; i++) {
+    const mapopt__constraint *c = &s->u.layout.cons[i];
+    switch (c->kind) {
+    case CONS_SOA:
+      l.soa = MAPOPT_LAYOUT_YES;
+      break;
+    case CONS_AOS:
+      l.soa = MAPOPT_LAYOUT_NO;
+      break;
+    case CONS_C_ORDER:
+      l.c_order = MAPOPT_LAYOUT_YES;
+      break;
+    case CONS_F_ORDER:
+      l.c_order = MAPOPT_LAYOUT_NO;
+      break;
+    case CONS_COMPACT:
+      l.compact = true;
+      break;
+    case CONS_EXACT:
+      l.exact = true;
+      break;
+    case CONS_NO_ALIGN:
+      l.align_op = MAPOPT_ALIGN_NONE;
+      l.align = 0;
+      break;
+    case CONS_ALIGN:
+      l.align_op = align_op(c->align_op);
+      l.align = c->align;
+      break;
+    }
+  }
+  *out = l;
+  return true;
+}
+
+int64_t mapopt_policy_instance_limit(const mapopt_program *prog,
+                                     const char *task) {
+  const mapopt__binding *b = find(&prog->limits, task);
+  return b ? ((const mapopt__stmt *)b->value)->u.limit.limit : 0;
+}
+
+bool mapopt_policy_collect(const mapopt_program *prog, const char *task,
+                           const mapopt_region_keys *keys) {
+  keyseq ks;
+  keyseq_init(&ks, task, keys);
+  char key[1024];
+  for (int t = 0; t < 2; t++)
+    for (int r = 0; r < ks.nregion; r++)
+      if (mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r], NULL) &&
+          mapopt__map_find(&prog->collects, key, strlen(key)))
+        return true;
+  return false;
+}
+
+bool mapopt_policy_replicated(const mapopt_program *prog, const char *task,
+                              bool top_level, int64_t nodes) {
+  if (prog->has_replicate)
+    return mapopt__map_find(&prog->replicate, task, strlen(task)) != NULL;
+  return top_level && nodes > 1;
+}
+
+/* ---- print, scratch ----------------------------------------------------- */
+
+void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
+                            mapopt_diags *diags) {
+  bool emit = false, truncate = false;
+  pthread_mutex_lock(&prog->lock);
+  if (prog->printed < MAPOPT__DSL_PRINT_LIMIT) {
+    prog->printed++;
+    emit = true;
+  } else if (!prog->print_truncated) {
+    prog->print_truncated = true;
+    truncate = true;
+  }
+  pthread_mutex_unlock(&prog->lock);
+  if (emit && prog->print)
+    prog->print(prog->print_ud, line);
+  if (truncate && diags)
+    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file, 0, 0,
+                     "print output truncated after %d lines",
+                     MAPOPT__DSL_PRINT_LIMIT);
+}
+
+mapopt__scratch *mapopt__scratch_get(mapopt_program *prog) {
+  pthread_mutex_lock(&prog->lock);
+  mapopt__scratch *s = prog->scratch_pool;
+  if (s)
+    prog->scratch_pool = s->next;
+  pthread_mutex_unlock(&prog->lock);
+  if (s)
+    return s;
+  s = mapopt__malloc(prog->ctx, sizeof *s);
+  if (s)
+    mapopt__arena_init(&s->arena, prog->ctx);
+  return s;
+}
+
+void mapopt__scratch_put(mapopt_program *prog, mapopt__scratch *s) {
+  mapopt__arena_reset(&s->arena);
+  pthread_mutex_lock(&prog->lock);
+  s->next = prog->scratch_pool;
+  prog->scratch_pool = s;
+  pthread_mutex_unlock(&prog->lock);
+}
+
+/* ---- mapping functions ---------------------------------------------------- */
+
+/* The function bound for task: exact name, kind key, then '*'. */
+static const mapopt__stmt *map_function(const mapopt__map *table,
+                                        const char *task,
+                                        mapopt_proc_kind kind) {
+  const mapopt__binding *b = find(table, task);
+  if (!b && (kind == MAPOPT_PROC_CPU || kind == MAPOPT_PROC_GPU ||
+             kind == MAPOPT_PROC_OMP))
+    b = find(table, mapopt_proc_kind_name(kind));
+  if (!b)
+    b = find(table, "*");
+  return b ? b->value : NULL;
+}
+
+static void format_point(char *buf, size_t size, int dims, const int64_t *p) {
+  size_t n = (size_t)snprintf(buf, size, "(");
+  for (int i = 0; i < dims && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, i ? ", %" PRId64 : "%" PRId64,
+                          p[i]);
+  if (n < size)
+    snprintf(buf + n, size - n, dims == 1 ? ",)" : ")");
+}
+
+/* A memoized index-map result: the answer, or the error to re-report. */
+typedef struct memo_entry {
+  mapopt_map_answer answer;
+  const mapopt__eval_error *err; /* NULL on success */
+} memo_entry;
+
+/* Reports a mapping error with its context line. */
+static mapopt_status report_mapping_error(const mapopt_program *prog,
+                                          const mapopt__eval_error *err,
+                                          const char *context,
+                                          mapopt_diags *diags) {
+  if (strcmp(err->code, "R00") == 0)
+    return MAPOPT_ENOMEM;
+  if (diags) {
+    mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code,
+                     prog->ast.file, err->loc.line, err->loc.col, "%s",
+                     err->msg);
+    mapopt_diags_add(diags, MAPOPT_SEV_NOTE, "", prog->ast.file, 0, 0, "%s",
+                     context);
+  }
+  return MAPOPT_EMAP;
+}
+
+/* Runs an entry function in a pooled scratch arena. */
+static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
+                      const mapopt__taskobj *task, mapopt_proc_kind kind,
+                      mapopt_map_answer *out, mapopt_proc_point *set,
+                      size_t cap, mapopt__eval_error *err,
+                      mapopt_diags *diags) {
+  mapopt_program *prog = (mapopt_program *)cprog; /* caches only */
+  mapopt__scratch *s = mapopt__scratch_get(prog);
+  if (!s) {
+    memset(err, 0, sizeof *err);
+    err->failed = true;
+    strcpy(err->code, "R00");
+    return false;
+  }
+  mapopt__eval_env env = {prog, &s->arena, diags, false};
+  bool ok = mapopt__eval_entry(&env, fn, task, kind, out, set, cap, err);
+  mapopt__scratch_put(prog, s);
+  return ok;
+}
+
+mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
+                                      const char *task, int dims,
+                                      const int64_t *point,
+                                      const int64_t *extents,
+                                      mapopt_proc_kind kind,
+                                      mapopt_map_answer *out,
+                                      mapopt_diags *diags) {
+  mapopt_program *prog = (mapopt_program *)cprog; /* caches only */
+  if (dims < 0 || dims > MAPOPT__MS_MAX_DIMS || !task || !out)
+    return MAPOPT_EINVAL;
+  const mapopt__stmt *fn = map_function(&prog->index_maps, task, kind);
+  if (!fn) {
+    memset(out, 0, sizeof *out);
+    out->kind = MAPOPT_MAP_UNSPECIFIED;
+    return MAPOPT_OK;
+  }
+  /* Memo key: kind, dims, point, extents, then the task name. */
+  size_t tlen = strlen(task);
+  size_t klen = (size_t)(2 + 2 * dims) * sizeof(int64_t) + tlen;
+  char kbuf[1024];
+  bool memo = !prog->no_memo && klen <= sizeof kbuf;
+  char context[512], pbuf[256];
+  format_point(pbuf, sizeof pbuf, dims, point);
+  snprintf(context, sizeof context,
+           "while placing point %s of task '%s' with '%s'", pbuf, task,
+           mapopt__sym_name(&prog->ast, fn->u.def.sym));
+  if (memo) {
+    int64_t hdr[2] = {kind, dims};
+    memcpy(kbuf, hdr, sizeof hdr);
+    memcpy(kbuf + sizeof hdr, point, (size_t)dims * sizeof *point);
+    memcpy(kbuf + sizeof hdr + (size_t)dims * sizeof *point, extents,
+           (size_t)dims * sizeof *extents);
+    memcpy(kbuf + sizeof hdr + 2 * (size_t)dims * sizeof *point, task, tlen);
+    pthread_mutex_lock(&prog->lock);
+    const mapopt__map_entry *e = mapopt__map_find(&prog->index_memo, kbuf, klen);
+    memo_entry hit;
+    if (e)
+      hit = *(const memo_entry *)e->value;
+    pthread_mutex_unlock(&prog->lock);
+    if (e) {
+      /* Entries and their errors are immutable once inserted. */
+      if (hit.err)
+        return report_mapping_error(prog, hit.err, context, diags);
+      *out = hit.answer;
+      return MAPOPT_OK;
+    }
+  }
+  mapopt_task_ref ref = {task, true, dims, point, extents,
+                         {kind, 0, 0}, NULL};
+  mapopt__taskobj obj = {&ref, false, true};
+  mapopt__eval_error err;
+  bool ok = run_entry(prog, fn, &obj, kind, out, NULL, 0, &err, diags);
+  if (!ok && strcmp(err.code, "R00") == 0)
+    return MAPOPT_ENOMEM;
+  if (memo) {
+    pthread_mutex_lock(&prog->lock);
+    char *k = mapopt__arena_alloc(&prog->cache_arena, klen);
+    memo_entry *v = mapopt__arena_alloc(&prog->cache_arena, sizeof *v);
+    mapopt__eval_error *ecopy =
+        ok ? NULL : mapopt__arena_alloc(&prog->cache_arena, sizeof *ecopy);
+    bool ins = false;
+    mapopt__map_entry *e =
+        k && v && (ok || ecopy) ? (memcpy(k, kbuf, klen),
+                  mapopt__map_upsert(&prog->index_memo, prog->ctx, k, klen,
+                                     &ins))
+               : NULL;
+    if (e && ins) {
+      if (ok) {
+        v->answer = *out;
+        v->err = NULL;
+      } else {
+        *ecopy = err;
+        v->err = ecopy;
+      }
+      e->value = v;
+    }
+    pthread_mutex_unlock(&prog->lock);
+  }
+  if (!ok)
+    return report_mapping_error(prog, &err, context, diags);
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt_policy_single_map(const mapopt_program *prog,
+                                       const mapopt_task_ref *self,
+                                       mapopt_proc_kind kind,
+                                       mapopt_map_answer *out,
+                                       mapopt_proc_point *set, size_t cap,
+                                       mapopt_diags *diags) {
+  if (!self || !out)
+    return MAPOPT_EINVAL;
+  const mapopt__stmt *fn = map_function(&prog->single_maps, self->name, kind);
+  if (!fn) {
+    memset(out, 0, sizeof *out);
+    out->kind = MAPOPT_MAP_UNSPECIFIED;
+    return MAPOPT_OK;
+  }
+  mapopt__taskobj obj = {self, false, false};
+  mapopt__eval_error err;
+  if (run_entry(prog, fn, &obj, kind, out, set, cap, &err, diags))
+    return MAPOPT_OK;
+  char context[512];
+  snprintf(context, sizeof context, "while mapping task '%s' with '%s'",
+           self->name, mapopt__sym_name(&prog->ast, fn->u.def.sym));
+  return report_mapping_error(prog, &err, context, diags);
+}
+
+/* ---- resolution with defaults ------------------------------------------ */
+
+static const mapopt_proc_kind default_order[] = {
+    MAPOPT_PROC_GPU, MAPOPT_PROC_OMP, MAPOPT_PROC_CPU,
+    MAPOPT_PROC_IO,  MAPOPT_PROC_PY,  MAPOPT_PROC_PROC};
+
+mapopt_status mapopt_policy_select_kind(const mapopt_program *prog,
+                                        const char *task, unsigned variants,
+                                        bool lenient, mapopt_proc_kind *out,
+                                        char *err, size_t errlen) {
+  mapopt_proc_kind list[64];
+  size_t n = mapopt_policy_proc_kinds(prog, task, list, 64);
+  if (n > 64)
+    n = 64;
+  const mapopt_machine_shape *sh = &prog->shape;
+  for (size_t i = 0; i < n; i++)
+    if ((variants >> list[i]) & 1u && sh->procs[list[i]] > 0) {
+      *out = list[i];
+      return MAPOPT_OK;
+    }
+  if (n == 0 || lenient)
+    for (size_t i = 0; i < sizeof default_order / sizeof *default_order; i++) {
+      mapopt_proc_kind k = default_order[i];
+      if ((variants >> k) & 1u && sh->procs[k] > 0) {
+        *out = k;
+        return MAPOPT_OK;
+      }
+    }
+  snprintf(err, errlen,
+           "Invalid policy: task %s requested %s, but has no valid task "
+           "variant for the kind",
+           task, mapopt_proc_kind_name(n ? list[0] : MAPOPT_PROC_GPU));
+  return MAPOPT_EMAP;
+}
+
+static bool mem_available(const mapopt_program *prog, mapopt_proc_kind kind,
+                          mapopt_mem_kind mem) {
+  return mem == MAPOPT_MEM_VIRTUAL || (prog->shape.affinity[kind] >> mem) & 1u;
+}
+
+mapopt_mem_kind mapopt_policy_select_memory(const mapopt_program *prog,
+                                            const char *task,
+                                            const mapopt_region_keys *keys,
+                                            mapopt_proc_kind kind) {
+  mapopt_mem_kind list[256];
+  size_t n = mapopt_policy_memory_list(prog, task, keys, kind, list, 256);
+  for (size_t i = 0; i < n && i < 256; i++)
+    if (mem_available(prog, kind, list[i]))
+      return list[i];
+  if (kind == MAPOPT_PROC_GPU)
+    return MAPOPT_MEM_FBMEM;
+  if (kind == MAPOPT_PROC_OMP && mem_available(prog, kind, MAPOPT_MEM_SOCKMEM))
+    return MAPOPT_MEM_SOCKMEM;
+  return MAPOPT_MEM_SYSMEM;
+}
+
+void mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,
+                                  const mapopt_region_keys *keys,
+                                  mapopt_mem_kind mem, mapopt_proc_kind kind,
+                                  bool c_order_default, mapopt_layout *out) {
+  mapopt_layout l = {MAPOPT_LAYOUT_UNSET, MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_ALIGN_NONE, 0, false, false};
+  mapopt_policy_layout(prog, task, keys, mem, kind, &l);
+  if (l.soa == MAPOPT_LAYOUT_UNSET)
+    l.soa = MAPOPT_LAYOUT_YES;
+  if (l.c_order == MAPOPT_LAYOUT_UNSET)
+    l.c_order = c_order_default ? MAPOPT_LAYOUT_YES : MAPOPT_LAYOUT_NO;
+  *out = l;
+}
+
+/* ceil(a * b / c) for non-negative operands, in 128-bit to avoid overflow. */
+static int64_t ceil_muldiv(int64_t a, int64_t b, int64_t c) {
+  __int128 p = (__int128)a * b;
+  return (int64_t)((p + c - 1) / c);
+}
+
+void mapopt_default_index_place(int dims, const int64_t *point,
+                                const int64_t *extents, int64_t nodes,
+                                int64_t procs, int64_t *node, int64_t *proc) {
+  int64_t o[MAPOPT__MS_MAX_DIMS], e[MAPOPT__MS_MAX_DIMS];
+  for (int d = 0; d < dims; d++)
+    e[d] = extents[d] > 0 ? extents[d] : 1;
+  if (dims > 0)
+    mapopt__factor_greedy(nodes > 0 ? nodes : 1, e, dims, o);
+  int64_t as = 0, stride = 1, volume = 1, lambda = 0, lstride = 1;
+  for (int d = 0; d < dims; d++) {
+    int64_t b = (int64_t)((__int128)point[d] * o[d] / e[d]);
+    as += b * stride;
+    stride *= o[d];
+    int64_t lo = ceil_muldiv(b, e[d], o[d]);
+    int64_t hi = ceil_muldiv(b + 1, e[d], o[d]) - 1;
+    int64_t s = hi - lo + 1;
+    lambda += (point[d] - lo) * lstride;
+    lstride *= s;
+    volume *= s;
+  }
+  *node = as;
+  *proc = volume > 0 ? (int64_t)((__int128)lambda * procs / volume) : 0;
+}
