@@ -121,6 +121,22 @@ MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
 MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf,
                                   size_t size);
 
+/*
+ * Reads a whole file. *buf is NUL-terminated (the file itself may contain
+ * NUL bytes: *len is the true length); free it with mapopt_buffer_free.
+ * MAPOPT_EIO with errno set when the file cannot be read.
+ */
+MAPOPT_API mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
+                                          char **buf, size_t *len);
+MAPOPT_API void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len);
+/*
+ * Replaces path with data atomically: a temporary file in the same folder
+ * is written, synced and renamed over path, keeping path's permissions.
+ * Either the old or the new content is there, whatever happens.
+ */
+MAPOPT_API mapopt_status mapopt_file_replace(const char *path,
+                                             const char *data, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -169,20 +169,4 @@ static inline bool mapopt__mul_ovf(int64_t a, int64_t b, int64_t *r) {
   return __builtin_mul_overflow(a, b, r);
 }
 
-/* ---- files ------------------------------------------------------------ */
-
-/*
- * Reads a whole file into a NUL-terminated buffer (the file may itself
- * contain NUL bytes; *len is the true length). Caller frees with
- * mapopt__free(ctx, buf, *len + 1). MAPOPT_EIO with errno set on failure.
- */
-mapopt_status mapopt__read_file(mapopt_ctx *ctx, const char *path, char **buf,
-                                size_t *len);
-/*
- * Replaces path with data atomically: writes a temporary file in the same
- * directory, fsyncs it, and renames it over path, keeping path's mode.
- */
-mapopt_status mapopt__write_file_atomic(const char *path, const char *data,
-                                        size_t len);
-
 #endif /* MAPOPT_SRC_CORE_H */

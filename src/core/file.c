@@ -14,7 +14,7 @@
 
 #include "core/core.h"
 
-mapopt_status mapopt__read_file(mapopt_ctx *ctx, const char *path, char **buf,
+mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path, char **buf,
                                 size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -64,7 +64,7 @@ mapopt_status mapopt__read_file(mapopt_ctx *ctx, const char *path, char **buf,
   return MAPOPT_OK;
 }
 
-mapopt_status mapopt__write_file_atomic(const char *path, const char *data,
+mapopt_status mapopt_file_replace(const char *path, const char *data,
                                         size_t len) {
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 16);
@@ -99,4 +99,8 @@ mapopt_status mapopt__write_file_atomic(const char *path, const char *data,
   }
   free(tmp);
   return MAPOPT_OK;
+}
+
+void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len) {
+  mapopt__free(ctx, buf, len + 1);
 }

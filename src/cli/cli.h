@@ -1,0 +1,40 @@
+/*
+ * The mapopt command-line program: shared helpers of the subcommands.
+ * The CLI uses only the public headers (include/mapopt/).
+ */
+#ifndef MAPOPT_SRC_CLI_CLI_H
+#define MAPOPT_SRC_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+
+/* Exit statuses of every command. */
+enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
+
+typedef struct cli_command {
+  const char *name;
+  const char *summary;
+  const char *usage; /* full --help text */
+  int (*run)(int argc, char **argv);
+} cli_command;
+
+/* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* True when argv[i] is -h or --help. */
+bool cli_is_help(const char *arg);
+/* Prints every diagnostic of diags, GCC style, to f. */
+void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
+
+int cli_check(int argc, char **argv);
+int cli_fmt(int argc, char **argv);
+int cli_show(int argc, char **argv);
+
+extern const char cli_check_usage[];
+extern const char cli_fmt_usage[];
+extern const char cli_show_usage[];
+
+#endif /* MAPOPT_SRC_CLI_CLI_H */
