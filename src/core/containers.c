@@ -90,6 +90,7 @@ static bool sb_reserve(mapopt__strbuf *sb, size_t extra) {
   }
   sb->data = d;
   sb->cap = cap;
+  d[sb->len] = '\0'; /* the buffer is a valid string as soon as it exists */
   return true;
 }
 

@@ -84,7 +84,8 @@ void mapopt__sb_puts(mapopt__strbuf *sb, const char *s);
 void mapopt__sb_putc(mapopt__strbuf *sb, char c);
 void mapopt__sb_printf(mapopt__strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void mapopt__sb_vprintf(mapopt__strbuf *sb, const char *fmt, va_list ap);
+void mapopt__sb_vprintf(mapopt__strbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Takes the buffer (caller frees with mapopt__free(ctx, p, len + 1)). */
 char *mapopt__sb_take(mapopt__strbuf *sb, size_t *len);
 

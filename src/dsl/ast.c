@@ -68,17 +68,18 @@ const char *mapopt__sym_name(const mapopt__ast *ast, int sym) {
 
 const char *mapopt__op_text(mapopt__op op) {
   static const char *const text[] = {
-      [OP_ADD] = "+",  [OP_SUB] = "-",  [OP_MUL] = "*",  [OP_DIV] = "/",
-      [OP_MOD] = "%",  [OP_EQ] = "==",  [OP_NE] = "!=",  [OP_LT] = "<",
-      [OP_LE] = "<=",  [OP_GT] = ">",   [OP_GE] = ">=",  [OP_AND] = "&&",
-      [OP_OR] = "||",  [OP_NEG] = "-",  [OP_NOT] = "!"};
+      [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/",
+      [OP_MOD] = "%", [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<",
+      [OP_LE] = "<=", [OP_GT] = ">",  [OP_GE] = ">=", [OP_AND] = "&&",
+      [OP_OR] = "||", [OP_NEG] = "-", [OP_NOT] = "!"};
   return (unsigned)op < sizeof text / sizeof text[0] ? text[op] : "?";
 }
 
 const char *mapopt__member_text(mapopt__member m) {
   static const char *const text[MEM__COUNT] = {
-      "size",  "len",   "volume", "ipoint",  "ispace",        "parent",
-      "processor", "has", "split", "merge", "swap",          "slice",
+      "size",    "len",           "volume",     "ipoint",
+      "ispace",  "parent",        "processor",  "has",
+      "split",   "merge",         "swap",       "slice",
       "reverse", "balance_split", "auto_split", "greedy_split"};
   return (unsigned)m < MEM__COUNT ? text[m] : "?";
 }
@@ -256,9 +257,8 @@ static bool sels_eq(const mapopt__sel_list *x, const mapopt__sel_list *y) {
 }
 
 static bool field_eq(const mapopt__field *x, const mapopt__field *y) {
-  return x->kind == y->kind &&
-         (x->kind == FIELD_NONE || x->kind == FIELD_STAR ||
-          x->value == y->value);
+  return x->kind == y->kind && (x->kind == FIELD_NONE ||
+                                x->kind == FIELD_STAR || x->value == y->value);
 }
 
 static bool bytes_eq(const uint8_t *x, int nx, const uint8_t *y, int ny) {
@@ -325,9 +325,8 @@ static bool stmt_eq(pair p, const mapopt__stmt *x, const mapopt__stmt *y) {
            expr_eq(p, x->u.assign.value, y->u.assign.value);
   case ST_PRINT:
     return x->u.print.fmtlen == y->u.print.fmtlen &&
-           (x->u.print.fmtlen == 0 ||
-            memcmp(x->u.print.fmt, y->u.print.fmt,
-                   (size_t)x->u.print.fmtlen) == 0) &&
+           (x->u.print.fmtlen == 0 || memcmp(x->u.print.fmt, y->u.print.fmt,
+                                             (size_t)x->u.print.fmtlen) == 0) &&
            list_eq(p, &x->u.print.args, &y->u.print.args);
   case ST_RETURN:
     return expr_eq(p, x->u.ret.value, y->u.ret.value);

@@ -154,27 +154,48 @@ static mapopt__tok punct(const char *s, size_t n, size_t *len) {
   }
   *len = 1;
   switch (c) {
-  case '+': return TK_PLUS;
-  case '-': return TK_MINUS;
-  case '*': return TK_STAR;
-  case '/': return TK_SLASH;
-  case '%': return TK_PERCENT;
-  case '=': return TK_ASSIGN;
-  case '<': return TK_LT;
-  case '>': return TK_GT;
-  case '!': return TK_BANG;
-  case '?': return TK_QUESTION;
-  case ':': return TK_COLON;
-  case ',': return TK_COMMA;
-  case ';': return TK_SEMI;
-  case '.': return TK_DOT;
-  case '(': return TK_LPAREN;
-  case ')': return TK_RPAREN;
-  case '[': return TK_LBRACKET;
-  case ']': return TK_RBRACKET;
-  case '{': return TK_LBRACE;
-  case '}': return TK_RBRACE;
-  default: return TK_EOF;
+  case '+':
+    return TK_PLUS;
+  case '-':
+    return TK_MINUS;
+  case '*':
+    return TK_STAR;
+  case '/':
+    return TK_SLASH;
+  case '%':
+    return TK_PERCENT;
+  case '=':
+    return TK_ASSIGN;
+  case '<':
+    return TK_LT;
+  case '>':
+    return TK_GT;
+  case '!':
+    return TK_BANG;
+  case '?':
+    return TK_QUESTION;
+  case ':':
+    return TK_COLON;
+  case ',':
+    return TK_COMMA;
+  case ';':
+    return TK_SEMI;
+  case '.':
+    return TK_DOT;
+  case '(':
+    return TK_LPAREN;
+  case ')':
+    return TK_RPAREN;
+  case '[':
+    return TK_LBRACKET;
+  case ']':
+    return TK_RBRACKET;
+  case '{':
+    return TK_LBRACE;
+  case '}':
+    return TK_RBRACE;
+  default:
+    return TK_EOF;
   }
 }
 
@@ -194,8 +215,8 @@ static void scan(mapopt__lexer *lx, mapopt__token *t) {
   unsigned char c = (unsigned char)s[start];
   size_t p = start;
   if (is_alpha(c)) {
-    while (p < lx->len && (is_alpha((unsigned char)s[p]) ||
-                           is_digit((unsigned char)s[p])))
+    while (p < lx->len &&
+           (is_alpha((unsigned char)s[p]) || is_digit((unsigned char)s[p])))
       p++;
     t->type = word_or_ident(s + start, p - start);
   } else if (is_digit(c)) {
@@ -210,8 +231,7 @@ static void scan(mapopt__lexer *lx, mapopt__token *t) {
       p++;
     }
     if (big)
-      mapopt__lex_error(lx, "E03", t->loc,
-                        "integer literal out of range: %.*s",
+      mapopt__lex_error(lx, "E03", t->loc, "integer literal out of range: %.*s",
                         (int)(p - start > INT32_MAX ? INT32_MAX : p - start),
                         s + start);
     t->type = TK_INT;

@@ -19,6 +19,7 @@
 #include "dsl/ast.h"
 
 /* Token classes, spelled as in diagnostics (DSL.md §2). */
+// clang-format off
 #define MAPOPT__TK_CLASSES(X)                                                  \
   X(EOF, "end of file")                                                        \
   X(IDENT, "identifier")                                                       \
@@ -62,13 +63,14 @@
   X(TY_ISPACE, "ISpace") X(TY_MSPACE, "MSpace")                               \
   X(MACHINE, "Machine") X(TUPLE, "tuple") X(FOR, "for") X(IN, "in")           \
   X(TRUE, "True") X(FALSE, "False")
+// clang-format on
 
 typedef enum mapopt__tok {
 #define MAPOPT__TK_ENUM(name, text) TK_##name,
   MAPOPT__TK_CLASSES(MAPOPT__TK_ENUM) MAPOPT__TK_PUNCT(MAPOPT__TK_ENUM)
       MAPOPT__TK_WORDS(MAPOPT__TK_ENUM)
 #undef MAPOPT__TK_ENUM
-  TK__COUNT
+          TK__COUNT
 } mapopt__tok;
 
 typedef struct mapopt__token {

@@ -10,12 +10,15 @@
  * what "expecting ..." lists (DSL.md §7.1). syntax_error() is the one place
  * where that message is formatted.
  *
- * Nesting. The parser recurses only through expr() and prefix operators,
- * and each such step counts against MAPOPT__DSL_MAX_NESTING; in addition,
- * no expression tree may be taller than that limit (left-associative chains
- * grow trees without recursion here, but the printer, the comparison and the
- * interpreter recurse on them). So any tree this parser accepts can be
- * walked recursively, and no input can exhaust the stack.
+ * Nesting. Two limits, both MAPOPT__DSL_MAX_NESTING, both reported as
+ * "expression nested too deeply": the parser recurses only through expr(),
+ * whose depth is counted (enter/leave), and no expression tree may be
+ * taller than the limit (loops build tall trees without recursion here:
+ * left-associative chains, postfix chains, runs of prefix operators; the
+ * printer, the comparison and the interpreter recurse on them). So no input
+ * can exhaust the stack, and any tree this parser accepts can be walked
+ * recursively. Each nested expr() call parses a strictly deeper node of the
+ * tree, so the canonical form of an accepted tree is accepted again.
  *
  * Not done here: names are not resolved (slots stay -1), no semantic checks.
  */
@@ -488,18 +491,30 @@ static mapopt__expr *postfix(parser *p, int *h) {
   }
 }
 
-/* unary -> ( "-" | "!" ) unary | postfix */
+/*
+ * unary -> ( "-" | "!" ) unary | postfix
+ * A run of prefix operators is read in a loop, not by recursion, so it
+ * costs no stack; the height limit bounds its length.
+ */
 static mapopt__expr *unary(parser *p, int *h) {
-  if (!test(p, TK_MINUS) && !test(p, TK_BANG))
-    return postfix(p, h);
-  mapopt__expr *e = new_expr(p, EX_UNARY, p->lx.tok.loc);
-  e->u.unary.op = cur(p) == TK_MINUS ? OP_NEG : OP_NOT;
-  next(p);
-  enter(p);
-  int ho;
-  e->u.unary.operand = unary(p, &ho);
-  leave(p);
-  *h = height(p, ho, e->loc);
+  mapopt__expr *ops[MAPOPT__DSL_MAX_NESTING];
+  int n = 0;
+  while (test(p, TK_MINUS) || test(p, TK_BANG)) {
+    /* n + 1 operators over an operand make a tree at least n + 2 tall. */
+    if (n + 1 >= MAPOPT__DSL_MAX_NESTING)
+      nesting_error(p, p->lx.tok.loc);
+    mapopt__expr *u = new_expr(p, EX_UNARY, p->lx.tok.loc);
+    u->u.unary.op = cur(p) == TK_MINUS ? OP_NEG : OP_NOT;
+    ops[n++] = u;
+    next(p);
+  }
+  mapopt__expr *e = postfix(p, h);
+  while (n > 0) {
+    mapopt__expr *u = ops[--n];
+    u->u.unary.operand = e;
+    *h = height(p, *h, u->loc);
+    e = u;
+  }
   return e;
 }
 
@@ -510,10 +525,10 @@ static const struct {
   mapopt__op op;
   int level;
 } binops[] = {
-    {TK_OR, OP_OR, 0},    {TK_AND, OP_AND, 1},  {TK_EQ, OP_EQ, 2},
-    {TK_NE, OP_NE, 2},    {TK_LT, OP_LT, 3},    {TK_LE, OP_LE, 3},
-    {TK_GT, OP_GT, 3},    {TK_GE, OP_GE, 3},    {TK_PLUS, OP_ADD, 4},
-    {TK_MINUS, OP_SUB, 4}, {TK_STAR, OP_MUL, 5}, {TK_SLASH, OP_DIV, 5},
+    {TK_OR, OP_OR, 0},       {TK_AND, OP_AND, 1},  {TK_EQ, OP_EQ, 2},
+    {TK_NE, OP_NE, 2},       {TK_LT, OP_LT, 3},    {TK_LE, OP_LE, 3},
+    {TK_GT, OP_GT, 3},       {TK_GE, OP_GE, 3},    {TK_PLUS, OP_ADD, 4},
+    {TK_MINUS, OP_SUB, 4},   {TK_STAR, OP_MUL, 5}, {TK_SLASH, OP_DIV, 5},
     {TK_PERCENT, OP_MOD, 5},
 };
 
@@ -687,8 +702,8 @@ static void region_stmt(parser *p, mapopt__stmt *s) {
  *             | "Align" ( "==" | "!=" | "<" | "<=" | ">" | ">=" ) INT */
 static void constraint(parser *p, mapopt__constraint *c) {
   static const mapopt__cons_kind kinds[] = {
-      CONS_SOA,   CONS_AOS,   CONS_C_ORDER, CONS_F_ORDER,
-      CONS_COMPACT, CONS_EXACT, CONS_ALIGN, CONS_NO_ALIGN};
+      CONS_SOA,     CONS_AOS,   CONS_C_ORDER, CONS_F_ORDER,
+      CONS_COMPACT, CONS_EXACT, CONS_ALIGN,   CONS_NO_ALIGN};
   _Static_assert(TK_NO_ALIGN - TK_SOA + 1 == sizeof kinds / sizeof kinds[0],
                  "one constraint kind per constraint word");
   c->loc = p->lx.tok.loc;

@@ -246,15 +246,14 @@ static void kinds(const uint8_t *k, int n, bool mem, mapopt__strbuf *sb) {
 
 static void constraint(const mapopt__constraint *c, mapopt__strbuf *sb) {
   static const char *const names[] = {
-      [CONS_SOA] = "SOA",         [CONS_AOS] = "AOS",
-      [CONS_C_ORDER] = "C_order", [CONS_F_ORDER] = "F_order",
-      [CONS_COMPACT] = "Compact", [CONS_EXACT] = "Exact",
+      [CONS_SOA] = "SOA",           [CONS_AOS] = "AOS",
+      [CONS_C_ORDER] = "C_order",   [CONS_F_ORDER] = "F_order",
+      [CONS_COMPACT] = "Compact",   [CONS_EXACT] = "Exact",
       [CONS_NO_ALIGN] = "No_Align", [CONS_ALIGN] = "Align"};
   mapopt__sb_putc(sb, ' ');
   mapopt__sb_puts(sb, names[c->kind]);
   if (c->kind == CONS_ALIGN)
-    mapopt__sb_printf(sb, "%s%" PRId64, mapopt__op_text(c->align_op),
-                      c->align);
+    mapopt__sb_printf(sb, "%s%" PRId64, mapopt__op_text(c->align_op), c->align);
 }
 
 static void stmt(const mapopt__ast *ast, const mapopt__stmt *s,

@@ -1,0 +1,122 @@
+#!/bin/sh
+# End-to-end tests of the mapopt program: exit statuses, diagnostics on
+# stderr, --json, fmt -i (atomic, never on invalid input), show, and bad
+# input of every kind (never a crash). Usage: test_cli.sh MAPOPT_BINARY
+set -u
+M=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect_rc WANT CMD...: runs CMD with stdout in out, stderr in err.
+expect_rc() {
+  want=$1; shift
+  "$@" >out 2>err
+  rc=$?
+  if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, want $want"; cat err; fi
+}
+# expect_in FILE TEXT: FILE contains the fixed string TEXT.
+expect_in() {
+  if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi
+}
+
+# ---- usage -----------------------------------------------------------------
+expect_rc 0 "$M" --help;            expect_in out "usage: mapopt COMMAND"
+expect_rc 2 "$M"
+expect_rc 2 "$M" nosuch;            expect_in err "unknown command 'nosuch'"
+for c in check fmt show; do
+  expect_rc 0 "$M" $c --help;       expect_in out "usage: mapopt $c"
+done
+expect_rc 2 "$M" check;             expect_in err "no input file"
+expect_rc 2 "$M" check --bogus x;   expect_in err "unknown option '--bogus'"
+expect_rc 2 "$M" check --machine 'nodes=2 tpu=1' x.map
+expect_in err "unknown key 'tpu'"
+expect_rc 2 "$M" show x.map --point 1,2
+expect_rc 2 "$M" show x.map --task t --point 9 --space 8
+expect_in err "outside --space"
+
+# ---- check -----------------------------------------------------------------
+printf 'Task * GPU;\nRegion * * GPU FBMEM;\n' > good.map
+expect_rc 0 "$M" check good.map
+printf 'Task main CPU' > eof.map
+expect_rc 1 "$M" check eof.map
+expect_in err "eof.map:1:14: error: syntax error, unexpected end of file, expecting ',' or ';'"
+printf 'Task step GPU;\nTask step CPU;\n' > dup.map
+expect_rc 0 "$M" check dup.map
+expect_in err "dup.map:2:6: warning: duplicate Task binding for step ignored; the binding at 1:6 is used"
+expect_rc 1 "$M" check good.map eof.map
+expect_rc 1 "$M" check missing.map; expect_in err "missing.map: error: cannot read file"
+expect_rc 1 "$M" check --json good.map eof.map
+expect_in out '"file": "eof.map"'
+expect_in out '"valid": false'
+expect_in out '"code": "E04"'
+expect_in out '"line": 1'
+expect_in out '"col": 14'
+printf 'x = Machine(GPU).size;\nprint("{}", x);\n' > shape.map
+expect_rc 0 "$M" check --machine 'nodes=3 gpu=2' shape.map
+expect_in out "(3, 2)"
+
+# ---- fmt -------------------------------------------------------------------
+printf 'x=(1+2)*3-(4-5);\n' > f.map
+expect_rc 0 "$M" fmt f.map;         expect_in out "x = (1 + 2) * 3 - (4 - 5);"
+cp f.map f.orig
+expect_rc 0 "$M" fmt -i f.map;      expect_in f.map "x = (1 + 2) * 3 - (4 - 5);"
+cp eof.map eof.orig
+expect_rc 1 "$M" fmt -i eof.map
+if cmp -s eof.map eof.orig; then ok; else bad "fmt -i modified an invalid file"; fi
+expect_rc 0 "$M" fmt -i f.map
+if [ "$(ls | grep -c tmp)" = 0 ]; then ok; else bad "fmt -i left a temporary file"; fi
+
+# ---- show ------------------------------------------------------------------
+cat > s.map <<'MAP'
+g = Machine(GPU);
+def bc(Task t) { i = t.ipoint[0]; return g[i / g.size[1], i % g.size[1]]; }
+IndexTaskMap step bc;
+def bad(Task t) { return g[0, t.ipoint[0]]; }
+IndexTaskMap tile bad;
+Region step halo GPU ZCMEM;
+Layout * * * AOS C_order;
+MAP
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task step --point 5 --space 8 --region halo@1 --dims 2
+expect_in out "runs on GPU(1, 1) (IndexTaskMap bc)"
+expect_in out "return GPU(1, 1)"
+expect_in out "memory ZCMEM, layout AOS C_order: F, Y, X"
+expect_rc 1 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task tile --point 4 --space 8
+expect_in err "s.map:4:27: mapping error: Slice processor index out of bound! 4 >= 4"
+expect_in err "s.map: note: while placing point (4,) of task 'tile' with 'bad'"
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4' --task step --point 6 --space 8 --variants CPU,GPU
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task log --variants CPU --parent 'main@CPU(0,0)'
+expect_in out "runs on CPU(0, 0) (default placement"
+
+# ---- bad input never crashes ----------------------------------------------
+printf 'x = 3 \000 4;\n' > nul.map
+expect_rc 1 "$M" check nul.map;     expect_in err "nul.map:1:7: error: Unrecognized character: \\x00"
+printf 'Task * GPU; # caf\303\251\nx = \377;\n' > utf.map
+expect_rc 1 "$M" check utf.map;     expect_in err "utf.map:2:5: error: Unrecognized character: \\xFF"
+printf 'def f(Task t): return 0;\n' > py.map
+expect_rc 1 "$M" check py.map;      expect_in err "py.map:1:14: error: syntax error, unexpected ':', expecting '{'"
+awk 'BEGIN { printf "x = "; for (i = 0; i < 100000; i++) printf "(1 + "; printf "1"; for (i = 0; i < 100000; i++) printf ")"; print ";" }' > deep.map
+expect_rc 1 "$M" check deep.map;    expect_in err "nested too deeply"
+# A 1 MB program on one line (a minified mapper): 60000 statements.
+awk 'BEGIN { for (i = 0; i < 60000; i++) printf "v%d = (%d, 2) * (3, 3); ", i, i; print "print(\"{}\", v59999);" }' > long.map
+expect_rc 0 "$M" check long.map;    expect_in out "(179997, 6)"
+# A left-nested chain deeper than the bound is refused with a location.
+awk 'BEGIN { printf "x = 0"; for (i = 0; i < 200000; i++) printf " + 1"; print ";" }' > chain.map
+expect_rc 1 "$M" check chain.map;   expect_in err "chain.map:1:"
+printf 'def r(int n) { return r(n + 1); }\nx = r(0);\n' > rec.map
+expect_rc 1 "$M" check rec.map
+expect_in err "recursion depth limit (64) exceeded in call to 'r'"
+expect_in err "rec.map:2:5: note: called from here"
+printf 'x = 99999999999999999999;\n' > big.map
+expect_rc 1 "$M" check big.map
+expect_in err "big.map:1:5: error: integer literal out of range: 99999999999999999999"
+mkdir dir.map
+expect_rc 1 "$M" check dir.map
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
