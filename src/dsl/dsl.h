@@ -160,9 +160,10 @@ void mapopt__value_print(const mapopt_program *prog, const mapopt__value *v,
 const char *mapopt__value_type_name(const mapopt__value *v);
 
 /* Emits one print line through the program's callback, applying the
- * 1000-line cap (W15 to diags once). Thread-safe. */
+ * 1000-line cap: W15, once, at the first suppressed print (loc).
+ * Thread-safe. */
 void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
-                            mapopt_diags *diags);
+                            mapopt_diags *diags, mapopt__loc loc);
 
 /* Scratch states for queries. NULL on ENOMEM. */
 mapopt__scratch *mapopt__scratch_get(mapopt_program *prog);

@@ -290,8 +290,12 @@ static bool vl_push(ev_t *ev, vlist *l, const value *v, mapopt__loc loc) {
  * wildcard item (allowed only where the grammar put one) is kept as V_UNSET
  * marker with i = 1. */
 static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
-  out->items = NULL;
-  out->n = out->cap = 0;
+  /* Sized for the common case without unpacking: one allocation. */
+  out->n = 0;
+  out->cap = list->n > 0 ? list->n : 1;
+  out->items = mapopt__arena_alloc(ev->arena, (size_t)out->cap * sizeof(value));
+  if (!out->items)
+    return nomem(ev, list->n ? list->items[0]->loc : (mapopt__loc){0, 0});
   for (int i = 0; i < list->n; i++) {
     const mapopt__expr *it = list->items[i];
     value v;
@@ -481,19 +485,17 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!eval(ev, e->u.binary.lhs, &a))
     return false;
   if (op == OP_AND || op == OP_OR) {
-    if (a.kind != V_BOOL)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: operand of '%s' must be bool, got %s",
-                  mapopt__op_text(op), tname(&a));
-    if ((op == OP_AND) != a.u.b) { /* decided: false && _, true || _ */
+    /* Short-circuit: a bool left operand that decides the result ends
+     * the evaluation. Otherwise both operands are evaluated, left to
+     * right, and must be bools. */
+    if (a.kind == V_BOOL && (op == OP_AND) != a.u.b) {
       *out = a;
       return true;
     }
     if (!eval(ev, e->u.binary.rhs, &b))
       return false;
-    if (b.kind != V_BOOL)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: operand of '%s' must be bool, got %s",
+    if (a.kind != V_BOOL || b.kind != V_BOOL)
+      return fail(ev, "R02", e->loc, "type mismatch: %s %s %s", tname(&a),
                   mapopt__op_text(op), tname(&b));
     *out = b;
     return true;
@@ -508,8 +510,8 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
   }
   if (is_arith(op) && is_int_tuple(&a) && is_int_tuple(&b)) {
     value ta[2], tb[2];
-    const value *ia, *ib;
-    int na, nb;
+    const value *ia = NULL, *ib = NULL;
+    int na = 0, nb = 0;
     as_seq(&a, ta, &ia, &na);
     as_seq(&b, tb, &ib, &nb);
     if (na != nb)
@@ -681,16 +683,15 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
   key[0] = n;
   memcpy(key + 1, l, (size_t)k * sizeof *l);
   size_t klen = (size_t)(k + 1) * sizeof *key;
-  if (!p->no_memo) {
-    pthread_mutex_lock(&p->lock);
-    mapopt__map_entry *hit =
-        mapopt__map_find(&p->decompose_memo, (const char *)key, klen);
-    if (hit)
-      memcpy(res, hit->value, (size_t)k * sizeof *res);
-    pthread_mutex_unlock(&p->lock);
-    if (hit)
-      return step(ev, 1, loc);
-  }
+  /* Always memoized: no_memo turns off only the index-map result cache. */
+  pthread_mutex_lock(&p->lock);
+  mapopt__map_entry *hit =
+      mapopt__map_find(&p->decompose_memo, (const char *)key, klen);
+  if (hit)
+    memcpy(res, hit->value, (size_t)k * sizeof *res);
+  pthread_mutex_unlock(&p->lock);
+  if (hit)
+    return step(ev, 1, loc);
   int64_t steps = ev->steps;
   mapopt__ms_err r = mapopt__factor_decompose(n, l, k, res, &steps,
                                               MAPOPT__DSL_STEP_LIMIT);
@@ -698,8 +699,6 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
     return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
                 MAPOPT__DSL_STEP_LIMIT);
   ev->steps = steps;
-  if (p->no_memo)
-    return true;
   pthread_mutex_lock(&p->lock);
   char *kcopy = mapopt__arena_alloc(&p->cache_arena, klen);
   int64_t *vcopy =
@@ -873,21 +872,42 @@ static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
   return mk_int_tuple(ev, coords, m->ndims, out, loc);
 }
 
+/*
+ * The int tuples that live in a model or a task -- machine.size,
+ * task.ipoint, task.ispace -- without building a tuple: *vals points into
+ * the machine or the task. Returns false with no error when e is not such a
+ * property of base, and false with an error for a task that lacks it.
+ */
+static bool int_property(ev_t *ev, const mapopt__expr *e, const value *base,
+                         const int64_t **vals, int *n, bool *handled) {
+  mapopt__member m = e->u.member.member;
+  *handled = false;
+  if (e->u.member.call)
+    return false;
+  if (base->kind == V_MACHINE && m == MEM_SIZE) {
+    *handled = true;
+    *vals = base->u.ms->size;
+    *n = base->u.ms->ndims;
+    return true;
+  }
+  if (base->kind != V_TASK || (m != MEM_IPOINT && m != MEM_ISPACE))
+    return false;
+  *handled = true;
+  const mapopt__taskobj *t = base->u.task;
+  if (t->is_parent || !t->ref->is_index)
+    return fail(ev, "R19", e->loc,
+                "task.%s is only defined for index-launched tasks",
+                mapopt__member_text(m));
+  *vals = m == MEM_IPOINT ? t->ref->point : t->ref->extents;
+  *n = t->ref->dims;
+  return true;
+}
+
 static bool task_member(ev_t *ev, const mapopt__expr *e,
                         const mapopt__taskobj *t, const vlist *args,
                         value *out) {
   const mapopt_task_ref *r = t->ref;
   switch (e->u.member.member) {
-  case MEM_IPOINT:
-  case MEM_ISPACE:
-    if (t->is_parent || !r->is_index)
-      return fail(ev, "R19", e->loc,
-                  "task.%s is only defined for index-launched tasks",
-                  mapopt__member_text(e->u.member.member));
-    return mk_int_tuple(ev,
-                        e->u.member.member == MEM_IPOINT ? r->point
-                                                         : r->extents,
-                        r->dims, out, e->loc);
   case MEM_PARENT: {
     if (!t->is_parent && r->is_index)
       return fail(ev, "R20", e->loc,
@@ -917,10 +937,10 @@ static bool is_property(mapopt__member m) {
   return m <= MEM_PARENT;
 }
 
-static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
-  value base;
-  if (!eval(ev, e->u.member.base, &base))
-    return false;
+/* base.member[(args)] once base is evaluated. */
+static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
+                      value *out) {
+  value base = *basep;
   mapopt__member mem = e->u.member.member;
   const char *name = mapopt__member_text(mem);
   if (is_property(mem) && e->u.member.call)
@@ -929,6 +949,13 @@ static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!is_property(mem) && !e->u.member.call)
     return fail(ev, "R02", e->loc, "type mismatch: method '%s' must be called",
                 name);
+  const int64_t *vals = NULL;
+  int n = 0;
+  bool handled;
+  if (int_property(ev, e, &base, &vals, &n, &handled))
+    return mk_int_tuple(ev, vals, n, out, e->loc);
+  if (handled)
+    return false;
   vlist args = {0};
   if (e->u.member.call && !eval_items(ev, &e->u.member.args, &args))
     return false;
@@ -937,8 +964,6 @@ static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
     return task_member(ev, e, base.u.task, &args, out);
   if (base.kind == V_MACHINE) {
     const mapopt__mspace *m = base.u.ms;
-    if (mem == MEM_SIZE)
-      return mk_int_tuple(ev, m->size, m->ndims, out, e->loc);
     if (mem == MEM_LEN) {
       *out = mk_int(m->ndims);
       return true;
@@ -970,14 +995,14 @@ static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
     }
     value tmp[2];
     const value *items;
-    int n;
-    as_seq(&base, tmp, &items, &n);
+    int len;
+    as_seq(&base, tmp, &items, &len);
     if (mem == MEM_LEN) {
-      *out = mk_int(n);
+      *out = mk_int(len);
       return true;
     }
     int64_t v = 1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < len; i++) {
       if (items[i].kind != V_INT)
         return fail(ev, "R02", e->loc,
                     "type mismatch: 'volume' needs an int tuple");
@@ -991,39 +1016,106 @@ static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
               name, tname(&base));
 }
 
+static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
+  value base;
+  return eval(ev, e->u.member.base, &base) && member_of(ev, e, &base, out);
+}
+
 /* ---- subscripts -------------------------------------------------------- */
 
-static bool index_expr(ev_t *ev, const mapopt__expr *e, value *out) {
-  value base;
-  if (!eval(ev, e->u.index.base, &base))
-    return false;
-  vlist subs;
-  if (!eval_items(ev, &e->u.index.subs, &subs))
-    return false;
-  if (base.kind == V_MACHINE)
-    return index_machine(ev, base.u.ms, &subs, e->loc, out);
-  for (int i = 0; i < subs.n; i++)
-    if (subs.items[i].kind == V_UNSET)
-      return fail(ev, "R14", e->loc,
-                  "'*' wildcard is only allowed when indexing a machine model");
-  value tmp[2];
-  const value *items;
-  int n;
-  if (!as_seq(&base, tmp, &items, &n))
-    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be indexed",
-                tname(&base));
-  if (subs.n != 1 || subs.items[0].kind != V_INT)
-    return fail(ev, "R02", e->loc,
-                "type mismatch: a tuple index must be a single int");
-  int64_t i = subs.items[0].u.i;
-  int64_t j = i < 0 ? i + n : i;
-  if (j < 0 || j >= n)
+/* t[i] for a tuple of n values; R07 when i is out of range. */
+static bool tuple_at(ev_t *ev, const mapopt__expr *e, int64_t i, int n,
+                     int64_t *j) {
+  *j = i < 0 ? i + n : i;
+  if (*j < 0 || *j >= n)
     return fail(ev, "R07", e->loc,
                 "index %" PRId64 " out of bound for tuple of length %d "
                 "(Index out of bound for TupleIntNode)",
                 i, n);
+  return true;
+}
+
+/* base[subs] once both are evaluated. */
+static bool index_value(ev_t *ev, const mapopt__expr *e, const value *base,
+                        const vlist *subs, value *out) {
+  if (base->kind == V_MACHINE)
+    return index_machine(ev, base->u.ms, subs, e->loc, out);
+  for (int i = 0; i < subs->n; i++)
+    if (subs->items[i].kind == V_UNSET)
+      return fail(ev, "R14", e->loc,
+                  "'*' wildcard is only allowed when indexing a machine model");
+  value tmp[2];
+  const value *items = NULL;
+  int n = 0;
+  if (!as_seq(base, tmp, &items, &n))
+    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be indexed",
+                tname(base));
+  if (subs->n != 1 || subs->items[0].kind != V_INT)
+    return fail(ev, "R02", e->loc,
+                "type mismatch: a tuple index must be a single int");
+  int64_t j;
+  if (!tuple_at(ev, e, subs->items[0].u.i, n, &j))
+    return false;
   *out = items[j];
   return true;
+}
+
+/*
+ * m.size[i], t.ipoint[i], t.ispace[i]: the hottest idiom of mapping
+ * functions, read in place. Same result, errors and step charges as
+ * building the tuple and indexing it. Returns false with *handled false
+ * when e is not that idiom.
+ */
+static bool index_property(ev_t *ev, const mapopt__expr *e, value *out,
+                           bool *handled) {
+  const mapopt__expr *mem = e->u.index.base;
+  const mapopt__expr_list *subs = &e->u.index.subs;
+  *handled = false;
+  if (mem->kind != EX_MEMBER || mem->u.member.call || subs->n != 1 ||
+      subs->items[0]->kind == EX_UNPACK || subs->items[0]->kind == EX_WILDCARD)
+    return false;
+  mapopt__member m = mem->u.member.member;
+  if (m != MEM_SIZE && m != MEM_IPOINT && m != MEM_ISPACE)
+    return false;
+  *handled = true;
+  value base, idx;
+  if (!step(ev, 1, mem->loc) || !eval(ev, mem->u.member.base, &base))
+    return false;
+  const int64_t *vals = NULL;
+  int n = 0;
+  bool known;
+  if (!int_property(ev, mem, &base, &vals, &n, &known)) {
+    if (known)
+      return false;
+    /* A tuple's .size, or an error: the general path says which. */
+    value tuple;
+    if (!member_of(ev, mem, &base, &tuple) || !eval(ev, subs->items[0], &idx))
+      return false;
+    vlist one = {&idx, 1, 1};
+    return index_value(ev, e, &tuple, &one, out);
+  }
+  if (!step(ev, n, mem->loc) || !eval(ev, subs->items[0], &idx))
+    return false;
+  if (idx.kind != V_INT)
+    return fail(ev, "R02", e->loc,
+                "type mismatch: a tuple index must be a single int");
+  int64_t j;
+  if (!tuple_at(ev, e, idx.u.i, n, &j))
+    return false;
+  *out = mk_int(vals[j]);
+  return true;
+}
+
+static bool index_expr(ev_t *ev, const mapopt__expr *e, value *out) {
+  bool handled;
+  bool ok = index_property(ev, e, out, &handled);
+  if (handled)
+    return ok;
+  value base;
+  vlist subs;
+  return eval(ev, e->u.index.base, &base) &&
+         eval_items(ev, &e->u.index.subs, &subs) &&
+         index_value(ev, e, &base, &subs, out);
 }
 
 static bool slice_bound(ev_t *ev, const mapopt__expr *x, int64_t *v,
@@ -1249,7 +1341,8 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
   if (ok && sb.failed)
     ok = nomem(ev, s->loc);
   if (ok)
-    mapopt__dsl_emit_print(ev->prog, sb.data ? sb.data : "", ev->env->diags);
+    mapopt__dsl_emit_print(ev->prog, sb.data ? sb.data : "", ev->env->diags,
+                           s->loc);
   mapopt__sb_destroy(&sb);
   return ok;
 }
@@ -1312,7 +1405,10 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
 static void ev_init(ev_t *ev, const mapopt__eval_env *env,
                     mapopt__eval_error *err, frame *fr) {
   memset(ev, 0, sizeof *ev);
-  memset(err, 0, sizeof *err);
+  /* The error's text buffers are written only when it fails. */
+  err->failed = false;
+  err->in_call = false;
+  err->code[0] = '\0';
   ev->env = env;
   ev->prog = env->prog;
   ev->arena = env->arena;

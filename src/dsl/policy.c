@@ -184,7 +184,7 @@ bool mapopt_policy_replicated(const mapopt_program *prog, const char *task,
 /* ---- print, scratch ----------------------------------------------------- */
 
 void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
-                            mapopt_diags *diags) {
+                            mapopt_diags *diags, mapopt__loc loc) {
   bool emit = false, truncate = false;
   pthread_mutex_lock(&prog->lock);
   if (prog->printed < MAPOPT__DSL_PRINT_LIMIT) {
@@ -198,7 +198,8 @@ void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
   if (emit && prog->print)
     prog->print(prog->print_ud, line);
   if (truncate && diags)
-    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file, 0, 0,
+    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file,
+                     loc.line, loc.col,
                      "print output truncated after %d lines",
                      MAPOPT__DSL_PRINT_LIMIT);
 }
@@ -313,11 +314,14 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
   size_t klen = (size_t)(2 + 2 * dims) * sizeof(int64_t) + tlen;
   char kbuf[1024];
   bool memo = !prog->no_memo && klen <= sizeof kbuf;
+  /* The context line of a mapping error is built only when one occurs. */
   char context[512], pbuf[256];
-  format_point(pbuf, sizeof pbuf, dims, point);
-  snprintf(context, sizeof context,
-           "while placing point %s of task '%s' with '%s'", pbuf, task,
-           mapopt__sym_name(&prog->ast, fn->u.def.sym));
+#define INDEX_CONTEXT()                                                        \
+  (format_point(pbuf, sizeof pbuf, dims, point),                               \
+   snprintf(context, sizeof context,                                           \
+            "while placing point %s of task '%s' with '%s'", pbuf, task,       \
+            mapopt__sym_name(&prog->ast, fn->u.def.sym)),                      \
+   context)
   if (memo) {
     int64_t hdr[2] = {kind, dims};
     memcpy(kbuf, hdr, sizeof hdr);
@@ -334,7 +338,7 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
     if (e) {
       /* Entries and their errors are immutable once inserted. */
       if (hit.err)
-        return report_mapping_error(prog, hit.err, context, diags);
+        return report_mapping_error(prog, hit.err, INDEX_CONTEXT(), diags);
       *out = hit.answer;
       return MAPOPT_OK;
     }
@@ -371,8 +375,9 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
     pthread_mutex_unlock(&prog->lock);
   }
   if (!ok)
-    return report_mapping_error(prog, &err, context, diags);
+    return report_mapping_error(prog, &err, INDEX_CONTEXT(), diags);
   return MAPOPT_OK;
+#undef INDEX_CONTEXT
 }
 
 mapopt_status mapopt_policy_single_map(const mapopt_program *prog,

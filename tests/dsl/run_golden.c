@@ -54,6 +54,8 @@
  *   ?kind TASK             select_kind with TASK's variants: the kind, or
  *                          the R26 message
  *   ?kinds TASK            the raw Task list: "[GPU, CPU]" or "unspecified"
+ *                          (?kinds, ?limit and ?replicated also take task
+ *                          names that are not in A)
  *   ?memory TASK ARG [K]   select_memory on the selected kind (or kind K)
  *   ?memlist TASK ARG [K]  the raw Region candidate list, or "unspecified"
  *   ?layout TASK ARG D [M] resolve_layout for a D-dimensional instance in
@@ -85,7 +87,9 @@
  *
  * Round trip (DSL.md §3.5): for every case whose program compiles, the
  * runner formats it, compiles the formatted text, and checks
- * mapopt_dsl_equal and that formatting again gives the same bytes.
+ * mapopt_dsl_equal and that formatting again gives the same bytes (and, so
+ * that equality is not vacuous, that the text plus one more statement does
+ * not compare equal).
  * `run_golden --roundtrip DIR` does the same for every *.map file under DIR
  * (recursively) with the default machine; it passes with zero files.
  *
@@ -107,7 +111,8 @@
 
 #define FILE_NAME "m.map"
 
-/* ---- small utilities ------------------------------------------------------ */
+/* ---- small utilities ------------------------------------------------------
+ */
 
 typedef struct strlist {
   char **v;
@@ -193,7 +198,8 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
-/* ---- Application A (DSL.md §8) -------------------------------------------- */
+/* ---- Application A (DSL.md §8) --------------------------------------------
+ */
 
 typedef struct app_arg {
   const char *const *names; /* NULL-terminated */
@@ -279,7 +285,8 @@ static mapopt_region_keys app_keys(const app_task *t, int arg) {
   return k;
 }
 
-/* ---- cases ----------------------------------------------------------------- */
+/* ---- cases -----------------------------------------------------------------
+ */
 
 typedef struct gcase {
   char *id;
@@ -373,8 +380,8 @@ static int parse_test_file(const char *path, const char *text, gcase **out,
     switch (state) {
     case PROGRAM:
       if (line[0] == '%') {
-        fprintf(stderr, "%s:%d: directive inside a program: %s\n", path,
-                lineno, line);
+        fprintf(stderr, "%s:%d: directive inside a program: %s\n", path, lineno,
+                line);
         free(line);
         return -1;
       }
@@ -410,12 +417,13 @@ static int parse_test_file(const char *path, const char *text, gcase **out,
   return 0;
 }
 
-/* ---- running a case ------------------------------------------------------- */
+/* ---- running a case -------------------------------------------------------
+ */
 
 typedef struct runner {
   mapopt_ctx *ctx;
-  strlist *out;    /* where print lines go now (NULL: discard) */
-  size_t nprints;  /* print lines seen in the current section */
+  strlist *out;   /* where print lines go now (NULL: discard) */
+  size_t nprints; /* print lines seen in the current section */
   bool countprints;
 } runner;
 
@@ -475,14 +483,15 @@ static void push_diags(strlist *out, const mapopt_diags *diags, size_t from) {
       ok = c[1] >= '0' && c[1] <= '9' && c[2] >= '0' && c[2] <= '9' &&
            c[3] == '\0';
     if (!ok)
-      sl_pushf(out, "!! diagnostic %zu has code '%s', which does not fit its "
-                    "severity %s",
+      sl_pushf(out,
+               "!! diagnostic %zu has code '%s', which does not fit its "
+               "severity %s",
                i, c, mapopt_severity_name(d->severity));
   }
 }
 
-static bool load_shape(const char *spec, mapopt_machine_shape *shape,
-                       char *err, size_t errlen) {
+static bool load_shape(const char *spec, mapopt_machine_shape *shape, char *err,
+                       size_t errlen) {
   const char *text = spec;
   if (!spec || strcmp(spec, "T24") == 0)
     text = "nodes=2 cpu=2 gpu=4 omp=1 rdmem=0";
@@ -539,15 +548,25 @@ typedef struct qctx {
   const mapopt_program *prog;
   mapopt_diags *diags; /* per query */
   strlist *out;
-  const char *q;       /* the query as written */
+  const char *q; /* the query as written */
 } qctx;
 
-#define RESULT(...)                                                            \
-  do {                                                                         \
-    char res_[1024];                                                           \
-    snprintf(res_, sizeof res_, __VA_ARGS__);                                  \
-    sl_pushf(qc->out, "%s => %s", qc->q, res_);                                \
-  } while (0)
+/* Pushes the line "QUERY => RESULT". */
+static void result(qctx *qc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void result(qctx *qc, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = xrealloc(NULL, (size_t)n + 1);
+  vsnprintf(s, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  sl_pushf(qc->out, "%s => %s", qc->q, s);
+  free(s);
+}
+#define RESULT(...) result(qc, __VA_ARGS__)
 
 /* Places point of index task t: the answer in *p, or false after pushing
  * the result line (EMAP or a kind error). */
@@ -639,8 +658,8 @@ static void q_single(qctx *qc, const app_task *t, char **w, int nw) {
   mapopt_task_ref mref = {"main", false, 0, NULL, NULL, {kmain, 0, 0}, NULL};
   int64_t spoint[1] = {0};
   const app_task *stepp = app_find("step");
-  mapopt_task_ref sref = {"step", true, 1, spoint, stepp->extents,
-                          {MAPOPT_PROC_CPU, 0, 0}, &mref};
+  mapopt_task_ref sref = {
+      "step", true, 1, spoint, stepp->extents, {MAPOPT_PROC_CPU, 0, 0}, &mref};
   for (int i = 2; i < nw; i++) {
     if (starts_with(w[i], "parent=step:")) {
       if (parse_coords(w[i] + 12, spoint, 1) != 1) {
@@ -674,8 +693,8 @@ static void q_single(qctx *qc, const app_task *t, char **w, int nw) {
   mapopt_map_answer a;
   memset(&a, 0, sizeof a);
   mapopt_proc_point set[64];
-  mapopt_status st = mapopt_policy_single_map(qc->prog, &self, k, &a, set, 64,
-                                              qc->diags);
+  mapopt_status st =
+      mapopt_policy_single_map(qc->prog, &self, k, &a, set, 64, qc->diags);
   if (st != MAPOPT_OK) {
     RESULT("%s", mapopt_status_name(st));
     if (st == MAPOPT_EMAP && mapopt_diags_errors(qc->diags) == 0)
@@ -782,16 +801,15 @@ static void q_layout(qctx *qc, const app_task *t, int arg, char **w, int nw) {
   len = 0;
   static const char *ops[] = {"", "==", "!=", "<", "<=", ">", ">="};
   if (l.align_op != MAPOPT_ALIGN_NONE)
-    len += (size_t)snprintf(extra + len, sizeof extra - len,
-                            " Align%s%" PRId64,
+    len += (size_t)snprintf(extra + len, sizeof extra - len, " Align%s%" PRId64,
                             (unsigned)l.align_op < 7 ? ops[l.align_op] : "??",
                             l.align);
   if (l.compact)
     len += (size_t)snprintf(extra + len, sizeof extra - len, " Compact");
   if (l.exact)
     snprintf(extra + len, sizeof extra - len, " Exact");
-  RESULT("%s %s (%s)%s", soa ? "SOA" : "AOS", c ? "C_order" : "F_order",
-         order, extra);
+  RESULT("%s %s (%s)%s", soa ? "SOA" : "AOS", c ? "C_order" : "F_order", order,
+         extra);
 }
 
 static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
@@ -812,7 +830,8 @@ static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
   }
   mapopt_region_keys keys = app_keys(t, arg);
   if (!raw) {
-    mapopt_mem_kind m = mapopt_policy_select_memory(qc->prog, t->name, &keys, k);
+    mapopt_mem_kind m =
+        mapopt_policy_select_memory(qc->prog, t->name, &keys, k);
     const char *name = mapopt_mem_kind_name(m);
     RESULT("%s", name ? name : "!! invalid memory kind");
     return;
@@ -871,10 +890,17 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
   int nw = split_words(copy, w, 8);
   const app_task *t = nw >= 2 ? app_find(w[1]) : NULL;
   const char *verb = nw ? w[0] : "";
+  /* The raw table queries also take names that are not in A. */
+  app_task other = {
+      nw >= 2 ? w[1] : "", 0, false, false, 0, {0}, NULL, 0, NULL};
+  if (!t && nw == 2 &&
+      (strcmp(verb, "?kinds") == 0 || strcmp(verb, "?limit") == 0 ||
+       strcmp(verb, "?replicated") == 0))
+    t = &other;
   int arg = -1;
-  bool needs_arg = strcmp(verb, "?memory") == 0 ||
-                   strcmp(verb, "?memlist") == 0 ||
-                   strcmp(verb, "?layout") == 0 || strcmp(verb, "?collect") == 0;
+  bool needs_arg =
+      strcmp(verb, "?memory") == 0 || strcmp(verb, "?memlist") == 0 ||
+      strcmp(verb, "?layout") == 0 || strcmp(verb, "?collect") == 0;
   if (needs_arg && t)
     arg = nw >= 3 ? app_arg_index(t, w[2]) : -1;
   {
@@ -901,9 +927,9 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
         char buf[512];
         size_t len = (size_t)snprintf(buf, sizeof buf, "[");
         for (size_t i = 0; i < n && i < 64; i++)
-          len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
-                                  i ? ", " : "",
-                                  mapopt_proc_kind_name(list[i]));
+          len +=
+              (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
+                               i ? ", " : "", mapopt_proc_kind_name(list[i]));
         snprintf(buf + len, sizeof buf - len, "]");
         RESULT("%s", buf);
       }
@@ -921,8 +947,8 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
         RESULT("%" PRId64, n);
     } else if (strcmp(verb, "?collect") == 0 && nw == 3) {
       mapopt_region_keys keys = app_keys(t, arg);
-      bool col = mapopt_policy_collect(prog, t->name, &keys) &&
-                 t->args[arg].read_only;
+      bool col =
+          mapopt_policy_collect(prog, t->name, &keys) && t->args[arg].read_only;
       RESULT("%s", col ? "yes" : "no");
     } else if (strcmp(verb, "?replicated") == 0 && nw == 2) {
       bool rep = mapopt_policy_replicated(prog, t->name, t->top_level,
@@ -998,6 +1024,26 @@ static bool roundtrip(mapopt_ctx *ctx, const mapopt_program *prog,
     goto done;
   }
   ok = mapopt_dsl_equal(prog, p2);
+  /* A program with one more statement must not compare equal, or the
+   * equality above would prove nothing. */
+  {
+    static const char probe[] = "Task run_golden_probe GPU;\n";
+    char *t3 = xrealloc(NULL, n1 + sizeof probe);
+    memcpy(t3, t1, n1);
+    memcpy(t3 + n1, probe, sizeof probe);
+    mapopt_program *p3 = NULL;
+    mapopt_diags_clear(diags);
+    if (mapopt_dsl_compile(ctx, t3, n1 + sizeof probe - 1, &o, diags, &p3) ==
+        MAPOPT_OK) {
+      if (mapopt_dsl_equal(prog, p3)) {
+        sl_pushf(out, "!! roundtrip: a program with an extra statement "
+                      "compares equal");
+        ok = false;
+      }
+      mapopt_dsl_free(p3);
+    }
+    free(t3);
+  }
 done:
   if (t1)
     mapopt_text_free(ctx, t1);
@@ -1015,8 +1061,7 @@ static void run_case(runner *r, const gcase *c, strlist *out) {
   mapopt_machine_shape shape;
   char err[256];
   if (!load_shape(c->machine, &shape, err, sizeof err)) {
-    sl_pushf(out, "!! bad machine '%s': %s", c->machine ? c->machine : "",
-             err);
+    sl_pushf(out, "!! bad machine '%s': %s", c->machine ? c->machine : "", err);
     return;
   }
   /* The program text. */
@@ -1189,7 +1234,8 @@ static int run_file(const char *path, const char *only, bool verbose) {
   return failed ? 1 : 0;
 }
 
-/* ---- round trip over the mapper collection -------------------------------- */
+/* ---- round trip over the mapper collection --------------------------------
+ */
 
 typedef struct rt_stats {
   size_t files, failed;
