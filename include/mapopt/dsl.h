@@ -113,7 +113,7 @@ typedef struct mapopt_dsl_options {
   void *print_ud;
   bool no_memo;                       /* disable memoization (benchmarks) */
   /* Evaluation trace for tools (`mapopt show`): when set, each statement a
-   * mapping function executes is reported as one line ("3:5: i = 5"), and
+   * mapping function executes is reported as one line ("f 3:5: i = 5"), and
    * memoization is off. */
   mapopt_print_fn trace;
   void *trace_ud;

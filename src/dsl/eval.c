@@ -1348,13 +1348,14 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
 }
 
 /* Reports one executed statement to the trace callback, indented by call
- * depth: "3:5: i = 5" or "4:5: return GPU(1, 1)". */
+ * depth: "f 3:5: i = 5" or "f 4:5: return GPU(1, 1)". */
 static void trace(ev_t *ev, const mapopt__stmt *s, const char *what,
                   const value *v) {
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);
-  mapopt__sb_printf(&sb, "%*s%d:%d: %s", 2 * (ev->depth - 1), "", s->loc.line,
-                    s->loc.col, what);
+  mapopt__sb_printf(&sb, "%*s%s %d:%d: %s", 2 * (ev->depth - 1), "",
+                    mapopt__sym_name(&ev->prog->ast, ev->fr->fn->u.def.sym),
+                    s->loc.line, s->loc.col, what);
   mapopt__value_print(ev->prog, v, &sb);
   if (!sb.failed)
     ev->prog->trace(ev->prog->trace_ud, sb.data);

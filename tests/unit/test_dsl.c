@@ -283,9 +283,9 @@ static void test_trace(void **state) {
                                            MAPOPT_PROC_GPU, &ans, diags),
                    MAPOPT_OK);
   assert_int_equal(tr.n, 3);
-  assert_string_equal(tr.text[0], "  2:18: return 6");
-  assert_string_equal(tr.text[1], "4:5: i = 6");
-  assert_string_equal(tr.text[2], "5:5: return GPU(0, 2)");
+  assert_string_equal(tr.text[0], "  two 2:18: return 6");
+  assert_string_equal(tr.text[1], "f 4:5: i = 6");
+  assert_string_equal(tr.text[2], "f 5:5: return GPU(0, 2)");
   mapopt_dsl_free(prog);
   mapopt_diags_free(diags);
   mapopt_ctx_free(ctx);
