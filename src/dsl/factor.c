@@ -337,7 +337,8 @@ mapopt__ms_err mapopt__factor_decompose(int64_t n, const int64_t *l, int k,
     if (__builtin_mul_overflow(total, binom(c.a[lev] + k - 1, k - 1), &total))
       total = INT64_MAX;
   }
-  if (*steps > step_limit || total > step_limit - *steps)
+  /* A saturated count cannot be enumerated under any budget. */
+  if (total == INT64_MAX || *steps > step_limit || total > step_limit - *steps)
     return MS_R23;
   *steps += total;
 

@@ -87,7 +87,8 @@ void mapopt__ms_base(mapopt__mspace *m, int proc_kind, int64_t nodes,
  *   MS_SLICE: a = d, lo, hi     MS_REVERSE: a = d
  *   MS_FACTORS: a = d, factors[0..nf) already computed by the caller
  * name is the DSL method name used in messages ("split", "balance_split").
- * Returns MS_OK, or MS_R15 with the exact DSL.md message in err.
+ * Returns MS_OK, or MS_R15 with the exact DSL.md message in err (MS_R06
+ * "integer overflow" if a merged size overflows).
  */
 mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
                                     const char *name, int a, int b, int64_t f,
@@ -99,7 +100,8 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
 /*
  * Inverse mapping (indexing without wildcards): coords has m->ndims
  * non-negative entries. Writes the processor (node, local index) on
- * success. Errors: R12, R25, R10, R11 with the DSL.md §7.4 messages.
+ * success. Errors: R12, R25, R10, R11 with the DSL.md §7.4 messages;
+ * R06 "integer overflow" if an inverse map overflows int64.
  */
 mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
                                   const int64_t *coords, int64_t *node,
@@ -107,7 +109,8 @@ mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
 
 /*
  * Forward mapping of processor (node, proc) into m (task.processor(m)):
- * writes m->ndims coordinates to out. Error: R21.
+ * writes m->ndims coordinates to out. Error: R21 (R06 on overflow, only
+ * possible for a processor far outside the base model).
  */
 mapopt__ms_err mapopt__ms_forward(const mapopt__mspace *m, int64_t node,
                                   int64_t proc, int64_t *out, char *err,

@@ -200,8 +200,11 @@ static const inv_case inv_cases[] = {
      "Slice processor index out of bound! 0 >= 0"},
     {2, 0, "merge(0,1)", "(0)", "(0)", MS_R11, 0, 0,
      "Slice processor index out of bound! 0 >= 0"},
-    {2, 0, "merge(1,0)", "(0)", "(3)", MS_R10, 0, 0,
-     "Sharding node index out of bound! 3 >= 2"},
+    {2, 0, "merge(1,0)", "(0)", "(3)", MS_R11, 0, 0,
+     "Slice processor index out of bound! 1 >= 0"},
+    /* Merging over a zero-sized dimension b keeps the value in b. */
+    {2, 0, "merge(0,1)", "(0)", "(3)", MS_R11, 0, 0,
+     "Slice processor index out of bound! 3 >= 0"},
     /* Case 87: the slice bound. */
     {2, 4, "slice(1,1,2)", NULL, "(0,2)", MS_R25, 0, 0,
      "machine index out of bound for sliced dimension 1: 2 > 1"},
@@ -770,13 +773,22 @@ static void test_decompose_budget(void **state) {
       mapopt__factor_decompose(INT64_C(1) << 62, l16, 16, out, &steps, 1000000),
       MS_R23);
   assert_int_equal(steps, 0);
-  assert_int_equal(
-      mapopt__factor_decompose(INT64_C(1) << 62, l16, 16, out, &steps, NOLIM),
-      MS_R23);
-  /* 2*3*5*...*47 (15 distinct primes) over 16 slots: 16^15 saturates. */
+  /* Exactly C(77, 15) candidates: one short of the budget fails. */
+  assert_int_equal(mapopt__factor_decompose(INT64_C(1) << 62, l16, 16, out,
+                                            &steps, INT64_C(3527930788646879)),
+                   MS_R23);
+  assert_int_equal(steps, 0);
+  /* 2*3*5*...*47 (15 distinct primes) over 16 slots: 16^15 candidates. */
   int64_t primorial = INT64_C(614889782588491410);
-  assert_int_equal(
-      mapopt__factor_decompose(primorial, l16, 16, out, &steps, NOLIM), MS_R23);
+  assert_int_equal(mapopt__factor_decompose(primorial, l16, 16, out, &steps,
+                                            (INT64_C(1) << 60) - 1),
+                   MS_R23);
+  /* 2^30 * 3^18 over 16 slots: the count overflows int64 and saturates,
+   * which fails even without a limit. */
+  assert_int_equal(mapopt__factor_decompose(INT64_C(415989582513831936), l16,
+                                            16, out, &steps, NOLIM),
+                   MS_R23);
+  assert_int_equal(steps, 0);
   /* Already over budget. */
   steps = 7;
   assert_int_equal(mapopt__factor_decompose(4, l3, 3, out, &steps, 6), MS_R23);
