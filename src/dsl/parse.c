@@ -68,7 +68,7 @@ static int cmp_spelling(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* "syntax error, unexpected ⟨tok⟩[, expecting ⟨list⟩]" at the current token. */
+/* "syntax error, unexpected TOK[, expecting LIST]" at the current token. */
 static _Noreturn void syntax_error(parser *p) {
   const mapopt__token *t = &p->lx.tok;
   mapopt__strbuf sb;

@@ -711,6 +711,112 @@ static void test_print(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* §8 case 14: every snippet of §8 that parses round-trips (the canonical
+ * text itself is pinned by print_cases above). */
+static const char *const corpus[] = {
+    "Task * GPU; # one\n// two\n",
+    "x = 010; def z() { return 7; } y = z();",
+    "def f(int a, int a) { return a; }",
+    "Task * GPU, OMP, CPU; Task log CPU;",
+    "Task sum GPU, CPU;",
+    "Task step, leaf CPU;",
+    "Region * * GPU FBMEM; Region step halo GPU ZCMEM;",
+    "Region step 1 GPU ZCMEM; Region * all_cells GPU ZCMEM;",
+    "Task step CPU; Region * * CPU FBMEM, SOCKMEM, SYSMEM;",
+    "Region main * CPU VIRTUAL;",
+    "Layout * * * SOA AOS C_order;",
+    "Layout * * * AOS; Layout * * FBMEM C_order;",
+    "Layout * * GPU C_order; Layout * * FBMEM AOS;",
+    "Layout * * * Align==64 No_Align; Layout * * * Align==48; "
+    "Layout * * * Exact;",
+    "Layout step 0 * C_order; CollectMemory step 1;",
+    "InstanceLimit leaf 2; InstanceLimit leaf GPU 2; InstanceLimit leaf 0;",
+    "CollectMemory step *;",
+    "ControlReplicate main; ControlReplicate log, sum;",
+    "g = Machine(GPU);\n"
+    "def bc(Task t) { i = t.ipoint[0]; return g[i / g.size[1], i % "
+    "g.size[1]]; } IndexTaskMap step bc;",
+    "def bad(Task t) { i = t.ipoint[0]; return g[i % g.size[0], i / "
+    "g.size[0] % g.size[1]]; }",
+    "def bad(Task t) { i = t.ipoint[0]; n = i * g.size[0] / t.ispace[0]; "
+    "b = t.ispace[0] / g.size[0]; return g[n, i % b * g.size[1] / b]; }",
+    "f = g.merge(0, 1); def bad(Task t) { i = t.ipoint[0]; return f[i]; }",
+    "c = Machine(CPU); def k(Task t) { return c[0, 0]; } IndexTaskMap step k;",
+    "def bad(Task t) { return (0, t.ipoint[0] % 4); }",
+    "IndexTaskMap * fa; IndexTaskMap GPU fb; IndexTaskMap step fc;",
+    "IndexTaskMap step f;\ndef f(Task t) { return g[0, 0]; }",
+    "def bad(Task t) { return g[0, *]; }",
+    "def same(Task t) { return g[*t.parent.processor(g)]; } "
+    "SingleTaskMap leaf same;",
+    "def h(Task t) { return g[t.parent.processor(g)[0], *]; }",
+    "SingleTaskMap GPU f; SingleTaskMap * h;",
+    "x = g.size; y = g.len; z = g.volume; w = g[:-1];",
+    "x = Machine(OMP).size; y = Machine(OMP)[0, 0];",
+    "x = g.slice(1, 3, 3); y = Machine(GPU).balance_split(1, 2).size;",
+    "x = m.auto_split(0, (3, 5)).size; y = m.greedy_split(0, (3, 5)).size;",
+    "x = g.split(1, 3); y = g.merge(1, 1); z = g.slice(1, 2, 4); "
+    "w = g.swap(0, 2); v = g.auto_split(0, (4, 0));",
+    "x = g[0, 0].has(FBMEM); y = Machine(CPU)[1, 1].has(SOCKMEM); "
+    "z = g[0, *].has(FBMEM);",
+    "x = -7 / 2; y = -7 % 2; z = 7 % -2; w = 7 / 0; "
+    "v = 9223372036854775807 + 1;",
+    "x = 3; y = -x; z = -(1, 2); b = !(1 < 2); c = !3;",
+    "x = False && 1 / 0 == 0; y = True || 1 / 0 == 0;",
+    "x = 1 == 2 ? 10 : 2 == 2 ? 20 : 30; y = 3 ? 1 : 2;",
+    "x = (4, 6) / (2, 3); y = (1, 2) + (1, 2, 3); z = (1, 2) + 1;",
+    "x = (5, 6, 7)[-1]; y = (5, 6, 7)[3];",
+    "a = t[1:]; b = t[:-1]; c = t[0:3]; d = t[1:0]; e = t[5:]; f = t[0:4];",
+    "x = (*(1, 2), 3); def add(int a, int b) { return a + b; } "
+    "s = add(*(2, 5));",
+    "x = tuple(v * 2 for v in (3, 4) + (1, 1)); "
+    "y = tuple(k for k in g.size);",
+    "def f(int a) { x = a; } y = f(1);",
+    "def inc(int a) { a = a + 1; return a; } y = inc(1);",
+    "def r(int n) { return r(n + 1); } x = r(0);",
+    "def b(int n) { return n == 0 ? 0 : b(n - 1) + b(n - 1); } x = b(40);",
+    "m = mgpu.merge(0, 1);",
+    "g = Machine(GPU); g = Machine(CPU);",
+    "print(\"p={} q={} r={}\", (1, 2), True, g[1, 3]); print(\"{} {}\", 1);",
+    "x = g[1]; y = (1, 2)[*]; z = g.slice(1, 1, 2)[0, 2];",
+    "def f(int a) { return a; x = 1; } def f(Task t) { return g.size(); }",
+    "Task nosuch GPU; Region step ghost GPU ZCMEM; print(\"{}\", 1, 2);",
+    "x = g.split(1, 2)[0, 2, 0];",
+    "Task * GPU, OMP, CPU;                  # prefer GPUs\n"
+    "Region * * GPU FBMEM, ZCMEM;           # on a GPU\n"
+    "Region * * * SOCKMEM, SYSMEM;\n"
+    "Region relax halo GPU ZCMEM;\n"
+    "Layout * * * SOA C_order;\n"
+    "InstanceLimit relax 4;\n"
+    "CollectMemory relax halo;\n"
+    "gpus = Machine(GPU);                   # (nodes, GPUs per node)\n"
+    "def spread(Task t) {\n"
+    "    k = t.ipoint[0];\n"
+    "    return gpus[k / gpus.size[1] % gpus.size[0], k % gpus.size[1]];\n"
+    "}\n"
+    "IndexTaskMap relax spread;\n",
+};
+
+static void test_corpus(void **state) {
+  (void)state;
+  mapopt_ctx *ctx = new_ctx();
+  for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+    parsed a, b;
+    parse_ok(&a, ctx, corpus[i]);
+    assert_true(a.ast.stmts.n > 0);
+    char *pa = print_prog(&a);
+    parse_ok(&b, ctx, pa);
+    if (!mapopt__ast_equal(&a.ast, &b.ast))
+      fail_msg("round trip of corpus %zu changed the tree:\n%s", i, pa);
+    char *pb = print_prog(&b);
+    assert_string_equal(pa, pb);
+    free(pa);
+    free(pb);
+    parsed_free(&a);
+    parsed_free(&b);
+  }
+  mapopt_ctx_free(ctx);
+}
+
 /* print_expr, and the spellings. */
 static void test_print_expr(void **state) {
   (void)state;
@@ -1088,12 +1194,12 @@ static void test_oom(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_errors),     cmocka_unit_test(test_long_literal),
-      cmocka_unit_test(test_lexing),     cmocka_unit_test(test_locations),
-      cmocka_unit_test(test_shapes),     cmocka_unit_test(test_print),
-      cmocka_unit_test(test_print_expr), cmocka_unit_test(test_equal),
-      cmocka_unit_test(test_nesting),    cmocka_unit_test(test_big_line),
-      cmocka_unit_test(test_oom),
+      cmocka_unit_test(test_errors),   cmocka_unit_test(test_long_literal),
+      cmocka_unit_test(test_lexing),   cmocka_unit_test(test_locations),
+      cmocka_unit_test(test_shapes),   cmocka_unit_test(test_print),
+      cmocka_unit_test(test_corpus),   cmocka_unit_test(test_print_expr),
+      cmocka_unit_test(test_equal),    cmocka_unit_test(test_nesting),
+      cmocka_unit_test(test_big_line), cmocka_unit_test(test_oom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
