@@ -153,6 +153,9 @@ bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
                         mapopt_map_answer *out, mapopt_proc_point *set,
                         size_t cap, mapopt__eval_error *err);
 
+/* Number of "{}" placeholders in a print format of len bytes. */
+int mapopt__print_placeholders(const char *fmt, int len);
+
 /* Writes the printed form of a value (DSL.md §5.1). */
 void mapopt__value_print(const mapopt_program *prog, const mapopt__value *v,
                          mapopt__strbuf *sb);

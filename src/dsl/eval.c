@@ -747,6 +747,59 @@ static bool factor_dim(ev_t *ev, const mapopt__mspace *m, const char *method,
   return true;
 }
 
+/* balance_split(d, k), auto_split(d, L), greedy_split(d, L): checks in the
+ * order dimension, parts, size, then the factors replace dimension d. */
+static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
+                         const vlist *args, mapopt__loc loc, value *out) {
+  const char *name = mapopt__member_text(mem);
+  const value *a = args->items;
+  if (args->n != 2)
+    return fail(ev, "R02", loc, "type mismatch: '%s' takes 2 arguments, got %d",
+                name, args->n);
+  if (a[0].kind != V_INT)
+    return fail(ev, "R02", loc,
+                "type mismatch: argument 1 of '%s' must be int, got %s", name,
+                tname(&a[0]));
+  if (!factor_dim(ev, m, name, a[0].u.i, loc))
+    return false;
+  int64_t l[MAPOPT__MS_MAX_DIMS + 1];
+  int k = 0;
+  if (mem == MEM_BALANCE_SPLIT) {
+    if (a[1].kind != V_INT)
+      return fail(ev, "R02", loc,
+                  "type mismatch: argument 2 of '%s' must be int, got %s",
+                  name, tname(&a[1]));
+    if (a[1].u.i < 1)
+      return fail(ev, "R15", loc,
+                  "balance_split: number of parts must be positive, got %" PRId64,
+                  a[1].u.i);
+    k = a[1].u.i > MAPOPT__MS_MAX_DIMS ? MAPOPT__MS_MAX_DIMS + 1
+                                        : (int)a[1].u.i;
+  } else {
+    bool ok = as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
+    for (int i = 0; ok && i < k; i++)
+      ok = l[i] >= 1;
+    if (!ok)
+      return fail(ev, "R15", loc,
+                  "%s's second argument must be a tuple of positive integers",
+                  name);
+  }
+  int d = (int)a[0].u.i;
+  if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
+    return fail(ev, "R15", loc,
+                "machine model would have more than 16 dimensions");
+  if (m->size[d] < 1)
+    return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
+  int64_t f[MAPOPT__MS_MAX_DIMS];
+  if (mem == MEM_BALANCE_SPLIT)
+    mapopt__factor_balance(m->size[d], k, f);
+  else if (mem == MEM_GREEDY_SPLIT)
+    mapopt__factor_greedy(m->size[d], l, k, f);
+  else if (!decompose_memo(ev, m->size[d], l, k, f, loc))
+    return false;
+  return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, k, loc, out);
+}
+
 static bool machine_method(ev_t *ev, const mapopt__mspace *m,
                            mapopt__member mem, const vlist *args,
                            mapopt__loc loc, value *out) {
@@ -775,60 +828,10 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
       return false;
     return ms_apply(ev, m, MS_REVERSE, name, to_dim(a[0].u.i), 0, 0, 0, 0,
                     NULL, 0, loc, out);
-  case MEM_BALANCE_SPLIT: {
-    if (!want_ints(ev, name, args, 2, loc) ||
-        !factor_dim(ev, m, name, a[0].u.i, loc))
-      return false;
-    int64_t k = a[1].u.i;
-    if (k < 1)
-      return fail(ev, "R15", loc,
-                  "balance_split: number of parts must be positive, got %" PRId64,
-                  k);
-    int d = (int)a[0].u.i;
-    if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
-      return fail(ev, "R15", loc,
-                  "machine model would have more than 16 dimensions");
-    if (m->size[d] < 1)
-      return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
-    int64_t f[MAPOPT__MS_MAX_DIMS];
-    mapopt__factor_balance(m->size[d], (int)k, f);
-    return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, (int)k, loc,
-                    out);
-  }
+  case MEM_BALANCE_SPLIT:
   case MEM_AUTO_SPLIT:
-  case MEM_GREEDY_SPLIT: {
-    if (args->n != 2)
-      return fail(ev, "R02", loc,
-                  "type mismatch: '%s' takes 2 arguments, got %d", name,
-                  args->n);
-    if (a[0].kind != V_INT)
-      return fail(ev, "R02", loc,
-                  "type mismatch: argument 1 of '%s' must be int, got %s",
-                  name, tname(&a[0]));
-    if (!factor_dim(ev, m, name, a[0].u.i, loc))
-      return false;
-    int64_t l[MAPOPT__MS_MAX_DIMS + 1];
-    int k = 0;
-    bool ok = as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
-    for (int i = 0; ok && i < k; i++)
-      ok = l[i] >= 1;
-    if (!ok)
-      return fail(ev, "R15", loc,
-                  "%s's second argument must be a tuple of positive integers",
-                  name);
-    int d = (int)a[0].u.i;
-    if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
-      return fail(ev, "R15", loc,
-                  "machine model would have more than 16 dimensions");
-    if (m->size[d] < 1)
-      return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
-    int64_t f[MAPOPT__MS_MAX_DIMS];
-    if (mem == MEM_GREEDY_SPLIT)
-      mapopt__factor_greedy(m->size[d], l, k, f);
-    else if (!decompose_memo(ev, m->size[d], l, k, f, loc))
-      return false;
-    return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, k, loc, out);
-  }
+  case MEM_GREEDY_SPLIT:
+    return factor_split(ev, m, mem, args, loc, out);
   default:
     break;
   }
@@ -1307,8 +1310,7 @@ static bool eval(ev_t *ev, const mapopt__expr *e, value *out) {
 
 /* ---- statements -------------------------------------------------------- */
 
-/* Counts "{}" placeholders in a print format. */
-static int placeholders(const char *fmt, int len) {
+int mapopt__print_placeholders(const char *fmt, int len) {
   int n = 0;
   for (int i = 0; i + 1 < len; i++)
     if (fmt[i] == '{' && fmt[i + 1] == '}') {
@@ -1321,7 +1323,7 @@ static int placeholders(const char *fmt, int len) {
 static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
   const char *fmt = s->u.print.fmt;
   int len = s->u.print.fmtlen;
-  if (placeholders(fmt, len) > s->u.print.args.n)
+  if (mapopt__print_placeholders(fmt, len) > s->u.print.args.n)
     return fail(ev, "R24", s->loc, "Not enough arguments for print()");
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);

@@ -196,18 +196,8 @@ static void check_expr(checker *c, mapopt__expr *e) {
   }
 }
 
-static int count_placeholders(const char *fmt, int len) {
-  int n = 0;
-  for (int i = 0; i + 1 < len; i++)
-    if (fmt[i] == '{' && fmt[i + 1] == '}') {
-      n++;
-      i++;
-    }
-  return n;
-}
-
 static void check_print(checker *c, mapopt__stmt *s) {
-  int ph = count_placeholders(s->u.print.fmt, s->u.print.fmtlen);
+  int ph = mapopt__print_placeholders(s->u.print.fmt, s->u.print.fmtlen);
   if (s->u.print.args.n > ph && !has_unpack(&s->u.print.args))
     warn(c, "W13", s->loc, "print() has %d placeholders but %d arguments", ph,
          s->u.print.args.n);
@@ -615,9 +605,26 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
   }
 }
 
+/* Region and Layout bind (task, region, field) keys, displayed as a
+ * triple in W01. */
+static void bind_triple(loader *l, mapopt__map *table, const char *stmt_name,
+                        const mapopt__stmt *s, const mapopt__sel *task,
+                        const mapopt__sel *region, const mapopt__field *field) {
+  char key[1024], disp[1024], b1[32], b2[32];
+  const char *t = sel_text(task, b1, sizeof b1);
+  const char *r = sel_text(region, b2, sizeof b2);
+  const char *f = field_text(field);
+  if (!mapopt__dsl_key(key, sizeof key, t, r, f)) {
+    load_error(l, "E04", s->loc, "selector too long");
+    return;
+  }
+  snprintf(disp, sizeof disp, "(%s, %s, %s)", t, r, f);
+  bind(l, table, stmt_name, key, disp, task->loc, s);
+}
+
 static void load_stmt(loader *l, const mapopt__stmt *s) {
   mapopt_program *p = l->prog;
-  char key[1024], disp[1024], b1[32], b2[32];
+  char key[1024], b1[32], b2[32];
   switch (s->kind) {
   case ST_TASK:
     for (int i = 0; i < s->u.task.tasks.n && l->status == MAPOPT_OK; i++) {
@@ -626,30 +633,14 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
       bind(l, &p->task_kinds, "Task", name, name, t->loc, s);
     }
     break;
-  case ST_REGION: {
-    const char *t = sel_text(&s->u.region.task, b1, sizeof b1);
-    const char *r = sel_text(&s->u.region.region, b2, sizeof b2);
-    const char *f = field_text(&s->u.region.proc);
-    if (!mapopt__dsl_key(key, sizeof key, t, r, f)) {
-      load_error(l, "E04", s->loc, "selector too long");
-      break;
-    }
-    snprintf(disp, sizeof disp, "(%s, %s, %s)", t, r, f);
-    bind(l, &p->regions, "Region", key, disp, s->u.region.task.loc, s);
+  case ST_REGION:
+    bind_triple(l, &p->regions, "Region", s, &s->u.region.task,
+                &s->u.region.region, &s->u.region.proc);
     break;
-  }
-  case ST_LAYOUT: {
-    const char *t = sel_text(&s->u.layout.task, b1, sizeof b1);
-    const char *r = sel_text(&s->u.layout.region, b2, sizeof b2);
-    const char *f = field_text(&s->u.layout.field);
-    if (!mapopt__dsl_key(key, sizeof key, t, r, f)) {
-      load_error(l, "E04", s->loc, "selector too long");
-      break;
-    }
-    snprintf(disp, sizeof disp, "(%s, %s, %s)", t, r, f);
-    bind(l, &p->layouts, "Layout", key, disp, s->u.layout.task.loc, s);
+  case ST_LAYOUT:
+    bind_triple(l, &p->layouts, "Layout", s, &s->u.layout.task,
+                &s->u.layout.region, &s->u.layout.field);
     break;
-  }
   case ST_LIMIT: {
     const char *t = sel_text(&s->u.limit.task, b1, sizeof b1);
     bind(l, &p->limits, "InstanceLimit", t, t, s->u.limit.task.loc, s);
