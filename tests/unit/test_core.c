@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
+#include "core/json.h"
 
 static void test_status_names(void **state) {
   (void)state;
@@ -197,12 +198,103 @@ static void test_file_replace(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+static void diag_text(mapopt_diags *d, size_t i, char *buf, size_t size) {
+  mapopt_diag_format(mapopt_diags_get(d, i), buf, size);
+}
+
+static void test_json(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  mapopt_diags *d;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  assert_int_equal(mapopt_diags_new(ctx, &d), MAPOPT_OK);
+  mapopt__arena a;
+  mapopt__arena_init(&a, ctx);
+  const char *text = "{\n  \"nodes\": 2,\n  \"bw\": 12.5, \"s\": \"a\\u00e9\\n\",\n"
+                     "  \"l\": [1, -9223372036854775808, 1e3, true, null],\n"
+                     "  \"big\": 99999999999999999999\n}";
+  mapopt__json *v;
+  assert_int_equal(mapopt__json_parse(&a, "m.json", text, strlen(text), d, &v),
+                   MAPOPT_OK);
+  assert_int_equal(v->type, MAPOPT_JSON_OBJECT);
+  const mapopt__json *nodes = mapopt__json_get(v, "nodes");
+  assert_int_equal(nodes->type, MAPOPT_JSON_INT);
+  assert_int_equal(nodes->u.num.i, 2);
+  assert_int_equal(nodes->line, 2);
+  assert_int_equal(nodes->col, 12);
+  assert_int_equal(mapopt__json_get(v, "bw")->type, MAPOPT_JSON_REAL);
+  assert_string_equal(mapopt__json_get(v, "s")->u.str.s, "a\xc3\xa9\n");
+  const mapopt__json *l = mapopt__json_get(v, "l");
+  assert_int_equal(l->u.arr.n, 5);
+  assert_int_equal(l->u.arr.items[1]->u.num.i, INT64_MIN);
+  assert_int_equal(l->u.arr.items[2]->type, MAPOPT_JSON_REAL);
+  assert_int_equal(mapopt__json_get(v, "big")->type, MAPOPT_JSON_REAL);
+
+  /* The validating reader: unknown keys and bad values are located. */
+  mapopt__jr jr;
+  mapopt__jr_init(&jr, "m.json", d);
+  static const char *const allowed[] = {"nodes", "bw", "s", "l", NULL};
+  assert_false(mapopt__jr_object(&jr, v, "machine", allowed));
+  int64_t n = 0;
+  assert_false(mapopt__jr_int(&jr, v, "bw", "machine", true, 0, 10, &n));
+  assert_false(mapopt__jr_int(&jr, v, "gpus", "machine", true, 0, 10, &n));
+  assert_true(mapopt__jr_int(&jr, v, "nodes", "machine", true, 1, 10, &n));
+  assert_int_equal(n, 2);
+  assert_int_equal(jr.status, MAPOPT_EINVAL);
+  char buf[256];
+  diag_text(d, 0, buf, sizeof buf);
+  assert_string_equal(buf, "m.json:5:3: error: unknown key \"big\" in machine");
+  diag_text(d, 1, buf, sizeof buf);
+  assert_string_equal(buf, "m.json:3:9: error: \"bw\" in machine must be an "
+                           "integer in [0, 10]");
+  diag_text(d, 2, buf, sizeof buf);
+  assert_string_equal(buf,
+                      "m.json:1:1: error: missing key \"gpus\" in machine");
+
+  /* Syntax errors. */
+  static const struct {
+    const char *text;
+    const char *msg;
+  } bad[] = {
+      {"{\"a\": 1,}", "m.json:1:9: error: expected a key string in object, "
+                     "got '}'"},
+      {"{\"a\": 1, \"a\": 2}", "m.json:1:10: error: duplicate key \"a\" "
+                               "(first at 1:2)"},
+      {"[1 2]", "m.json:1:4: error: expected ',' or ']' in array, got '2'"},
+      {"\n  \"abc", "m.json:2:3: error: unterminated string"},
+      {"01", "m.json:1:1: error: leading zeros are not allowed in numbers"},
+      {"", "m.json:1:1: error: unexpected end of file, expected a value"},
+      {"{} x", "m.json:1:4: error: unexpected 'x' after the JSON value"},
+      {"\"\\u0000\"", "m.json:1:2: error: \\u0000 is not allowed in strings"},
+      {"tru", "m.json:1:1: error: invalid literal (expected true)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    mapopt_diags_clear(d);
+    assert_int_equal(mapopt__json_parse(&a, "m.json", bad[i].text,
+                                        strlen(bad[i].text), d, &v),
+                     MAPOPT_EINVAL);
+    diag_text(d, 0, buf, sizeof buf);
+    assert_string_equal(buf, bad[i].msg);
+  }
+  /* Deep nesting is bounded. */
+  char deep[2000];
+  memset(deep, '[', sizeof deep - 1);
+  deep[sizeof deep - 1] = '\0';
+  mapopt_diags_clear(d);
+  assert_int_equal(mapopt__json_parse(&a, "m.json", deep, strlen(deep), d, &v),
+                   MAPOPT_EINVAL);
+  mapopt__arena_destroy(&a);
+  mapopt_diags_free(d);
+  mapopt_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
       cmocka_unit_test(test_vec_strbuf),   cmocka_unit_test(test_map),
       cmocka_unit_test(test_heap_ties),    cmocka_unit_test(test_rng),
       cmocka_unit_test(test_diags),        cmocka_unit_test(test_file_replace),
+      cmocka_unit_test(test_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,273 @@
+/*
+ * mapopt app: the application model (SIMULATOR.md §3): regions with fields
+ * and atoms, partitions into pieces, tasks with variants and cost
+ * formulas, and a program of launches, loops, fills and fences.
+ *
+ * Two levels:
+ *  - mapopt_app: a loaded model (`mapopt-app/1` JSON, or a built-in), with
+ *    parameters still symbolic;
+ *  - mapopt_app_run: the model instantiated for one run -- parameters and
+ *    size fixed, every expression evaluated, every loop unrolled and every
+ *    inner task's body expanded -- as the flat list of ops in canonical
+ *    order (program order, a child launch inside its parent's position,
+ *    depth first; SIMULATOR.md §4.3). It is mapping-independent, so one
+ *    instance is shared read-only by any number of simulations.
+ * The structs of a run are public for reading; they are owned by the run.
+ */
+#ifndef MAPOPT_APP_H
+#define MAPOPT_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAPOPT_APP_MAX_DIMS 3
+#define MAPOPT_APP_MAX_FIELDS 64
+
+typedef struct mapopt_app mapopt_app;
+
+/* ---- the instantiated run -------------------------------------------------- */
+
+typedef struct mapopt_app_region {
+  const char *name;
+  int nfields;
+  const char *const *field_names;
+  const int64_t *field_bytes;  /* bytes per element of each field */
+  int64_t first_atom;          /* its atoms are first_atom .. +natoms-1 */
+  int64_t natoms;
+} mapopt_app_region;
+
+typedef enum mapopt_priv {
+  MAPOPT_PRIV_RO,
+  MAPOPT_PRIV_RW,
+  MAPOPT_PRIV_WD,
+  MAPOPT_PRIV_REDUCE
+} mapopt_priv;
+
+typedef enum mapopt_redop {
+  MAPOPT_REDOP_SUM,
+  MAPOPT_REDOP_MIN,
+  MAPOPT_REDOP_MAX,
+  MAPOPT_REDOP_PROD
+} mapopt_redop;
+
+/* One atom of a piece, with the number of its elements the piece covers
+ * (== the atom's size: the whole atom; less: a partial, aliased overlap). */
+typedef struct mapopt_app_piece_atom {
+  int64_t atom;
+  int64_t count;
+} mapopt_app_piece_atom;
+
+/* A piece: what one requirement touches. Pieces are shared between the ops
+ * that use the same (partition, colour); id is unique in the run. */
+typedef struct mapopt_app_piece {
+  int64_t id;
+  int region;
+  int partition;  /* index into run->partition_names; -1: the whole region */
+  int64_t color;  /* linearized colour, dimension 0 fastest */
+  size_t natoms;
+  const mapopt_app_piece_atom *atoms; /* sorted by atom id, no duplicates */
+  int64_t elements;                    /* sum of the counts */
+} mapopt_app_piece;
+
+/* A region requirement of an op. */
+typedef struct mapopt_app_req {
+  const mapopt_app_piece *piece;
+  uint64_t fields;          /* bit f: field f of the piece's region */
+  mapopt_priv priv;
+  mapopt_redop redop;       /* REDUCE only */
+  bool simultaneous;        /* coherence */
+  /* Mapper-visible names in key order (partition, aliases, root region);
+   * the position (the requirement's index in the op) follows them. */
+  const char *const *names;
+  size_t nnames;
+  int64_t bytes;            /* bytes the task moves through it (§3.3) */
+  int64_t gathers;          /* random element reads */
+  int64_t atomics;          /* random atomic updates */
+} mapopt_app_req;
+
+typedef enum mapopt_layout_error {
+  MAPOPT_LAYOUT_ERROR_STRIDE, /* "stride does not match expected value" */
+  MAPOPT_LAYOUT_ERROR_DGEMM   /* "DGEMM parameter number 8 ..." */
+} mapopt_layout_error;
+
+/* A layout requirement or preference of a variant on some arguments. */
+typedef struct mapopt_app_layout_rule {
+  uint64_t args;            /* bit i: requirement position i */
+  mapopt_layout_tri soa;    /* UNSET: any */
+  mapopt_layout_tri c_order;
+  mapopt_layout_error error; /* requirements */
+  int64_t penalty_ppm;       /* preferences: factor when violated */
+} mapopt_app_layout_rule;
+
+typedef struct mapopt_app_variant {
+  mapopt_proc_kind kind;
+  bool inner;
+  bool f32;                 /* precision f32 (else f64) */
+  bool matrix;              /* use the f64-matrix peak */
+  int64_t flops_eff_ppm;
+  int64_t mem_eff_ppm;
+  size_t nrequires, nprefers;
+  const mapopt_app_layout_rule *requires;
+  const mapopt_app_layout_rule *prefers;
+} mapopt_app_variant;
+
+typedef struct mapopt_app_task {
+  const char *name;
+  int nvariants;
+  const mapopt_app_variant *variants;
+  unsigned variant_kinds;   /* bit k: a variant of kind k exists */
+  bool inner;               /* all variants are inner (it has a body) */
+} mapopt_app_task;
+
+typedef enum mapopt_op_kind {
+  MAPOPT_OP_TASK,           /* a point of an index launch, or a single task */
+  MAPOPT_OP_FILL,
+  MAPOPT_OP_FENCE,
+  MAPOPT_OP_FUTURE_REDUCE   /* reduces an index launch's point futures */
+} mapopt_op_kind;
+
+/* Where an op stands in the run's timing structure (SIMULATOR.md §4.11). */
+typedef struct mapopt_op_timing {
+  int64_t iteration;  /* time-step loop iteration (warm-up ones first), -1
+                         outside the time-step loop */
+  bool timed;         /* in a timed iteration (window mode) or inside a
+                         timed block of a timed repetition (fenced mode) */
+  bool traced;        /* from the second iteration of a traced loop */
+  int fence_role;     /* fenced mode: 1 opening fence of a timed block,
+                         2 closing fence, 0 otherwise */
+  int64_t repetition; /* fenced mode: repetition index, else -1 */
+} mapopt_op_timing;
+
+typedef struct mapopt_app_op {
+  mapopt_op_kind kind;
+  int task;                 /* TASK: index into run->tasks; else -1 */
+  int64_t parent;           /* op index of the enclosing inner task, or -1
+                               (issued by the top-level task `main`) */
+  int64_t launch;           /* launch-statement instance: the points of one
+                               index launch share it; issue cost is paid once
+                               per launch */
+  bool is_index;            /* a point of an index launch */
+  int dims;                 /* index points: launch dimensions */
+  int64_t point[MAPOPT_APP_MAX_DIMS];
+  int64_t extents[MAPOPT_APP_MAX_DIMS];
+  /* Per variant of the task (same order as task->variants). */
+  const int64_t *flops;
+  const int64_t *fixed_ns;
+  size_t nreqs;
+  const mapopt_app_req *reqs;
+  /* Futures: the one this op produces (-1: none) and those it waits on. */
+  int64_t future;
+  size_t nwaits;
+  const int64_t *waits;
+  mapopt_op_timing timing;
+} mapopt_app_op;
+
+typedef enum mapopt_timing_mode {
+  MAPOPT_TIMING_WINDOW,
+  MAPOPT_TIMING_FENCED
+} mapopt_timing_mode;
+
+typedef struct mapopt_app_run {
+  const char *name;         /* "circuit" */
+  const char *size;         /* "paper", or NULL for a file's defaults */
+  bool default_c_order;     /* default_order: C_order */
+  int64_t ranks_per_node;   /* run configuration; 0: the machine's */
+  /* Timing and metric. */
+  mapopt_timing_mode timing;
+  bool metric_gflops;
+  bool per_node;
+  int64_t flops_per_iteration; /* gflops metric */
+  const char *log_style;    /* "regent-time", "circuit", "distal", or NULL */
+  int64_t iterations_warmup, iterations_timed;
+  /* The model. */
+  int nregions;
+  const mapopt_app_region *regions;
+  int64_t natoms;
+  const int *atom_region;       /* per atom */
+  const int64_t *atom_elements; /* per atom */
+  int npartitions;
+  const char *const *partition_names;
+  int64_t npieces;
+  const mapopt_app_piece *pieces;
+  int ntasks;
+  const mapopt_app_task *tasks;
+  int64_t nfutures;
+  /* The ops, in canonical order. */
+  int64_t nops;
+  const mapopt_app_op *ops;
+  /* Parameters after overrides, for the log's settings line. */
+  size_t nparams;
+  const char *const *param_names;
+  const int64_t *param_values;
+} mapopt_app_run;
+
+/* ---- loading and instantiating ---------------------------------------------- */
+
+/*
+ * Loads a `mapopt-app/1` model from JSON text, validating its structure
+ * (SIMULATOR.md §3.3): every problem is a located error diagnostic
+ * (FILE:LINE:COL) and MAPOPT_EINVAL.
+ */
+MAPOPT_API mapopt_status mapopt_app_load_json(mapopt_ctx *ctx, const char *file,
+                                              const char *text, size_t len,
+                                              mapopt_diags *diags,
+                                              mapopt_app **out);
+MAPOPT_API void mapopt_app_free(mapopt_app *app);
+
+/* The machine facts that run-configuration formulas may use. */
+typedef struct mapopt_app_machine {
+  int64_t nodes;
+  int64_t gpus;   /* per node */
+  int64_t ranks;  /* per node */
+} mapopt_app_machine;
+
+typedef struct mapopt_app_options {
+  /* A size name, then comma-separated param=value overrides
+   * ("paper", "small,check=0", "n=4096,gx=2"); NULL: the model's params. */
+  const char *spec;
+  int64_t iterations; /* timed iterations; < 0: the model's nominal count */
+  int64_t warmup;     /* < 0: the default of SIMULATOR.md §1 */
+  /* Refuse a run whose estimated op count or memory exceeds these (0: the
+   * defaults, 10 million ops and 4 GiB), before allocating it. */
+  int64_t max_ops;
+  int64_t max_bytes;
+} mapopt_app_options;
+
+/*
+ * Instantiates a run: applies size and overrides, evaluates every
+ * expression (int64; overflow and division by zero are MODEL errors),
+ * validates the model (SIMULATOR.md §3.4: projections inside colour
+ * spaces, writes through whole atoms only, ...) and expands the program.
+ * Errors are located diagnostics and MAPOPT_EINVAL.
+ */
+MAPOPT_API mapopt_status mapopt_app_instantiate(const mapopt_app *app,
+                                                const mapopt_app_options *opts,
+                                                const mapopt_app_machine *mach,
+                                                mapopt_diags *diags,
+                                                mapopt_app_run **out);
+MAPOPT_API void mapopt_app_run_free(mapopt_app_run *run);
+
+/* The task names and argument names of a model, for the DSL's W11/W12
+ * checks; valid while app lives. */
+MAPOPT_API mapopt_status mapopt_app_task_info(const mapopt_app *app,
+                                              const mapopt_dsl_task_info **out,
+                                              size_t *n);
+
+/* Serializes the model as `mapopt-app/1` JSON (loads back to an equal
+ * model). Free with mapopt_text_free. */
+MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
+                                            const mapopt_app *app,
+                                            char **text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAPOPT_APP_H */
