@@ -116,11 +116,12 @@ MAPOPT_API mapopt_status mapopt_machine_load_json(mapopt_ctx *ctx,
 
 /*
  * Resolves a machine argument as the CLI accepts it: a preset name with
- * optional parameters ("lassen:nodes=4"), the path of a JSON file (it ends
- * in ".json" or contains '/'), or the one-line shape ("nodes=2 gpu=4 ..."),
- * which takes the p100x4 preset's rates for what it does not say.
- * MAPOPT_ENOTFOUND for an unknown preset, MAPOPT_EINVAL for a bad value,
- * MAPOPT_EIO for an unreadable file, each with a diagnostic.
+ * optional parameters ("lassen:nodes=4"), "local" (the probe's file), the
+ * path of a JSON file (it ends in ".json" or contains '/'), or the one-line
+ * shape ("nodes=2 gpu=4 ..."), which takes the p100x4 preset's rates for
+ * what it does not say. MAPOPT_ENOTFOUND for an unknown preset or an
+ * unprobed "local", MAPOPT_EINVAL for a bad value, MAPOPT_EIO for an
+ * unreadable file, each with a diagnostic.
  */
 MAPOPT_API mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx,
                                                 const char *arg,
@@ -149,9 +150,12 @@ MAPOPT_API mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx,
                                                 char **text);
 
 /*
- * Derives the `local` machine from this host (SIMULATOR.md §2.7) and writes
- * it as JSON to path (the CLI's default: ~/.cache/mapopt/local.json). With
- * measure, runs a 0.5 s copy micro-benchmark for bandwidth.
+ * Derives the `local` machine from this host (SIMULATOR.md §2.7). With
+ * measure, runs a 0.5 s copy micro-benchmark for bandwidth. Missing or
+ * unreadable /sys and /proc files fall back to defaults, which the
+ * machine's "sources" (in its JSON) record. On success *out is owned by the
+ * caller; the CLI writes mapopt_machine_to_json of it to
+ * ~/.cache/mapopt/local.json, which resolve("local") reads.
  */
 MAPOPT_API mapopt_status mapopt_machine_probe(mapopt_ctx *ctx, bool measure,
                                               mapopt_diags *diags,

@@ -32,9 +32,15 @@ void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 int cli_check(int argc, char **argv);
 int cli_fmt(int argc, char **argv);
 int cli_show(int argc, char **argv);
+int cli_machines(int argc, char **argv);
+int cli_machine(int argc, char **argv);
+int cli_sim(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
 extern const char cli_show_usage[];
+extern const char cli_machines_usage[];
+extern const char cli_machine_usage[];
+extern const char cli_sim_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

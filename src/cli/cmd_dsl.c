@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "mapopt/app.h"
+#include "mapopt/machine.h"
+#include "mapopt/sim.h"
 
 const char cli_check_usage[] =
     "usage: mapopt check [--json] [--machine SHAPE] FILE...\n\n"
@@ -34,10 +37,15 @@ const char cli_fmt_usage[] =
     "Exit status: 0 ok, 1 when the mapper has an error, 2 usage error.\n";
 
 const char cli_show_usage[] =
-    "usage: mapopt show FILE [--machine SHAPE] [--task TASK [QUERY...]]\n\n"
+    "usage: mapopt show FILE [--machine M] --app APP [--size S]\n"
+    "       mapopt show FILE [--machine M] [--task TASK [QUERY...]]\n\n"
+    "With --app, prints every decision the mapper makes for one iteration\n"
+    "of the application (a mapopt-app/1 file), as the simulator applies it.\n"
     "Shows the decisions the mapper makes, with the evaluation trace of the\n"
     "mapping functions it runs.\n\n"
-    "  --machine SHAPE    one-line machine description (see mapopt check)\n"
+    "  --machine M        preset (p100x4, lassen:nodes=2), machine JSON file,\n"
+    "                     or one-line shape ('nodes=2 gpu=4')\n"
+    "  --app APP          application model; --size S picks its size\n"
     "  --task TASK        the task to query\n"
     "  --variants K,K     processor kinds TASK has variants for\n"
     "                     (default: all)\n"
@@ -77,13 +85,31 @@ static int compile_file(mapopt_ctx *ctx, const char *path,
   return st == MAPOPT_OK ? EXIT_VALID : EXIT_INVALID;
 }
 
+/* --machine: a preset, a machine JSON file or a one-line shape; the DSL
+ * needs only its shape. */
 static bool parse_machine(const char *cmd, const char *arg,
                           mapopt_machine_shape *shape) {
-  char err[256];
-  if (mapopt_shape_parse(arg, shape, err, sizeof err) == MAPOPT_OK)
-    return true;
-  cli_usage_error(cmd, "invalid --machine '%s': %s", arg, err);
-  return false;
+  mapopt_ctx *ctx;
+  mapopt_diags *diags;
+  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+    return false;
+  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
+    mapopt_ctx_free(ctx);
+    return false;
+  }
+  mapopt_machine *m = NULL;
+  bool ok = mapopt_machine_resolve(ctx, arg, diags, &m) == MAPOPT_OK;
+  if (ok)
+    mapopt_machine_shape_of(m, shape);
+  else {
+    const mapopt_diag *d = mapopt_diags_get(diags, 0);
+    cli_usage_error(cmd, "invalid --machine '%s': %s", arg,
+                    d ? d->message : "unknown machine");
+  }
+  mapopt_machine_free(m);
+  mapopt_diags_free(diags);
+  mapopt_ctx_free(ctx);
+  return ok;
 }
 
 static void print_stdout(void *ud, const char *line) {
@@ -261,6 +287,9 @@ typedef struct region_query {
 
 typedef struct show_args {
   const char *file;
+  const char *app;       /* --app: show every decision of this app */
+  const char *size;
+  const char *machine;   /* --machine as given */
   mapopt_machine_shape shape;
   const char *task;
   unsigned variants;
@@ -367,6 +396,7 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
     bool takes = strcmp(opt, "--machine") == 0 || strcmp(opt, "--task") == 0 ||
+                 strcmp(opt, "--app") == 0 || strcmp(opt, "--size") == 0 ||
                  strcmp(opt, "--variants") == 0 ||
                  strcmp(opt, "--point") == 0 || strcmp(opt, "--space") == 0 ||
                  strcmp(opt, "--parent") == 0 ||
@@ -377,6 +407,11 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
     if (strcmp(opt, "--machine") == 0) {
       if (!parse_machine("show", val, &a->shape))
         return EXIT_USAGE;
+      a->machine = val;
+    } else if (strcmp(opt, "--app") == 0) {
+      a->app = val;
+    } else if (strcmp(opt, "--size") == 0) {
+      a->size = val;
     } else if (strcmp(opt, "--task") == 0) {
       a->task = val;
     } else if (strcmp(opt, "--variants") == 0) {
@@ -427,6 +462,9 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
                              "--space", d);
   if (!a->task && (a->dims || a->nregions || a->has_parent))
     return cli_usage_error("show", "queries need --task");
+  if (a->app && a->task)
+    return cli_usage_error("show", "--app shows every task; --task queries "
+                           "one task without an app");
   return EXIT_VALID;
 }
 
@@ -462,11 +500,107 @@ static void show_point(const mapopt_proc_point *p) {
          p->node, p->proc);
 }
 
+static void print_decision(const mapopt_sim_decision *d) {
+  printf("%s", d->task);
+  if (d->is_index) {
+    for (int k = 0; k < d->dims; k++)
+      printf(k ? ", %" PRId64 : " (%" PRId64, d->point[k]);
+    printf(d->dims == 1 ? ",)" : ")");
+  }
+  printf(": ");
+  show_point(&d->proc);
+  printf("%s\n", d->inner ? " (inner)" : "");
+  for (int r = 0; r < d->nreqs; r++) {
+    printf("  %d %s: %s", r, d->reqs[r].name,
+           mapopt_mem_kind_name(d->reqs[r].memory));
+    if (d->reqs[r].memory != MAPOPT_MEM_VIRTUAL)
+      printf(" %s %s, %" PRId64 " bytes",
+             d->reqs[r].layout.soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
+             d->reqs[r].layout.c_order == MAPOPT_LAYOUT_YES ? "C_order"
+                                                             : "F_order",
+             d->reqs[r].instance_bytes);
+    printf("\n");
+  }
+}
+
+/*
+ * `mapopt show FILE --app APP`: every decision the mapper makes for one
+ * iteration of the app, as the simulator applies it (kinds, placements with
+ * their defaults, memories, layouts).
+ */
+static int show_app(const show_args *a) {
+  mapopt_ctx *ctx;
+  mapopt_diags *diags;
+  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+    return EXIT_INVALID;
+  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
+    mapopt_ctx_free(ctx);
+    return EXIT_INVALID;
+  }
+  int rc = EXIT_INVALID;
+  mapopt_machine *m = NULL;
+  mapopt_app *app = NULL;
+  mapopt_app_run *run = NULL;
+  mapopt_program *prog = NULL;
+  mapopt_sim_result *res = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  if (mapopt_machine_resolve(ctx, a->machine ? a->machine : "p100x4", diags,
+                             &m) != MAPOPT_OK)
+    goto done;
+  if (mapopt_file_read(ctx, a->app, &text, &len) != MAPOPT_OK) {
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", a->app, 0, 0,
+                     "cannot read file: %s", strerror(errno));
+    goto done;
+  }
+  mapopt_status st = mapopt_app_load_json(ctx, a->app, text, len, diags, &app);
+  mapopt_buffer_free(ctx, text, len);
+  if (st != MAPOPT_OK)
+    goto done;
+  mapopt_app_options ao = {.spec = a->size, .iterations = 1, .warmup = 0};
+  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
+                           m->ranks_per_node};
+  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+    goto done;
+  if (run->ranks_per_node > 0)
+    m->ranks_per_node = run->ranks_per_node;
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
+  mapopt_dsl_options opts = {.shape = &shape, .print = print_stdout};
+  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
+  if (compile_file(ctx, a->file, &opts, diags, &prog) != EXIT_VALID)
+    goto done;
+  cli_print_diags(stderr, diags, 0);
+  mapopt_diags_clear(diags);
+  mapopt_sim_options so = {.record_decisions = true};
+  if (mapopt_sim_run(ctx, m, run, prog, &so, &res) != MAPOPT_OK)
+    goto done;
+  for (size_t i = 0; i < res->ndecisions; i++)
+    print_decision(&res->decisions[i]);
+  if (res->error != MAPOPT_SIM_NONE) {
+    printf("error: %s\n", res->error_text ? res->error_text : "");
+    goto done;
+  }
+  rc = EXIT_VALID;
+done:
+  cli_print_diags(stderr, diags, 0);
+  mapopt_sim_result_free(ctx, res);
+  mapopt_dsl_free(prog);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  mapopt_machine_free(m);
+  mapopt_diags_free(diags);
+  mapopt_ctx_free(ctx);
+  return rc;
+}
+
 int cli_show(int argc, char **argv) {
   show_args a;
   int r = parse_show_args(argc, argv, &a);
   if (r != EXIT_VALID)
     return r;
+  if (a.app)
+    return show_app(&a);
   mapopt_ctx *ctx;
   mapopt_diags *diags;
   if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)

@@ -17,6 +17,12 @@ static const cli_command commands[] = {
      cli_fmt_usage, cli_fmt},
     {"show", "show the decisions a mapper makes, with evaluation traces",
      cli_show_usage, cli_show},
+    {"sim", "simulate an application under a mapper on a machine model",
+     cli_sim_usage, cli_sim},
+    {"machines", "list the built-in machine presets", cli_machines_usage,
+     cli_machines},
+    {"machine", "show a machine model as JSON, or probe this host",
+     cli_machine_usage, cli_machine},
 };
 
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

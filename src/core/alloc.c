@@ -52,64 +52,62 @@ enum { ARENA_CHUNK = 16 * 1024 };
 
 void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx) {
   a->ctx = ctx;
-  a->head = NULL;
+  a->first = a->cur = NULL;
   a->used = 0;
   a->total = 0;
 }
 
 void mapopt__arena_destroy(mapopt__arena *a) {
-  mapopt__arena_block *b = a->head;
+  mapopt__arena_block *b = a->first;
   while (b) {
     mapopt__arena_block *next = b->next;
     mapopt__free(a->ctx, b, sizeof *b + b->size);
     b = next;
   }
-  a->head = NULL;
-  a->used = 0;
-  a->total = 0;
+  mapopt__arena_init(a, a->ctx);
 }
 
 void mapopt__arena_reset(mapopt__arena *a) {
-  if (!a->head)
-    return;
-  /* Keep the oldest block (the last in the chain): it is reused. */
-  mapopt__arena_block *b = a->head;
-  while (b->next) {
-    mapopt__arena_block *next = b->next;
-    a->total -= b->size;
-    mapopt__free(a->ctx, b, sizeof *b + b->size);
-    b = next;
-  }
-  a->head = b;
+  /* Keep every block: the next round of allocations reuses them in order,
+   * with no allocator calls and no fresh pages to fault in. */
+  a->cur = NULL;
   a->used = 0;
 }
 
 void *mapopt__arena_alloc(mapopt__arena *a, size_t n) {
+  if (n > SIZE_MAX - 15)
+    return NULL;
   n = (n + 15) & ~(size_t)15;
   if (n == 0)
     n = 16;
-  if (!a->head || a->head->size - a->used < n) {
-    size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-    if (size > SIZE_MAX - sizeof(mapopt__arena_block))
-      return NULL;
-    mapopt__arena_block *b =
-        mapopt__malloc(a->ctx, sizeof(mapopt__arena_block) + size);
-    if (!b)
-      return NULL;
-    b->size = size;
-    a->total += size;
-    if (a->head && n > ARENA_CHUNK) {
-      /* An oversized request gets its own block behind the current one, so
-       * the current block's free space stays usable. */
-      b->next = a->head->next;
-      a->head->next = b;
-      return b->data;
+  if (!a->cur || a->cur->size - a->used < n) {
+    /* The next kept block that is large enough, else a new one after the
+     * current block. Kept blocks too small for n wait for the next reset. */
+    mapopt__arena_block *prev = a->cur;
+    mapopt__arena_block *b = prev ? prev->next : a->first;
+    while (b && b->size < n) {
+      prev = b;
+      b = b->next;
     }
-    b->next = a->head;
-    a->head = b;
+    if (!b) {
+      size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+      if (size > SIZE_MAX - sizeof(mapopt__arena_block))
+        return NULL;
+      b = mapopt__malloc(a->ctx, sizeof(mapopt__arena_block) + size);
+      if (!b)
+        return NULL;
+      b->size = size;
+      a->total += size;
+      b->next = prev ? prev->next : NULL;
+      if (prev)
+        prev->next = b;
+      else
+        a->first = b;
+    }
+    a->cur = b;
     a->used = 0;
   }
-  void *p = a->head->data + a->used;
+  void *p = a->cur->data + a->used;
   a->used += n;
   return p;
 }

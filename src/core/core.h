@@ -35,15 +35,17 @@ char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n);
 typedef struct mapopt__arena_block mapopt__arena_block;
 typedef struct mapopt__arena {
   mapopt_ctx *ctx;
-  mapopt__arena_block *head;
-  size_t used;     /* bytes used in head */
+  mapopt__arena_block *first; /* blocks in allocation order */
+  mapopt__arena_block *cur;   /* the block being filled */
+  size_t used;     /* bytes used in cur */
   size_t total;    /* bytes allocated from the hook, for statistics */
 } mapopt__arena;
 
 void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx);
 /* Frees every block. The arena may be reused afterwards. */
 void mapopt__arena_destroy(mapopt__arena *a);
-/* Frees every block but the first, and rewinds: cheap scratch reuse. */
+/* Rewinds: everything allocated is released at once, and the blocks are
+ * kept for the next allocations (cheap reuse of scratch memory). */
 void mapopt__arena_reset(mapopt__arena *a);
 /* n bytes aligned to 16, or NULL. Contents are uninitialized. */
 void *mapopt__arena_alloc(mapopt__arena *a, size_t n);

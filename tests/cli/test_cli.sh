@@ -118,5 +118,71 @@ expect_in err "big.map:1:5: error: integer literal out of range: 999999999999999
 mkdir dir.map
 expect_rc 1 "$M" check dir.map
 
+# ---- machines and machine ---------------------------------------------------
+for c in machines machine; do
+  expect_rc 0 "$M" $c --help;       expect_in out "usage: mapopt $c"
+done
+expect_rc 0 "$M" machines
+expect_in out "p100x4         1 (N<=1024)     4    4 2x6       2  15000 MiB"
+expect_in out "lassen         1 (N<=256)"
+expect_in out "cpu-cluster    4 (N<=1024)     0    8 2x26      2  -"
+expect_rc 0 "$M" machines --json
+expect_in out '"name": "h100x8"'
+expect_in out '"nodes_max": 256'
+expect_in out '"fb_mib": 79000'
+expect_rc 2 "$M" machines --bogus;  expect_in err "unexpected argument '--bogus'"
+expect_rc 2 "$M" machine;           expect_in err "expected 'show MACHINE' or 'probe'"
+expect_rc 2 "$M" machine list;      expect_in err "unknown subcommand 'list'"
+expect_rc 2 "$M" machine show;      expect_in err "show needs a machine"
+expect_rc 2 "$M" machine show a b;  expect_in err "show takes one machine"
+expect_rc 2 "$M" machine probe --output
+expect_rc 0 "$M" machine show lassen:nodes=4
+expect_in out '"format": "mapopt-machine/1"'
+expect_in out '"nodes": 4, "ranks_per_node": 1, "sockets": 2'
+expect_in out '"FB_FB_PEER": {"bw_gbs": 75, "cross_socket_bw_gbs": 30, "lat_ns": 7000, "peer_ports": "peer_link"}'
+expect_rc 1 "$M" machine show lassen:nodes=300
+expect_in err 'lassen:nodes=300: error: parameter nodes=300 of machine "lassen" is out of range [1, 256]'
+expect_rc 1 "$M" machine show p200
+expect_in err 'p200: error: unknown machine "p200" (presets: a100x4, cpu-cluster,'
+expect_rc 0 "$M" machine show 'nodes=2 gpu=4 cpu=8 omp=2'
+expect_in out '"name": "nodes=2 gpu=4 cpu=8 omp=2"'
+expect_in out '{"proc": "GPU", "mem": "FBMEM", "bw_gbs": 550,'
+expect_rc 1 "$M" machine show 'nodes=2 tpu=1'
+expect_in err "unknown key 'tpu'"
+# Describing one's own machine: start from a preset, edit, load.
+"$M" machine show p100x4 > mine.json
+expect_rc 0 "$M" machine show mine.json
+if "$M" machine show p100x4 | cmp -s - out; then ok; else bad "show of show differs"; fi
+sed 's/"FB_HOST": {"bw_gbs"/"FB_HOST": {"bandwith"/' mine.json > typo.json
+expect_rc 1 "$M" machine show typo.json
+expect_in err 'typo.json:32:17: error: unknown key "bandwith" in channels.FB_HOST'
+sed '/"proc": "GPU", "mem": "FBMEM"/d' mine.json > noedge.json
+expect_rc 1 "$M" machine show ./noedge.json
+expect_in err "noedge.json:18:15: error: missing mandatory affinity GPU -> FBMEM"
+expect_rc 1 "$M" machine show nosuch.json
+expect_in err "nosuch.json: error: cannot read file"
+# The worked example of docs/machines.md loads.
+awk '/^```json/ { f = 1; next } /^```/ { if (f) exit } f' \
+  "$(dirname "$0")/../../docs/machines.md" > doc.json
+expect_rc 0 "$M" machine show doc.json
+expect_in out '"name": "mine"'
+# The probe writes ~/.cache/mapopt/local.json, which `local` then names.
+mkdir home
+expect_rc 1 env HOME="$T/home" "$M" machine show local
+expect_in err "machine \"local\" has not been probed: run 'mapopt machine probe'"
+expect_rc 0 env HOME="$T/home" "$M" machine probe
+expect_in out "wrote $T/home/.cache/mapopt/local.json"
+expect_in home/.cache/mapopt/local.json '"name": "local"'
+expect_in home/.cache/mapopt/local.json '"sources": {'
+expect_rc 0 env HOME="$T/home" "$M" machine show local:nodes=2
+expect_in out '"nodes": 2,'
+expect_rc 0 env HOME="$T/home" "$M" machines
+expect_in out "local          1 (N<=1024)"
+expect_rc 0 "$M" machine probe --output probed.json
+expect_rc 0 "$M" machine show probed.json
+expect_rc 0 "$M" machine probe --output -
+expect_in out '"format": "mapopt-machine/1"'
+expect_rc 2 "$M" machine probe --fast; expect_in err "unexpected argument '--fast'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,188 @@
+/*
+ * mapopt sim: the discrete-event simulator (SIMULATOR.md §4-§6). It runs an
+ * instantiated application (mapopt_app_run) on a machine model under a
+ * mapper (a loaded mapopt_program) and reports what a real run reports:
+ * the elapsed time and metric, or the error that a real runtime would
+ * print, plus a profile, a raw log, an optional Chrome trace, and a lower
+ * bound on the elapsed time.
+ *
+ * Simulated time is integer nanoseconds and every tie is broken by a
+ * sequence number, so the same inputs give byte-identical outputs.
+ * mapopt_sim_run only reads the machine, the run and the program: any
+ * number of simulations may run at once on shared inputs.
+ */
+#ifndef MAPOPT_SIM_H
+#define MAPOPT_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapopt/app.h"
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mapopt_sim_options {
+  uint64_t seed;
+  int64_t time_limit_ns;      /* 0: 3600 s */
+  double noise;               /* relative jitter amplitude, 0..0.5 */
+  bool lenient_kinds;
+  bool no_backpressure_errors; /* backpressure_errors = false */
+  bool instance_fields_requested; /* instance_fields = requested */
+  const char *trace_path;     /* Chrome trace-event JSON, or NULL */
+  int64_t max_events;         /* event budget; 0: 10^9 */
+  bool record_decisions;      /* fill result->decisions (mapopt show) */
+} mapopt_sim_options;
+
+/* Error classes of SIMULATOR.md §4.12; NONE on success. */
+#define MAPOPT_SIM_ERROR_LIST(X)                                               \
+  X(NONE) X(MODEL) X(POLICY) X(NO_VARIANT) X(LAYOUT) X(INDEX) X(BACKPRESSURE)  \
+  X(OOM) X(TIMEOUT) X(DEADLOCK)
+
+typedef enum mapopt_sim_error {
+#define MAPOPT_SIM_ERROR_ENUM(name) MAPOPT_SIM_##name,
+  MAPOPT_SIM_ERROR_LIST(MAPOPT_SIM_ERROR_ENUM)
+#undef MAPOPT_SIM_ERROR_ENUM
+} mapopt_sim_error;
+
+/* "OOM" for MAPOPT_SIM_OOM. */
+MAPOPT_API const char *mapopt_sim_error_name(mapopt_sim_error e);
+
+typedef struct mapopt_sim_proc_stats {
+  int64_t node, rank;
+  const char *kind; /* "GPU", "CPU", "OMP", "UTIL" */
+  int64_t index;
+  int64_t busy_ns;
+  int64_t tasks;
+} mapopt_sim_proc_stats;
+
+typedef struct mapopt_sim_copy_stats {
+  int64_t bytes, count, busy_ns;
+} mapopt_sim_copy_stats;
+
+/* Channels of the copy statistics: the five of mapopt_channel, then FILL
+ * and FOLD. */
+#define MAPOPT_SIM_COPY_KINDS (MAPOPT_CHAN_COUNT + 2)
+
+typedef struct mapopt_sim_mem_stats {
+  int64_t node, rank;
+  mapopt_mem_kind kind;
+  int64_t index;
+  int64_t capacity, peak_bytes, peak_instances;
+} mapopt_sim_mem_stats;
+
+typedef struct mapopt_sim_req_stats {
+  int index;
+  const char *name;          /* first mapper-visible name */
+  mapopt_mem_kind memory;
+  mapopt_layout layout;
+  int64_t mem_ns, access_ns;
+  int64_t copy_in_bytes[MAPOPT_MEM_KIND_COUNT]; /* per source memory kind */
+} mapopt_sim_req_stats;
+
+typedef struct mapopt_sim_task_stats {
+  const char *task;
+  mapopt_proc_kind kind;
+  int64_t points, busy_ns, max_ns;
+  int nreqs;
+  mapopt_sim_req_stats reqs[8];
+} mapopt_sim_task_stats;
+
+typedef struct mapopt_sim_critical_path {
+  int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns,
+      backpressure_ns;
+} mapopt_sim_critical_path;
+
+/* What the mapper decided for one task op, as the simulation applied it. */
+typedef struct mapopt_sim_decision {
+  int64_t op;
+  const char *task;
+  bool is_index;
+  int dims;
+  int64_t point[MAPOPT_APP_MAX_DIMS];
+  mapopt_proc_point proc;
+  bool inner;
+  int nreqs;                        /* at most 8 are recorded */
+  struct {
+    const char *name;               /* first mapper-visible name */
+    mapopt_mem_kind memory;         /* VIRTUAL for inner tasks */
+    mapopt_layout layout;
+    int64_t instance_bytes;
+  } reqs[8];
+} mapopt_sim_decision;
+
+typedef struct mapopt_sim_result {
+  mapopt_sim_error error;
+  char *error_text;          /* the message lines of §5.3, or NULL */
+  int64_t error_time_ns;
+  int64_t elapsed_ns;
+  int64_t iterations_timed, iterations_warmup;
+  const char *metric_name;   /* "throughput" or "gflops" */
+  double metric_value;
+  const char *metric_unit;   /* "1/s", "GFLOP/s", "GFLOP/s per node" */
+  size_t nprocs;
+  mapopt_sim_proc_stats *procs;
+  mapopt_sim_copy_stats copies[MAPOPT_SIM_COPY_KINDS];
+  size_t nmems;
+  mapopt_sim_mem_stats *mems;
+  mapopt_sim_critical_path critical_path;
+  size_t ntop;
+  mapopt_sim_task_stats top_tasks[10];
+  int64_t lower_bound_ns;
+  double efficiency;
+  int64_t events;
+  int64_t sim_wall_us;
+  char *log;                 /* the raw log (§5.2), NUL-terminated */
+  size_t ndecisions;         /* with record_decisions: mapped task ops */
+  mapopt_sim_decision *decisions;
+} mapopt_sim_result;
+
+/*
+ * Simulates run on machine under prog. A simulated failure (OOM, a mapping
+ * error, ...) is not a failure of this call: it returns MAPOPT_OK with
+ * result->error set and the log ending in the error lines. It returns an
+ * error status only for unusable arguments (MAPOPT_EINVAL), out of memory
+ * (MAPOPT_ENOMEM) or an unwritable trace file (MAPOPT_EIO).
+ */
+MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
+                                        const mapopt_machine *machine,
+                                        const mapopt_app_run *run,
+                                        const mapopt_program *prog,
+                                        const mapopt_sim_options *opts,
+                                        mapopt_sim_result **out);
+MAPOPT_API void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r);
+
+/*
+ * A plan: the mapping-independent part of simulating a run (its dependence
+ * graph and derived lists, SIMULATOR.md §7), built once and shared
+ * read-only by any number of concurrent mapopt_sim_run_plan calls -- what a
+ * tuner evaluating thousands of mappers uses. The run must outlive it.
+ * MAPOPT_EINVAL when an op has more than 64 requirements.
+ */
+typedef struct mapopt_sim_plan mapopt_sim_plan;
+MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,
+                                             const mapopt_app_run *run,
+                                             mapopt_sim_plan **out);
+MAPOPT_API void mapopt_sim_plan_free(mapopt_sim_plan *plan);
+MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
+                                             const mapopt_machine *machine,
+                                             const mapopt_sim_plan *plan,
+                                             const mapopt_program *prog,
+                                             const mapopt_sim_options *opts,
+                                             mapopt_sim_result **out);
+
+/* The report (§5.1) as JSON text; with stats, the wall-clock fields too.
+ * Free with mapopt_text_free. */
+MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
+                                                const mapopt_sim_result *r,
+                                                bool stats, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAPOPT_SIM_H */

@@ -1,0 +1,309 @@
+/*
+ * `mapopt sim`: simulate one mapping of an application on a machine model
+ * and print what a real run prints (the raw log), optionally writing the
+ * JSON report and a Chrome trace. A simulated failure (out of memory, a
+ * mapping error) is a result, printed as a real runtime would print it;
+ * the exit status is then 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "mapopt/app.h"
+#include "mapopt/machine.h"
+#include "mapopt/sim.h"
+
+const char cli_sim_usage[] =
+    "usage: mapopt sim APP --mapper FILE [OPTIONS]\n\n"
+    "Simulates APP (a mapopt-app/1 JSON file) under the mapper FILE and\n"
+    "prints the run's log: the metric lines a real run prints, or its error.\n\n"
+    "  --machine M          preset[:params] (default p100x4), a machine JSON\n"
+    "                       file, or a one-line shape ('nodes=2 gpu=4')\n"
+    "  --size S             size preset and overrides, e.g. small or\n"
+    "                       'small,n=4096'\n"
+    "  --iterations N       timed iterations (default: the app's)\n"
+    "  --warmup N           untimed leading iterations\n"
+    "  --report FILE        write the JSON report\n"
+    "  --trace FILE         write a Chrome trace (open in Perfetto)\n"
+    "  --json               print the report instead of the log\n"
+    "  --stats              include wall-clock statistics in the report\n"
+    "  --bench              simulate repeatedly and print events per second\n"
+    "                       (per core: CPU time of the simulation only)\n"
+    "  --seed N             seed of the noise generator (default 0)\n"
+    "  --noise X            relative task-time jitter, 0 to 0.5 (default 0)\n"
+    "  --time-limit S       simulated seconds before TIMEOUT (default 3600)\n"
+    "  --lenient-kinds [true|false]  fall back to the default kind order\n"
+    "  --backpressure-errors true|false  the event.exists() rule (default "
+    "true)\n"
+    "  --instance-fields all|requested  fields of new instances (default "
+    "all)\n\n"
+    "Exit status: 0 the run succeeded, 1 invalid input or a failed run,\n"
+    "2 usage error.\n";
+
+typedef struct sim_args {
+  const char *app, *mapper, *machine, *size, *report, *trace;
+  bool json, stats, bench;
+  mapopt_sim_options opts;
+  int64_t iterations, warmup;
+} sim_args;
+
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end || errno || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_bool(const char *s, bool *out) {
+  if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes"))
+    *out = true;
+  else if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "no"))
+    *out = false;
+  else
+    return false;
+  return true;
+}
+
+static int parse_sim_args(int argc, char **argv, sim_args *a) {
+  memset(a, 0, sizeof *a);
+  a->machine = "p100x4";
+  a->iterations = a->warmup = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    static const char *const valued[] = {
+        "--mapper", "--machine", "--size",       "--report",
+        "--trace",  "--seed",    "--noise",      "--time-limit",
+        "--iterations", "--warmup", "--backpressure-errors",
+        "--instance-fields", NULL};
+    bool takes = false;
+    for (const char *const *v = valued; *v; v++)
+      takes |= strcmp(o, *v) == 0;
+    if (takes && i + 1 >= argc)
+      return cli_usage_error("sim", "%s needs a value", o);
+    const char *val = takes ? argv[++i] : NULL;
+    int64_t n;
+    if (!strcmp(o, "--mapper")) {
+      a->mapper = val;
+    } else if (!strcmp(o, "--machine")) {
+      a->machine = val;
+    } else if (!strcmp(o, "--size")) {
+      a->size = val;
+    } else if (!strcmp(o, "--report")) {
+      a->report = val;
+    } else if (!strcmp(o, "--trace")) {
+      a->trace = val;
+    } else if (!strcmp(o, "--json")) {
+      a->json = true;
+    } else if (!strcmp(o, "--stats")) {
+      a->stats = true;
+    } else if (!strcmp(o, "--bench")) {
+      a->bench = true;
+    } else if (!strcmp(o, "--seed")) {
+      if (!parse_i64(val, 0, INT64_MAX, &n))
+        return cli_usage_error("sim", "--seed must be a non-negative integer");
+      a->opts.seed = (uint64_t)n;
+    } else if (!strcmp(o, "--noise")) {
+      char *end;
+      double x = strtod(val, &end);
+      if (end == val || *end || !(x >= 0 && x <= 0.5))
+        return cli_usage_error("sim", "--noise must be a number in [0, 0.5]");
+      a->opts.noise = x;
+    } else if (!strcmp(o, "--time-limit")) {
+      if (!parse_i64(val, 1, 1000000000, &n))
+        return cli_usage_error("sim", "--time-limit must be 1 to 1e9 seconds");
+      a->opts.time_limit_ns = n * 1000000000;
+    } else if (!strcmp(o, "--iterations")) {
+      if (!parse_i64(val, 0, 1000000, &a->iterations))
+        return cli_usage_error("sim", "--iterations must be 0 to 1000000");
+    } else if (!strcmp(o, "--warmup")) {
+      if (!parse_i64(val, 0, 1000000, &a->warmup))
+        return cli_usage_error("sim", "--warmup must be 0 to 1000000");
+    } else if (!strcmp(o, "--lenient-kinds")) {
+      a->opts.lenient_kinds = true;
+      bool b;
+      if (i + 1 < argc && parse_bool(argv[i + 1], &b)) {
+        a->opts.lenient_kinds = b;
+        i++;
+      }
+    } else if (!strcmp(o, "--backpressure-errors")) {
+      bool b;
+      if (!parse_bool(val, &b))
+        return cli_usage_error("sim", "--backpressure-errors takes true or "
+                               "false");
+      a->opts.no_backpressure_errors = !b;
+    } else if (!strcmp(o, "--instance-fields")) {
+      if (!strcmp(val, "requested"))
+        a->opts.instance_fields_requested = true;
+      else if (strcmp(val, "all"))
+        return cli_usage_error("sim", "--instance-fields takes all or "
+                               "requested");
+    } else if (o[0] == '-' && o[1]) {
+      return cli_usage_error("sim", "unknown option '%s'", o);
+    } else if (a->app) {
+      return cli_usage_error("sim", "only one application at a time");
+    } else {
+      a->app = o;
+    }
+  }
+  if (!a->app)
+    return cli_usage_error("sim", "no application given");
+  if (!a->mapper)
+    return cli_usage_error("sim", "--mapper FILE is required");
+  return EXIT_VALID;
+}
+
+/* Reads and loads the app model; diagnostics are printed by the caller. */
+static mapopt_status load_app(mapopt_ctx *ctx, const char *path,
+                              mapopt_diags *diags, mapopt_app **app) {
+  char *text;
+  size_t len;
+  if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
+                     "cannot read file: %s", strerror(errno));
+    return MAPOPT_EIO;
+  }
+  mapopt_status st = mapopt_app_load_json(ctx, path, text, len, diags, app);
+  mapopt_buffer_free(ctx, text, len);
+  return st;
+}
+
+static mapopt_status load_mapper(mapopt_ctx *ctx, const char *path,
+                                 const mapopt_machine_shape *shape,
+                                 const mapopt_app *app, mapopt_diags *diags,
+                                 mapopt_program **prog) {
+  char *text;
+  size_t len;
+  if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
+                     "cannot read file: %s", strerror(errno));
+    return MAPOPT_EIO;
+  }
+  mapopt_dsl_options opts = {.file = path, .shape = shape};
+  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
+  mapopt_status st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
+  mapopt_buffer_free(ctx, text, len);
+  return st;
+}
+
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --bench: one plan, evaluations repeated for at least a second of CPU
+ * time; prints the §7 rate (ops, copies, fills and folds per second). */
+static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
+                 const mapopt_app_run *run, const mapopt_program *prog,
+                 const mapopt_sim_options *opts) {
+  mapopt_sim_plan *plan;
+  double t0 = cpu_seconds();
+  if (mapopt_sim_plan_new(ctx, run, &plan) != MAPOPT_OK)
+    return EXIT_INVALID;
+  double plan_s = cpu_seconds() - t0;
+  int64_t events = 0, runs = 0;
+  double start = cpu_seconds(), spent = 0;
+  int rc = EXIT_VALID;
+  while (spent < 1.0 || runs < 3) {
+    mapopt_sim_result *res;
+    if (mapopt_sim_run_plan(ctx, m, plan, prog, opts, &res) != MAPOPT_OK) {
+      rc = EXIT_INVALID;
+      break;
+    }
+    events += res->events;
+    runs++;
+    if (res->error != MAPOPT_SIM_NONE)
+      rc = EXIT_INVALID;
+    mapopt_sim_result_free(ctx, res);
+    spent = cpu_seconds() - start;
+  }
+  mapopt_sim_plan_free(plan);
+  printf("%" PRId64 " simulations, %" PRId64 " events each, %.3f ms each; "
+         "%.3g events/s per core (plan built once in %.3f ms)\n",
+         runs, runs ? events / runs : 0, spent / (double)runs * 1e3,
+         (double)events / spent, plan_s * 1e3);
+  return rc;
+}
+
+int cli_sim(int argc, char **argv) {
+  sim_args a;
+  int rc = parse_sim_args(argc, argv, &a);
+  if (rc != EXIT_VALID)
+    return rc;
+  a.opts.trace_path = a.trace;
+  mapopt_ctx *ctx;
+  mapopt_diags *diags;
+  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+    return EXIT_INVALID;
+  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
+    mapopt_ctx_free(ctx);
+    return EXIT_INVALID;
+  }
+  mapopt_machine *m = NULL;
+  mapopt_app *app = NULL;
+  mapopt_app_run *run = NULL;
+  mapopt_program *prog = NULL;
+  mapopt_sim_result *res = NULL;
+  rc = EXIT_INVALID;
+  if (mapopt_machine_resolve(ctx, a.machine, diags, &m) != MAPOPT_OK)
+    goto done;
+  if (load_app(ctx, a.app, diags, &app) != MAPOPT_OK)
+    goto done;
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
+  mapopt_app_options ao = {.spec = a.size, .iterations = a.iterations,
+                           .warmup = a.warmup};
+  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
+                           m->ranks_per_node};
+  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+    goto done;
+  if (run->ranks_per_node > 0 && run->ranks_per_node != m->ranks_per_node) {
+    /* The app asks for its own rank split (DISTAL's one rank per GPU). */
+    m->ranks_per_node = run->ranks_per_node;
+    mapopt_machine_shape_of(m, &shape);
+  }
+  if (load_mapper(ctx, a.mapper, &shape, app, diags, &prog) != MAPOPT_OK)
+    goto done;
+  cli_print_diags(stderr, diags, 0); /* the mapper's warnings */
+  mapopt_diags_clear(diags);
+  if (a.bench) {
+    rc = bench(ctx, m, run, prog, &a.opts);
+    goto done;
+  }
+  mapopt_status st = mapopt_sim_run(ctx, m, run, prog, &a.opts, &res);
+  if (st != MAPOPT_OK) {
+    fprintf(stderr, "mapopt sim: %s%s%s\n", mapopt_strerror(st),
+            a.trace ? " (writing " : "", a.trace ? a.trace : "");
+    goto done;
+  }
+  char *report = NULL;
+  if ((a.report || a.json) &&
+      mapopt_sim_report_json(ctx, res, a.stats, &report) != MAPOPT_OK)
+    goto done;
+  if (a.report &&
+      mapopt_file_replace(a.report, report, strlen(report)) != MAPOPT_OK) {
+    fprintf(stderr, "%s: error: cannot write report: %s\n", a.report,
+            strerror(errno));
+    mapopt_text_free(ctx, report);
+    goto done;
+  }
+  fputs(a.json ? report : res->log, stdout);
+  mapopt_text_free(ctx, report);
+  rc = res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
+done:
+  cli_print_diags(stderr, diags, 0);
+  mapopt_sim_result_free(ctx, res);
+  mapopt_dsl_free(prog);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  mapopt_machine_free(m);
+  mapopt_diags_free(diags);
+  mapopt_ctx_free(ctx);
+  return rc;
+}

@@ -1,0 +1,315 @@
+/*
+ * Resolving a machine argument as the CLI and the simulator accept it
+ * (SIMULATOR.md §1): a preset with parameters ("lassen:nodes=4"), the
+ * `local` machine written by `mapopt machine probe`, a JSON file, or the
+ * DSL's one-line description ("nodes=2 gpu=4 cpu=8 omp=2").
+ *
+ * Presets are compiled into the library (the table is generated from the
+ * JSON files of machines/ at build time), so a run never depends on the
+ * working directory; only `local` and explicit files are read at run time.
+ * The one-line form is hwloc's synthetic topology: a machine shaped as the
+ * text says, with p100x4's rates for every kind it has, so tests and quick
+ * what-ifs need no file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine/machine.h"
+
+const char *const *mapopt_machine_presets(void) {
+  return mapopt__machine_preset_names;
+}
+
+const char *mapopt_machine_preset_json(const char *name) {
+  for (size_t i = 0; i < mapopt__machine_preset_count; i++)
+    if (strcmp(name, mapopt__machine_preset_table[i].name) == 0)
+      return mapopt__machine_preset_table[i].json;
+  return NULL;
+}
+
+/* An error about the argument itself, which has no line or column. */
+static mapopt_status arg_error(mapopt_diags *diags, const char *arg,
+                               mapopt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static mapopt_status arg_error(mapopt_diags *diags, const char *arg,
+                               mapopt_status st, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", arg, 0, 0, "%s", msg) !=
+      MAPOPT_OK)
+    return MAPOPT_ENOMEM;
+  return st;
+}
+
+static mapopt_status load_file(mapopt_ctx *ctx, const char *path,
+                               const mapopt__machine_params *params,
+                               mapopt_diags *diags, mapopt_machine **out) {
+  char *text;
+  size_t len;
+  mapopt_status st = mapopt_file_read(ctx, path, &text, &len);
+  if (st == MAPOPT_ENOMEM)
+    return st;
+  if (st != MAPOPT_OK)
+    return arg_error(diags, path, MAPOPT_EIO, "cannot read file: %s",
+                     strerror(errno));
+  st = mapopt__machine_load(ctx, path, text, len, params, diags, out);
+  mapopt_buffer_free(ctx, text, len);
+  return st;
+}
+
+/*
+ * The path `mapopt machine probe` writes by default. The CLI computes the
+ * same path (it sees only the public API), so change both together.
+ */
+static bool local_path(char *buf, size_t size) {
+  const char *home = getenv("HOME");
+  if (!home || !home[0])
+    return false;
+  int n = snprintf(buf, size, "%s/.cache/mapopt/local.json", home);
+  return n > 0 && (size_t)n < size;
+}
+
+/* "nodes=4,ranks_per_node=2" after the preset's name. */
+static mapopt_status parse_params(const char *arg, const char *p,
+                                  mapopt__machine_params *params,
+                                  mapopt_diags *diags) {
+  memset(params, 0, sizeof *params);
+  params->arg = arg;
+  if (!*p)
+    return arg_error(diags, arg, MAPOPT_EINVAL,
+                     "expected NAME=VALUE parameters after ':'");
+  while (*p) {
+    const char *key = p;
+    while (*p && *p != '=' && *p != ',')
+      p++;
+    size_t klen = (size_t)(p - key);
+    if (*p != '=' || !klen)
+      return arg_error(diags, arg, MAPOPT_EINVAL,
+                       "malformed parameter \"%.*s\" (expected NAME=VALUE)",
+                       (int)klen, key);
+    p++;
+    const char *val = p;
+    while (*p && *p != ',')
+      p++;
+    int vlen = (int)(p - val);
+    int k = -1;
+    for (int j = 0; j < MAPOPT__MPARAM_COUNT; j++)
+      if (strlen(mapopt__machine_param_names[j]) == klen &&
+          strncmp(key, mapopt__machine_param_names[j], klen) == 0)
+        k = j;
+    if (k < 0)
+      return arg_error(diags, arg, MAPOPT_EINVAL,
+                       "unknown parameter \"%.*s\" (parameters: nodes, "
+                       "ranks_per_node)",
+                       (int)klen, key);
+    char digits[24];
+    char *end = NULL;
+    long long v = 0;
+    if (vlen > 0 && vlen < (int)sizeof digits) {
+      memcpy(digits, val, (size_t)vlen);
+      digits[vlen] = '\0';
+      errno = 0;
+      v = strtoll(digits, &end, 10);
+    }
+    if (!end || *end || errno || v < 1 || digits[0] == '+' || digits[0] == ' ')
+      return arg_error(diags, arg, MAPOPT_EINVAL,
+                       "parameter %.*s must be a positive integer, got "
+                       "\"%.*s\"",
+                       (int)klen, key, vlen, val);
+    if (params->value[k])
+      return arg_error(diags, arg, MAPOPT_EINVAL,
+                       "parameter %.*s is given twice", (int)klen, key);
+    params->value[k] = v;
+    if (*p == ',')
+      p++;
+  }
+  return MAPOPT_OK;
+}
+
+/* ---- the one-line description ------------------------------------------- */
+
+/* The value of "sockets=N" in a description mapopt_shape_parse accepted
+ * (the shape keeps only whether there are sockets); -1 when absent. */
+static int64_t shape_sockets(const char *text) {
+  int64_t v = -1;
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    if (strncmp(p, "sockets=", 8) == 0)
+      v = strtoll(p + 8, NULL, 10);
+    while (*p && *p != ' ' && *p != '\t' && *p != ',')
+      p++;
+  }
+  return v;
+}
+
+static int64_t *socket_list(mapopt__arena *a, int64_t count, int64_t sockets,
+                            bool block) {
+  if (!count)
+    return NULL;
+  int64_t *s = mapopt__arena_alloc(a, (size_t)count * sizeof *s);
+  if (s)
+    for (int64_t i = 0; i < count; i++)
+      s[i] = block ? i * sockets / count : i % sockets;
+  return s;
+}
+
+static mapopt_status from_shape(mapopt_ctx *ctx, const char *arg,
+                                mapopt_diags *diags, mapopt_machine **out) {
+  mapopt_machine_shape shape;
+  char err[256];
+  if (mapopt_shape_parse(arg, &shape, err, sizeof err) != MAPOPT_OK)
+    return arg_error(diags, arg, MAPOPT_EINVAL,
+                     "invalid machine description: %s", err);
+  if (shape.procs[MAPOPT_PROC_IO] || shape.procs[MAPOPT_PROC_PY] ||
+      shape.procs[MAPOPT_PROC_PROC])
+    return arg_error(diags, arg, MAPOPT_EINVAL,
+                     "io, py and proc processors are not modelled by the "
+                     "simulator");
+  int64_t cpu = shape.procs[MAPOPT_PROC_CPU];
+  int64_t gpu = shape.procs[MAPOPT_PROC_GPU];
+  int64_t omp = shape.procs[MAPOPT_PROC_OMP];
+  int64_t sockets = shape_sockets(arg);
+  if (sockets < 0)
+    sockets = cpu || omp ? 1 : 0;
+  if (!cpu && !gpu && !omp)
+    return arg_error(diags, arg, MAPOPT_EINVAL,
+                     "the machine has no CPU, GPU or OMP processors");
+  if (shape.nodes > (INT64_C(1) << 20) || cpu > 4096 || gpu > 1024 ||
+      omp > 1024 || sockets > 64)
+    return arg_error(diags, arg, MAPOPT_EINVAL,
+                     "too large: at most nodes=1048576, cpu=4096, gpu=1024, "
+                     "omp=1024 and sockets=64");
+  const char *base = mapopt_machine_preset_json("p100x4");
+  if (!base)
+    return arg_error(diags, arg, MAPOPT_ENOTFOUND,
+                     "the p100x4 preset is not built in");
+  mapopt_machine *bm;
+  mapopt_status st = mapopt__machine_load(ctx, "machines/p100x4.json", base,
+                                          strlen(base), NULL, diags, &bm);
+  if (st != MAPOPT_OK)
+    return st;
+  mapopt__machine_impl *mi = mapopt__machine_impl_of(bm);
+  mapopt_machine *m = bm;
+  unsigned have = 0;
+  for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
+    have |= shape.affinity[k];
+  m->name = mapopt__arena_strndup(&mi->arena, arg, strlen(arg));
+  m->nodes = shape.nodes;
+  m->ranks_per_node = 1;
+  m->sockets = sockets > 0 ? sockets : 1;
+  m->procs[MAPOPT_PROC_CPU].count = cpu;
+  m->procs[MAPOPT_PROC_GPU].count = gpu;
+  m->procs[MAPOPT_PROC_OMP].count = omp;
+  m->procs[MAPOPT_PROC_CPU].socket =
+      socket_list(&mi->arena, cpu, m->sockets, false);
+  m->procs[MAPOPT_PROC_OMP].socket =
+      socket_list(&mi->arena, omp, m->sockets, false);
+  m->procs[MAPOPT_PROC_GPU].socket =
+      socket_list(&mi->arena, gpu, m->sockets, true);
+  m->mems[MAPOPT_MEM_SYSMEM].present = have >> MAPOPT_MEM_SYSMEM & 1;
+  m->mems[MAPOPT_MEM_ZCMEM].present = have >> MAPOPT_MEM_ZCMEM & 1;
+  m->mems[MAPOPT_MEM_RDMEM].present = have >> MAPOPT_MEM_RDMEM & 1;
+  m->mems[MAPOPT_MEM_SOCKMEM].present = sockets > 0;
+  m->mems[MAPOPT_MEM_FBMEM].present = gpu > 0;
+  for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
+    if (!m->mems[k].present)
+      m->mems[k].capacity = 0;
+  for (int p = 0; p < MAPOPT_PROC_KIND_COUNT; p++)
+    for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
+      if (!m->procs[p].count || !m->mems[k].present)
+        memset(&m->affinity[p][k], 0, sizeof m->affinity[p][k]);
+  if (!gpu) {
+    memset(&m->channels[MAPOPT_CHAN_FB_LOCAL], 0, sizeof m->channels[0]);
+    memset(&m->channels[MAPOPT_CHAN_FB_FB_PEER], 0, sizeof m->channels[0]);
+    memset(&m->channels[MAPOPT_CHAN_FB_HOST], 0, sizeof m->channels[0]);
+  }
+  memset(mi->param_max, 0, sizeof mi->param_max);
+  mi->sources = mapopt__arena_alloc(&mi->arena, sizeof *mi->sources);
+  mi->nsources = mi->sources ? 1 : 0;
+  if (mi->sources) {
+    mi->sources[0].key = "note";
+    mi->sources[0].value =
+        "one-line description; every rate is the p100x4 preset's";
+  }
+  if (!m->name || !mi->sources || (cpu && !m->procs[MAPOPT_PROC_CPU].socket) ||
+      (omp && !m->procs[MAPOPT_PROC_OMP].socket) ||
+      (gpu && !m->procs[MAPOPT_PROC_GPU].socket)) {
+    mapopt_machine_free(m);
+    return MAPOPT_ENOMEM;
+  }
+  *out = m;
+  return MAPOPT_OK;
+}
+
+/* ---- resolve ------------------------------------------------------------ */
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx, const char *arg,
+                                     mapopt_diags *diags,
+                                     mapopt_machine **out) {
+  if (ends_with(arg, ".json") || strchr(arg, '/'))
+    return load_file(ctx, arg, NULL, diags, out);
+  const char *colon = strchr(arg, ':');
+  size_t nlen = colon ? (size_t)(colon - arg) : strlen(arg);
+  const char *json = NULL;
+  char name[64];
+  if (nlen < sizeof name) {
+    memcpy(name, arg, nlen);
+    name[nlen] = '\0';
+    json = mapopt_machine_preset_json(name);
+  }
+  bool local = nlen == 5 && strncmp(arg, "local", 5) == 0;
+  if (!json && !local) {
+    if (strchr(arg, '=') && !colon)
+      return from_shape(ctx, arg, diags, out);
+    char list[256] = "";
+    for (size_t i = 0; i < mapopt__machine_preset_count; i++) {
+      strncat(list, mapopt__machine_preset_table[i].name,
+              sizeof list - strlen(list) - 3);
+      strcat(list, ", ");
+    }
+    return arg_error(diags, arg, MAPOPT_ENOTFOUND,
+                     "unknown machine \"%.*s\" (presets: %slocal; or a JSON "
+                     "file, or a one-line description such as \"nodes=2 "
+                     "gpu=4 cpu=4\")",
+                     (int)nlen, arg, list);
+  }
+  mapopt__machine_params params, *pp = NULL;
+  if (colon) {
+    mapopt_status st = parse_params(arg, colon + 1, &params, diags);
+    if (st != MAPOPT_OK)
+      return st;
+    pp = &params;
+  }
+  if (json) {
+    char file[96];
+    snprintf(file, sizeof file, "machines/%s.json", name);
+    return mapopt__machine_load(ctx, file, json, strlen(json), pp, diags, out);
+  }
+  char path[4096];
+  if (!local_path(path, sizeof path))
+    return arg_error(diags, arg, MAPOPT_ENOTFOUND,
+                     "machine \"local\" needs $HOME to find "
+                     "~/.cache/mapopt/local.json");
+  FILE *f = fopen(path, "rb");
+  if (!f && errno == ENOENT)
+    return arg_error(diags, arg, MAPOPT_ENOTFOUND,
+                     "machine \"local\" has not been probed: run 'mapopt "
+                     "machine probe' to create %s",
+                     path);
+  if (f)
+    fclose(f);
+  return load_file(ctx, path, pp, diags, out);
+}

@@ -1,0 +1,261 @@
+/*
+ * The lower bound on the elapsed time (SIMULATOR.md §6): the largest of a
+ * work bound, a critical-path bound and the longest task, each computed
+ * from the best-case costs c(p, k) of cost.c over the ops of the timed
+ * window -- or, in fenced mode, over each timed repetition and summed.
+ *
+ * The bound ignores data movement, runtime overheads and memory capacity;
+ * it must never exceed the makespan of any schedule the engine can
+ * produce, so every rounding goes down and every doubt (an op that may run
+ * as an inner task, a missing memory) resolves towards a smaller value.
+ */
+#include "sim/sim.h"
+
+#include <stdlib.h>
+
+#include "mapopt/app.h"
+#include "mapopt/machine.h"
+
+/* The kinds a variant can have that the machine models (CPU, GPU, OMP are
+ * the first three values of mapopt_proc_kind). */
+#define NKINDS 3
+/* The simplex grid of §6.2: mu_k = i_k / GRID. */
+#define GRID 64
+
+/* One op of the window with its costs. */
+typedef struct lb_op {
+  int64_t op;
+  int64_t group;     /* fenced mode: the repetition; else 0 */
+  int64_t c[NKINDS]; /* c(p, k), or -1 when p cannot run on k */
+  int64_t w;         /* min_k c(p, k), 0 when it runs nowhere */
+  bool inner;        /* some variant it may run as is inner */
+} lb_op;
+
+/* A distinct cost vector and how many ops of the group have it. */
+typedef struct lb_vec {
+  int64_t c[NKINDS];
+  int64_t mult;
+} lb_vec;
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return mapopt__add_ovf(a, b, &r) ? INT64_MAX : r;
+}
+
+static int cmp_group_op(const void *pa, const void *pb) {
+  const lb_op *a = pa, *b = pb;
+  if (a->group != b->group)
+    return a->group < b->group ? -1 : 1;
+  return a->op < b->op ? -1 : a->op > b->op;
+}
+
+static int cmp_vec(const void *pa, const void *pb) {
+  const lb_vec *a = pa, *b = pb;
+  for (int k = 0; k < NKINDS; k++)
+    if (a->c[k] != b->c[k])
+      return a->c[k] < b->c[k] ? -1 : 1;
+  return 0;
+}
+
+/* floor(i * c / (GRID * n)) for 0 <= i <= GRID, c >= 0, n >= 1, exact and
+ * without overflow (c is split by the divisor first). */
+static int64_t grid_term(int64_t i, int64_t c, int64_t n) {
+  int64_t d;
+  if (mapopt__mul_ovf(n, GRID, &d))
+    return 0;
+  return i * (c / d) + i * (c % d) / d;
+}
+
+/*
+ * LB_work of §6.2 over the distinct cost vectors vecs[0..nvec): the best
+ * point of the grid mu_k = i_k / GRID over the kinds present. A kind with
+ * i_k = 0 charges nothing, so an op whose kinds all have i_k = 0 adds 0.
+ */
+static int64_t work_bound(const lb_vec *vecs, size_t nvec,
+                          const int64_t n[NKINDS]) {
+  bool present[NKINDS] = {false};
+  for (size_t j = 0; j < nvec; j++)
+    for (int k = 0; k < NKINDS; k++)
+      if (vecs[j].c[k] >= 0)
+        present[k] = true;
+  int64_t best = 0;
+  for (int a = 0; a <= GRID; a++)
+    for (int b = 0; a + b <= GRID; b++) {
+      int64_t i[NKINDS] = {a, b, GRID - a - b};
+      bool ok = true;
+      for (int k = 0; k < NKINDS; k++)
+        if (i[k] > 0 && !present[k])
+          ok = false;
+      if (!ok)
+        continue;
+      int64_t sum = 0;
+      for (size_t j = 0; j < nvec; j++) {
+        int64_t t = -1;
+        for (int k = 0; k < NKINDS; k++) {
+          if (vecs[j].c[k] < 0)
+            continue;
+          int64_t x = grid_term(i[k], vecs[j].c[k], n[k]);
+          if (t < 0 || x < t)
+            t = x;
+        }
+        int64_t m;
+        if (t > 0)
+          sum = sat_add(sum,
+                        mapopt__mul_ovf(t, vecs[j].mult, &m) ? INT64_MAX : m);
+      }
+      if (sum > best)
+        best = sum;
+    }
+  return best;
+}
+
+/*
+ * LB_cp of §6.3 over the ops g[0..ng) (sorted by op index): F[y] bounds
+ * y's completion from the start of the window. A leaf, fill, fence or
+ * future reduction starts after every predecessor in the window is
+ * COMPLETE. An inner task needs its predecessors only MAPPED (fences
+ * excepted, §4.1), so only fences chain into it; it is COMPLETE no earlier
+ * than any of its descendants, which the walk up the parent chain records.
+ * stamp[op] == tag marks the ops of the window.
+ */
+static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
+                        const lb_op *g, size_t ng, int64_t *F, int64_t *stamp,
+                        int64_t tag) {
+  for (size_t j = 0; j < ng; j++) {
+    stamp[g[j].op] = tag;
+    F[g[j].op] = 0;
+  }
+  int64_t best = 0;
+  for (size_t j = 0; j < ng; j++) {
+    int64_t y = g[j].op;
+    int64_t base = 0;
+    if (dag && dag->pred_off && y < dag->nops) {
+      for (int64_t e = dag->pred_off[y]; e < dag->pred_off[y + 1]; e++) {
+        int64_t p = dag->preds[e];
+        /* Canonical order puts predecessors first; anything else is
+         * ignored, which can only lower the bound. */
+        if (p < 0 || p >= y || stamp[p] != tag)
+          continue;
+        if (g[j].inner && run->ops[p].kind != MAPOPT_OP_FENCE)
+          continue;
+        if (F[p] > base)
+          base = F[p];
+      }
+    }
+    F[y] = sat_add(base, g[j].w);
+    int64_t child = y;
+    for (int64_t a = run->ops[y].parent; a >= 0 && a < child;
+         child = a, a = run->ops[a].parent)
+      if (stamp[a] == tag && F[a] < F[y])
+        F[a] = F[y];
+  }
+  for (size_t j = 0; j < ng; j++)
+    if (F[g[j].op] > best)
+      best = F[g[j].op];
+  return best;
+}
+
+/* max(LB_work, LB_cp, LB_task) of one window. vecs: scratch of ng. */
+static int64_t window_bound(const mapopt_app_run *run,
+                            const mapopt__sim_dag *dag, const lb_op *g,
+                            size_t ng, const int64_t n[NKINDS], lb_vec *vecs,
+                            int64_t *F, int64_t *stamp, int64_t tag) {
+  int64_t lb_task = 0;
+  size_t nv = 0;
+  for (size_t j = 0; j < ng; j++) {
+    if (g[j].w > lb_task)
+      lb_task = g[j].w;
+    bool any = false;
+    for (int k = 0; k < NKINDS; k++)
+      any = any || g[j].c[k] >= 0;
+    if (!any)
+      continue;
+    for (int k = 0; k < NKINDS; k++)
+      vecs[nv].c[k] = g[j].c[k];
+    vecs[nv].mult = 1;
+    nv++;
+  }
+  if (nv > 1)
+    qsort(vecs, nv, sizeof *vecs, cmp_vec);
+  size_t nd = 0;
+  for (size_t j = 0; j < nv; j++) {
+    if (nd > 0 && cmp_vec(&vecs[nd - 1], &vecs[j]) == 0)
+      vecs[nd - 1].mult++;
+    else
+      vecs[nd++] = vecs[j];
+  }
+  int64_t lb = work_bound(vecs, nd, n);
+  int64_t cp = cp_bound(run, dag, g, ng, F, stamp, tag);
+  if (cp > lb)
+    lb = cp;
+  return lb_task > lb ? lb_task : lb;
+}
+
+mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
+                                      const mapopt_machine *machine,
+                                      const mapopt_app_run *run,
+                                      const mapopt__sim_dag *dag,
+                                      int64_t *out) {
+  bool fenced = run->timing == MAPOPT_TIMING_FENCED;
+  size_t nsel = 0;
+  for (int64_t i = 0; i < run->nops; i++)
+    nsel += run->ops[i].timing.timed;
+  if (nsel == 0) {
+    *out = 0;
+    return MAPOPT_OK;
+  }
+  size_t nops = (size_t)run->nops;
+  lb_op *sel = mapopt__calloc(ctx, nsel, sizeof *sel);
+  lb_vec *vecs = mapopt__calloc(ctx, nsel, sizeof *vecs);
+  int64_t *F = mapopt__calloc(ctx, nops, sizeof *F);
+  int64_t *stamp = mapopt__calloc(ctx, nops, sizeof *stamp);
+  mapopt_status st = MAPOPT_ENOMEM;
+  if (!sel || !vecs || !F || !stamp)
+    goto done;
+
+  int64_t n[NKINDS];
+  for (int k = 0; k < NKINDS; k++)
+    n[k] = mapopt__sim_proc_total(machine, run, (mapopt_proc_kind)k);
+  size_t j = 0;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (!o->timing.timed)
+      continue;
+    lb_op *s = &sel[j++];
+    s->op = i;
+    s->group = fenced ? o->timing.repetition : 0;
+    s->w = -1;
+    for (int k = 0; k < NKINDS; k++) {
+      s->c[k] = mapopt__sim_best_cost(machine, run, i, (mapopt_proc_kind)k);
+      if (s->c[k] >= 0 && (s->w < 0 || s->c[k] < s->w))
+        s->w = s->c[k];
+    }
+    if (s->w < 0)
+      s->w = 0; /* not a task, or it runs nowhere (NO_VARIANT) */
+    if (o->kind == MAPOPT_OP_TASK && o->task >= 0) {
+      const mapopt_app_task *t = &run->tasks[o->task];
+      for (int v = 0; v < t->nvariants; v++)
+        if (t->variants[v].inner && (unsigned)t->variants[v].kind < NKINDS &&
+            s->c[t->variants[v].kind] >= 0)
+          s->inner = true;
+    }
+  }
+  qsort(sel, nsel, sizeof *sel, cmp_group_op);
+  for (size_t i = 0; i < nops; i++)
+    stamp[i] = -1;
+  int64_t lb = 0;
+  for (size_t a = 0, b; a < nsel; a = b) {
+    for (b = a + 1; b < nsel && sel[b].group == sel[a].group; b++)
+      ;
+    lb = sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs, F, stamp,
+                                  (int64_t)a));
+  }
+  *out = lb;
+  st = MAPOPT_OK;
+done:
+  mapopt__free(ctx, sel, nsel * sizeof *sel);
+  mapopt__free(ctx, vecs, nsel * sizeof *vecs);
+  mapopt__free(ctx, F, nops * sizeof *F);
+  mapopt__free(ctx, stamp, nops * sizeof *stamp);
+  return st;
+}

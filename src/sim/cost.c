@@ -1,0 +1,310 @@
+/*
+ * Cost formulas of the simulator (SIMULATOR.md §4.9, §4.13): the duration
+ * of a copy, the execution time of a leaf task on a processor, the layout
+ * factor of a requirement, and the best-case cost c(p, k) that the lower
+ * bound (bound.c) is built from.
+ *
+ * Everything is integer: rates are MB/s, MFLOP/s and accesses per ms,
+ * factors are parts per million, and each term is rounded up separately
+ * before the terms are summed, so the engine and the bound agree to the
+ * nanosecond on every platform. A product that would overflow int64
+ * saturates at INT64_MAX, and INT64_MAX is sticky: a saturated operand
+ * stays saturated through later steps, so a saturated duration always
+ * exceeds any time limit.
+ *
+ * This file chooses nothing: which memory, layout and processor an op gets
+ * is the engine's business; these functions only price the choice.
+ */
+#include "sim/sim.h"
+
+#include "mapopt/app.h"
+#include "mapopt/machine.h"
+
+#define PPM INT64_C(1000000)
+
+/* a + b for non-negative operands, saturating at INT64_MAX. */
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (mapopt__add_ovf(a, b, &r))
+    return INT64_MAX;
+  return r;
+}
+
+int64_t mapopt__muldiv_ceil(int64_t a, int64_t b, int64_t c) {
+  if (a <= 0 || b <= 0)
+    return 0;
+  if (a == INT64_MAX || b == INT64_MAX || c <= 0)
+    return INT64_MAX;
+  int64_t p;
+  if (mapopt__mul_ovf(a, b, &p))
+    return INT64_MAX;
+  return p / c + (p % c != 0);
+}
+
+/* The nearest integer to a * b / c (halves up) for non-negative operands,
+ * saturating at INT64_MAX. */
+static int64_t muldiv_round(int64_t a, int64_t b, int64_t c) {
+  if (a <= 0 || b <= 0)
+    return 0;
+  if (c <= 0)
+    return INT64_MAX;
+  int64_t p;
+  if (mapopt__mul_ovf(a, b, &p))
+    return INT64_MAX;
+  return p / c + (p % c >= c - p % c);
+}
+
+int64_t mapopt__sim_copy_ns(int64_t bytes, int64_t bw_mbps, int64_t lat_ns) {
+  return sat_add(lat_ns, mapopt__muldiv_ceil(bytes, 1000, bw_mbps));
+}
+
+/* The peak a variant computes at on processors of kind pk. */
+static int64_t peak_mflops(const mapopt_machine_procs *pk,
+                           const mapopt_app_variant *v) {
+  if (v->f32)
+    return pk->mflops_f32;
+  if (v->matrix && pk->mflops_f64_matrix > 0)
+    return pk->mflops_f64_matrix;
+  return pk->mflops_f64;
+}
+
+/* The flop term C of §4.13. */
+static int64_t flop_ns(int64_t flops, int64_t peak, int64_t eff_ppm) {
+  return mapopt__muldiv_ceil(mapopt__muldiv_ceil(flops, 1000, peak), PPM,
+                             eff_ppm);
+}
+
+/* The bandwidth term M_r of §4.13. */
+static int64_t mem_term_ns(int64_t bytes, int64_t bw_mbps, int64_t l_ppm,
+                           int64_t eff_ppm) {
+  int64_t t = mapopt__muldiv_ceil(bytes, 1000, bw_mbps);
+  t = mapopt__muldiv_ceil(t, l_ppm, PPM);
+  return mapopt__muldiv_ceil(t, PPM, eff_ppm);
+}
+
+/* The access term G_r of §4.13: gathers and atomics rounded separately. */
+static int64_t access_term_ns(const mapopt_app_req *req,
+                              const mapopt_affinity *e) {
+  return sat_add(mapopt__muldiv_ceil(req->gathers, PPM, e->gather_per_ms),
+                 mapopt__muldiv_ceil(req->atomics, PPM, e->atomic_per_ms));
+}
+
+/* T = overhead + fixed + max(C, sum M) + sum G. */
+static int64_t combine(int64_t overhead, int64_t fixed, int64_t c, int64_t msum,
+                       int64_t gsum) {
+  return sat_add(sat_add(sat_add(overhead, fixed), c > msum ? c : msum), gsum);
+}
+
+/* The noise multiplier of §4.9 applied to t. */
+static int64_t apply_noise(int64_t t, int64_t noise_ppm, uint64_t seed,
+                           int64_t op) {
+  if (noise_ppm <= 0)
+    return t;
+  uint64_t state = seed ^ (uint64_t)op;
+  uint64_t z = mapopt__splitmix64(&state);
+  int64_t u = (int64_t)(z % (2 * (uint64_t)noise_ppm + 1)) - noise_ppm;
+  int64_t factor = PPM + u;
+  if (factor <= 0)
+    return 0;
+  return mapopt__muldiv_ceil(t, factor, PPM);
+}
+
+/*
+ * T of §4.9 for one op on one processor kind, with the memories and layout
+ * factors the engine chose. Inner variants take the kind's inner overhead
+ * (their requirements are virtual: M_r = G_r = 0) and no noise: the noise
+ * of §4.9 jitters the leaf formula's T, and the engine prices inner tasks
+ * the same way.
+ */
+int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
+                            int64_t *access_ns) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  const mapopt_app_task *task = &in->run->tasks[op->task];
+  const mapopt_app_variant *v = &task->variants[in->variant];
+  const mapopt_machine_procs *pk = &in->machine->procs[v->kind];
+  if (v->inner) {
+    for (size_t r = 0; r < op->nreqs; r++) {
+      if (mem_ns)
+        mem_ns[r] = 0;
+      if (access_ns)
+        access_ns[r] = 0;
+    }
+    return pk->inner_overhead_ns;
+  }
+  int64_t flops = op->flops ? op->flops[in->variant] : 0;
+  int64_t fixed = op->fixed_ns ? op->fixed_ns[in->variant] : 0;
+  int64_t c = flop_ns(flops, peak_mflops(pk, v), v->flops_eff_ppm);
+  int64_t msum = 0, gsum = 0;
+  bool missing = false;
+  for (size_t r = 0; r < op->nreqs; r++) {
+    const mapopt_app_req *req = &op->reqs[r];
+    mapopt_mem_kind mk = in->mems[r];
+    int64_t m = INT64_MAX, g = INT64_MAX;
+    if ((unsigned)mk < MAPOPT_MEM_KIND_COUNT &&
+        in->machine->affinity[v->kind][mk].present) {
+      const mapopt_affinity *e = &in->machine->affinity[v->kind][mk];
+      int64_t l = in->layout_ppm ? in->layout_ppm[r] : PPM;
+      m = mem_term_ns(req->bytes, e->bw_mbps, l, v->mem_eff_ppm);
+      g = access_term_ns(req, e);
+    } else {
+      missing = true; /* the engine rejects this before pricing it */
+    }
+    if (mem_ns)
+      mem_ns[r] = m;
+    if (access_ns)
+      access_ns[r] = g;
+    msum = sat_add(msum, m);
+    gsum = sat_add(gsum, g);
+  }
+  if (missing)
+    return INT64_MAX;
+  int64_t t = combine(pk->overhead_ns, fixed, c, msum, gsum);
+  return apply_noise(t, in->noise_ppm, in->seed, in->op);
+}
+
+/* Bytes per element of the fields of region reg set in mask. */
+static int64_t field_bytes(const mapopt_app_region *reg, uint64_t mask) {
+  int64_t s = 0;
+  for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
+    if (mask >> f & 1)
+      s = sat_add(s, reg->field_bytes[f]);
+  return s;
+}
+
+/*
+ * L_r of §4.9's table. Unset layout components take their defaults (SOA,
+ * the app's default order), although the engine passes resolved layouts.
+ */
+int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
+                               int variant, int r, const mapopt_layout *layout,
+                               uint64_t fields_in_instance) {
+  const mapopt_app_op *o = &run->ops[op];
+  const mapopt_app_req *req = &o->reqs[r];
+  const mapopt_app_region *reg = &run->regions[req->piece->region];
+  const mapopt_app_variant *v = &run->tasks[o->task].variants[variant];
+  int64_t s = field_bytes(reg, fields_in_instance);
+  int64_t a = field_bytes(reg, req->fields);
+  int64_t l = PPM;
+  /* One field: AOS is SOA. A > S (the instance lacks a field) cannot
+   * happen for a mapped instance; it is priced as if it could not. */
+  if (layout->soa == MAPOPT_LAYOUT_NO && reg->nfields > 1 && a > 0 && a < s) {
+    if (v->kind == MAPOPT_PROC_GPU) {
+      l = muldiv_round(s, PPM, a);
+    } else {
+      /* min(1.5, 1 + 0.1 (S/A - 1)) = 1 + 0.1 (S - A) / A */
+      l = PPM + muldiv_round(s - a, PPM / 10, a);
+      if (l > PPM + PPM / 2)
+        l = PPM + PPM / 2;
+    }
+  }
+  bool c_order = layout->c_order == MAPOPT_LAYOUT_UNSET
+                     ? run->default_c_order
+                     : layout->c_order == MAPOPT_LAYOUT_YES;
+  for (size_t i = 0; i < v->nprefers; i++) {
+    const mapopt_app_layout_rule *p = &v->prefers[i];
+    if (r >= 64 || !(p->args >> r & 1) || p->c_order == MAPOPT_LAYOUT_UNSET)
+      continue;
+    if ((p->c_order == MAPOPT_LAYOUT_YES) != c_order)
+      l = muldiv_round(l, p->penalty_ppm, PPM);
+  }
+  return l;
+}
+
+/* Processors of kind k per address space (SIMULATOR.md §2.5). */
+static int64_t procs_per_rank(const mapopt_machine *m, int64_t ranks,
+                              mapopt_proc_kind k) {
+  int64_t n = m->procs[k].count;
+  if (n <= 0 || ranks <= 1)
+    return n > 0 ? n : 0;
+  switch (k) {
+  case MAPOPT_PROC_CPU:
+    return n / ranks > 1 ? n / ranks : 1;
+  case MAPOPT_PROC_OMP:
+    return n >= ranks ? n / ranks : 0;
+  default:
+    return n / ranks;
+  }
+}
+
+int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
+                               const mapopt_app_run *run, mapopt_proc_kind k) {
+  if ((unsigned)k >= MAPOPT_PROC_KIND_COUNT || machine->nodes <= 0)
+    return 0;
+  int64_t ranks =
+      run->ranks_per_node > 0 ? run->ranks_per_node : machine->ranks_per_node;
+  if (ranks < 1)
+    ranks = 1;
+  int64_t per = procs_per_rank(machine, ranks, k);
+  int64_t n;
+  if (mapopt__mul_ovf(per, ranks, &n) || mapopt__mul_ovf(n, machine->nodes, &n))
+    return INT64_MAX;
+  return n;
+}
+
+/*
+ * The smallest layout factor any layout can give requirement r: 1, or less
+ * if the variant declares a preference whose "penalty" is below 1. Floors
+ * instead of rounding so the result never exceeds what §4.9 computes.
+ */
+static int64_t best_layout_ppm(const mapopt_app_variant *v, size_t r) {
+  int64_t l = PPM;
+  for (size_t i = 0; i < v->nprefers; i++) {
+    const mapopt_app_layout_rule *p = &v->prefers[i];
+    if (r < 64 && (p->args >> r & 1) && p->penalty_ppm < PPM)
+      l = p->penalty_ppm <= 0 ? 0 : l * p->penalty_ppm / PPM;
+  }
+  return l;
+}
+
+/*
+ * c(p, k) of §6.1. Each requirement gets, independently, the least M_r and
+ * the least G_r over the memories kind k has affinity to -- the fastest
+ * memory (FB for a GPU, SOCKMEM or SYSMEM for a CPU) when one memory is
+ * best at both, and never more than any single memory would cost, so c is
+ * a lower bound on T whatever the mapping.
+ */
+int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
+                              const mapopt_app_run *run, int64_t op,
+                              mapopt_proc_kind k) {
+  const mapopt_app_op *o = &run->ops[op];
+  if (o->kind != MAPOPT_OP_TASK || o->task < 0 ||
+      mapopt__sim_proc_total(machine, run, k) <= 0)
+    return -1;
+  const mapopt_app_task *task = &run->tasks[o->task];
+  int vi = -1;
+  for (int i = 0; i < task->nvariants; i++)
+    if (task->variants[i].kind == k) {
+      vi = i;
+      break;
+    }
+  if (vi < 0)
+    return -1;
+  const mapopt_app_variant *v = &task->variants[vi];
+  const mapopt_machine_procs *pk = &machine->procs[k];
+  if (v->inner)
+    return pk->inner_overhead_ns;
+  int64_t flops = o->flops ? o->flops[vi] : 0;
+  int64_t fixed = o->fixed_ns ? o->fixed_ns[vi] : 0;
+  int64_t c = flop_ns(flops, peak_mflops(pk, v), v->flops_eff_ppm);
+  int64_t msum = 0, gsum = 0;
+  for (size_t r = 0; r < o->nreqs; r++) {
+    const mapopt_app_req *req = &o->reqs[r];
+    int64_t l = best_layout_ppm(v, r);
+    int64_t mbest = -1, gbest = -1;
+    for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++) {
+      const mapopt_affinity *e = &machine->affinity[k][mk];
+      if (mk == MAPOPT_MEM_VIRTUAL || !e->present || !machine->mems[mk].present)
+        continue;
+      int64_t m = mem_term_ns(req->bytes, e->bw_mbps, l, v->mem_eff_ppm);
+      int64_t g = access_term_ns(req, e);
+      if (mbest < 0 || m < mbest)
+        mbest = m;
+      if (gbest < 0 || g < gbest)
+        gbest = g;
+    }
+    /* No memory at all: the op cannot run on k; 0 keeps c a bound. */
+    msum = sat_add(msum, mbest > 0 ? mbest : 0);
+    gsum = sat_add(gsum, gbest > 0 ? gbest : 0);
+  }
+  return combine(pk->overhead_ns, fixed, c, msum, gsum);
+}

@@ -1,0 +1,365 @@
+/*
+ * Dependence analysis (SIMULATOR.md §4.3): the logical DAG of a run and the
+ * version of every (atom, field) each requirement needs. It depends only on
+ * the application, never on the mapping, so one DAG serves every
+ * evaluation of the same run.
+ *
+ * Ops are analysed in canonical order. Per (atom, field) the analysis keeps
+ * the current version, the ops that produced it, the readers since, and the
+ * open reduction set. Choices where the spec is silent:
+ *  - requirements of inner tasks (mapped virtually) get the dependences of
+ *    their privilege but change no state, so the inner task's children --
+ *    analysed next, in the parent's context -- see the real producers;
+ *  - a reduction with another operator than the open set closes that set
+ *    first (the folds must happen in order), then opens its own;
+ *  - coherence `simultaneous` is analysed as exclusive (conservative);
+ *  - a fence depends on every op since the previous fence and on that
+ *    fence, and every later op depends on the newest fence: the same
+ *    orderings as "every earlier op", without quadratic edge lists.
+ */
+#include <string.h>
+
+#include "sim/sim.h"
+
+typedef struct reader {
+  int64_t op;
+  int64_t next; /* index in the reader pool, -1 ends */
+} reader;
+
+typedef struct af_state {
+  int64_t version;   /* current version id, -1: never written */
+  int64_t readers;   /* head in the reader pool, -1: none */
+  int64_t red_head;  /* open reduction set: reducers in the pool */
+  int64_t red_base;  /* version the open set reduces into */
+  int red_op;        /* its operator; -1: no open set */
+} af_state;
+
+typedef struct growable {
+  int64_t *data;
+  int64_t len, cap;
+} growable;
+
+typedef struct analysis {
+  mapopt__arena *arena;
+  mapopt_ctx *ctx;
+  const mapopt_app_run *run;
+  int64_t *af_off;   /* per atom: first (atom, field) index */
+  af_state *af;
+  reader *pool;
+  int64_t npool, pool_cap;
+  mapopt__version *versions;
+  int64_t nversions, versions_cap;
+  growable preds, raw, need, reducers;
+  int64_t *mark;     /* per op: the op whose pred list last included it */
+  int64_t *rawmark;  /* per op: the requirement whose raw list includes it */
+  int64_t last_fence;
+  int64_t fence_from; /* first op after the newest fence */
+  bool failed;
+} analysis;
+
+static void *grow(analysis *an, void *data, int64_t *cap, int64_t need,
+                  size_t elem) {
+  if (need <= *cap)
+    return data;
+  int64_t ncap = *cap ? *cap : 64;
+  while (ncap < need)
+    ncap *= 2;
+  void *d = mapopt__realloc(an->ctx, data, (size_t)*cap * elem,
+                            (size_t)ncap * elem);
+  if (!d) {
+    an->failed = true;
+    return NULL;
+  }
+  *cap = ncap;
+  return d;
+}
+
+static void push(analysis *an, growable *g, int64_t v) {
+  int64_t *d = grow(an, g->data, &g->cap, g->len + 1, sizeof *d);
+  if (!d)
+    return;
+  g->data = d;
+  g->data[g->len++] = v;
+}
+
+static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
+  reader *p = grow(an, an->pool, &an->pool_cap, an->npool + 1, sizeof *p);
+  if (!p)
+    return -1;
+  an->pool = p;
+  p[an->npool] = (reader){op, next};
+  return an->npool++;
+}
+
+static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
+                           int field, int64_t producer) {
+  mapopt__version *v = grow(an, an->versions, &an->versions_cap,
+                            an->nversions + 1, sizeof *v);
+  if (!v)
+    return -1;
+  an->versions = v;
+  v[an->nversions] = (mapopt__version){kind, atom, field, producer, -1, 0, 0};
+  return an->nversions++;
+}
+
+static bool is_ancestor(const mapopt_app_run *run, int64_t anc, int64_t op) {
+  for (int64_t p = run->ops[op].parent; p >= 0; p = run->ops[p].parent)
+    if (p == anc)
+      return true;
+  return false;
+}
+
+/* Adds pred to op's list unless it is already there or an ancestor. */
+static void add_pred(analysis *an, int64_t op, int64_t pred) {
+  if (pred < 0 || pred == op || an->mark[pred] == op ||
+      is_ancestor(an->run, pred, op))
+    return;
+  an->mark[pred] = op;
+  push(an, &an->preds, pred);
+}
+
+/* Adds the ops that produced version v to the RAW list of requirement q. */
+static void add_raw(analysis *an, int64_t q, int64_t v) {
+  while (v >= 0) {
+    const mapopt__version *ver = &an->versions[v];
+    if (ver->kind == VER_REDUCTION) {
+      for (int64_t i = 0; i < ver->nred; i++) {
+        int64_t op = an->reducers.data[ver->red_off + i];
+        if (an->rawmark[op] != q) {
+          an->rawmark[op] = q;
+          push(an, &an->raw, op);
+        }
+      }
+      v = ver->base;
+      continue;
+    }
+    if (ver->producer >= 0 && an->rawmark[ver->producer] != q) {
+      an->rawmark[ver->producer] = q;
+      push(an, &an->raw, ver->producer);
+    }
+    break;
+  }
+}
+
+/* Adds the producers of the current version (the RAW predecessors). */
+static void add_producers(analysis *an, int64_t op, int64_t v) {
+  if (v < 0)
+    return;
+  const mapopt__version *ver = &an->versions[v];
+  if (ver->kind == VER_REDUCTION) {
+    for (int64_t i = 0; i < ver->nred; i++)
+      add_pred(an, op, an->reducers.data[ver->red_off + i]);
+    add_producers(an, op, ver->base);
+  } else {
+    add_pred(an, op, ver->producer);
+  }
+}
+
+/* Closes the open reduction set of s into a new version. */
+static void close_reductions(analysis *an, af_state *s, int64_t atom,
+                             int field) {
+  if (s->red_op < 0)
+    return;
+  int64_t v = new_version(an, VER_REDUCTION, atom, field, -1);
+  if (v < 0)
+    return;
+  an->versions[v].base = s->red_base;
+  an->versions[v].red_off = an->reducers.len;
+  for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next) {
+    push(an, &an->reducers, an->pool[r].op);
+    an->versions[v].nred++;
+  }
+  s->version = v;
+  s->red_op = -1;
+  s->red_head = -1;
+}
+
+static void add_readers_and_reducers(analysis *an, int64_t op,
+                                     const af_state *s) {
+  for (int64_t r = s->readers; r >= 0; r = an->pool[r].next)
+    add_pred(an, op, an->pool[r].op);
+  for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next)
+    add_pred(an, op, an->pool[r].op);
+}
+
+/* One (atom, field) of one requirement. Returns the needed version. */
+static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
+                     bool is_fill, bool virt, int64_t atom, int field) {
+  af_state *s = &an->af[an->af_off[atom] + field];
+  mapopt_priv priv = is_fill ? MAPOPT_PRIV_WD : req->priv;
+  int64_t need = -1;
+  switch (priv) {
+  case MAPOPT_PRIV_RO:
+    add_producers(an, op, s->version);
+    for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next)
+      add_pred(an, op, an->pool[r].op);
+    if (virt)
+      break;
+    close_reductions(an, s, atom, field);
+    need = s->version;
+    s->readers = pool_add(an, op, s->readers);
+    break;
+  case MAPOPT_PRIV_RW:
+  case MAPOPT_PRIV_WD:
+    add_producers(an, op, s->version);
+    add_readers_and_reducers(an, op, s);
+    if (virt)
+      break;
+    if (priv == MAPOPT_PRIV_RW) {
+      close_reductions(an, s, atom, field);
+      need = s->version;
+    } else {
+      s->red_op = -1; /* pending reductions are discarded */
+      s->red_head = -1;
+    }
+    s->version = new_version(an, is_fill ? VER_FILL : VER_WRITE, atom, field,
+                             op);
+    s->readers = -1;
+    break;
+  case MAPOPT_PRIV_REDUCE:
+    add_producers(an, op, s->version);
+    for (int64_t r = s->readers; r >= 0; r = an->pool[r].next)
+      add_pred(an, op, an->pool[r].op);
+    if (s->red_op >= 0 && s->red_op != (int)req->redop) {
+      for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next)
+        add_pred(an, op, an->pool[r].op);
+      if (!virt)
+        close_reductions(an, s, atom, field);
+    }
+    if (virt)
+      break;
+    if (s->red_op < 0) {
+      s->red_op = (int)req->redop;
+      s->red_base = s->version;
+      s->red_head = -1;
+    }
+    s->red_head = pool_add(an, op, s->red_head);
+    break;
+  }
+  return need < 0 || an->versions[need].kind == VER_NONE ? -1 : need;
+}
+
+static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
+  const mapopt_app_run *run = an->run;
+  const mapopt_app_op *op = &run->ops[i];
+  dag->pred_off[i] = an->preds.len;
+  add_pred(an, i, an->last_fence);
+  for (int64_t w = 0; w < (int64_t)op->nwaits; w++)
+    for (int64_t j = i - 1; j >= 0; j--)
+      if (run->ops[j].future == op->waits[w]) {
+        add_pred(an, i, j);
+        break;
+      }
+  if (op->kind == MAPOPT_OP_FENCE) {
+    for (int64_t j = an->fence_from; j < i; j++)
+      add_pred(an, i, j);
+    an->last_fence = i;
+    an->fence_from = i + 1;
+  }
+  if (op->kind == MAPOPT_OP_FUTURE_REDUCE)
+    for (int64_t j = i - 1; j >= 0 && run->ops[j].launch == op->launch; j--)
+      add_pred(an, i, j);
+  bool virt = op->kind == MAPOPT_OP_TASK && op->task >= 0 &&
+              run->tasks[op->task].inner;
+  bool is_fill = op->kind == MAPOPT_OP_FILL;
+  for (size_t r = 0; r < op->nreqs; r++) {
+    int64_t q = dag->req_off[i] + (int64_t)r;
+    const mapopt_app_req *req = &op->reqs[r];
+    dag->need_off[q] = an->need.len;
+    dag->raw_off[q] = an->raw.len;
+    const mapopt_app_piece *pc = req->piece;
+    for (size_t a = 0; a < pc->natoms; a++)
+      for (int f = 0; f < MAPOPT_APP_MAX_FIELDS; f++) {
+        if (!((req->fields >> f) & 1u))
+          continue;
+        int64_t v = touch(an, i, req, is_fill, virt, pc->atoms[a].atom, f);
+        push(an, &an->need, v);
+        if (v >= 0)
+          add_raw(an, q, v);
+      }
+  }
+}
+
+mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
+                                    const mapopt_app_run *run,
+                                    mapopt__sim_dag *dag) {
+  analysis an;
+  memset(&an, 0, sizeof an);
+  an.arena = arena;
+  an.ctx = arena->ctx;
+  an.run = run;
+  an.last_fence = -1;
+  int64_t n = run->nops;
+  memset(dag, 0, sizeof *dag);
+  dag->nops = n;
+  an.af_off = mapopt__arena_alloc(arena, (size_t)(run->natoms + 1) * 8);
+  an.mark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
+  an.rawmark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
+  dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
+  dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
+  if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
+      !dag->req_off)
+    return MAPOPT_ENOMEM;
+  int64_t naf = 0;
+  for (int64_t a = 0; a < run->natoms; a++) {
+    an.af_off[a] = naf;
+    naf += run->regions[run->atom_region[a]].nfields;
+  }
+  an.af_off[run->natoms] = naf;
+  an.af = mapopt__arena_alloc(arena, (size_t)(naf ? naf : 1) * sizeof *an.af);
+  if (!an.af)
+    return MAPOPT_ENOMEM;
+  for (int64_t k = 0; k < naf; k++)
+    an.af[k] = (af_state){-1, -1, -1, -1, -1};
+  int64_t nreqs = 0;
+  for (int64_t i = 0; i < n; i++) {
+    dag->req_off[i] = nreqs;
+    nreqs += (int64_t)run->ops[i].nreqs;
+    an.mark[i] = -1;
+    an.rawmark[i] = -1;
+  }
+  dag->req_off[n] = nreqs;
+  dag->nreqs = nreqs;
+  dag->need_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
+  dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
+  if (!dag->need_off || !dag->raw_off)
+    return MAPOPT_ENOMEM;
+  /* Version 0 is the "never written" version of nothing: ids start at 0
+   * for real versions, -1 means none. */
+  for (int64_t i = 0; i < n && !an.failed; i++)
+    analyse_op(&an, dag, i);
+  dag->pred_off[n] = an.preds.len;
+  dag->need_off[nreqs] = an.need.len;
+  dag->raw_off[nreqs] = an.raw.len;
+  mapopt_status st = an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
+  /* Move the growable arrays into the arena, so the DAG has one owner. */
+  struct {
+    growable *g;
+    int64_t **dst;
+  } moves[] = {{&an.preds, &dag->preds},
+               {&an.need, &dag->need},
+               {&an.raw, &dag->raw},
+               {&an.reducers, &dag->reducers}};
+  for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) {
+    growable *g = moves[k].g;
+    int64_t *d = mapopt__arena_alloc(arena, (size_t)(g->len ? g->len : 1) * 8);
+    if (!d)
+      st = MAPOPT_ENOMEM;
+    else if (g->len)
+      memcpy(d, g->data, (size_t)g->len * 8);
+    *moves[k].dst = d;
+    mapopt__free(an.ctx, g->data, (size_t)g->cap * 8);
+  }
+  dag->versions = mapopt__arena_alloc(
+      arena, (size_t)(an.nversions ? an.nversions : 1) * sizeof(mapopt__version));
+  if (!dag->versions)
+    st = MAPOPT_ENOMEM;
+  else if (an.nversions)
+    memcpy(dag->versions, an.versions,
+           (size_t)an.nversions * sizeof(mapopt__version));
+  dag->nversions = an.nversions;
+  mapopt__free(an.ctx, an.versions,
+               (size_t)an.versions_cap * sizeof(mapopt__version));
+  mapopt__free(an.ctx, an.pool, (size_t)an.pool_cap * sizeof(reader));
+  return st;
+}

@@ -1,0 +1,188 @@
+/*
+ * The simulation state shared by the engine (engine.c) and the output
+ * writers (out.c): the concrete machine (processors, memories, ports), the
+ * per-op runtime record, instances and copies. One mapopt__sim lives for
+ * one mapopt_sim_run call.
+ */
+#ifndef MAPOPT_SRC_SIM_ENGINE_H
+#define MAPOPT_SRC_SIM_ENGINE_H
+
+#include "sim/sim.h"
+
+/* Processor classes of the concrete machine: the DSL kinds that can run
+ * tasks, plus the runtime's UTIL processors. */
+enum { PK_CPU, PK_GPU, PK_OMP, PK_UTIL, PK_COUNT };
+
+typedef struct sim_proc {
+  int cls;         /* PK_* */
+  int64_t as;      /* address space: node * ranks + rank */
+  int64_t node, rank;
+  int64_t local;   /* index among its class in the address space */
+  int64_t gpu;     /* GPU: node-local GPU index (for FB and ports) */
+  int64_t socket;
+  int64_t free_at;
+  bool running;
+  mapopt__heap ready; /* ops ready on it, by (ready time, order) */
+  int64_t assigned;   /* ops mapped here and not yet executed */
+  int64_t busy_timed, tasks_timed;
+} sim_proc;
+
+typedef struct sim_mem {
+  mapopt_mem_kind kind;
+  int64_t node, rank;  /* rank -1: per node (SOCKMEM) */
+  int64_t as;          /* -1 for SOCKMEM */
+  int64_t index;       /* index among memories of its kind on the node */
+  int64_t gpu;         /* FBMEM: node-local GPU */
+  int64_t socket;
+  int64_t capacity, live, peak, ninst, peak_inst;
+  mapopt__vec insts;   /* of int64_t instance ids */
+} sim_mem;
+
+typedef struct sim_port {
+  int64_t free_at;
+  int64_t node;
+  char name[32];
+} sim_port;
+
+typedef struct sim_inst {
+  int64_t mem;
+  const mapopt_app_piece *piece;
+  int region;
+  uint64_t fields;
+  mapopt_layout layout;
+  int64_t bytes;
+  int64_t users;       /* mapped-not-executed ops, and active copies */
+  int64_t last_use;
+  bool freed, reduction, collect_pending;
+  int64_t fold_left;   /* reduction instances: (atom, field)s to fold */
+  int64_t *held;       /* per (piece atom, region field): version, -1 */
+  int64_t *incoming;   /* version being copied in, -1 */
+} sim_inst;
+
+enum { OS_ISSUED, OS_MAPPABLE, OS_ADMITTED, OS_MAPPED, OS_READY, OS_RUNNING,
+       OS_EXECUTED, OS_COMPLETE };
+
+/* Why an op started when it did (critical path, §5.1). */
+enum { CAUSE_NONE, CAUSE_PRED, CAUSE_COPY, CAUSE_MAP, CAUSE_QUEUE,
+       CAUSE_BACKPRESSURE };
+
+typedef struct sim_op {
+  int state;
+  int64_t proc;          /* target processor, -1: none */
+  int kind;              /* mapopt_proc_kind of TASK ops */
+  int variant;
+  int64_t preds_unmapped, preds_incomplete;
+  int64_t pending;       /* copies and waits before READY */
+  int64_t children_left; /* inner: children not complete, +1 while running */
+  int64_t issued_at, mappable_at, mapped_at, ready_at, start_at, end_at,
+      complete_at;
+  int64_t last_pred;     /* the predecessor that completed last */
+  int64_t last_copy;     /* the copy that arrived last */
+  int cause;
+  int64_t *inst;         /* per requirement: instance id, -1 virtual */
+  int64_t *raw_left;     /* per requirement: RAW producers not complete */
+  mapopt_task_ref ref;   /* for mapping functions (parent chains) */
+  int64_t as;            /* address space it maps/runs in */
+} sim_op;
+
+typedef struct sim_copy {
+  int kind;              /* mapopt_channel, or 5 = FILL, 6 = FOLD */
+  int64_t src_inst, dst_inst; /* src -1 for fills */
+  int64_t src_mem, dst_mem;
+  int64_t bytes;
+  int64_t op, req;       /* the op and requirement it serves */
+  int64_t ready_at, start_at, end_at;
+  int64_t after;         /* copies that must finish first */
+  int64_t dep_head;      /* copies waiting on this one (dependency list) */
+  int64_t ports[6];
+  int nports;
+  int64_t first_af, naf; /* head of its entry list in copy_afs, count */
+} sim_copy;
+
+/* ---- issue contexts: the top level (-1) and each inner op ----------------- */
+
+typedef struct sim_ctx {
+  int64_t first_child; /* ops of this context, in order: linked by next_sib */
+  int64_t next;        /* the next op to issue, -1: all issued */
+  int64_t outstanding; /* issued and not complete */
+  bool busy;           /* a launch is being charged */
+  int64_t as;          /* address space that issues */
+  bool replicated;
+} sim_ctx;
+
+struct mapopt__sim {
+  mapopt_ctx *ctx;
+  mapopt__arena arena;
+  const mapopt_machine *m;
+  const mapopt_app_run *run;
+  const mapopt_sim_plan *plan;
+  const mapopt_program *prog;
+  const mapopt_sim_options *opts;
+  mapopt__sim_dag dag;
+  mapopt_machine_shape shape;
+  mapopt_diags *diags;
+  mapopt__heap events;
+  int64_t now;
+  int64_t nevents;
+  int64_t time_limit;
+  /* Concrete machine. */
+  int64_t nas, ranks;
+  int64_t nprocs;
+  sim_proc *procs;
+  int64_t *proc_base; /* [as * PK_COUNT + cls] */
+  int64_t nmems;
+  sim_mem *mems;
+  int64_t *proc_mem;   /* [proc * MAPOPT_MEM_KIND_COUNT + kind] -> memory */
+  int64_t nports;
+  sim_port *ports;
+  int64_t ports_per_node, gpus_per_node;
+  /* Ops. */
+  sim_op *ops;
+  int64_t *next_sib;
+  sim_ctx *ctxs;       /* [op + 1] for inner ops; [0] top level */
+  int64_t *succ_off, *succ;
+  int64_t *rawsucc_off, *rawsucc; /* producer -> consumer requirement ids */
+  int64_t *req_op;     /* requirement id -> op */
+  int64_t *vprod_off, *vprod; /* op -> versions it produces (write, fill) */
+  int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
+  int64_t *task_limit; /* per task: InstanceLimit, 0 none */
+  mapopt__map policy_cache; /* (task, req, names, kind) -> req_policy */
+  int64_t *rr;         /* round-robin counters [as * 3 + kind] */
+  int64_t *limit_count;/* [task * nprocs + proc] */
+  mapopt__heap *limit_wait; /* per (task, proc): ops waiting admission */
+  int64_t ops_done;
+  /* Data. */
+  int64_t *af_off;     /* atom -> first af */
+  int64_t *newest;     /* af -> newest valid version id */
+  mapopt__vec insts;   /* sim_inst */
+  int64_t *holder_head;/* version -> holder list head in hpool */
+  mapopt__vec hpool;   /* holder nodes: {inst, next} */
+  int64_t *fold_target;/* version -> instance its folds go to, -1 none */
+  int64_t *fold_left;  /* version -> folds still in flight */
+  mapopt__vec deps;    /* copy dependency nodes {copy, next} */
+  mapopt__vec waiters; /* {req, next} nodes; heads in wait_head */
+  int64_t *wait_head;  /* version -> waiter list */
+  mapopt__vec copies;  /* sim_copy */
+  mapopt__vec copy_afs;/* {inst idx, version} pairs */
+  /* Outcome. */
+  mapopt_sim_error error;
+  mapopt__strbuf errtext;
+  int64_t error_time;
+  mapopt__strbuf log;
+  mapopt__vec util_jobs; /* {proc, start, end} of UTIL work */
+};
+
+/* A holder (or waiter) list node. */
+typedef struct hnode {
+  int64_t inst;
+  int64_t next;
+} hnode;
+
+typedef struct mapopt__sim sim_t;
+
+/* Output writers (out.c): the raw log into res->log, and the trace. */
+mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res);
+mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
+                                      const char *path);
+
+#endif /* MAPOPT_SRC_SIM_ENGINE_H */

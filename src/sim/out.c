@@ -1,0 +1,351 @@
+/*
+ * Outputs of a simulation (SIMULATOR.md §5): the raw log that imitates a
+ * real run's output, the JSON report, and the Chrome trace-event file that
+ * Perfetto opens. Floating point appears only here, printed with fixed
+ * precision, so outputs stay byte-identical across runs and platforms.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine.h"
+
+/* ---- raw log ------------------------------------------------------------------ */
+
+static int64_t launches_per_iteration(const mapopt_app_run *run) {
+  int64_t it = run->iterations_warmup, n = 0, last = -1;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->timing.iteration == it && o->kind == MAPOPT_OP_TASK &&
+        o->parent < 0 && o->launch != last) {
+      n++;
+      last = o->launch;
+    }
+  }
+  return n;
+}
+
+mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
+  const mapopt_machine *m = s->m;
+  const mapopt_app_run *run = s->run;
+  mapopt__strbuf *b = &s->log;
+  mapopt__sb_printf(b,
+                    "[mapopt-sim] machine %s: %" PRId64 " node(s), %" PRId64
+                    " GPU, %" PRId64 " CPU, %" PRId64 " OMP, %" PRId64
+                    " UTIL per node\n",
+                    m->name ? m->name : "machine", m->nodes,
+                    m->procs[MAPOPT_PROC_GPU].count,
+                    m->procs[MAPOPT_PROC_CPU].count,
+                    m->procs[MAPOPT_PROC_OMP].count, m->util_count);
+  mapopt__sb_printf(b,
+                    "[mapopt-sim] app %s(%s): %" PRId64
+                    " launches/iteration, warm-up %" PRId64 ", timed %" PRId64
+                    "\n",
+                    run->name, run->size ? run->size : "custom",
+                    launches_per_iteration(run), run->iterations_warmup,
+                    run->iterations_timed);
+  mapopt__sb_printf(b, "[mapopt-sim] seed %" PRIu64 "\n", s->opts->seed);
+  if (run->nparams) {
+    mapopt__sb_puts(b, "[mapopt-sim] params");
+    for (size_t i = 0; i < run->nparams; i++)
+      mapopt__sb_printf(b, " %s=%" PRId64, run->param_names[i],
+                        run->param_values[i]);
+    mapopt__sb_putc(b, '\n');
+  }
+  if (res->error != MAPOPT_SIM_NONE) {
+    mapopt__sb_printf(b, "%s\n", res->error_text ? res->error_text : "error");
+    mapopt__sb_printf(b, "[mapopt-sim] error class %s at t=%.6f s\n",
+                      mapopt_sim_error_name(res->error),
+                      (double)res->error_time_ns / 1e9);
+  } else {
+    double secs = (double)res->elapsed_ns / 1e9;
+    const char *style = run->log_style ? run->log_style : "";
+    if (strcmp(style, "distal") == 0) {
+      mapopt__sb_printf(b, "On %" PRId64 " nodes achieved GFLOPS per node: %f.\n",
+                        m->nodes, res->metric_value);
+    } else {
+      mapopt__sb_printf(b, "ELAPSED TIME = %7.3f s\n", secs);
+      if (strcmp(style, "circuit") == 0 || res->metric_name[0] == 'g')
+        mapopt__sb_printf(b, "GFLOPS = %7.3f GFLOPS\n",
+                          secs > 0 ? (double)run->flops_per_iteration *
+                                         (double)run->iterations_timed / secs /
+                                         1e9
+                                   : 0.0);
+    }
+    int64_t peak = 0, cap = 0;
+    for (size_t i = 0; i < res->nmems; i++)
+      if (res->mems[i].kind == MAPOPT_MEM_FBMEM &&
+          res->mems[i].peak_bytes >= peak) {
+        peak = res->mems[i].peak_bytes;
+        cap = res->mems[i].capacity;
+      }
+    mapopt__sb_printf(b,
+                      "[mapopt-sim] lower bound %.4f s (efficiency %.2f); "
+                      "peak FBMEM %.2f GB of %.1f GB\n",
+                      (double)res->lower_bound_ns / 1e9, res->efficiency,
+                      (double)peak / 1e9, (double)cap / 1e9);
+  }
+  if (b->failed)
+    return MAPOPT_ENOMEM;
+  res->log = mapopt__strndup(s->ctx, b->data ? b->data : "", b->len);
+  return res->log ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
+/* ---- report ------------------------------------------------------------------- */
+
+static json_t *layout_json(const mapopt_layout *l) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s %s", l->soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
+           l->c_order == MAPOPT_LAYOUT_YES ? "C_order" : "F_order");
+  return json_string(buf);
+}
+
+mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
+                                     const mapopt_sim_result *r, bool stats,
+                                     char **text) {
+  json_t *o = json_object();
+  json_object_set_new(o, "status", json_string(r->error ? "error" : "ok"));
+  json_object_set_new(o, "error_class",
+                      json_string(mapopt_sim_error_name(r->error)));
+  json_object_set_new(o, "error_text",
+                      r->error_text ? json_string(r->error_text) : json_null());
+  json_object_set_new(o, "error_time_ns", json_integer(r->error_time_ns));
+  json_object_set_new(o, "elapsed_ns", json_integer(r->elapsed_ns));
+  json_object_set_new(o, "iterations_timed", json_integer(r->iterations_timed));
+  json_object_set_new(o, "iterations_warmup",
+                      json_integer(r->iterations_warmup));
+  json_t *metric = json_object();
+  char num[64];
+  snprintf(num, sizeof num, "%.6f", r->metric_value);
+  json_object_set_new(metric, "name", json_string(r->metric_name));
+  json_object_set_new(metric, "value", json_real(strtod(num, NULL)));
+  json_object_set_new(metric, "unit", json_string(r->metric_unit));
+  json_object_set_new(o, "metric", metric);
+  json_t *procs = json_array();
+  for (size_t i = 0; i < r->nprocs; i++) {
+    const mapopt_sim_proc_stats *p = &r->procs[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "node", json_integer(p->node));
+    json_object_set_new(e, "rank", json_integer(p->rank));
+    json_object_set_new(e, "kind", json_string(p->kind));
+    json_object_set_new(e, "index", json_integer(p->index));
+    json_object_set_new(e, "busy_ns", json_integer(p->busy_ns));
+    json_object_set_new(e, "tasks", json_integer(p->tasks));
+    snprintf(num, sizeof num, "%.6f",
+             r->elapsed_ns ? (double)p->busy_ns / (double)r->elapsed_ns : 0.0);
+    json_object_set_new(e, "utilization", json_real(strtod(num, NULL)));
+    json_array_append_new(procs, e);
+  }
+  json_object_set_new(o, "processors", procs);
+  json_t *copies = json_object();
+  static const char *const cnames[] = {"FB_LOCAL",  "FB_FB_PEER", "FB_HOST",
+                                       "HOST_HOST", "NETWORK",    "FILL",
+                                       "FOLD"};
+  for (int k = 0; k < MAPOPT_SIM_COPY_KINDS; k++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "bytes", json_integer(r->copies[k].bytes));
+    json_object_set_new(e, "count", json_integer(r->copies[k].count));
+    json_object_set_new(e, "busy_ns", json_integer(r->copies[k].busy_ns));
+    json_object_set_new(copies, cnames[k], e);
+  }
+  json_object_set_new(o, "copies", copies);
+  json_t *mems = json_array();
+  for (size_t i = 0; i < r->nmems; i++) {
+    const mapopt_sim_mem_stats *m = &r->mems[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "node", json_integer(m->node));
+    json_object_set_new(e, "rank", json_integer(m->rank));
+    json_object_set_new(e, "kind", json_string(mapopt_mem_kind_name(m->kind)));
+    json_object_set_new(e, "index", json_integer(m->index));
+    json_object_set_new(e, "capacity", json_integer(m->capacity));
+    json_object_set_new(e, "peak_bytes", json_integer(m->peak_bytes));
+    json_object_set_new(e, "peak_instances", json_integer(m->peak_instances));
+    json_array_append_new(mems, e);
+  }
+  json_object_set_new(o, "memories", mems);
+  json_t *cp = json_object();
+  json_object_set_new(cp, "length_ns", json_integer(r->critical_path.length_ns));
+  json_object_set_new(cp, "compute_ns",
+                      json_integer(r->critical_path.compute_ns));
+  json_object_set_new(cp, "copy_ns", json_integer(r->critical_path.copy_ns));
+  json_object_set_new(cp, "runtime_ns",
+                      json_integer(r->critical_path.runtime_ns));
+  json_object_set_new(cp, "queue_ns", json_integer(r->critical_path.queue_ns));
+  json_object_set_new(cp, "backpressure_ns",
+                      json_integer(r->critical_path.backpressure_ns));
+  json_object_set_new(o, "critical_path", cp);
+  json_t *top = json_array();
+  for (size_t i = 0; i < r->ntop; i++) {
+    const mapopt_sim_task_stats *t = &r->top_tasks[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "task", json_string(t->task));
+    json_object_set_new(e, "kind", json_string(mapopt_proc_kind_name(t->kind)));
+    json_object_set_new(e, "points", json_integer(t->points));
+    json_object_set_new(e, "busy_ns", json_integer(t->busy_ns));
+    json_object_set_new(e, "mean_ns",
+                        json_integer(t->points ? t->busy_ns / t->points : 0));
+    json_object_set_new(e, "max_ns", json_integer(t->max_ns));
+    json_t *reqs = json_array();
+    for (int q = 0; q < t->nreqs; q++) {
+      const mapopt_sim_req_stats *rq = &t->reqs[q];
+      json_t *x = json_object();
+      json_object_set_new(x, "index", json_integer(rq->index));
+      json_object_set_new(x, "names", json_string(rq->name ? rq->name : ""));
+      json_object_set_new(x, "memory",
+                          json_string(mapopt_mem_kind_name(rq->memory)));
+      json_object_set_new(x, "layout", layout_json(&rq->layout));
+      json_object_set_new(x, "mem_ns", json_integer(rq->mem_ns));
+      json_object_set_new(x, "access_ns", json_integer(rq->access_ns));
+      json_t *cin = json_object();
+      for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++)
+        if (rq->copy_in_bytes[mk])
+          json_object_set_new(cin, mapopt_mem_kind_name((mapopt_mem_kind)mk),
+                              json_integer(rq->copy_in_bytes[mk]));
+      json_object_set_new(x, "copy_in_bytes", cin);
+      json_array_append_new(reqs, x);
+    }
+    json_object_set_new(e, "requirements", reqs);
+    json_array_append_new(top, e);
+  }
+  json_object_set_new(o, "top_tasks", top);
+  json_object_set_new(o, "lower_bound_ns", json_integer(r->lower_bound_ns));
+  snprintf(num, sizeof num, "%.6f", r->efficiency);
+  json_object_set_new(o, "efficiency", json_real(strtod(num, NULL)));
+  json_object_set_new(o, "events", json_integer(r->events));
+  if (stats)
+    json_object_set_new(o, "sim_wall_us", json_integer(r->sim_wall_us));
+  char *dump = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                 JSON_REAL_PRECISION(12));
+  json_decref(o);
+  if (!dump)
+    return MAPOPT_ENOMEM;
+  size_t n = strlen(dump);
+  char *t = mapopt__malloc(ctx, n + 2);
+  if (t) {
+    memcpy(t, dump, n);
+    t[n] = '\n';
+    t[n + 1] = '\0';
+  }
+  free(dump);
+  if (!t)
+    return MAPOPT_ENOMEM;
+  *text = t;
+  return MAPOPT_OK;
+}
+
+/* ---- trace -------------------------------------------------------------------- */
+
+static void us(mapopt__strbuf *b, int64_t ns) {
+  mapopt__sb_printf(b, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+}
+
+mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
+                                      const char *path) {
+  (void)res;
+  mapopt__strbuf b;
+  mapopt__sb_init(&b, s->ctx);
+  mapopt__sb_puts(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  static const char *const cls[] = {"CPU", "GPU", "OMP", "UTIL"};
+  bool first = true;
+#define SEP() (mapopt__sb_puts(&b, first ? "" : ",\n"), first = false)
+  for (int64_t p = 0; p < s->nprocs; p++) {
+    const sim_proc *sp = &s->procs[p];
+    SEP();
+    mapopt__sb_printf(&b,
+                      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s %" PRId64
+                      "\"}}",
+                      sp->as, p, cls[sp->cls], sp->local);
+  }
+  for (int64_t k = 0; k < s->nports; k++) {
+    SEP();
+    mapopt__sb_printf(&b,
+                      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s\"}}",
+                      s->ports[k].node * s->ranks, 100000 + k,
+                      s->ports[k].name);
+  }
+  int64_t events = 0, cap = 2000000;
+  for (int64_t i = 0; i < s->run->nops && events < cap; i++) {
+    const sim_op *o = &s->ops[i];
+    const mapopt_app_op *ao = &s->run->ops[i];
+    if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED || o->proc < 0)
+      continue;
+    SEP();
+    mapopt__sb_printf(&b, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
+                          ", \"tid\": %" PRId64 ", \"ts\": ",
+                      s->run->tasks[ao->task].name, s->procs[o->proc].as,
+                      o->proc);
+    us(&b, o->start_at);
+    mapopt__sb_puts(&b, ", \"dur\": ");
+    us(&b, o->end_at - o->start_at);
+    mapopt__sb_printf(&b, ", \"args\": {\"uid\": %" PRId64 ", \"iteration\": %" PRId64,
+                      i, ao->timing.iteration);
+    if (ao->is_index) {
+      mapopt__sb_puts(&b, ", \"point\": [");
+      for (int d = 0; d < ao->dims; d++)
+        mapopt__sb_printf(&b, d ? ", %" PRId64 : "%" PRId64, ao->point[d]);
+      mapopt__sb_putc(&b, ']');
+    }
+    mapopt__sb_printf(&b, ", \"variant\": \"%s\", \"memories\": [",
+                      mapopt_proc_kind_name((mapopt_proc_kind)o->kind));
+    for (size_t r = 0; o->inst && r < ao->nreqs; r++) {
+      const char *mk = "VIRTUAL";
+      if (o->inst[r] >= 0) {
+        const sim_inst *in =
+            &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
+        mk = mapopt_mem_kind_name(s->mems[in->mem].kind);
+      }
+      mapopt__sb_printf(&b, "%s\"%s\"", r ? ", " : "", mk);
+    }
+    mapopt__sb_puts(&b, "]}}");
+    events++;
+  }
+  static const char *const ck[] = {"FB_LOCAL",  "FB_FB_PEER", "FB_HOST",
+                                   "HOST_HOST", "NETWORK",    "FILL",
+                                   "FOLD"};
+  for (size_t k = 0; k < s->copies.len; k++) {
+    const sim_copy *c = &MAPOPT__VEC_AT(&s->copies, sim_copy, k);
+    if (c->nports == 0 || c->end_at <= 0)
+      continue;
+    if (events >= cap) {
+      SEP();
+      mapopt__sb_puts(&b, "{\"ph\": \"i\", \"name\": \"trace truncated at "
+                          "2000000 events\", \"pid\": 0, \"tid\": 0, \"ts\": 0}");
+      break;
+    }
+    SEP();
+    mapopt__sb_printf(&b, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
+                          ", \"tid\": %" PRId64 ", \"ts\": ",
+                      ck[c->kind], s->ports[c->ports[0]].node * s->ranks,
+                      100000 + c->ports[0]);
+    us(&b, c->start_at);
+    mapopt__sb_puts(&b, ", \"dur\": ");
+    us(&b, c->end_at - c->start_at);
+    mapopt__sb_printf(&b,
+                      ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
+                      "\"dst\": \"%s\", \"channel\": \"%s\"}}",
+                      c->bytes,
+                      c->src_mem >= 0 ? mapopt_mem_kind_name(s->mems[c->src_mem].kind)
+                                      : "fill",
+                      mapopt_mem_kind_name(s->mems[c->dst_mem].kind), ck[c->kind]);
+    events++;
+  }
+  for (int64_t i = 0; i < s->nmems; i++) {
+    SEP();
+    mapopt__sb_printf(&b,
+                      "{\"ph\": \"C\", \"name\": \"%s %" PRId64 " peak\", "
+                      "\"pid\": %" PRId64 ", \"ts\": 0, \"args\": {\"bytes\": %" PRId64
+                      "}}",
+                      mapopt_mem_kind_name(s->mems[i].kind), s->mems[i].index,
+                      s->mems[i].node * s->ranks, s->mems[i].peak);
+  }
+#undef SEP
+  mapopt__sb_puts(&b, "\n]}\n");
+  mapopt_status st = b.failed ? MAPOPT_ENOMEM
+                              : mapopt_file_replace(path, b.data, b.len);
+  mapopt__sb_destroy(&b);
+  return st;
+}

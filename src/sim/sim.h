@@ -1,0 +1,124 @@
+/*
+ * Internal header of the simulator: the mapping-independent dependence
+ * graph (dag.c), the cost formulas shared by the engine and the lower
+ * bound (cost.c), the lower bound (bound.c), and the engine (engine.c).
+ */
+#ifndef MAPOPT_SRC_SIM_SIM_H
+#define MAPOPT_SRC_SIM_SIM_H
+
+#include "core/core.h"
+#include "mapopt/sim.h"
+
+/* ---- dependence analysis (SIMULATOR.md §4.3) ----------------------------- */
+
+/* How a version of an (atom, field) was produced. */
+typedef enum mapopt__vkind_sim {
+  VER_NONE,      /* never written: nothing to copy */
+  VER_WRITE,     /* by a RW or WD task: producer is that op */
+  VER_FILL,      /* by a fill op: materialized on demand at the reader */
+  VER_REDUCTION  /* base version plus the folds of a closed reduction set */
+} mapopt__ver_kind;
+
+/* One version of one (atom, field). */
+typedef struct mapopt__version {
+  mapopt__ver_kind kind;
+  int64_t atom;
+  int field;
+  int64_t producer;   /* VER_WRITE, VER_FILL: the op */
+  int64_t base;       /* VER_REDUCTION: version id of the base */
+  int64_t red_off;    /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
+  int64_t nred;
+} mapopt__version;
+
+/*
+ * The logical DAG and the versions each requirement needs. Requirement j of
+ * op i is flattened as req_off[i] + j. For requirement q, need[need_off[q]
+ * + a * nf + k] is the version id needed for atom a of its piece and the
+ * k-th field set in its mask (nf fields), or -1 (WD, REDUCE, inner, never
+ * written). raw[raw_off[q] .. raw_off[q+1]) are the ops whose completion
+ * makes those versions available (writers, fills, reducers), deduplicated.
+ */
+typedef struct mapopt__sim_dag {
+  int64_t nops;
+  int64_t *pred_off; /* nops + 1 */
+  int64_t *preds;
+  int64_t *req_off;  /* nops + 1 */
+  int64_t nreqs;
+  int64_t *need_off; /* nreqs + 1 */
+  int64_t *need;
+  int64_t *raw_off;  /* nreqs + 1 */
+  int64_t *raw;
+  int64_t nversions;
+  mapopt__version *versions;
+  int64_t *reducers; /* ops */
+} mapopt__sim_dag;
+
+/* Builds the DAG of run in arena. MAPOPT_ENOMEM on failure. */
+mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
+                                    const mapopt_app_run *run,
+                                    mapopt__sim_dag *dag);
+
+/* ---- costs (SIMULATOR.md §4.9, §4.13) ------------------------------------ */
+
+/* ceil(a * b / c) for non-negative operands, saturating at INT64_MAX. */
+int64_t mapopt__muldiv_ceil(int64_t a, int64_t b, int64_t c);
+
+/* Duration of a copy of bytes on a path whose slowest bandwidth is bw_mbps:
+ * lat + ceil(bytes * 1000 / bw). */
+int64_t mapopt__sim_copy_ns(int64_t bytes, int64_t bw_mbps, int64_t lat_ns);
+
+/* Inputs of the task-time formula for one leaf op on one processor. */
+typedef struct mapopt__task_cost_in {
+  const mapopt_machine *machine;
+  const mapopt_app_run *run;
+  int64_t op;
+  int variant;                  /* index into the task's variants */
+  const mapopt_mem_kind *mems;  /* per requirement: its instance's memory */
+  const int64_t *layout_ppm;    /* per requirement: L_r in ppm (NULL: 1) */
+  int64_t noise_ppm;            /* 0: no noise */
+  uint64_t seed;
+} mapopt__task_cost_in;
+
+/* Outputs: total T and, per requirement, M_r and G_r (may be NULL). */
+int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
+                            int64_t *access_ns);
+
+/*
+ * L_r in ppm for requirement r of op under a layout (SIMULATOR.md §4.9's
+ * table, preferences included; requirements are checked elsewhere).
+ * fields_in_instance: the mask of fields the instance holds.
+ */
+int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
+                               int variant, int r, const mapopt_layout *layout,
+                               uint64_t fields_in_instance);
+
+/*
+ * Best-case cost c(p, k) of §6.1: op on kind k with every requirement in
+ * the fastest memory k has affinity to, the best layout, no noise.
+ * -1 when the op's task has no variant of kind k (or k has no processors).
+ */
+int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
+                              const mapopt_app_run *run, int64_t op,
+                              mapopt_proc_kind k);
+
+/*
+ * Processors of kind k in the whole machine as the engine models them:
+ * nodes x ranks x the per-rank count of §2.5 (ranks: the run's
+ * ranks_per_node, else the machine's). 0 when k has none.
+ */
+int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
+                               const mapopt_app_run *run, mapopt_proc_kind k);
+
+/*
+ * The lower bound of §6 over the ops of the timed window (window mode) or
+ * summed over the timed repetitions (fenced mode), into *out. Scratch
+ * memory comes from ctx and is freed before returning. MAPOPT_ENOMEM on
+ * allocation failure (*out untouched).
+ */
+mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
+                                      const mapopt_machine *machine,
+                                      const mapopt_app_run *run,
+                                      const mapopt__sim_dag *dag,
+                                      int64_t *out);
+
+#endif /* MAPOPT_SRC_SIM_SIM_H */
