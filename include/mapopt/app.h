@@ -267,6 +267,31 @@ MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
                                             const mapopt_app *app,
                                             char **text);
 
+/* ---- built-in applications --------------------------------------------------- */
+
+/* The names of the built-in applications, NULL-terminated. */
+MAPOPT_API const char *const *mapopt_app_builtins(void);
+/* The `mapopt-app/1` JSON of a built-in application, or NULL. */
+MAPOPT_API const char *mapopt_app_builtin_json(const char *name);
+/* The text of a shipped mapper of a built-in application ("expert",
+ * "default", "alt-reverse-gpu"), or NULL. */
+MAPOPT_API const char *mapopt_app_builtin_mapper(const char *app,
+                                                 const char *mapper);
+
+/*
+ * Resolves an application argument as the CLI accepts it: a built-in name
+ * with an optional size and overrides after ':' ("circuit",
+ * "cannon:n=4096,gx=2,gy=2"), or the path of a JSON file (also with an
+ * optional ":spec" suffix when the path itself has no ':'). Loads the
+ * model into *out and points *spec at the part after ':' inside arg (NULL
+ * when there is none). MAPOPT_ENOTFOUND for an unknown name, MAPOPT_EIO for
+ * an unreadable file, MAPOPT_EINVAL for a bad model; each with a diagnostic.
+ */
+MAPOPT_API mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
+                                            mapopt_diags *diags,
+                                            mapopt_app **out,
+                                            const char **spec);
+
 #ifdef __cplusplus
 }
 #endif

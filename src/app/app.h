@@ -311,4 +311,19 @@ void mapopt__app_json_string(mapopt__strbuf *sb, const char *s);
 const char *mapopt__app_redop_name(mapopt_redop r);
 const char *mapopt__app_priv_name(mapopt_priv p);
 
+/* Built-in data compiled into the library (cmake/embed.cmake): the
+ * application models of apps/builtin/ by name ("circuit"), and the mappers
+ * of mappers/ by path ("circuit/expert"). */
+typedef struct mapopt__embedded {
+  const char *name;
+  const char *text;
+} mapopt__embedded;
+
+extern const mapopt__embedded mapopt__builtin_apps[];
+extern const size_t mapopt__builtin_apps_count;
+extern const char *const mapopt__builtin_apps_names[];
+extern const mapopt__embedded mapopt__builtin_mappers[];
+extern const size_t mapopt__builtin_mappers_count;
+extern const char *const mapopt__builtin_mappers_names[];
+
 #endif /* MAPOPT_SRC_APP_H */

@@ -2,7 +2,7 @@
  * Internals of the machine module, shared by its files: the owning wrapper
  * around the public mapopt_machine, the compiled-in preset table (generated
  * at build time from the JSON files of machines/ by
- * src/machine/presets.cmake), the loader entry point with preset
+ * cmake/embed.cmake), the loader entry point with preset
  * parameters, and helpers for tests.
  *
  * A machine owns everything it points to through one arena, so
@@ -85,9 +85,9 @@ typedef struct mapopt__machine_preset {
   const char *json;
 } mapopt__machine_preset;
 
-extern const mapopt__machine_preset mapopt__machine_preset_table[];
-extern const size_t mapopt__machine_preset_count;
+extern const mapopt__machine_preset mapopt__machine_presets[];
+extern const size_t mapopt__machine_presets_count;
 /* The names again, NULL-terminated, for mapopt_machine_presets(). */
-extern const char *const mapopt__machine_preset_names[];
+extern const char *const mapopt__machine_presets_names[];
 
 #endif /* MAPOPT_SRC_MACHINE_H */

@@ -20,13 +20,13 @@
 #include "machine/machine.h"
 
 const char *const *mapopt_machine_presets(void) {
-  return mapopt__machine_preset_names;
+  return mapopt__machine_presets_names;
 }
 
 const char *mapopt_machine_preset_json(const char *name) {
-  for (size_t i = 0; i < mapopt__machine_preset_count; i++)
-    if (strcmp(name, mapopt__machine_preset_table[i].name) == 0)
-      return mapopt__machine_preset_table[i].json;
+  for (size_t i = 0; i < mapopt__machine_presets_count; i++)
+    if (strcmp(name, mapopt__machine_presets[i].name) == 0)
+      return mapopt__machine_presets[i].json;
   return NULL;
 }
 
@@ -275,8 +275,8 @@ mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx, const char *arg,
     if (strchr(arg, '=') && !colon)
       return from_shape(ctx, arg, diags, out);
     char list[256] = "";
-    for (size_t i = 0; i < mapopt__machine_preset_count; i++) {
-      strncat(list, mapopt__machine_preset_table[i].name,
+    for (size_t i = 0; i < mapopt__machine_presets_count; i++) {
+      strncat(list, mapopt__machine_presets[i].name,
               sizeof list - strlen(list) - 3);
       strcat(list, ", ");
     }

@@ -1238,7 +1238,8 @@ static void admit(sim_t *s, int64_t op);
 
 static void try_mappable(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
-  if (failed(s) || o->state != OS_ISSUED || o->preds_unmapped > 0)
+  if (failed(s) || !o->issued || o->state != OS_ISSUED ||
+      o->preds_unmapped > 0)
     return;
   const mapopt_app_op *ao = &s->run->ops[op];
   o->state = OS_MAPPABLE;
@@ -1635,20 +1636,21 @@ static void op_complete(sim_t *s, int64_t op) {
   s->ops_done++;
   if (ao->kind == MAPOPT_OP_FILL)
     publish_writes(s, op);
-  for (int64_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
-    int64_t succ = s->succ[k];
-    s->ops[succ].preds_incomplete--;
-    s->ops[succ].last_pred = op;
-    try_ready(s, succ);
-  }
+  /* Consumers plan their copies first: a successor must not become ready
+   * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
     int64_t q = s->rawsucc[k];
     int64_t cop = s->req_op[q];
     int64_t r = q - s->dag.req_off[cop];
     if (--s->ops[cop].raw_left[r] == 0 && s->ops[cop].state >= OS_MAPPED) {
       plan_copies(s, cop, r);
-      try_ready(s, cop);
     }
+  }
+  for (int64_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
+    int64_t succ = s->succ[k];
+    s->ops[succ].preds_incomplete--;
+    s->ops[succ].last_pred = op;
+    try_ready(s, succ);
   }
   sim_ctx *c = ctx_of(s, ao->parent);
   c->outstanding--;
@@ -1664,6 +1666,7 @@ static void issue_op(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];
   o->state = OS_ISSUED;
+  o->issued = true;
   o->issued_at = s->now;
   ctx_of(s, ao->parent)->outstanding++;
   if (ao->parent >= 0)
@@ -1959,8 +1962,8 @@ static void event_loop(sim_t *s) {
     if (it.time > s->time_limit || s->nevents >= max_events) {
       s->now = it.time < s->time_limit ? it.time : s->time_limit;
       sim_error(s, MAPOPT_SIM_TIMEOUT,
-                "simulated time limit exceeded (%" PRId64 " s)",
-                s->time_limit / 1000000000);
+                "simulated time limit exceeded (%g s)",
+                (double)s->time_limit / 1e9);
       break;
     }
     s->now = it.time;

@@ -68,6 +68,7 @@ enum { CAUSE_NONE, CAUSE_PRED, CAUSE_COPY, CAUSE_MAP, CAUSE_QUEUE,
 
 typedef struct sim_op {
   int state;
+  bool issued;           /* its launch has been issued (state is valid) */
   int64_t proc;          /* target processor, -1: none */
   int kind;              /* mapopt_proc_kind of TASK ops */
   int variant;

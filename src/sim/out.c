@@ -81,11 +81,12 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
         peak = res->mems[i].peak_bytes;
         cap = res->mems[i].capacity;
       }
-    mapopt__sb_printf(b,
-                      "[mapopt-sim] lower bound %.4f s (efficiency %.2f); "
-                      "peak FBMEM %.2f GB of %.1f GB\n",
-                      (double)res->lower_bound_ns / 1e9, res->efficiency,
-                      (double)peak / 1e9, (double)cap / 1e9);
+    mapopt__sb_printf(b, "[mapopt-sim] lower bound %.4f s (efficiency %.2f)",
+                      (double)res->lower_bound_ns / 1e9, res->efficiency);
+    if (cap > 0)
+      mapopt__sb_printf(b, "; peak FBMEM %.2f GB of %.1f GB",
+                        (double)peak / 1e9, (double)cap / 1e9);
+    mapopt__sb_putc(b, '\n');
   }
   if (b->failed)
     return MAPOPT_ENOMEM;

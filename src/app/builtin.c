@@ -1,0 +1,78 @@
+/*
+ * The built-in applications (BENCHMARKS.md): their models and shipped
+ * mappers are compiled into the library from apps/builtin/ and mappers/,
+ * and an application argument ("circuit:small", or a JSON file) is
+ * resolved to a loaded model here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app/app.h"
+
+const char *const *mapopt_app_builtins(void) {
+  return mapopt__builtin_apps_names;
+}
+
+static const char *lookup(const mapopt__embedded *table, const char *name) {
+  for (size_t i = 0; table[i].name; i++)
+    if (strcmp(table[i].name, name) == 0)
+      return table[i].text;
+  return NULL;
+}
+
+const char *mapopt_app_builtin_json(const char *name) {
+  return name ? lookup(mapopt__builtin_apps, name) : NULL;
+}
+
+const char *mapopt_app_builtin_mapper(const char *app, const char *mapper) {
+  char path[256];
+  if (!app || !mapper ||
+      snprintf(path, sizeof path, "%s/%s", app, mapper) >= (int)sizeof path)
+    return NULL;
+  return lookup(mapopt__builtin_mappers, path);
+}
+
+mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
+                                 mapopt_diags *diags, mapopt_app **out,
+                                 const char **spec) {
+  if (!ctx || !arg || !diags || !out)
+    return MAPOPT_EINVAL;
+  const char *colon = strchr(arg, ':');
+  size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+  char name[1024];
+  if (n >= sizeof name) {
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "mapopt", 0, 0,
+                     "application name too long");
+    return MAPOPT_EINVAL;
+  }
+  memcpy(name, arg, n);
+  name[n] = '\0';
+  if (spec)
+    *spec = colon ? colon + 1 : NULL;
+  const char *json = mapopt_app_builtin_json(name);
+  if (json)
+    return mapopt_app_load_json(ctx, name, json, strlen(json), diags, out);
+  bool is_file = strchr(name, '/') || strstr(name, ".json");
+  if (!is_file) {
+    char list[512] = "";
+    for (const char *const *b = mapopt_app_builtins(); *b; b++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+               b == mapopt_app_builtins() ? "" : ", ", *b);
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", name, 0, 0,
+                     "unknown application \"%s\" (built-in: %s; or a "
+                     "mapopt-app/1 JSON file)",
+                     name, list[0] ? list : "none");
+    return MAPOPT_ENOTFOUND;
+  }
+  char *text;
+  size_t len;
+  if (mapopt_file_read(ctx, name, &text, &len) != MAPOPT_OK) {
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", name, 0, 0,
+                     "cannot read file: %s", strerror(errno));
+    return MAPOPT_EIO;
+  }
+  mapopt_status st = mapopt_app_load_json(ctx, name, text, len, diags, out);
+  mapopt_buffer_free(ctx, text, len);
+  return st;
+}

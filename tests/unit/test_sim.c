@@ -1,0 +1,1186 @@
+/*
+ * Unit tests of the discrete-event simulator (SIMULATOR.md §4-§6), end to
+ * end through the public API: a machine and an app are loaded from JSON
+ * text written here, a mapper is compiled from DSL text, mapopt_sim_run
+ * runs them, and the tests assert on the result's fields.
+ *
+ * Every expected time is computed by hand from the spec's formulas; the
+ * arithmetic is in the comments. The machine "tiny" below has round rates
+ * and zero runtime overheads (launch, map, fence, future), so a timeline is
+ * just task times and copy times:
+ *   GPU: 4 (sockets 0,0,1,1), 1000 GFLOP/s f64 = 1e6 MFLOP/s, overhead 10 us
+ *   CPU: 2, 10 GFLOP/s f64 = 1e4 MFLOP/s, overhead 4 us; UTIL: 1
+ *   FBMEM 1 MiB (1048576 B) per GPU; SYSMEM 1024 MiB; ZCMEM 64 MiB
+ *   GPU -> FB 500 GB/s; GPU -> ZC 10 GB/s, gather 20 M/s; CPU -> SYS 10 GB/s
+ *   FB_LOCAL 100 GB/s lat 1000; FB_FB_PEER 3 GB/s (2 GB/s cross-socket)
+ *   lat 3000 on the host-link ports; FB_HOST 4 GB/s lat 2000; HOST_HOST
+ *   20 GB/s lat 500.
+ * Copy time (§2.3, §4.13) = lat + ceil(bytes * 1000 / bw_MBps).
+ *
+ * Every successful run also checks the lower-bound contract of §6:
+ * 0 < lower_bound_ns <= elapsed_ns and efficiency <= 1.
+ *
+ * Where a test fails, the expected value is the spec's (the arithmetic is
+ * in the comment), not the engine's current output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mapopt/app.h"
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
+#include "mapopt/sim.h"
+
+static mapopt_ctx *ctx;
+static mapopt_diags *diags;
+
+static int setup(void **state) {
+  (void)state;
+  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK ||
+      mapopt_diags_new(ctx, &diags) != MAPOPT_OK)
+    return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  mapopt_diags_free(diags);
+  mapopt_ctx_free(ctx);
+  return 0;
+}
+
+static void print_diags(void) {
+  char buf[1024];
+  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
+    mapopt_diag_format(mapopt_diags_get(diags, i), buf, sizeof buf);
+    print_message("  %s\n", buf);
+  }
+}
+
+/* ---- the machine --------------------------------------------------------- */
+
+/* The tiny machine; %s slots: FB capacity in MiB, runtime object. */
+static const char tiny_fmt[] =
+    "{\"format\": \"mapopt-machine/1\", \"name\": \"tiny\",\n"
+    " \"nodes\": 1, \"ranks_per_node\": 1, \"sockets\": 2,\n"
+    " \"processors\": {\n"
+    "  \"CPU\": {\"count\": 2, \"gflops_f64\": 10, \"gflops_f32\": 20,"
+    " \"overhead_ns\": 4000},\n"
+    "  \"GPU\": {\"count\": 4, \"gflops_f64\": 1000, \"gflops_f32\": 2000,"
+    " \"overhead_ns\": 10000, \"socket\": [0, 0, 1, 1]},\n"
+    "  \"UTIL\": {\"count\": 1}},\n"
+    " \"memories\": {\n"
+    "  \"SYSMEM\": {\"per\": \"node\", \"capacity_mib\": 1024},\n"
+    "  \"ZCMEM\": {\"per\": \"node\", \"capacity_mib\": 64},\n"
+    "  \"FBMEM\": {\"per\": \"gpu\", \"capacity_mib\": %s}},\n"
+    " \"affinity\": [\n"
+    "  {\"proc\": \"GPU\", \"mem\": \"FBMEM\", \"bw_gbs\": 500, \"lat_ns\": "
+    "500,"
+    " \"gather_mps\": 20000, \"atomic_mps\": 8000},\n"
+    "  {\"proc\": \"GPU\", \"mem\": \"ZCMEM\", \"bw_gbs\": 10, \"lat_ns\": "
+    "1500,"
+    " \"gather_mps\": 20, \"atomic_mps\": 4},\n"
+    "  {\"proc\": \"CPU\", \"mem\": \"SYSMEM\", \"bw_gbs\": 10, \"lat_ns\": "
+    "100,"
+    " \"gather_mps\": 100, \"atomic_mps\": 50},\n"
+    "  {\"proc\": \"CPU\", \"mem\": \"ZCMEM\", \"bw_gbs\": 10, \"lat_ns\": 100,"
+    " \"gather_mps\": 100, \"atomic_mps\": 50}],\n"
+    " \"channels\": {\n"
+    "  \"FB_LOCAL\": {\"bw_gbs\": 100, \"lat_ns\": 1000},\n"
+    "  \"FB_FB_PEER\": {\"bw_gbs\": 3, \"cross_socket_bw_gbs\": 2,"
+    " \"lat_ns\": 3000, \"peer_ports\": \"host_link\"},\n"
+    "  \"FB_HOST\": {\"bw_gbs\": 4, \"lat_ns\": 2000},\n"
+    "  \"HOST_HOST\": {\"bw_gbs\": 20, \"lat_ns\": 500}},\n"
+    " \"runtime\": %s}\n";
+
+static const char zero_runtime[] =
+    "{\"launch_ns\": 0, \"launch_traced_ns\": 0, \"map_ns\": 0,"
+    " \"map_traced_ns\": 0, \"fence_ns\": 0, \"future_ns\": 0,"
+    " \"ipc_lat_ns\": 0}";
+
+static mapopt_machine *machine_json(const char *fb_mib, const char *runtime) {
+  char text[4096];
+  int n = snprintf(text, sizeof text, tiny_fmt, fb_mib, runtime);
+  assert_true(n > 0 && (size_t)n < sizeof text);
+  mapopt_diags_clear(diags);
+  mapopt_machine *m = NULL;
+  mapopt_status st =
+      mapopt_machine_load_json(ctx, "tiny.json", text, (size_t)n, diags, &m);
+  if (st != MAPOPT_OK)
+    print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  return m;
+}
+
+static mapopt_machine *tiny(void) {
+  return machine_json("1", zero_runtime);
+}
+
+static mapopt_machine *resolve(const char *arg) {
+  mapopt_diags_clear(diags);
+  mapopt_machine *m = NULL;
+  mapopt_status st = mapopt_machine_resolve(ctx, arg, diags, &m);
+  if (st != MAPOPT_OK)
+    print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  return m;
+}
+
+/* ---- one simulation ------------------------------------------------------ */
+
+typedef struct simcase {
+  mapopt_machine *m;
+  mapopt_app *app;
+  mapopt_app_run *run;
+  mapopt_program *prog;
+  mapopt_sim_result *res;
+  mapopt_sim_options opts;
+} simcase;
+
+/* Loads app (JSON text) with the size spec (or NULL), compiles mapper
+ * (named "t.map" in diagnostics) for m's shape, and simulates. Takes
+ * ownership of m. */
+static void sim_opts(simcase *c, mapopt_machine *m, const char *app,
+                     const char *spec, const char *mapper,
+                     const mapopt_sim_options *opts) {
+  memset(c, 0, sizeof *c);
+  c->m = m;
+  if (opts)
+    c->opts = *opts;
+  mapopt_diags_clear(diags);
+  mapopt_status st =
+      mapopt_app_load_json(ctx, "app.json", app, strlen(app), diags, &c->app);
+  if (st != MAPOPT_OK)
+    print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
+  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
+                           m->ranks_per_node};
+  st = mapopt_app_instantiate(c->app, &ao, &am, diags, &c->run);
+  if (st != MAPOPT_OK)
+    print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
+  mapopt_dsl_options dopts = {.file = "t.map", .shape = &shape};
+  mapopt_app_task_info(c->app, &dopts.tasks, &dopts.ntasks);
+  st = mapopt_dsl_compile(ctx, mapper, strlen(mapper), &dopts, diags, &c->prog);
+  if (st != MAPOPT_OK)
+    print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  st = mapopt_sim_run(ctx, c->m, c->run, c->prog, &c->opts, &c->res);
+  assert_int_equal(st, MAPOPT_OK);
+  assert_non_null(c->res);
+  assert_non_null(c->res->log);
+  if (c->res->error == MAPOPT_SIM_NONE) {
+    /* §6: the lower bound is valid and efficiency in (0, 1]. */
+    assert_true(c->res->lower_bound_ns > 0);
+    assert_true(c->res->lower_bound_ns <= c->res->elapsed_ns);
+    assert_true(c->res->efficiency > 0 && c->res->efficiency <= 1.0);
+  }
+}
+
+static void sim(simcase *c, mapopt_machine *m, const char *app,
+                const char *spec, const char *mapper) {
+  sim_opts(c, m, app, spec, mapper, NULL);
+}
+
+static void sim_free(simcase *c) {
+  mapopt_sim_result_free(ctx, c->res);
+  mapopt_dsl_free(c->prog);
+  mapopt_app_run_free(c->run);
+  mapopt_app_free(c->app);
+  mapopt_machine_free(c->m);
+  memset(c, 0, sizeof *c);
+}
+
+/* The run succeeded; on failure print its log. */
+static void expect_ok(const simcase *c) {
+  if (c->res->error != MAPOPT_SIM_NONE)
+    print_message("unexpected error:\n%s", c->res->log);
+  assert_int_equal(c->res->error, MAPOPT_SIM_NONE);
+}
+
+/* The run failed with class e and exactly the message text. */
+static void expect_error(const simcase *c, mapopt_sim_error e,
+                         const char *text) {
+  if (c->res->error != e)
+    print_message("log:\n%s", c->res->log);
+  assert_string_equal(mapopt_sim_error_name(c->res->error),
+                      mapopt_sim_error_name(e));
+  assert_non_null(c->res->error_text);
+  assert_string_equal(c->res->error_text, text);
+  /* §5.3: the log ends with the message lines, then the class line. */
+  char tail[2048];
+  snprintf(tail, sizeof tail, "%s\n[mapopt-sim] error class %s at t=", text,
+           mapopt_sim_error_name(e));
+  assert_non_null(strstr(c->res->log, tail));
+}
+
+static const mapopt_sim_proc_stats *proc(const simcase *c, const char *kind,
+                                         int64_t node, int64_t index) {
+  for (size_t i = 0; i < c->res->nprocs; i++) {
+    const mapopt_sim_proc_stats *p = &c->res->procs[i];
+    if (!strcmp(p->kind, kind) && p->node == node && p->index == index)
+      return p;
+  }
+  fail_msg("no processor %s %lld", kind, (long long)index);
+  return NULL;
+}
+
+static const mapopt_sim_mem_stats *mem(const simcase *c, mapopt_mem_kind k,
+                                       int64_t index) {
+  for (size_t i = 0; i < c->res->nmems; i++) {
+    const mapopt_sim_mem_stats *m = &c->res->mems[i];
+    if (m->kind == k && m->index == index)
+      return m;
+  }
+  fail_msg("no memory %d %lld", (int)k, (long long)index);
+  return NULL;
+}
+
+static void expect_copies(const simcase *c, int kind, int64_t bytes,
+                          int64_t count, int64_t busy) {
+  const mapopt_sim_copy_stats *s = &c->res->copies[kind];
+  assert_int_equal(s->bytes, bytes);
+  assert_int_equal(s->count, count);
+  assert_int_equal(s->busy_ns, busy);
+}
+
+enum { FILL = MAPOPT_CHAN_COUNT, FOLD = MAPOPT_CHAN_COUNT + 1 };
+
+/* ---- apps ---------------------------------------------------------------- */
+
+/* App JSON: one region of n elements of an 8-byte field, the given tasks
+ * and the body of a one-iteration time-step loop (no warm-up). */
+#define APP_HEAD(params)                                                       \
+  "{\"format\": \"mapopt-app/1\", \"name\": \"t\", \"params\": " params ","    \
+  " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},"
+#define LOOP1(body)                                                            \
+  "\"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","         \
+  " \"warmup\": \"0\", \"timed\": true, \"body\": [" body "]}]}"
+#define REGION(name, fbytes, elems)                                            \
+  "{\"name\": \"" name "\", \"fields\": [[\"x\", " fbytes "]], \"atoms\":"     \
+  " {\"groups\": [{\"group\": \"g\", \"count\": \"1\", \"elements\": \"" elems \
+  "\"}]}}"
+
+/* One GPU task k with a roofline cost: 3e6 flops at efficiency 0.5, one RW
+ * requirement on A (n elements x 8 B), optional extra requirement keys. */
+static const char app_one[] =
+    APP_HEAD("{\"n\": 1000, \"f\": 3000000}") "\"regions\": [" REGION(
+        "A", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": [{\"name\": \"k\", \"variants\": ["
+             " {\"kind\": \"GPU\", \"flops\": \"f\", \"precision\": \"f64\","
+             "  \"flops_eff\": 0.5},"
+             " {\"kind\": \"CPU\", \"flops\": \"f\", \"precision\": \"f64\","
+             "  \"flops_eff\": 0.5}]}]," LOOP1(
+                 "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
+                 " \"A\", \"priv\": \"RW\", \"fields\": [\"x\"]}]}");
+
+/* ---- §4.9 task time ------------------------------------------------------ */
+
+static void test_task_time_flops_bound(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_one, NULL, "");
+  expect_ok(&c);
+  /* C = ceil(ceil(3e6 * 1000 / 1e6) * 1e6 / 500000) = 3000 * 2 = 6000.
+   * M = bytes 1000 x 8 x 2 (RW) = 16000 B at 500 GB/s:
+   *     ceil(16000 * 1000 / 500000) = 32.
+   * T = 10000 + max(6000, 32) = 16000; elapsed = T (zero overheads). */
+  assert_int_equal(c.res->elapsed_ns, 16000);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->busy_ns, 16000);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->tasks, 1);
+  assert_int_equal(proc(&c, "GPU", 0, 1)->busy_ns, 0);
+  /* §6: the best case of the only task is the task itself. */
+  assert_int_equal(c.res->lower_bound_ns, 16000);
+  /* Instance of A in FB 0: 8000 B. */
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 8000);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->capacity, 1048576);
+  sim_free(&c);
+}
+
+static void test_task_time_bytes_bound(void **state) {
+  (void)state;
+  simcase c;
+  /* f = 1000: C = ceil(ceil(1000*1000/1e6) * 1e6/500000) = 1 * 2 = 2.
+   * n = 62501: M = 62501 x 16 = 1000016 B: ceil(1000016000 / 500000) =
+   * ceil(2000.032) = 2001. T = 10000 + 2001 = 12001. */
+  sim(&c, tiny(), app_one, "f=1000,n=62501", "");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 12001);
+  sim_free(&c);
+  /* The same on ZCMEM, 10 GB/s: ceil(1000016000 / 10000) = 100002;
+   * T = 10000 + 100002 = 110002. The FB instance is not created. */
+  sim(&c, tiny(), app_one, "f=1000,n=62501", "Region k * GPU ZCMEM;");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 110002);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 0);
+  assert_int_equal(mem(&c, MAPOPT_MEM_ZCMEM, 0)->peak_bytes, 500008);
+  sim_free(&c);
+}
+
+/* mem_eff, gathers and atomics (§4.9, §4.13 rounding per term). */
+static const char app_eff[] = APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION(
+    "A", "8",
+    "n") "], \"partitions\": [],"
+         "\"tasks\": [{\"name\": \"k\", \"variants\": ["
+         " {\"kind\": \"GPU\", \"flops\": \"1000\", \"flops_eff\": 0.5,"
+         "  \"mem_eff\": 0.7, \"fixed_ns\": \"7\"}]}]," LOOP1(
+             "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
+             " \"A\", \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\":"
+             " \"1000001\", \"gathers\": \"10\", \"atomics\": \"3\"}]}");
+
+static void test_task_time_eff_gathers(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_eff, NULL, "");
+  expect_ok(&c);
+  /* C = 2 (as above).
+   * M: t = ceil(1000001 * 1000 / 500000) = ceil(2000.002) = 2001;
+   *    L = 1; ns = ceil(2001 * 1e6 / 700000) = ceil(2858.57) = 2859.
+   * G (FB: 20000 M/s = 2e7 per ms, 8000 M/s = 8e6 per ms):
+   *    ceil(10 * 1e6 / 2e7) = 1; ceil(3 * 1e6 / 8e6) = 1.
+   * T = 10000 + 7 + max(2, 2859) + 1 + 1 = 12868. */
+  assert_int_equal(c.res->elapsed_ns, 12868);
+  sim_free(&c);
+  /* In ZCMEM: bw 10 GB/s, gather 20 M/s = 20000/ms, atomic 4000/ms.
+   * M: t = ceil(1000001000 / 10000) = 100001; ns = ceil(100001e6/7e5) =
+   *    ceil(142858.57) = 142859.
+   * G: ceil(10e6 / 20000) = 500; ceil(3e6 / 4000) = 750.
+   * T = 10000 + 7 + 142859 + 500 + 750 = 154116. */
+  sim(&c, tiny(), app_eff, NULL, "Region * * GPU ZCMEM;");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 154116);
+  sim_free(&c);
+}
+
+/* ---- §2.3 copies -----------------------------------------------------------
+ */
+
+/* prod writes A (WD) and cons reads it (RO); both cost only the overhead
+ * (bytes 0). A is n x 8 B = 8000 B. */
+static const char app_copy[] =
+    APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION(
+        "A", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": ["
+             " {\"name\": \"prod\", \"variants\": [{\"kind\": \"GPU\"},"
+             "  {\"kind\": \"CPU\"}]},"
+             " {\"name\": \"cons\", \"variants\": [{\"kind\": "
+             "\"GPU\"}]}]," LOOP1("{\"op\": \"single\", \"task\": \"prod\", "
+                                  "\"args\": [{\"region\":"
+                                  " \"A\", \"priv\": \"WD\", \"fields\": "
+                                  "[\"x\"], \"bytes\": \"0\"}]},"
+                                  "{\"op\": \"single\", \"task\": \"cons\", "
+                                  "\"args\": [{\"region\":"
+                                  " \"A\", \"priv\": \"RO\", \"fields\": "
+                                  "[\"x\"], \"bytes\": \"0\"}]}");
+
+#define ON_GPU(n)                                                              \
+  "g = Machine(GPU);\n"                                                        \
+  "def on(Task t) { return g[0, " #n "]; }\n"                                  \
+  "SingleTaskMap cons on;\n"
+
+static void test_copy_fb_fb_peer(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_copy, NULL, ON_GPU(1));
+  expect_ok(&c);
+  /* prod on GPU 0: 0 .. 10000. Copy FB0 -> FB1, same socket, 3 GB/s:
+   * 3000 + ceil(8000 * 1000 / 3000) = 3000 + ceil(2666.7) = 5667,
+   * 10000 .. 15667. cons on GPU 1: 15667 .. 25667. */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 8000, 1, 5667);
+  expect_copies(&c, MAPOPT_CHAN_FB_HOST, 0, 0, 0);
+  assert_int_equal(c.res->elapsed_ns, 25667);
+  assert_int_equal(proc(&c, "GPU", 0, 1)->busy_ns, 10000);
+  sim_free(&c);
+  /* GPU 2 is on the other socket: 2 GB/s, 3000 + 4000 = 7000. */
+  sim(&c, tiny(), app_copy, NULL, ON_GPU(2));
+  expect_ok(&c);
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 8000, 1, 7000);
+  assert_int_equal(c.res->elapsed_ns, 27000);
+  sim_free(&c);
+}
+
+static void test_copy_fb_host(void **state) {
+  (void)state;
+  simcase c;
+  /* prod on CPU 0 writes A in SYSMEM: 0 .. 4000. Copy SYSMEM -> FB0 on
+   * FB_HOST, 4 GB/s: 2000 + ceil(8000000 / 4000) = 4000, 4000 .. 8000.
+   * cons on GPU 0: 8000 .. 18000. */
+  sim(&c, tiny(), app_copy, NULL, "Task prod CPU;");
+  expect_ok(&c);
+  expect_copies(&c, MAPOPT_CHAN_FB_HOST, 8000, 1, 4000);
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 0, 0, 0);
+  assert_int_equal(c.res->elapsed_ns, 18000);
+  assert_int_equal(mem(&c, MAPOPT_MEM_SYSMEM, 0)->peak_bytes, 8000);
+  sim_free(&c);
+  /* Bytes that do not divide: n = 1001 -> 8008 B: 2000 + ceil(2002) =
+   * 4002; elapsed 4000 + 4002 + 10000 = 18002. */
+  sim(&c, tiny(), app_copy, "n=1001", "Task prod CPU;");
+  expect_ok(&c);
+  expect_copies(&c, MAPOPT_CHAN_FB_HOST, 8008, 1, 4002);
+  assert_int_equal(c.res->elapsed_ns, 18002);
+  sim_free(&c);
+}
+
+/* Two consumers read A from FB 0: both copies need out[0] (host-link port
+ * under PCIe), so the second waits for the first (FIFO). */
+static const char app_two_cons[] =
+    APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION(
+        "A", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": ["
+             " {\"name\": \"prod\", \"variants\": [{\"kind\": \"GPU\"}]},"
+             " {\"name\": \"c1\", \"variants\": [{\"kind\": \"GPU\"}]},"
+             " {\"name\": \"c2\", \"variants\": [{\"kind\": \"GPU\"}]}]," LOOP1(
+                 "{\"op\": \"single\", \"task\": \"prod\", \"args\": "
+                 "[{\"region\":"
+                 " \"A\", \"priv\": \"WD\", \"fields\": [\"x\"], \"bytes\": "
+                 "\"0\"}]},"
+                 "{\"op\": \"single\", \"task\": \"c1\", \"args\": "
+                 "[{\"region\":"
+                 " \"A\", \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\": "
+                 "\"0\"}]},"
+                 "{\"op\": \"single\", \"task\": \"c2\", \"args\": "
+                 "[{\"region\":"
+                 " \"A\", \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\": "
+                 "\"0\"}]}");
+
+static void test_copy_port_contention(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_two_cons, NULL,
+      "g = Machine(GPU);\n"
+      "def one(Task t) { return g[0, 1]; }\n"
+      "def two(Task t) { return g[0, 2]; }\n"
+      "SingleTaskMap c1 one;\n"
+      "SingleTaskMap c2 two;\n");
+  expect_ok(&c);
+  /* prod 0 .. 10000 on GPU 0. Both copies are ready at 10000; c1's was
+   * requested first (sequence order):
+   *   FB0 -> FB1: 5667, 10000 .. 15667 (out[0], in[1]);
+   *   FB0 -> FB2: 3000 + ceil(8e6 / 2000) = 7000, waits for out[0]:
+   *   15667 .. 22667.
+   * c1 on GPU 1: 15667 .. 25667; c2 on GPU 2: 22667 .. 32667. */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 16000, 2, 12667);
+  assert_int_equal(c.res->elapsed_ns, 32667);
+  sim_free(&c);
+  /* Control: from GPU 0 to GPUs 1 and 3? Both still leave through
+   * out[0]. Sources on different GPUs do not contend; see the ghost test.
+   * With peer_link, peer copies use pout/pin and still contend on pout[0]:
+   * same times. */
+}
+
+/* ---- §4.4 OOM --------------------------------------------------------------
+ */
+
+/* One GPU task RW on n one-byte elements: the instance is n bytes. */
+static const char app_bytes[] =
+    APP_HEAD("{\"n\": 1048576}") "\"regions\": [" REGION(
+        "R", "1",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": [{\"name\": \"k\", \"variants\": [{\"kind\": "
+             "\"GPU\"}]}]," LOOP1(
+                 "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
+                 " \"R\", \"priv\": \"RW\", \"fields\": [\"x\"], \"bytes\": "
+                 "\"0\"}]}");
+
+static void test_oom_exact_capacity(void **state) {
+  (void)state;
+  simcase c;
+  /* 1048576 B in a 1 MiB FB: fits exactly. */
+  sim(&c, tiny(), app_bytes, NULL, "");
+  expect_ok(&c);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 1048576);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_instances, 1);
+  assert_int_equal(c.res->elapsed_ns, 10000);
+  sim_free(&c);
+  /* One byte more: OOM with the §5.3 message; the op is UID 0. */
+  sim(&c, tiny(), app_bytes, "n=1048577", "");
+  expect_error(&c, MAPOPT_SIM_OOM,
+               "Default mapper failed allocation of size 1048577 bytes for "
+               "region requirement 0 of task k in memory FBMEM of node 0 "
+               "(memory index 0, processor GPU 0, UID 0); the live instances "
+               "of this mapping exceed the memory's capacity of 1048576 "
+               "bytes.");
+  assert_int_equal(c.res->error_time_ns, 0);
+  assert_non_null(strstr(c.res->log, "[mapopt-sim] error class OOM at "
+                                     "t=0.000000 s\n"));
+  sim_free(&c);
+}
+
+/* ---- §4.7 CollectMemory, §4.8 InstanceLimit --------------------------------
+ */
+
+/* prod (CPU) writes A and B in SYSMEM; then k reads A, then k reads B,
+ * both on GPU 0. A and B are n one-byte elements each. */
+static const char app_collect[] =
+    APP_HEAD("{\"n\": 600000}") "\"regions\": [" REGION(
+        "A", "1",
+        "n") "," REGION("B", "1",
+                        "n") "],"
+                             " \"partitions\": [],"
+                             "\"tasks\": ["
+                             " {\"name\": \"prod\", \"variants\": [{\"kind\": "
+                             "\"CPU\"}]},"
+                             " {\"name\": \"k\", \"variants\": [{\"kind\": "
+                             "\"GPU\"}]}]," LOOP1(
+                                 "{\"op\": \"single\", \"task\": \"prod\", "
+                                 "\"args\": ["
+                                 " {\"region\": \"A\", \"priv\": \"WD\", "
+                                 "\"fields\": [\"x\"],"
+                                 "  \"bytes\": \"0\"},"
+                                 " {\"region\": \"B\", \"priv\": \"WD\", "
+                                 "\"fields\": [\"x\"],"
+                                 "  \"bytes\": \"0\"}]},"
+                                 "{\"op\": \"single\", \"task\": \"k\", "
+                                 "\"args\": [{\"region\":"
+                                 " \"A\", \"priv\": \"RO\", \"fields\": "
+                                 "[\"x\"], \"bytes\": \"0\"}]},"
+                                 "{\"op\": \"single\", \"task\": \"k\", "
+                                 "\"args\": [{\"region\":"
+                                 " \"B\", \"priv\": \"RO\", \"fields\": "
+                                 "[\"x\"], \"bytes\": \"0\"}]}");
+
+static void test_collect_memory(void **state) {
+  (void)state;
+  simcase c;
+  /* InstanceLimit holds k(B) until k(A) executes; CollectMemory then frees
+   * A's FB instance (SYSMEM still holds A), so B's 600000 B fit:
+   *   prod on CPU 0: 0 .. 4000;
+   *   copy A SYSMEM -> FB0: 2000 + ceil(600000 * 1000 / 4000) = 152000,
+   *   4000 .. 156000; k(A): 156000 .. 166000;
+   *   k(B) admitted at 166000; copy B 166000 .. 318000; k(B) .. 328000. */
+  sim(&c, tiny(), app_collect, NULL,
+      "InstanceLimit k 1;\nCollectMemory k *;\n");
+  expect_ok(&c);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->tasks, 2);
+  assert_int_equal(c.res->elapsed_ns, 328000);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 600000);
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_instances, 1);
+  expect_copies(&c, MAPOPT_CHAN_FB_HOST, 1200000, 2, 304000);
+  sim_free(&c);
+  /* Without CollectMemory A's instance stays valid (it holds the newest
+   * version; pressure GC evicts only stale instances): OOM when k(B) (UID
+   * 2) maps at 166000. */
+  sim(&c, tiny(), app_collect, NULL, "InstanceLimit k 1;\n");
+  expect_error(&c, MAPOPT_SIM_OOM,
+               "Default mapper failed allocation of size 600000 bytes for "
+               "region requirement 0 of task k in memory FBMEM of node 0 "
+               "(memory index 0, processor GPU 0, UID 2); the live instances "
+               "of this mapping exceed the memory's capacity of 1048576 "
+               "bytes.");
+  assert_int_equal(c.res->error_time_ns, 166000);
+  sim_free(&c);
+  /* Without InstanceLimit both map at t = 0, ahead of execution: OOM at 0
+   * even with CollectMemory. */
+  sim(&c, tiny(), app_collect, NULL, "CollectMemory k *;\n");
+  assert_int_equal(c.res->error, MAPOPT_SIM_OOM);
+  assert_int_equal(c.res->error_time_ns, 0);
+  sim_free(&c);
+}
+
+static void test_instance_limit_delays(void **state) {
+  (void)state;
+  simcase c;
+  /* n = 1000: copies are 2000 + ceil(1000 * 1000 / 4000) = 2250.
+   * Without a limit both k map at 0 and both copies queue on in[0] as
+   * soon as prod ends: A 4000 .. 6250, B 6250 .. 8500 (prefetched).
+   * k(A) 6250 .. 16250, k(B) 16250 .. 26250. */
+  sim(&c, tiny(), app_collect, "n=1000", "");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 26250);
+  sim_free(&c);
+  /* InstanceLimit k 1: k(B) stays MAPPABLE until k(A) executes at 16250,
+   * so its copy runs 16250 .. 18500 and k(B) 18500 .. 28500: start shifted
+   * by the copy it could not prefetch. */
+  sim(&c, tiny(), app_collect, "n=1000", "InstanceLimit k 1;");
+  expect_ok(&c);
+  /* Each k runs once. */
+  assert_int_equal(proc(&c, "GPU", 0, 0)->tasks, 2);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->busy_ns, 20000);
+  assert_int_equal(c.res->elapsed_ns, 28500);
+  sim_free(&c);
+}
+
+/* An index launch of k over [4] on the pieces of a 4-atom region. */
+static const char app_index4[] = APP_HEAD(
+    "{\"P\": 4}") "\"regions\": [{\"name\": \"A\", \"fields\": [[\"x\", 8]], "
+                  "\"atoms\":"
+                  " {\"groups\": [{\"group\": \"g\", \"count\": \"P\", "
+                  "\"elements\":"
+                  " \"100\"}]}}],"
+                  "\"partitions\": [{\"name\": \"p\", \"region\": \"A\", "
+                  "\"kind\":"
+                  " \"group\", \"group\": \"g\"}],"
+                  "\"tasks\": [{\"name\": \"k\", \"variants\": [{\"kind\": "
+                  "\"GPU\"}]}]," LOOP1("{\"op\": \"index\", \"task\": \"k\", "
+                                       "\"domain\": [\"P\"],"
+                                       " \"args\": [{\"part\": \"p\", "
+                                       "\"priv\": \"RW\", \"fields\":"
+                                       " [\"x\"], \"bytes\": \"0\"}]}");
+
+static void test_backpressure_error(void **state) {
+  (void)state;
+  static const char all_on_0[] = "g = Machine(GPU);\n"
+                                 "def zero(Task t) { return g[0, 0]; }\n"
+                                 "IndexTaskMap k zero;\n"
+                                 "InstanceLimit k 1;\n";
+  simcase c;
+  /* 4 points of one launch on GPU 0 with limit 1: §4.8 failure rule. */
+  sim(&c, tiny(), app_index4, NULL, all_on_0);
+  expect_error(&c, MAPOPT_SIM_BACKPRESSURE,
+               "Assertion 'event.exists()' failed");
+  sim_free(&c);
+  /* Limit 4 admits the 4 points: no error. */
+  sim(&c, tiny(), app_index4, NULL,
+      "g = Machine(GPU);\n"
+      "def zero(Task t) { return g[0, 0]; }\n"
+      "IndexTaskMap k zero;\n"
+      "InstanceLimit k 4;\n");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 40000);
+  sim_free(&c);
+  /* One point per GPU (default placement) with limit 1: no error; the 4
+   * points run in parallel, 10000 each. */
+  sim(&c, tiny(), app_index4, NULL, "InstanceLimit k 1;");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 10000);
+  sim_free(&c);
+  /* backpressure_errors = false: only delays; the 4 points run one after
+   * another on GPU 0: 4 x 10000. */
+  mapopt_sim_options o = {.no_backpressure_errors = true};
+  sim_opts(&c, tiny(), app_index4, NULL, all_on_0, &o);
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 40000);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->tasks, 4);
+  sim_free(&c);
+}
+
+/* ---- §4.5 ghost partial copies ---------------------------------------------
+ */
+
+/* Owners: index launch over [4] writes atom i (100 elements of 8 B) on
+ * GPU i. Ghost: a list partition whose one piece overlaps atom 1 by 30
+ * elements and atom 2 by 20 elements; a single task on GPU 0 reads it. */
+static const char app_ghost[] = APP_HEAD(
+    "{\"P\": 4}") "\"regions\": [{\"name\": \"E\", \"fields\": [[\"u\", 8]], "
+                  "\"atoms\":"
+                  " {\"groups\": [{\"group\": \"e\", \"count\": \"P\", "
+                  "\"elements\":"
+                  " \"100\"}]}}],"
+                  "\"partitions\": ["
+                  " {\"name\": \"own\", \"region\": \"E\", \"kind\": \"group\","
+                  "  \"group\": \"e\"},"
+                  " {\"name\": \"ghost\", \"region\": \"E\", \"kind\": "
+                  "\"list\","
+                  "  \"colors\": [\"1\"], \"entries\": ["
+                  "   {\"group\": \"e\", \"atom\": \"1\", \"count\": \"30\"},"
+                  "   {\"group\": \"e\", \"atom\": \"2\", \"count\": "
+                  "\"20\"}]}],"
+                  "\"tasks\": ["
+                  " {\"name\": \"w\", \"variants\": [{\"kind\": \"GPU\"}]},"
+                  " {\"name\": \"r\", \"variants\": [{\"kind\": "
+                  "\"GPU\"}]}]," LOOP1("{\"op\": \"index\", \"task\": \"w\", "
+                                       "\"domain\": [\"P\"],"
+                                       " \"args\": [{\"part\": \"own\", "
+                                       "\"priv\": \"WD\", \"fields\":"
+                                       " [\"u\"], \"bytes\": \"0\"}]},"
+                                       "{\"op\": \"single\", \"task\": \"r\", "
+                                       "\"args\": [{\"part\":"
+                                       " \"ghost\", \"proj\": [\"0\"], "
+                                       "\"priv\": \"RO\", \"fields\":"
+                                       " [\"u\"], \"bytes\": \"0\"}]}");
+
+static void test_ghost_partial_copies(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_ghost, NULL, "");
+  expect_ok(&c);
+  /* Writers 0 .. 10000, point i on GPU i (4 points on 1 x 4 GPUs).
+   * r on GPU 0 needs 30 x 8 = 240 B from FB1 and 20 x 8 = 160 B from FB2:
+   *   FB1 -> FB0 (same socket): 3000 + ceil(240000 / 3000) = 3080;
+   *   FB2 -> FB0 (cross): 3000 + ceil(160000 / 2000) = 3080.
+   * Both need in[0]: 10000 .. 13080, 13080 .. 16160; r 16160 .. 26160. */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 400, 2, 6160);
+  assert_int_equal(c.res->elapsed_ns, 26160);
+  /* The ghost instance holds 50 elements x 8 B; the owner 100 x 8 B. */
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 800 + 400);
+  sim_free(&c);
+}
+
+/* ---- §4.6 reductions and folds ---------------------------------------------
+ */
+
+/* red over [2] reduces into S (100 elements of 8 B): points on GPUs 0 and
+ * 2 (default placement of 2 points on 4 GPUs: floor(i * 4 / 2)). Then a
+ * single task on GPU 0 reads S. */
+static const char app_fold[] = APP_HEAD("{\"n\": 100}") "\"regions\": [" REGION(
+    "S", "8",
+    "n") "], \"partitions\": [],"
+         "\"tasks\": ["
+         " {\"name\": \"red\", \"variants\": [{\"kind\": \"GPU\"}]},"
+         " {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\"}]}],"
+         "\"program\": [{\"op\": \"fill\", \"region\": \"S\", \"fields\":"
+         " [\"x\"]}, {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","
+         " \"warmup\": \"0\", \"timed\": true, \"body\": ["
+         "{\"op\": \"index\", \"task\": \"red\", \"domain\": [\"2\"],"
+         " \"args\": [{\"region\": \"S\", \"priv\": \"REDUCE\", \"redop\":"
+         " \"sum\", \"fields\": [\"x\"], \"bytes\": \"0\"}]},"
+         "{\"op\": \"single\", \"task\": \"use\", \"args\": [{\"region\":"
+         " \"S\", \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\": "
+         "\"0\"}]}]}]}";
+
+static void test_fold_reductions(void **state) {
+  (void)state;
+  simcase c;
+  mapopt_sim_options o = {.record_decisions = true};
+  sim_opts(&c, tiny(), app_fold, NULL, "", &o);
+  expect_ok(&c);
+  /* Reducers on GPU 0 and GPU 2, 0 .. 10000, each into a fresh 800 B
+   * reduction instance. use on GPU 0 is the fold target; its copies are
+   * planned when the reducers complete (10000):
+   *   base first: the fill, 800 B on FB0's ce[0] at FB_LOCAL 100 GB/s:
+   *   ceil(800 * 1000 / 100000) = 8 ns (fills pay no latency), 10000 ..
+   *   10008;
+   *   then the folds, overlapping each other:
+   *   FB0 -> FB0 (FB_LOCAL, ce[0]): 1000 + 8 = 1008, 10008 .. 11016;
+   *   FB2 -> FB0 (cross-socket peer): 3000 + ceil(800000 / 2000) = 3400,
+   *   on out[2] + in[0], 10008 .. 13408.
+   * use: 13408 .. 23408. The two folds count in copies[FOLD]. */
+  expect_copies(&c, FOLD, 1600, 2, 1008 + 3400);
+  expect_copies(&c, FILL, 800, 1, 8);
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 0, 0, 0);
+  expect_copies(&c, MAPOPT_CHAN_FB_LOCAL, 0, 0, 0);
+  assert_int_equal(c.res->elapsed_ns, 23408);
+  /* Placement of the reducers. */
+  assert_int_equal(c.res->ndecisions, 3);
+  assert_int_equal(c.res->decisions[0].proc.proc, 0);
+  assert_int_equal(c.res->decisions[1].proc.proc, 2);
+  assert_int_equal(c.res->decisions[2].proc.proc, 0);
+  sim_free(&c);
+}
+
+/* ---- §4.2 default index placement ------------------------------------------
+ */
+
+static const char app_place[] =
+    APP_HEAD("{\"a\": 8, \"b\": 1}") "\"regions\": [" REGION(
+        "A", "8",
+        "1") "], \"partitions\": [],"
+             "\"tasks\": [{\"name\": \"k\", \"variants\": [{\"kind\": "
+             "\"GPU\"}]}]," LOOP1(
+                 "{\"op\": \"index\", \"task\": \"k\", \"domain\": [\"a\", "
+                 "\"b\"],"
+                 " \"args\": [{\"region\": \"A\", \"priv\": \"RO\", \"fields\":"
+                 " [\"x\"], \"bytes\": \"0\"}]}");
+
+static void test_default_index_placement(void **state) {
+  (void)state;
+  simcase c;
+  mapopt_sim_options o = {.record_decisions = true};
+  /* 8 points on 2 x 4 GPUs: point l -> (l / 4, l % 4). */
+  sim_opts(&c, resolve("nodes=2 gpu=4"), app_place, NULL, "", &o);
+  expect_ok(&c);
+  assert_int_equal(c.res->ndecisions, 8);
+  for (size_t i = 0; i < 8; i++) {
+    const mapopt_sim_decision *d = &c.res->decisions[i];
+    int64_t l = d->point[0];
+    assert_int_equal(d->proc.kind, MAPOPT_PROC_GPU);
+    assert_int_equal(d->proc.node, l / 4);
+    assert_int_equal(d->proc.proc, l % 4);
+  }
+  sim_free(&c);
+  /* A (2, 2) domain on 1 x 4 GPUs: GPU i0 + 2 * i1. */
+  sim_opts(&c, resolve("nodes=1 gpu=4"), app_place, "a=2,b=2", "", &o);
+  expect_ok(&c);
+  assert_int_equal(c.res->ndecisions, 4);
+  for (size_t i = 0; i < 4; i++) {
+    const mapopt_sim_decision *d = &c.res->decisions[i];
+    assert_int_equal(d->dims, 2);
+    assert_int_equal(d->proc.node, 0);
+    assert_int_equal(d->proc.proc, d->point[0] + 2 * d->point[1]);
+  }
+  sim_free(&c);
+}
+
+/* ---- §4.9 layout requirements ----------------------------------------------
+ */
+
+/* k has a GPU variant that needs C_order (cuBLAS, dgemm error) and a CPU
+ * variant that needs SOA F_order (stride error); A has two fields so SOA
+ * and AOS differ. */
+static const char app_layout[] =
+    "{\"format\": \"mapopt-app/1\", \"name\": \"t\", \"params\": {},"
+    " \"default_order\": \"C_order\","
+    " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},"
+    "\"regions\": [{\"name\": \"A\", \"fields\": [[\"x\", 8], [\"y\", 8]],"
+    " \"atoms\": {\"groups\": [{\"group\": \"g\", \"count\": \"1\","
+    " \"elements\": \"10\"}]}}], \"partitions\": [],"
+    "\"tasks\": [{\"name\": \"k\", \"variants\": ["
+    " {\"kind\": \"GPU\", \"requires\": [{\"args\": [0], \"order\":"
+    "  \"C_order\", \"error\": \"dgemm\"}]},"
+    " {\"kind\": \"CPU\", \"requires\": [{\"args\": [0], \"soa\": true,"
+    "  \"order\": \"F_order\", \"error\": \"stride\"}]}]}]," LOOP1(
+        "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
+        " \"A\", \"priv\": \"RW\", \"fields\": [\"x\", \"y\"], \"bytes\":"
+        " \"0\"}]}");
+
+static void test_layout_errors(void **state) {
+  (void)state;
+  simcase c;
+  /* The app's default order C_order satisfies cuBLAS. */
+  sim(&c, tiny(), app_layout, NULL, "");
+  expect_ok(&c);
+  sim_free(&c);
+  sim(&c, tiny(), app_layout, NULL, "Layout * * * AOS;");
+  expect_ok(&c);
+  sim_free(&c);
+  sim(&c, tiny(), app_layout, NULL, "Layout * * * F_order;");
+  expect_error(&c, MAPOPT_SIM_LAYOUT,
+               "** On entry to DGEMM parameter number 8 had an illegal "
+               "value");
+  assert_non_null(strstr(c.res->error_text,
+                         "DGEMM parameter number 8 had an illegal value"));
+  sim_free(&c);
+  /* The CPU variant: C_order (the app default) violates F_order. The error
+   * happens when the task starts, at t = 0 here. */
+  sim(&c, tiny(), app_layout, NULL, "Task k CPU;");
+  expect_error(&c, MAPOPT_SIM_LAYOUT,
+               "Assertion failed: stride does not match expected value.\n"
+               "[mapopt-sim] task k, region requirement 0 (A), layout SOA "
+               "C_order, on CPU 0");
+  assert_int_equal(c.res->error_time_ns, 0);
+  sim_free(&c);
+  sim(&c, tiny(), app_layout, NULL, "Task k CPU;\nLayout * * * AOS F_order;");
+  assert_int_equal(c.res->error, MAPOPT_SIM_LAYOUT);
+  assert_non_null(
+      strstr(c.res->error_text, "stride does not match expected value"));
+  sim_free(&c);
+  sim(&c, tiny(), app_layout, NULL, "Task k CPU;\nLayout * * * SOA F_order;");
+  expect_ok(&c);
+  sim_free(&c);
+}
+
+/* ---- §4.2 kinds, §5.3 policy errors ----------------------------------------
+ */
+
+static const char app_gpu_only[] =
+    APP_HEAD("{\"n\": 10}") "\"regions\": [" REGION(
+        "A", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": [{\"name\": \"k\", \"variants\": [{\"kind\": "
+             "\"GPU\"}]}]," LOOP1(
+                 "{\"op\": \"index\", \"task\": \"k\", \"domain\": [\"4\"],"
+                 " \"args\": [{\"region\": \"A\", \"priv\": \"RO\", \"fields\":"
+                 " [\"x\"], \"bytes\": \"0\"}]}");
+
+static void test_no_variant(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_gpu_only, NULL, "Task k CPU;");
+  expect_error(&c, MAPOPT_SIM_NO_VARIANT,
+               "Invalid policy: task k requested CPU, but has no valid task "
+               "variant for the kind");
+  sim_free(&c);
+  /* K is the first kind listed. */
+  sim(&c, tiny(), app_gpu_only, NULL, "Task * OMP, CPU;");
+  expect_error(&c, MAPOPT_SIM_NO_VARIANT,
+               "Invalid policy: task k requested OMP, but has no valid task "
+               "variant for the kind");
+  sim_free(&c);
+  /* lenient_kinds falls back to the default order: GPU. */
+  mapopt_sim_options o = {.lenient_kinds = true};
+  sim_opts(&c, tiny(), app_gpu_only, NULL, "Task k CPU;", &o);
+  expect_ok(&c);
+  assert_int_equal(proc(&c, "GPU", 0, 3)->tasks, 1);
+  assert_int_equal(c.res->elapsed_ns, 10000);
+  sim_free(&c);
+  /* A usable kind later in the list is taken. */
+  sim(&c, tiny(), app_gpu_only, NULL, "Task k CPU, GPU;");
+  expect_ok(&c);
+  sim_free(&c);
+}
+
+static void test_virtual_on_leaf(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_gpu_only, NULL, "Region k * GPU VIRTUAL;");
+  expect_error(&c, MAPOPT_SIM_POLICY,
+               "Invalid mapper output: virtual mapping requested for region "
+               "requirement 0 of leaf task k");
+  sim_free(&c);
+}
+
+static void test_dsl_mapping_error(void **state) {
+  (void)state;
+  simcase c;
+  /* §8 V14: point 3 asks for GPU 4 of 4. The message is printed as DSL.md
+   * §7.1 formats it, with its note line (DSL.md §7.4, R11: INDEX). */
+  sim(&c, tiny(), app_gpu_only, NULL,
+      "mgpu = Machine(GPU);\n"
+      "def f(Task t) {\n"
+      "  ip = t.ipoint;\n"
+      "  return mgpu[0, ip[0] + 1];\n"
+      "}\n"
+      "IndexTaskMap k f;\n");
+  expect_error(&c, MAPOPT_SIM_INDEX,
+               "t.map:4:14: mapping error: Slice processor index out of "
+               "bound! 4 >= 4\n"
+               "t.map: note: while placing point (3,) of task 'k' with 'f'");
+  sim_free(&c);
+  /* A type error in the function is a POLICY error (R-code other than the
+   * INDEX ones). */
+  sim(&c, tiny(), app_gpu_only, NULL,
+      "mgpu = Machine(GPU);\n"
+      "def f(Task t) {\n"
+      "  return mgpu[0, t.ipoint + 1];\n"
+      "}\n"
+      "IndexTaskMap k f;\n");
+  assert_int_equal(c.res->error, MAPOPT_SIM_POLICY);
+  assert_non_null(strstr(c.res->error_text, "t.map:3:"));
+  assert_non_null(strstr(c.res->error_text, ": mapping error: "));
+  assert_non_null(strstr(c.res->error_text, "type mismatch"));
+  assert_non_null(strstr(c.res->error_text,
+                         "\nt.map: note: while placing point (0,) of task "
+                         "'k' with 'f'"));
+  sim_free(&c);
+}
+
+/* ---- §4.12 TIMEOUT ---------------------------------------------------------
+ */
+
+static void test_timeout(void **state) {
+  (void)state;
+  simcase c;
+  /* f = 2e12 flops at 1e6 MFLOP/s, eff 0.5: C = 4e9 ns = 4 s > 1 s. */
+  mapopt_sim_options o = {.time_limit_ns = 1000000000};
+  sim_opts(&c, tiny(), app_one, "f=2000000000000", "", &o);
+  expect_error(&c, MAPOPT_SIM_TIMEOUT, "simulated time limit exceeded (1 s)");
+  assert_int_equal(c.res->error_time_ns, 1000000000);
+  assert_non_null(
+      strstr(c.res->log, "[mapopt-sim] error class TIMEOUT at t=1.000000 s\n"));
+  sim_free(&c);
+  /* The same run without a limit takes 4.00001 s. */
+  sim(&c, tiny(), app_one, "f=2000000000000", "");
+  expect_ok(&c);
+  assert_int_equal(c.res->elapsed_ns, 4000010000);
+  assert_non_null(strstr(c.res->log, "ELAPSED TIME =   4.000 s\n"));
+  sim_free(&c);
+}
+
+/* ---- §4.11 timing window
+ * ----------------------------------------------------- */
+
+/* Warm-up 2 + timed 3 iterations of a 16 us task on GPU 0, each iteration
+ * depending on the previous one (RW on A). */
+static const char app_window[] =
+    APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION(
+        "A", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": [{\"name\": \"k\", \"variants\": [{\"kind\": \"GPU\","
+             " \"flops\": \"3000000\", \"flops_eff\": 0.5}]}],"
+             "\"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": "
+             "\"3\","
+             " \"warmup\": \"2\", \"timed\": true, \"body\": ["
+             "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
+             " \"A\", \"priv\": \"RW\", \"fields\": [\"x\"]}]}]}]}";
+
+static void test_timing_window(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_window, NULL, "");
+  expect_ok(&c);
+  /* Each k takes 16000 (see test_task_time_flops_bound); iterations end at
+   * 16000, 32000, ..., 80000. t0 = 32000 (end of warm-up 2), t1 = 80000.
+   * Elapsed = 48000; only timed-window work counts as busy. */
+  assert_int_equal(c.res->iterations_warmup, 2);
+  assert_int_equal(c.res->iterations_timed, 3);
+  assert_int_equal(c.res->elapsed_ns, 48000);
+  assert_int_equal(proc(&c, "GPU", 0, 0)->busy_ns, 48000);
+  assert_int_equal(c.res->lower_bound_ns, 48000);
+  sim_free(&c);
+}
+
+/* ---- §4.13 determinism
+ * --------------------------------------------------------- */
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static char *heat_app;
+
+static void load_heat(void) {
+  if (heat_app)
+    return;
+  heat_app = read_all(MAPOPT_SOURCE_DIR "/apps/heat1d.json");
+}
+
+typedef struct outputs {
+  char *log, *report, *trace;
+  int64_t elapsed;
+} outputs;
+
+static void run_heat(const mapopt_sim_options *o, const char *mapper,
+                     outputs *out) {
+  load_heat();
+  char path[] = "/tmp/mapopt-test-sim-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  mapopt_sim_options opts = *o;
+  opts.trace_path = path;
+  simcase c;
+  sim_opts(&c, resolve("p100x4"), heat_app, "small", mapper, &opts);
+  expect_ok(&c);
+  out->log = strdup(c.res->log);
+  assert_int_equal(mapopt_sim_report_json(ctx, c.res, false, &out->report),
+                   MAPOPT_OK);
+  out->trace = read_all(path);
+  out->elapsed = c.res->elapsed_ns;
+  unlink(path);
+  sim_free(&c);
+}
+
+static void outputs_free(outputs *o) {
+  free(o->log);
+  mapopt_text_free(ctx, o->report);
+  free(o->trace);
+}
+
+/* apps/heat1d.json at size small (n = 65536, T = 4: tiles of 16384) on
+ * p100x4 with the default mapper: one tile per GPU, every number of the
+ * GPU work and of the halo copies computed by hand. */
+static void test_heat1d_small(void **state) {
+  (void)state;
+  load_heat();
+  simcase c;
+  sim(&c, resolve("p100x4"), heat_app, "small", "");
+  expect_ok(&c);
+  assert_int_equal(c.res->iterations_timed, 10);
+  assert_int_equal(c.res->iterations_warmup, 2);
+  /* relax: C = ceil(ceil(5 * 16384 * 1000 / 4.7e6) * 1e6 / 5e5) =
+   *   ceil(17.43) * 2 = 36; M = cells RW 16384 x 16 x 2 = 524288 B at
+   *   550 GB/s: ceil(524288000 / 550000) = 954, plus p_in RO 2 x 8 = 16 B:
+   *   ceil(16000 / 550000) = 1 (the end tiles read one edge: 8 B, still
+   *   1 ns); T = 12000 + max(36, 955) = 12955.
+   * publish: bytes 16 -> 1 ns; p_out WD 16 B -> 1 ns; T = 12002.
+   * 10 timed iterations: 10 x (12955 + 12002) = 249570 per GPU. */
+  for (int g = 0; g < 4; g++) {
+    assert_int_equal(proc(&c, "GPU", 0, g)->tasks, 20);
+    assert_int_equal(proc(&c, "GPU", 0, g)->busy_ns, 249570);
+  }
+  /* Halo copies per iteration: tile i reads edge 2i-1 from tile i-1 and
+   * edge 2i+2 from tile i+1: 6 copies of 8 B. GPUs 0-1 and 2-3 share a
+   * socket (10 GB/s: 10000 + ceil(8000 / 10000) = 10001), 1-2 do not
+   * (7 GB/s: 10000 + ceil(8000 / 7000) = 10002). Per iteration 4 x 10001
+   * + 2 x 10002 = 60008; 10 iterations: 60 copies, 480 B, 600080 ns. */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 480, 60, 600080);
+  expect_copies(&c, MAPOPT_CHAN_FB_HOST, 0, 0, 0);
+  /* FB 0 holds tile 0 (all fields: 16384 x 16 B), its two out edges and
+   * its one in edge (8 B each). */
+  assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 262144 + 16 + 8);
+  sim_free(&c);
+}
+
+static void test_determinism_three_runs(void **state) {
+  (void)state;
+  mapopt_sim_options o = {.seed = 1, .noise = 0.05};
+  outputs r[3];
+  for (int i = 0; i < 3; i++)
+    run_heat(&o, "Region * * GPU FBMEM;", &r[i]);
+  for (int i = 1; i < 3; i++) {
+    assert_string_equal(r[0].log, r[i].log);
+    assert_string_equal(r[0].report, r[i].report);
+    assert_string_equal(r[0].trace, r[i].trace);
+  }
+  assert_true(strlen(r[0].trace) > 100);
+  /* Noise changes the times: with noise 0 the elapsed time differs. */
+  mapopt_sim_options quiet = {.seed = 1};
+  outputs q;
+  run_heat(&quiet, "Region * * GPU FBMEM;", &q);
+  assert_true(q.elapsed != r[0].elapsed);
+  outputs_free(&q);
+  for (int i = 0; i < 3; i++)
+    outputs_free(&r[i]);
+}
+
+/* The log with its seed line removed. */
+static void drop_seed_line(char *log) {
+  char *p = strstr(log, "[mapopt-sim] seed ");
+  assert_non_null(p);
+  char *e = strchr(p, '\n');
+  assert_non_null(e);
+  memmove(p, e + 1, strlen(e + 1) + 1);
+}
+
+static void test_determinism_seed_without_noise(void **state) {
+  (void)state;
+  mapopt_sim_options o0 = {.seed = 0}, o1 = {.seed = 1};
+  outputs a, b;
+  run_heat(&o0, "", &a);
+  run_heat(&o1, "", &b);
+  assert_non_null(strstr(a.log, "[mapopt-sim] seed 0\n"));
+  assert_non_null(strstr(b.log, "[mapopt-sim] seed 1\n"));
+  assert_string_not_equal(a.log, b.log);
+  drop_seed_line(a.log);
+  drop_seed_line(b.log);
+  assert_string_equal(a.log, b.log);
+  assert_string_equal(a.report, b.report);
+  assert_string_equal(a.trace, b.trace);
+  assert_int_equal(a.elapsed, b.elapsed);
+  outputs_free(&a);
+  outputs_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_task_time_flops_bound),
+      cmocka_unit_test(test_task_time_bytes_bound),
+      cmocka_unit_test(test_task_time_eff_gathers),
+      cmocka_unit_test(test_copy_fb_fb_peer),
+      cmocka_unit_test(test_copy_fb_host),
+      cmocka_unit_test(test_copy_port_contention),
+      cmocka_unit_test(test_oom_exact_capacity),
+      cmocka_unit_test(test_collect_memory),
+      cmocka_unit_test(test_instance_limit_delays),
+      cmocka_unit_test(test_backpressure_error),
+      cmocka_unit_test(test_ghost_partial_copies),
+      cmocka_unit_test(test_fold_reductions),
+      cmocka_unit_test(test_default_index_placement),
+      cmocka_unit_test(test_layout_errors),
+      cmocka_unit_test(test_no_variant),
+      cmocka_unit_test(test_virtual_on_leaf),
+      cmocka_unit_test(test_dsl_mapping_error),
+      cmocka_unit_test(test_timeout),
+      cmocka_unit_test(test_timing_window),
+      cmocka_unit_test(test_heat1d_small),
+      cmocka_unit_test(test_determinism_three_runs),
+      cmocka_unit_test(test_determinism_seed_without_noise),
+  };
+  int rc = cmocka_run_group_tests(tests, setup, teardown);
+  free(heat_app);
+  return rc;
+}
