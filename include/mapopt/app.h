@@ -267,6 +267,15 @@ MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
                                             const mapopt_app *app,
                                             char **text);
 
+/* ---- describing a model ------------------------------------------------------- */
+
+MAPOPT_API const char *mapopt_app_name(const mapopt_app *app);
+/* Parameter i (name and default value); false past the last. */
+MAPOPT_API bool mapopt_app_param(const mapopt_app *app, size_t i,
+                                 const char **name, int64_t *value);
+/* The name of size preset i; NULL past the last. */
+MAPOPT_API const char *mapopt_app_size_name(const mapopt_app *app, size_t i);
+
 /* ---- built-in applications --------------------------------------------------- */
 
 /* The names of the built-in applications, NULL-terminated. */

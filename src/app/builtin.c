@@ -10,6 +10,23 @@
 
 #include "app/app.h"
 
+const char *mapopt_app_name(const mapopt_app *app) {
+  return app->name;
+}
+
+bool mapopt_app_param(const mapopt_app *app, size_t i, const char **name,
+                      int64_t *value) {
+  if (i >= (size_t)app->nparams)
+    return false;
+  *name = app->params[i].name;
+  *value = app->params[i].value;
+  return true;
+}
+
+const char *mapopt_app_size_name(const mapopt_app *app, size_t i) {
+  return i < (size_t)app->nsizes ? app->sizes[i].name : NULL;
+}
+
 const char *const *mapopt_app_builtins(void) {
   return mapopt__builtin_apps_names;
 }

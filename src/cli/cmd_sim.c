@@ -17,9 +17,11 @@
 #include "mapopt/sim.h"
 
 const char cli_sim_usage[] =
-    "usage: mapopt sim APP --mapper FILE [OPTIONS]\n\n"
-    "Simulates APP (a mapopt-app/1 JSON file) under the mapper FILE and\n"
-    "prints the run's log: the metric lines a real run prints, or its error.\n\n"
+    "usage: mapopt sim APP[:SIZE,PARAM=V...] [--mapper FILE] [OPTIONS]\n\n"
+    "Simulates APP -- a built-in application (see mapopt apps) or a\n"
+    "mapopt-app/1 JSON file -- under the mapper FILE (default: the built-in\n"
+    "application's expert mapper) and prints the run's log: the metric\n"
+    "lines a real run prints, or its error.\n\n"
     "  --machine M          preset[:params] (default p100x4), a machine JSON\n"
     "                       file, or a one-line shape ('nodes=2 gpu=4')\n"
     "  --size S             size preset and overrides, e.g. small or\n"
@@ -153,30 +155,30 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
   }
   if (!a->app)
     return cli_usage_error("sim", "no application given");
-  if (!a->mapper)
-    return cli_usage_error("sim", "--mapper FILE is required");
   return EXIT_VALID;
 }
 
-/* Reads and loads the app model; diagnostics are printed by the caller. */
-static mapopt_status load_app(mapopt_ctx *ctx, const char *path,
-                              mapopt_diags *diags, mapopt_app **app) {
-  char *text;
-  size_t len;
-  if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
-                     "cannot read file: %s", strerror(errno));
-    return MAPOPT_EIO;
-  }
-  mapopt_status st = mapopt_app_load_json(ctx, path, text, len, diags, app);
-  mapopt_buffer_free(ctx, text, len);
-  return st;
-}
-
+/* The mapper: --mapper FILE, or the built-in app's expert mapper. */
 static mapopt_status load_mapper(mapopt_ctx *ctx, const char *path,
+                                 const char *app_name,
                                  const mapopt_machine_shape *shape,
                                  const mapopt_app *app, mapopt_diags *diags,
                                  mapopt_program **prog) {
+  mapopt_dsl_options opts = {.file = path, .shape = shape};
+  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
+  if (!path) {
+    const char *text = mapopt_app_builtin_mapper(app_name, "expert");
+    if (!text) {
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", app_name, 0, 0,
+                       "no built-in expert mapper for this application: "
+                       "give --mapper FILE");
+      return MAPOPT_ENOTFOUND;
+    }
+    char file[300];
+    snprintf(file, sizeof file, "mappers/%s/expert.map", app_name);
+    opts.file = file;
+    return mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, prog);
+  }
   char *text;
   size_t len;
   if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
@@ -184,8 +186,6 @@ static mapopt_status load_mapper(mapopt_ctx *ctx, const char *path,
                      "cannot read file: %s", strerror(errno));
     return MAPOPT_EIO;
   }
-  mapopt_dsl_options opts = {.file = path, .shape = shape};
-  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
   mapopt_status st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
   mapopt_buffer_free(ctx, text, len);
   return st;
@@ -253,11 +253,19 @@ int cli_sim(int argc, char **argv) {
   rc = EXIT_INVALID;
   if (mapopt_machine_resolve(ctx, a.machine, diags, &m) != MAPOPT_OK)
     goto done;
-  if (load_app(ctx, a.app, diags, &app) != MAPOPT_OK)
+  const char *spec = NULL;
+  if (mapopt_app_resolve(ctx, a.app, diags, &app, &spec) != MAPOPT_OK)
     goto done;
+  if (spec && a.size) {
+    fprintf(stderr, "mapopt sim: give the size either after ':' or with "
+                    "--size, not both\n");
+    rc = EXIT_USAGE;
+    goto done;
+  }
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
-  mapopt_app_options ao = {.spec = a.size, .iterations = a.iterations,
+  mapopt_app_options ao = {.spec = spec ? spec : a.size,
+                           .iterations = a.iterations,
                            .warmup = a.warmup};
   mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
                            m->ranks_per_node};
@@ -268,7 +276,8 @@ int cli_sim(int argc, char **argv) {
     m->ranks_per_node = run->ranks_per_node;
     mapopt_machine_shape_of(m, &shape);
   }
-  if (load_mapper(ctx, a.mapper, &shape, app, diags, &prog) != MAPOPT_OK)
+  if (load_mapper(ctx, a.mapper, mapopt_app_name(app), &shape, app, diags,
+                  &prog) != MAPOPT_OK)
     goto done;
   cli_print_diags(stderr, diags, 0); /* the mapper's warnings */
   mapopt_diags_clear(diags);

@@ -19,6 +19,8 @@ static const cli_command commands[] = {
      cli_show_usage, cli_show},
     {"sim", "simulate an application under a mapper on a machine model",
      cli_sim_usage, cli_sim},
+    {"apps", "list the built-in applications (or export one as JSON)",
+     cli_apps_usage, cli_apps},
     {"machines", "list the built-in machine presets", cli_machines_usage,
      cli_machines},
     {"machine", "show a machine model as JSON, or probe this host",
