@@ -140,9 +140,13 @@ typedef struct mapopt_sim_result {
   char *log;                 /* the raw log (§5.2), NUL-terminated */
   size_t ndecisions;         /* with record_decisions: mapped task ops */
   mapopt_sim_decision *decisions;
+  void *strings;             /* owns the names above; private */
 } mapopt_sim_result;
 
 /*
+ * The result owns all its memory, names included: it stays valid after the
+ * machine, run and program are freed.
+ *
  * Simulates run on machine under prog. A simulated failure (OOM, a mapping
  * error, ...) is not a failure of this call: it returns MAPOPT_OK with
  * result->error set and the log ending in the error lines. It returns an

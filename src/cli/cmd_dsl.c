@@ -543,21 +543,14 @@ static int show_app(const show_args *a) {
   mapopt_app_run *run = NULL;
   mapopt_program *prog = NULL;
   mapopt_sim_result *res = NULL;
-  char *text = NULL;
-  size_t len = 0;
   if (mapopt_machine_resolve(ctx, a->machine ? a->machine : "p100x4", diags,
                              &m) != MAPOPT_OK)
     goto done;
-  if (mapopt_file_read(ctx, a->app, &text, &len) != MAPOPT_OK) {
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", a->app, 0, 0,
-                     "cannot read file: %s", strerror(errno));
+  const char *spec = NULL;
+  if (mapopt_app_resolve(ctx, a->app, diags, &app, &spec) != MAPOPT_OK)
     goto done;
-  }
-  mapopt_status st = mapopt_app_load_json(ctx, a->app, text, len, diags, &app);
-  mapopt_buffer_free(ctx, text, len);
-  if (st != MAPOPT_OK)
-    goto done;
-  mapopt_app_options ao = {.spec = a->size, .iterations = 1, .warmup = 0};
+  mapopt_app_options ao = {.spec = spec ? spec : a->size, .iterations = 1,
+                           .warmup = 0};
   mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
                            m->ranks_per_node};
   if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)

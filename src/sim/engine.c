@@ -514,6 +514,21 @@ static uint64_t region_mask(const mapopt_app_region *rg) {
   return rg->nfields >= 64 ? ~0ull : (1ull << rg->nfields) - 1;
 }
 
+/* Whether instance in covers piece pc: the identical piece, or whole
+ * atoms that include every atom of pc (§4.4 step 1). */
+static bool covers(const sim_t *s, const sim_inst *in,
+                   const mapopt_app_piece *pc) {
+  if (in->piece == pc)
+    return true;
+  for (size_t a = 0; a < pc->natoms; a++) {
+    int64_t k = atom_index(in->piece, pc->atoms[a].atom);
+    if (k < 0 || in->piece->atoms[k].count !=
+                     s->run->atom_elements[pc->atoms[a].atom])
+      return false;
+  }
+  return true;
+}
+
 /* Finds a reusable instance for the requirement in mem (§4.4 step 1). */
 static int64_t find_instance(sim_t *s, int64_t mem, const mapopt_app_req *r,
                              const mapopt_layout *l) {
@@ -522,12 +537,13 @@ static int64_t find_instance(sim_t *s, int64_t mem, const mapopt_app_req *r,
   for (size_t k = 0; k < mm->insts.len; k++) {
     int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
     sim_inst *in = inst_at(s, i);
-    if (in->freed || in->reduction || in->region != r->piece->region ||
+    if (in->freed || in->reduction || in->collect_pending ||
+        in->region != r->piece->region ||
         (in->fields & r->fields) != r->fields ||
         in->layout.soa != l->soa || in->layout.c_order != l->c_order ||
         align_of(&in->layout) < want_align)
       continue;
-    if (in->piece == r->piece || in->piece->partition < 0)
+    if (covers(s, in, r->piece))
       return i;
   }
   return -1;
@@ -982,8 +998,7 @@ static void release_user(sim_t *s, int64_t i) {
   sim_inst *in = inst_at(s, i);
   in->users--;
   in->last_use = s->now;
-  if (in->users <= 0 && in->collect_pending && !in->freed &&
-      !only_newest_holder(s, i))
+  if (in->users <= 0 && in->collect_pending && !in->freed)
     mem_release(s, i);
 }
 
@@ -1015,43 +1030,60 @@ static sim_ctx *ctx_of(sim_t *s, int64_t parent) {
 }
 
 static void issue_op(sim_t *s, int64_t op);
+static bool place_single(sim_t *s, int64_t op);
 static void place_index_launch(sim_t *s, int64_t first);
 
-/* Issues the next statements of a context, within its window. */
+/*
+ * Runs a context's body forward, within its window: each launch statement
+ * is placed when the body reaches it (so the default round-robin follows
+ * program order, §4.10), and its ops are issued once the runtime's launch
+ * work on a UTIL processor ends (§4.1). The body does not wait for that
+ * work, as a task's body does not wait for the runtime's analysis.
+ */
 static void ctx_issue(sim_t *s, int64_t parent) {
   sim_ctx *c = ctx_of(s, parent);
   int64_t window = s->m->runtime.window_ops > 0 ? s->m->runtime.window_ops
                                                 : 1024;
-  while (!failed(s) && !c->busy && c->next >= 0 && c->outstanding < window) {
+  const mapopt_machine_runtime *rt = &s->m->runtime;
+  while (!failed(s) && c->next >= 0 && c->outstanding < window) {
     int64_t op = c->next;
     const mapopt_app_op *o = &s->run->ops[op];
+    /* Counted as the parent's children from here, so the parent cannot
+     * complete while they are still being launched. */
     if (o->kind != MAPOPT_OP_TASK) {
       c->next = s->next_sib[op];
+      c->outstanding++;
+      if (parent >= 0)
+        s->ops[parent].children_left++;
       issue_op(s, op);
       continue;
     }
-    const mapopt_machine_runtime *rt = &s->m->runtime;
+    int64_t last = op;
+    for (int64_t k = op; k >= 0 && s->run->ops[k].launch == o->launch &&
+                         s->run->ops[k].kind == MAPOPT_OP_TASK;
+         k = s->next_sib[k]) {
+      last = k;
+      c->outstanding++;
+      if (parent >= 0)
+        s->ops[parent].children_left++;
+    }
+    c->next = s->next_sib[last];
+    if (o->is_index)
+      place_index_launch(s, op);
+    else
+      place_single(s, op);
     int64_t cost = o->timing.traced ? rt->launch_traced_ns : rt->launch_ns;
-    c->busy = true;
     schedule(s, util_start(s, c->as, cost), EV_LAUNCHED, op);
-    return;
   }
 }
 
 static void launched(sim_t *s, int64_t first) {
   const mapopt_app_op *o = &s->run->ops[first];
-  sim_ctx *c = ctx_of(s, o->parent);
-  c->busy = false;
-  int64_t op = first;
-  if (o->is_index)
-    place_index_launch(s, first);
-  while (op >= 0 && s->run->ops[op].launch == o->launch &&
-         s->run->ops[op].kind == MAPOPT_OP_TASK && !failed(s)) {
-    c->next = s->next_sib[op];
+  for (int64_t op = first; op >= 0 && !failed(s) &&
+                           s->run->ops[op].launch == o->launch &&
+                           s->run->ops[op].kind == MAPOPT_OP_TASK;
+       op = s->next_sib[op])
     issue_op(s, op);
-    op = c->next;
-  }
-  ctx_issue(s, o->parent);
 }
 
 /* ---- mapping ------------------------------------------------------------------ */
@@ -1249,8 +1281,6 @@ static void try_mappable(sim_t *s, int64_t op) {
     schedule(s, s->now, EV_MAPPED, op);
     return;
   }
-  if (!ao->is_index && !place_single(s, op))
-    return;
   if (o->proc < 0)
     return;
   int64_t limit = s->task_limit[ao->task];
@@ -1292,39 +1322,33 @@ static uint64_t instance_fields(const sim_t *s, const mapopt_app_req *r) {
 }
 
 /* The policy's answers for one requirement of one task on one kind. Every
- * point of a launch asks the same questions, so they are asked once. */
-typedef struct req_policy {
+ * point of a launch asks the same questions, so they are asked once: one
+ * slot per (task, requirement position, kind), remembering which names
+ * it answered for. */
+struct req_policy {
+  const char *const *names; /* the requirement's names array answered */
+  size_t nnames;
   mapopt_mem_kind mem;
   mapopt_layout layout;
   bool collect;
-} req_policy;
+};
 
 static const req_policy *req_decision(sim_t *s, int task, size_t r,
                                       const mapopt_app_req *req, int kind) {
-  int64_t key[5] = {task, (int64_t)r, (int64_t)(uintptr_t)req->names,
-                    (int64_t)req->nnames, kind};
-  bool ins;
-  mapopt__map_entry *e = mapopt__map_find(&s->policy_cache, (const char *)key,
-                                          sizeof key);
-  if (e)
-    return e->value;
-  char *k = mapopt__arena_alloc(&s->arena, sizeof key);
-  req_policy *v = mapopt__arena_alloc(&s->arena, sizeof *v);
-  if (!k || !v)
-    return NULL;
-  memcpy(k, key, sizeof key);
+  size_t slot = ((size_t)task * 64 + r) * MAPOPT_PROC_KIND_COUNT + (size_t)kind;
+  req_policy *v = &s->policy_cache[slot];
+  if (v->names == req->names && v->nnames == req->nnames && req->names)
+    return v;
   const char *tn = s->run->tasks[task].name;
   mapopt_region_keys keys = {req->names, req->nnames, r};
+  v->names = req->names;
+  v->nnames = req->nnames;
   v->mem = mapopt_policy_select_memory(s->prog, tn, &keys,
                                        (mapopt_proc_kind)kind);
   mapopt_policy_resolve_layout(s->prog, tn, &keys, v->mem,
                                (mapopt_proc_kind)kind, s->run->default_c_order,
                                &v->layout);
   v->collect = mapopt_policy_collect(s->prog, tn, &keys);
-  e = mapopt__map_upsert(&s->policy_cache, s->ctx, k, sizeof key, &ins);
-  if (!e)
-    return NULL;
-  e->value = v;
   return v;
 }
 
@@ -1341,9 +1365,9 @@ static bool map_instances(sim_t *s, int64_t op) {
   const sim_proc *p = &s->procs[o->proc];
   for (size_t r = 0; r < ao->nreqs; r++) {
     o->inst[r] = -1;
-    if (t->inner)
-      continue;
     const mapopt_app_req *req = &ao->reqs[r];
+    if (t->inner || req->fields == 0) /* no data: no instance */
+      continue;
     const req_policy *pol = req_decision(s, ao->task, r, req, o->kind);
     if (!pol) {
       sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
@@ -1513,6 +1537,27 @@ static bool check_layout(sim_t *s, int64_t op) {
   return true;
 }
 
+/* The memory kind and layout factor of each requirement of a mapped op,
+ * as the cost formula wants them. A requirement without fields has no
+ * instance; it moves no bytes, so its processor's default memory stands
+ * in. */
+static void cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
+                        int64_t *ppm, size_t n) {
+  const sim_op *o = &s->ops[op];
+  for (size_t r = 0; r < n; r++) {
+    if (o->inst[r] < 0) {
+      mems[r] = o->kind == MAPOPT_PROC_GPU ? MAPOPT_MEM_FBMEM
+                                           : MAPOPT_MEM_SYSMEM;
+      ppm[r] = 1000000;
+      continue;
+    }
+    const sim_inst *in = inst_at(s, o->inst[r]);
+    mems[r] = s->mems[in->mem].kind;
+    ppm[r] = mapopt__sim_layout_ppm(s->run, op, o->variant, (int)r,
+                                    &in->layout, in->fields);
+  }
+}
+
 static void start_task(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   sim_proc *p = &s->procs[o->proc];
@@ -1531,12 +1576,7 @@ static void start_task(sim_t *s, int64_t op) {
     mapopt_mem_kind mems[64];
     int64_t ppm[64];
     size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
-    for (size_t r = 0; r < n; r++) {
-      const sim_inst *in = inst_at(s, o->inst[r]);
-      mems[r] = s->mems[in->mem].kind;
-      ppm[r] = mapopt__sim_layout_ppm(s->run, op, o->variant, (int)r,
-                                      &in->layout, in->fields);
-    }
+    cost_inputs(s, op, mems, ppm, n);
     mapopt__task_cost_in in = {s->m,  s->run, op, o->variant, mems, ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
@@ -1604,7 +1644,11 @@ static void task_end(sim_t *s, int64_t op) {
       continue;
     const mapopt_app_req *req = &ao->reqs[r];
     const req_policy *pol = req_decision(s, ao->task, r, req, o->kind);
-    if (req->priv == MAPOPT_PRIV_RO && pol && pol->collect)
+    /* CollectMemory untracks the instance now, unless it is the only
+     * holder of the newest data (§4.7); it is freed when its last user is
+     * done, and no later op reuses it. */
+    if (req->priv == MAPOPT_PRIV_RO && pol && pol->collect &&
+        !only_newest_holder(s, o->inst[r]))
       inst_at(s, o->inst[r])->collect_pending = true;
     release_user(s, o->inst[r]);
   }
@@ -1664,13 +1708,9 @@ static void op_complete(sim_t *s, int64_t op) {
 
 static void issue_op(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
-  const mapopt_app_op *ao = &s->run->ops[op];
   o->state = OS_ISSUED;
   o->issued = true;
   o->issued_at = s->now;
-  ctx_of(s, ao->parent)->outstanding++;
-  if (ao->parent >= 0)
-    s->ops[ao->parent].children_left++;
   try_mappable(s, op);
 }
 
@@ -1718,7 +1758,46 @@ struct mapopt_sim_plan {
   int64_t *next_sib, *first_child; /* first_child[parent + 1] */
   int64_t *af_off;
   int64_t naf;
+  /* The lower bound depends on the machine only: it is kept for the last
+   * machine (compared by value, pointers cleared) under lock. */
+  bool lb_valid;
+  mapopt_machine lb_machine;
+  int64_t lb_ns;
 };
+
+/* The machine with its pointers cleared, for comparing by value. */
+static mapopt_machine machine_key(const mapopt_machine *m) {
+  mapopt_machine k;
+  memset(&k, 0, sizeof k);
+  k = *m;
+  k.name = NULL;
+  for (int i = 0; i < MAPOPT_PROC_KIND_COUNT; i++)
+    k.procs[i].socket = NULL;
+  return k;
+}
+
+static mapopt_status plan_lower_bound(const mapopt_sim_plan *cplan,
+                                      mapopt_ctx *ctx,
+                                      const mapopt_machine *m, int64_t *lb) {
+  mapopt_sim_plan *pl = (mapopt_sim_plan *)cplan; /* its cache only */
+  mapopt_machine key = machine_key(m);
+  pthread_mutex_lock(&pl->lock);
+  bool hit = pl->lb_valid && memcmp(&key, &pl->lb_machine, sizeof key) == 0;
+  int64_t v = pl->lb_ns;
+  pthread_mutex_unlock(&pl->lock);
+  if (!hit) {
+    mapopt_status st = mapopt__sim_lower_bound(ctx, m, pl->run, &pl->dag, &v);
+    if (st != MAPOPT_OK)
+      return st;
+    pthread_mutex_lock(&pl->lock);
+    pl->lb_machine = key;
+    pl->lb_ns = v;
+    pl->lb_valid = true;
+    pthread_mutex_unlock(&pl->lock);
+  }
+  *lb = v;
+  return MAPOPT_OK;
+}
 
 /* The mapping-independent part of a simulation (§7): the DAG and the lists
  * derived from it, built once per run and shared by every evaluation. */
@@ -1880,7 +1959,11 @@ static mapopt_status setup(sim_t *s) {
       o->raw_left[r] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
     }
   }
-  mapopt__map_init(&s->policy_cache);
+  s->policy_cache = mapopt__arena_zalloc(
+      a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT + 1) *
+             sizeof *s->policy_cache);
+  if (!s->policy_cache)
+    return MAPOPT_ENOMEM;
   for (int64_t k = 0; k < run->ntasks * s->nprocs; k++)
     mapopt__heap_init(&s->limit_wait[k]);
   return MAPOPT_OK;
@@ -1897,7 +1980,6 @@ static void init_containers(sim_t *s) {
   mapopt__vec_init(&s->deps, sizeof(dnode));
   mapopt__vec_init(&s->util_jobs, 3 * sizeof(int64_t));
   mapopt__heap_init(&s->events);
-  mapopt__map_init(&s->policy_cache);
 }
 
 static void teardown(sim_t *s) {
@@ -1908,7 +1990,6 @@ static void teardown(sim_t *s) {
   mapopt__vec_destroy(&s->copy_afs, s->ctx);
   mapopt__vec_destroy(&s->deps, s->ctx);
   mapopt__vec_destroy(&s->util_jobs, s->ctx);
-  mapopt__map_destroy(&s->policy_cache, s->ctx);
   mapopt__heap_destroy(&s->events, s->ctx);
   for (int64_t i = 0; s->procs && i < s->nprocs; i++)
     mapopt__heap_destroy(&s->procs[i].ready, s->ctx);
@@ -2027,6 +2108,21 @@ static bool in_windows(int64_t t, const int64_t *lo, const int64_t *hi,
   return false;
 }
 
+/* A copy of str owned by the result (its arena), so names outlive the run;
+ * "" when out of memory. */
+static const char *result_string(sim_t *s, mapopt_sim_result *res,
+                                 const char *str) {
+  if (!res->strings) {
+    mapopt__arena *a = mapopt__malloc(s->ctx, sizeof *a);
+    if (!a)
+      return "";
+    mapopt__arena_init(a, s->ctx);
+    res->strings = a;
+  }
+  const char *c = mapopt__arena_strndup(res->strings, str, strlen(str));
+  return c ? c : "";
+}
+
 static void critical_path(sim_t *s, int64_t t0, int64_t t1,
                           mapopt_sim_critical_path *cp) {
   int64_t cur = -1;
@@ -2087,7 +2183,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
         !in_windows(o->start_at, lo, hi, nw))
       continue;
     mapopt_sim_task_stats *t = &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
-    t->task = run->tasks[ao->task].name;
+    t->task = result_string(s, res, run->tasks[ao->task].name);
     t->kind = (mapopt_proc_kind)o->kind;
     int64_t d = o->end_at - o->start_at;
     t->points++;
@@ -2099,12 +2195,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     mapopt_mem_kind mems[64];
     int64_t ppm[64], mem_ns[64], acc_ns[64];
     size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
-    for (size_t r = 0; r < n; r++) {
-      const sim_inst *in = inst_at(s, o->inst[r]);
-      mems[r] = s->mems[in->mem].kind;
-      ppm[r] = mapopt__sim_layout_ppm(run, i, o->variant, (int)r, &in->layout,
-                                      in->fields);
-    }
+    cost_inputs(s, i, mems, ppm, n);
     mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
     mapopt__sim_task_ns(&cin, mem_ns, acc_ns);
     for (size_t r = 0; r < n && r < 8; r++) {
@@ -2112,9 +2203,12 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
       if ((int)r >= t->nreqs) {
         t->nreqs = (int)r + 1;
         q->index = (int)r;
-        q->name = ao->reqs[r].nnames ? ao->reqs[r].names[0] : "";
+        q->name = result_string(s, res,
+                                ao->reqs[r].nnames ? ao->reqs[r].names[0]
+                                                   : "");
         q->memory = mems[r];
-        q->layout = inst_at(s, o->inst[r])->layout;
+        if (o->inst[r] >= 0)
+          q->layout = inst_at(s, o->inst[r])->layout;
       }
       q->mem_ns += mem_ns[r];
       q->access_ns += acc_ns[r];
@@ -2153,7 +2247,7 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
       continue;
     mapopt_sim_decision *d = &res->decisions[res->ndecisions++];
     d->op = i;
-    d->task = run->tasks[ao->task].name;
+    d->task = result_string(s, res, run->tasks[ao->task].name);
     d->is_index = ao->is_index;
     d->dims = ao->dims;
     memcpy(d->point, ao->point, sizeof d->point);
@@ -2161,7 +2255,8 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
     d->inner = run->tasks[ao->task].inner;
     d->nreqs = ao->nreqs < 8 ? (int)ao->nreqs : 8;
     for (int r = 0; r < d->nreqs; r++) {
-      d->reqs[r].name = ao->reqs[r].nnames ? ao->reqs[r].names[0] : "";
+      d->reqs[r].name = result_string(
+          s, res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
       d->reqs[r].memory = MAPOPT_MEM_VIRTUAL;
       if (!o->inst || o->inst[r] < 0)
         continue;
@@ -2260,8 +2355,8 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
     critical_path(s, lo[0], nw ? hi[nw - 1] : 0, &res->critical_path);
     top_tasks(s, lo, hi, nw, res);
   }
-  if (mapopt__sim_lower_bound(s->ctx, s->m, run, &s->dag,
-                              &res->lower_bound_ns) != MAPOPT_OK)
+  if (plan_lower_bound(s->plan, s->ctx, s->m, &res->lower_bound_ns) !=
+      MAPOPT_OK)
     return MAPOPT_ENOMEM;
   /* With noise, tasks may run up to that fraction faster than the bound's
    * costs assume; each part of the bound shrinks by at most the factor. */
@@ -2386,5 +2481,9 @@ void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r) {
   if (r->log)
     mapopt__free(ctx, r->log, strlen(r->log) + 1);
   mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
+  if (r->strings) {
+    mapopt__arena_destroy(r->strings);
+    mapopt__free(ctx, r->strings, sizeof(mapopt__arena));
+  }
   mapopt__free(ctx, r, sizeof *r);
 }

@@ -106,7 +106,6 @@ typedef struct sim_ctx {
   int64_t first_child; /* ops of this context, in order: linked by next_sib */
   int64_t next;        /* the next op to issue, -1: all issued */
   int64_t outstanding; /* issued and not complete */
-  bool busy;           /* a launch is being charged */
   int64_t as;          /* address space that issues */
   bool replicated;
 } sim_ctx;
@@ -147,7 +146,7 @@ struct mapopt__sim {
   int64_t *vprod_off, *vprod; /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
-  mapopt__map policy_cache; /* (task, req, names, kind) -> req_policy */
+  struct req_policy *policy_cache; /* [(task * 64 + req) * kinds + kind] */
   int64_t *rr;         /* round-robin counters [as * 3 + kind] */
   int64_t *limit_count;/* [task * nprocs + proc] */
   mapopt__heap *limit_wait; /* per (task, proc): ops waiting admission */
@@ -179,6 +178,7 @@ typedef struct hnode {
   int64_t next;
 } hnode;
 
+typedef struct req_policy req_policy;
 typedef struct mapopt__sim sim_t;
 
 /* Output writers (out.c): the raw log into res->log, and the trace. */

@@ -1,0 +1,666 @@
+/*
+ * The simulator's validation suite (SIMULATOR.md §8): each check V1-V22
+ * (V18, random mappers, lands with the tuner) is one cmocka test and one
+ * ctest case (`test_validation V7` runs only V7). A check changes the
+ * shipped expert mapper the way §8 says -- a statement given in a check
+ * replaces the expert's statement with the same key: since the first
+ * binding wins (DSL.md §4.0), it is put in front of the expert's text --
+ * and compares simulated runs against the published phenomena.
+ *
+ * Criteria are never weakened here: a check that fails is a model or
+ * calibration problem, recorded in docs/validation.md.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mapopt/app.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
+#include "mapopt/sim.h"
+
+/* ---- running one configuration ------------------------------------------ */
+
+typedef struct run_cfg {
+  const char *app;     /* built-in name */
+  const char *spec;    /* size and overrides, NULL: paper */
+  const char *machine; /* NULL: p100x4 */
+  const char *prepend; /* statements put before the expert's */
+  const char *drop;    /* remove expert lines containing this, or NULL */
+  const char *mapper;  /* a whole mapper instead of the expert, or NULL */
+  const char *file;    /* shipped mapper name instead ("alt-forder") */
+  mapopt_sim_options opts;
+} run_cfg;
+
+typedef struct outcome {
+  mapopt_sim_result *res;
+  mapopt_ctx *ctx;
+  int64_t timed;
+} outcome;
+
+/* Whether the n bytes at p contain the string needle. */
+static bool contains(const char *p, size_t n, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(p + i, needle, k) == 0)
+      return true;
+  return false;
+}
+
+static char *mapper_text(const run_cfg *c) {
+  if (c->mapper)
+    return strdup(c->mapper);
+  const char *base =
+      mapopt_app_builtin_mapper(c->app, c->file ? c->file : "expert");
+  if (!base) {
+    print_error("no shipped mapper %s/%s\n", c->app,
+                c->file ? c->file : "expert");
+    return NULL;
+  }
+  size_t n = strlen(base) + (c->prepend ? strlen(c->prepend) : 0) + 2;
+  char *t = malloc(n);
+  snprintf(t, n, "%s\n", c->prepend ? c->prepend : "");
+  /* Copy the base line by line, dropping those that contain c->drop. */
+  const char *p = base;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p + 1) : strlen(p);
+    bool keep = !c->drop || !contains(p, len, c->drop);
+    if (keep)
+      strncat(t, p, len);
+    p += len;
+  }
+  return t;
+}
+
+static void print_diags(const mapopt_diags *d) {
+  char line[1024];
+  for (size_t i = 0; i < mapopt_diags_count(d); i++) {
+    const mapopt_diag *x = mapopt_diags_get(d, i);
+    if (x->severity == MAPOPT_SEV_WARNING)
+      continue;
+    mapopt_diag_format(x, line, sizeof line);
+    print_error("%s\n", line);
+  }
+}
+
+static outcome simulate(const run_cfg *c) {
+  outcome o = {0};
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &o.ctx), MAPOPT_OK);
+  mapopt_diags *d;
+  assert_int_equal(mapopt_diags_new(o.ctx, &d), MAPOPT_OK);
+  mapopt_machine *m = NULL;
+  mapopt_app *app = NULL;
+  mapopt_app_run *run = NULL;
+  mapopt_program *prog = NULL;
+  if (mapopt_machine_resolve(o.ctx, c->machine ? c->machine : "p100x4", d,
+                             &m) != MAPOPT_OK ||
+      mapopt_app_resolve(o.ctx, c->app, d, &app, NULL) != MAPOPT_OK) {
+    print_diags(d);
+    fail();
+  }
+  mapopt_app_options ao = {.spec = c->spec, .iterations = -1, .warmup = -1};
+  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
+                           m->ranks_per_node};
+  if (mapopt_app_instantiate(app, &ao, &am, d, &run) != MAPOPT_OK) {
+    print_diags(d);
+    fail();
+  }
+  if (run->ranks_per_node > 0)
+    m->ranks_per_node = run->ranks_per_node;
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
+  char *text = mapper_text(c);
+  assert_non_null(text);
+  mapopt_dsl_options dopts = {.file = "check.map", .shape = &shape};
+  if (mapopt_dsl_compile(o.ctx, text, strlen(text), &dopts, d, &prog) !=
+      MAPOPT_OK) {
+    print_diags(d);
+    print_error("%s", text);
+    fail();
+  }
+  free(text);
+  assert_int_equal(mapopt_sim_run(o.ctx, m, run, prog, &c->opts, &o.res),
+                   MAPOPT_OK);
+  o.timed = run->iterations_timed;
+  if (o.res->error == MAPOPT_SIM_NONE) /* §6: never above the elapsed time */
+    assert_true(o.res->lower_bound_ns <= o.res->elapsed_ns);
+  mapopt_dsl_free(prog);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  mapopt_machine_free(m);
+  mapopt_diags_free(d);
+  return o;
+}
+
+static void done(outcome *o) {
+  mapopt_sim_result_free(o->ctx, o->res);
+  mapopt_ctx_free(o->ctx);
+}
+
+static void expect_ok(const outcome *o, const char *what) {
+  if (o->res->error != MAPOPT_SIM_NONE)
+    print_error("%s failed: %s\n", what,
+                o->res->error_text ? o->res->error_text : "?");
+  assert_int_equal(o->res->error, MAPOPT_SIM_NONE);
+}
+
+static void expect_error(const outcome *o, const char *text) {
+  if (o->res->error == MAPOPT_SIM_NONE || !o->res->error_text ||
+      !strstr(o->res->error_text, text))
+    print_error("expected an error containing \"%s\", got %s\n", text,
+                o->res->error_text ? o->res->error_text : "success");
+  assert_true(o->res->error != MAPOPT_SIM_NONE && o->res->error_text &&
+              strstr(o->res->error_text, text));
+}
+
+static void expect_range(const char *what, double v, double lo, double hi) {
+  print_message("%s = %.4f (want [%g, %g])\n", what, v, lo, hi);
+  assert_true(v >= lo && v <= hi);
+}
+
+static double ratio(const outcome *num, const outcome *den) {
+  return (double)num->res->elapsed_ns / (double)den->res->elapsed_ns;
+}
+
+static int64_t peak_of(const outcome *o, mapopt_mem_kind k) {
+  int64_t p = 0;
+  for (size_t i = 0; i < o->res->nmems; i++)
+    if (o->res->mems[i].kind == k && o->res->mems[i].peak_bytes > p)
+      p = o->res->mems[i].peak_bytes;
+  return p;
+}
+
+static int64_t chan(const outcome *o, int k) {
+  return o->res->copies[k].bytes;
+}
+
+/* ---- the checks ------------------------------------------------------------ */
+
+static const char circuit_fb[] =
+    "Region calculate_new_currents rp_shared GPU FBMEM;\n"
+    "Region calculate_new_currents rp_ghost GPU FBMEM;\n"
+    "Region distribute_charge rp_shared GPU FBMEM;\n"
+    "Region distribute_charge rp_ghost GPU FBMEM;\n"
+    "Region update_voltages rp_shared GPU FBMEM;\n";
+
+static void v1(void **state) {
+  (void)state;
+  run_cfg c = {.app = "circuit"};
+  outcome e = simulate(&c);
+  expect_ok(&e, "expert");
+  c.prepend = circuit_fb;
+  outcome f = simulate(&c);
+  expect_ok(&f, "all-FB");
+  expect_range("V1 speedup of FB over ZC", ratio(&e, &f), 1.15, 1.6);
+  assert_true(chan(&f, MAPOPT_CHAN_FB_FB_PEER) > chan(&e, MAPOPT_CHAN_FB_FB_PEER));
+  assert_int_equal(peak_of(&f, MAPOPT_MEM_ZCMEM), 0);
+  done(&e);
+  done(&f);
+  run_cfg l = {.app = "circuit", .spec = "lassen", .machine = "lassen:nodes=1"};
+  e = simulate(&l);
+  l.prepend = circuit_fb;
+  f = simulate(&l);
+  expect_ok(&e, "lassen expert");
+  expect_ok(&f, "lassen all-FB");
+  expect_range("V1 lassen speedup", ratio(&e, &f), 1.0, 1.2);
+  done(&e);
+  done(&f);
+}
+
+static void v2(void **state) {
+  (void)state;
+  run_cfg c = {.app = "circuit"};
+  outcome e = simulate(&c);
+  c.prepend = "Task calculate_new_currents CPU;";
+  outcome cpu = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&cpu, "CNC on CPU");
+  expect_range("V2 slowdown", ratio(&cpu, &e), 100, 1e12);
+  done(&e);
+  done(&cpu);
+}
+
+static void v3(void **state) {
+  (void)state;
+  run_cfg c = {.app = "circuit"};
+  outcome e = simulate(&c);
+  c.file = "alt-reverse-gpu";
+  outcome r = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&r, "reversed");
+  expect_range("V3 slowdown", ratio(&r, &e), 1.0000001, 1e12);
+  /* 8 B x Ws x S per timed iteration: Ws = pps * wpp = 50000, S = 4. */
+  double per_iter = (double)chan(&r, MAPOPT_CHAN_FB_FB_PEER) / (double)r.timed;
+  expect_range("V3 FB_FB_PEER bytes per iteration", per_iter, 8.0 * 50000 * 4,
+               1e18);
+  done(&e);
+  done(&r);
+}
+
+static void v4(void **state) {
+  (void)state;
+  run_cfg c = {.app = "stencil"};
+  outcome e = simulate(&c);
+  c.prepend = "Region * private GPU ZCMEM;";
+  outcome z = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&z, "private in ZC");
+  expect_range("V4 slowdown", ratio(&z, &e), 15, 60);
+  done(&e);
+  done(&z);
+}
+
+static void v5(void **state) {
+  (void)state;
+  run_cfg c = {.app = "stencil"};
+  outcome e = simulate(&c);
+  c.prepend = "v5_g = Machine(GPU);\n"
+              "def v5_rev(Task t) { i = t.ipoint[0];\n"
+              "  return v5_g[0, v5_g.size[1] - 1 - i % v5_g.size[1]]; }\n"
+              "IndexTaskMap increment v5_rev;\n";
+  outcome r = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&r, "reversed increment");
+  expect_range("V5 slowdown", ratio(&r, &e), 5, 1e12);
+  expect_range("V5 peak FB ratio",
+               (double)peak_of(&r, MAPOPT_MEM_FBMEM) /
+                   (double)peak_of(&e, MAPOPT_MEM_FBMEM),
+               1.8, 2.2);
+  done(&e);
+  done(&r);
+}
+
+static void v6(void **state) {
+  (void)state;
+  run_cfg c = {.app = "stencil",
+               .prepend = "Task stencil CPU;\nLayout * * * SOA C_order;"};
+  outcome bad = simulate(&c);
+  expect_error(&bad, "stride does not match expected value");
+  done(&bad);
+  c.prepend = "Task stencil CPU;\nLayout * * * SOA F_order;";
+  outcome ok = simulate(&c);
+  expect_ok(&ok, "SOA F_order on CPU");
+  done(&ok);
+}
+
+static void v7(void **state) {
+  (void)state;
+  static const char *const machines[] = {"p100x4", "lassen:nodes=2"};
+  for (int k = 0; k < 2; k++) {
+    run_cfg c = {.app = "stencil", .spec = "tiles8", .machine = machines[k],
+                 .file = "alt-tiles8-block"};
+    outcome b = simulate(&c);
+    c.file = "alt-tiles8-cyclic";
+    outcome y = simulate(&c);
+    expect_ok(&b, "block");
+    expect_ok(&y, "cyclic");
+    if (k == 0)
+      expect_range("V7 FB_FB_PEER block/cyclic",
+                   (double)chan(&b, MAPOPT_CHAN_FB_FB_PEER) /
+                       (double)chan(&y, MAPOPT_CHAN_FB_FB_PEER),
+                   0.62, 0.72);
+    else
+      assert_true(chan(&b, MAPOPT_CHAN_NETWORK) < chan(&y, MAPOPT_CHAN_NETWORK));
+    done(&b);
+    done(&y);
+  }
+}
+
+static void v8(void **state) {
+  (void)state;
+  run_cfg c = {.app = "stencil"};
+  outcome e = simulate(&c);
+  c.file = "alt-forder";
+  outcome f = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&f, "F_order");
+  expect_range("V8 expert / F_order", ratio(&e, &f), 1.005, 1.05);
+  done(&e);
+  done(&f);
+}
+
+static void v9(void **state) {
+  (void)state;
+  run_cfg c = {.app = "pennant"};
+  outcome e = simulate(&c);
+  c.prepend = "Region * rp_all_ghost_p GPU ZCMEM;";
+  outcome z = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&z, "ghost points in ZC");
+  expect_range("V9 slowdown", ratio(&z, &e), 1.0000001, 1e12);
+  done(&e);
+  done(&z);
+  run_cfg l = {.app = "pennant", .spec = "lassen", .machine = "lassen:nodes=2",
+               .prepend = "v9_g = Machine(GPU);\n"
+                          "def v9_cyc(Task t) { i = t.ipoint[0];\n"
+                          "  return v9_g[i % 2, i / 2 % v9_g.size[1]]; }\n"
+                          "IndexTaskMap GPU v9_cyc;\n"};
+  outcome cyc = simulate(&l);
+  l.prepend = "v9_g = Machine(GPU);\n"
+              "def v9_blk(Task t) { i = t.ipoint[0];\n"
+              "  return v9_g[i / 4 % 2, i % 4]; }\n"
+              "IndexTaskMap GPU v9_blk;\n";
+  outcome blk = simulate(&l);
+  expect_ok(&cyc, "cyclic");
+  expect_ok(&blk, "block");
+  assert_true(chan(&cyc, MAPOPT_CHAN_NETWORK) > chan(&blk, MAPOPT_CHAN_NETWORK));
+  done(&cyc);
+  done(&blk);
+}
+
+static const char *const gemms[] = {"cannon",  "summa",     "pumma",
+                                    "johnson", "solomonik", "cosma"};
+
+static void v10(void **state) {
+  (void)state;
+  for (int g = 0; g < 6; g++) {
+    static const char *const bad[] = {"Layout * * * F_order;",
+                                      "Layout * * * AOS F_order;"};
+    for (int k = 0; k < 2; k++) {
+      run_cfg c = {.app = gemms[g], .prepend = bad[k]};
+      outcome o = simulate(&c);
+      expect_error(&o, "DGEMM parameter number 8 had an illegal value");
+      done(&o);
+    }
+    static const char *const good[] = {"Layout * * * AOS C_order;",
+                                       "Layout * * * AOS;"};
+    for (int k = 0; k < 2; k++) {
+      run_cfg c = {.app = gemms[g], .prepend = good[k]};
+      outcome o = simulate(&c);
+      expect_ok(&o, good[k]);
+      done(&o);
+    }
+    run_cfg c = {.app = gemms[g], .mapper = ""};
+    outcome o = simulate(&c);
+    expect_ok(&o, "empty mapper");
+    done(&o);
+  }
+}
+
+static void v11(void **state) {
+  (void)state;
+  for (int lenient = 0; lenient < 2; lenient++) {
+    run_cfg c = {.app = "cannon", .prepend = "Task task_4 CPU;"};
+    c.opts.lenient_kinds = lenient;
+    outcome a = simulate(&c);
+    c.prepend = "Task * GPU;";
+    outcome b = simulate(&c);
+    if (lenient) {
+      expect_ok(&a, "lenient task_4 CPU");
+      expect_ok(&b, "lenient * GPU");
+    } else {
+      expect_error(&a, "Invalid policy: task task_4 requested CPU, but has no "
+                       "valid task variant for the kind");
+      expect_error(&b, "Invalid policy: task task_7 requested GPU, but has no "
+                       "valid task variant for the kind");
+    }
+    done(&a);
+    done(&b);
+  }
+  run_cfg c = {.app = "cannon", .prepend = "Task * GPU, OMP, CPU;"};
+  outcome o = simulate(&c);
+  expect_ok(&o, "Task * GPU, OMP, CPU");
+  done(&o);
+}
+
+static void v12(void **state) {
+  (void)state;
+  run_cfg c = {.app = "cannon", .spec = "large"};
+  outcome e = simulate(&c);
+  expect_ok(&e, "expert at large");
+  expect_range("V12 expert peak FB (GB)",
+               (double)peak_of(&e, MAPOPT_MEM_FBMEM) / 1e9, 0, 13);
+  done(&e);
+  c.drop = "CollectMemory";
+  outcome nc = simulate(&c);
+  expect_error(&nc, "Default mapper failed allocation");
+  done(&nc);
+  c.drop = "InstanceLimit task_4";
+  outcome nl = simulate(&c);
+  expect_error(&nl, "Default mapper failed allocation");
+  done(&nl);
+}
+
+static void v13(void **state) {
+  (void)state;
+  static const char *const apps[] = {"cannon", "summa"};
+  static const char *const specs[] = {NULL, "small-k"};
+  for (int a = 0; a < 2; a++)
+    for (int s = 0; s < 2; s++) {
+      run_cfg c = {.app = apps[a], .spec = specs[s]};
+      outcome e = simulate(&c);
+      c.drop = "SingleTaskMap task_4";
+      outcome d = simulate(&c);
+      expect_ok(&e, "expert");
+      expect_ok(&d, "without same_point");
+      expect_range("V13 slowdown", ratio(&d, &e), 1.0000001, 1e12);
+      assert_true(chan(&d, MAPOPT_CHAN_FB_FB_PEER) >
+                  chan(&e, MAPOPT_CHAN_FB_FB_PEER));
+      done(&e);
+      done(&d);
+    }
+}
+
+static void v14(void **state) {
+  (void)state;
+  run_cfg c = {.app = "circuit",
+               .mapper = "mgpu = Machine(GPU);\n"
+                         "def f(Task t) { ip = t.ipoint; return mgpu[0, ip[0] "
+                         "+ 1]; }\n"
+                         "IndexTaskMap calculate_new_currents f;\n"};
+  outcome o = simulate(&c);
+  expect_error(&o, "Slice processor index out of bound! 4 >= 4");
+  done(&o);
+}
+
+static void v15(void **state) {
+  (void)state;
+  run_cfg c = {.app = "johnson", .prepend = "InstanceLimit task_4 1;"};
+  outcome j = simulate(&c);
+  expect_error(&j, "Assertion 'event.exists()' failed");
+  done(&j);
+  c.opts.no_backpressure_errors = true;
+  outcome j2 = simulate(&c);
+  expect_ok(&j2, "johnson without back-pressure errors");
+  done(&j2);
+  run_cfg s8 = {.app = "circuit",
+                .prepend = "InstanceLimit calculate_new_currents 4;"};
+  outcome o = simulate(&s8);
+  expect_ok(&o, "circuit strategy 8");
+  done(&o);
+}
+
+static void v16(void **state) {
+  (void)state;
+  run_cfg c = {.app = "cosma"};
+  outcome e = simulate(&c);
+  c.prepend = "v16_g = Machine(GPU);\n"
+              "def v16_spread(Task t) { p = t.ipoint;\n"
+              "  return v16_g[p[1] + 2 * p[2], 0]; }\n"
+              "IndexTaskMap task_1, task_2, task_3 v16_spread;\n";
+  outcome s = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&s, "spread placement");
+  double sp = ratio(&e, &s);
+  if (sp > 3)
+    print_message("V16 warning: speedup %.2f above 3x\n", sp);
+  expect_range("V16 speedup", sp, 1.15, 1e12);
+  done(&e);
+  done(&s);
+}
+
+static void v17(void **state) {
+  (void)state;
+  run_cfg c = {.app = "solomonik"};
+  outcome e = simulate(&c);
+  /* The fills too: a fill left elsewhere keeps its copy valid there and
+   * hides the placement (BENCHMARKS.md §8). */
+  c.prepend = "v17_g = Machine(GPU);\n"
+              "def v17_blk(Task t) { p = t.ipoint;\n"
+              "  return v17_g[0, (p[0] + 2 * p[1]) % v17_g.size[1]]; }\n"
+              "IndexTaskMap taco_fill, task_1, task_2, task_3, task_5 v17_blk;\n";
+  outcome b = simulate(&c);
+  expect_ok(&e, "expert");
+  expect_ok(&b, "co-located blocks");
+  double sp = ratio(&e, &b);
+  if (sp > 2)
+    print_message("V17 warning: speedup %.2f above 2x\n", sp);
+  expect_range("V17 speedup", sp, 1.05, 1e12);
+  done(&e);
+  done(&b);
+}
+
+static const char *const all_apps[] = {"circuit", "stencil", "pennant",
+                                       "cannon",  "summa",   "pumma",
+                                       "johnson", "solomonik", "cosma"};
+
+/* Everything a run prints, for byte comparison. */
+static char *outputs(const outcome *o, const char *trace) {
+  char *report;
+  assert_int_equal(mapopt_sim_report_json(o->ctx, o->res, false, &report),
+                   MAPOPT_OK);
+  FILE *f = fopen(trace, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long tn = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  size_t n = strlen(o->res->log) + strlen(report) + (size_t)tn + 1;
+  char *all = malloc(n);
+  size_t k = (size_t)snprintf(all, n, "%s%s", o->res->log, report);
+  k += fread(all + k, 1, (size_t)tn, f);
+  all[k] = '\0';
+  fclose(f);
+  mapopt_text_free(o->ctx, report);
+  return all;
+}
+
+static void v19(void **state) {
+  (void)state;
+  char trace[] = "/tmp/mapopt-v19-XXXXXX";
+  int fd = mkstemp(trace);
+  assert_true(fd >= 0);
+  close(fd);
+  for (int a = 0; a < 9; a++) {
+    run_cfg c = {.app = all_apps[a]};
+    c.opts.noise = 0.05;
+    c.opts.seed = 1;
+    c.opts.trace_path = trace;
+    char *first = NULL;
+    for (int r = 0; r < 3; r++) {
+      outcome o = simulate(&c);
+      expect_ok(&o, all_apps[a]);
+      char *all = outputs(&o, trace);
+      if (first) {
+        assert_string_equal(first, all);
+        free(all);
+      } else {
+        first = all;
+      }
+      done(&o);
+    }
+    free(first);
+    /* Without noise the seed changes only its own log line. */
+    run_cfg z = {.app = all_apps[a]};
+    outcome s0 = simulate(&z);
+    z.opts.seed = 1;
+    outcome s1 = simulate(&z);
+    const char *l0 = strstr(s0.res->log, "[mapopt-sim] seed 0\n");
+    const char *l1 = strstr(s1.res->log, "[mapopt-sim] seed 1\n");
+    assert_non_null(l0);
+    assert_non_null(l1);
+    assert_int_equal(l0 - s0.res->log, l1 - s1.res->log);
+    assert_memory_equal(s0.res->log, s1.res->log, (size_t)(l0 - s0.res->log));
+    assert_string_equal(l0 + 20, l1 + 20);
+    assert_int_equal(s0.res->elapsed_ns, s1.res->elapsed_ns);
+    done(&s0);
+    done(&s1);
+  }
+  unlink(trace);
+}
+
+static void v20(void **state) {
+  (void)state;
+  run_cfg c = {.machine = "lassen:nodes=1", .spec = "lassen"};
+  c.app = "stencil";
+  outcome s = simulate(&c);
+  expect_ok(&s, "stencil");
+  expect_range("V20 stencil ms per step",
+               (double)s.res->elapsed_ns / (double)s.timed / 1e6, 11.2 * 0.75,
+               11.2 * 1.25);
+  done(&s);
+  c.app = "circuit";
+  outcome ci = simulate(&c);
+  expect_ok(&ci, "circuit");
+  expect_range("V20 circuit ms per iteration",
+               (double)ci.res->elapsed_ns / (double)ci.timed / 1e6, 24 * 0.7,
+               24 * 1.3);
+  done(&ci);
+  static const char *const twod[] = {"cannon", "summa", "pumma"};
+  for (int k = 0; k < 3; k++) {
+    run_cfg g = {.app = twod[k], .machine = "lassen:nodes=1",
+                 .spec = "lassen,n=20000"};
+    outcome o = simulate(&g);
+    expect_ok(&o, twod[k]);
+    expect_range("V20 GEMM TF/s per node", o.res->metric_value / 1e3,
+                 27 * 0.85, 27 * 1.15);
+    done(&o);
+  }
+  c.app = "pennant";
+  outcome p = simulate(&c);
+  expect_ok(&p, "pennant");
+  expect_range("V20 pennant ms per cycle",
+               (double)p.res->elapsed_ns / (double)p.timed / 1e6, 21, 84);
+  done(&p);
+}
+
+static void v22(void **state) {
+  (void)state;
+  run_cfg c = {.app = "stencil", .spec = "lassen", .machine = "lassen:nodes=1",
+               .prepend = "Region * private GPU ZCMEM;"};
+  outcome o = simulate(&c);
+  expect_error(&o, "Default mapper failed allocation");
+  expect_error(&o, "in memory ZCMEM");
+  done(&o);
+}
+
+/* Every shipped expert runs on each required machine (BENCHMARKS.md). */
+static void experts(void **state) {
+  (void)state;
+  static const char *const machines[] = {"p100x4", "lassen:nodes=2", "a100x4"};
+  for (int a = 0; a < 9; a++)
+    for (int m = 0; m < 3; m++) {
+      run_cfg c = {.app = all_apps[a], .machine = machines[m]};
+      outcome o = simulate(&c);
+      print_message("%s on %s: %.6f s, efficiency %.3f\n", all_apps[a],
+                    machines[m], (double)o.res->elapsed_ns / 1e9,
+                    o.res->efficiency);
+      expect_ok(&o, all_apps[a]);
+      done(&o);
+    }
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(experts), cmocka_unit_test(v1),
+      cmocka_unit_test(v2),      cmocka_unit_test(v3),
+      cmocka_unit_test(v4),      cmocka_unit_test(v5),
+      cmocka_unit_test(v6),      cmocka_unit_test(v7),
+      cmocka_unit_test(v8),      cmocka_unit_test(v9),
+      cmocka_unit_test(v10),     cmocka_unit_test(v11),
+      cmocka_unit_test(v12),     cmocka_unit_test(v13),
+      cmocka_unit_test(v14),     cmocka_unit_test(v15),
+      cmocka_unit_test(v16),     cmocka_unit_test(v17),
+      cmocka_unit_test(v19),     cmocka_unit_test(v20),
+      cmocka_unit_test(v22),
+  };
+  if (argc > 1)
+    cmocka_set_test_filter(argv[1]);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
