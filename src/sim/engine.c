@@ -588,8 +588,9 @@ static int64_t create_instance(sim_t *s, int64_t op, int64_t r, int64_t mem,
   *slot = id;
   for (size_t k = 0; k < n; k++)
     held[k] = inc[k] = -1;
-  *in = (sim_inst){mem, pc, region, fields, *l, bytes, 0, s->now,
-                   false, reduction, false, 0, held, inc};
+  *in = (sim_inst){mem,   pc,    region,    fields, *l,    bytes,
+                   0,     s->now, false,    reduction, false, false,
+                   0,     held,  inc};
   mm->live += bytes;
   mm->ninst++;
   if (mm->live > mm->peak)
@@ -941,6 +942,7 @@ static void copy_done(sim_t *s, int64_t c) {
     k = e.next;
     if (cp.kind != COPY_FOLD) {
       hold(s, cp.dst_inst, e.atom, e.field, e.version);
+      inst_at(s, cp.dst_inst)->copied = cp.kind != COPY_FILL;
       continue;
     }
     sim_inst *src = inst_at(s, cp.src_inst);
@@ -1623,6 +1625,7 @@ static void publish_writes(sim_t *s, int64_t op) {
           o->inst && o->inst[r] >= 0 && ((req->fields >> ver->field) & 1u) &&
           atom_index(req->piece, ver->atom) >= 0) {
         hold(s, o->inst[r], ver->atom, ver->field, v);
+        inst_at(s, o->inst[r])->copied = false;
         break;
       }
     }
@@ -1646,8 +1649,11 @@ static void task_end(sim_t *s, int64_t op) {
     const req_policy *pol = req_decision(s, ao->task, r, req, o->kind);
     /* CollectMemory untracks the instance now, unless it is the only
      * holder of the newest data (§4.7); it is freed when its last user is
-     * done, and no later op reuses it. */
+     * done, and no later op reuses it. Only copies are collected: the
+     * instance the data was written or filled in is its home, which the
+     * mapper keeps (the expert's footprint of BENCHMARKS.md §6.4). */
     if (req->priv == MAPOPT_PRIV_RO && pol && pol->collect &&
+        inst_at(s, o->inst[r])->copied &&
         !only_newest_holder(s, o->inst[r]))
       inst_at(s, o->inst[r])->collect_pending = true;
     release_user(s, o->inst[r]);

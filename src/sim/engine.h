@@ -54,6 +54,8 @@ typedef struct sim_inst {
   int64_t users;       /* mapped-not-executed ops, and active copies */
   int64_t last_use;
   bool freed, reduction, collect_pending;
+  bool copied;         /* its data arrived by a copy (not written or filled
+                          here): only such instances are collected */
   int64_t fold_left;   /* reduction instances: (atom, field)s to fold */
   int64_t *held;       /* per (piece atom, region field): version, -1 */
   int64_t *incoming;   /* version being copied in, -1 */
