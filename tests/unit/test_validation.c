@@ -630,6 +630,166 @@ static void v22(void **state) {
   done(&o);
 }
 
+/* ---- random mappers (V21, and the crash check) --------------------------- */
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t next(rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int below(rng *r, int n) {
+  return (int)(next(r) % (uint64_t)n);
+}
+
+static void add(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add(char *buf, size_t size, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, size - n, fmt, ap);
+  va_end(ap);
+}
+
+/* Placement functions a random mapper may bind: each returns a point of
+ * Machine(GPU) or Machine(CPU) (a wrong kind for the task is a clean
+ * mapping error, which is part of what is being tested). */
+static const char random_functions[] =
+    "rg = Machine(GPU);\n"
+    "rc = Machine(CPU);\n"
+    "def r_lin(Task t) { i = t.ipoint[0]; return rg.merge(0, 1)[i % "
+    "rg.volume]; }\n"
+    "def r_cyc(Task t) { i = t.ipoint[0]; return rg.merge(1, 0)[i % "
+    "rg.volume]; }\n"
+    "def r_rev(Task t) { i = t.ipoint[0]; return rg[i / rg.size[1] % "
+    "rg.size[0], rg.size[1] - 1 - i % rg.size[1]]; }\n"
+    "def r_sum(Task t) { p = t.ipoint; s = 0; v = tuple(x for x in p);\n"
+    "    return rg[0, (v[0] + v[-1] * 3) % rg.size[1]]; }\n"
+    "def r_cpu(Task t) { i = t.ipoint[0]; return rc.merge(0, 1)[i % "
+    "rc.volume]; }\n"
+    "def r_same(Task t) { return rg[*t.parent.processor(rg)]; }\n"
+    "def r_node(Task t) { return rg[t.parent.processor(rg)[0], *]; }\n";
+
+/* A random mapper over the DSL's statements for app's tasks and regions. */
+static char *random_mapper(rng *r, const mapopt_dsl_task_info *tasks,
+                           size_t ntasks) {
+  static const char *const kinds[] = {"GPU", "OMP", "CPU"};
+  static const char *const mems[] = {"FBMEM", "ZCMEM", "SYSMEM", "SOCKMEM",
+                                     "RDMEM"};
+  static const char *const cons[] = {"SOA", "AOS", "C_order", "F_order",
+                                     "Align==64", "Compact"};
+  static const char *const index_fns[] = {"r_lin", "r_cyc", "r_rev", "r_sum",
+                                          "r_cpu"};
+  size_t size = 16384;
+  char *m = calloc(1, size);
+  add(m, size, "%s", random_functions);
+  int n = 1 + below(r, 10);
+  for (int k = 0; k < n; k++) {
+    const mapopt_dsl_task_info *t = &tasks[below(r, (int)ntasks)];
+    const char *task = below(r, 4) ? t->name : "*";
+    const char *region = "*";
+    if (t->nargs && below(r, 3)) {
+      const char *const *names = t->arg_names[below(r, (int)t->nargs)];
+      region = names && names[0] ? names[0] : "*";
+    }
+    switch (below(r, 7)) {
+    case 0: {
+      int nk = 1 + below(r, 3), first = below(r, 3);
+      add(m, size, "Task %s ", task);
+      for (int i = 0; i < nk; i++)
+        add(m, size, "%s%s", i ? ", " : "", kinds[(first + i) % 3]);
+      add(m, size, ";\n");
+      break;
+    }
+    case 1: {
+      const char *proc = below(r, 2) ? kinds[below(r, 3)] : "*";
+      const char *first = mems[below(r, 5)];
+      bool two = below(r, 2);
+      add(m, size, "Region %s %s %s %s%s%s;\n", task, region, proc, first,
+          two ? ", " : "", two ? mems[below(r, 5)] : "");
+      break;
+    }
+    case 2:
+      add(m, size, "Layout %s %s * %s %s;\n", task, region,
+          cons[below(r, 6)], cons[below(r, 6)]);
+      break;
+    case 3:
+      if (strcmp(task, "*"))
+        add(m, size, "InstanceLimit %s %d;\n", task, 1 + below(r, 4));
+      break;
+    case 4:
+      add(m, size, "CollectMemory %s %s;\n", task, region);
+      break;
+    case 5:
+      add(m, size, "IndexTaskMap %s %s;\n", task, index_fns[below(r, 5)]);
+      break;
+    default:
+      add(m, size, "SingleTaskMap %s %s;\n", task,
+          below(r, 2) ? "r_same" : "r_node");
+      break;
+    }
+  }
+  return m;
+}
+
+static mapopt_app *builtin(mapopt_ctx *ctx, const char *name) {
+  mapopt_diags *d;
+  mapopt_app *app = NULL;
+  assert_int_equal(mapopt_diags_new(ctx, &d), MAPOPT_OK);
+  assert_int_equal(mapopt_app_resolve(ctx, name, d, &app, NULL), MAPOPT_OK);
+  mapopt_diags_free(d);
+  return app;
+}
+
+/*
+ * V21: for each app, the first 500 valid random mappers (seed 1) keep the
+ * lower bound at or below the elapsed time. Every draw, valid or not, must
+ * end cleanly: a simulated error, never a crash (run under sanitizers).
+ */
+static void v21(void **state) {
+  (void)state;
+  for (int a = 0; a < 9; a++) {
+    mapopt_ctx *ctx;
+    assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+    mapopt_app *app = builtin(ctx, all_apps[a]);
+    const mapopt_dsl_task_info *tasks;
+    size_t ntasks;
+    assert_int_equal(mapopt_app_task_info(app, &tasks, &ntasks), MAPOPT_OK);
+    rng r = {1};
+    int valid = 0, draws = 0;
+    int64_t worst_ppm = 0;
+    while (valid < 500 && draws < 20000) {
+      char *text = random_mapper(&r, tasks, ntasks);
+      run_cfg c = {.app = all_apps[a], .mapper = text};
+      outcome o = simulate(&c); /* asserts lower bound <= elapsed */
+      draws++;
+      if (o.res->error == MAPOPT_SIM_NONE) {
+        valid++;
+        int64_t ppm = o.res->lower_bound_ns * 1000000 / o.res->elapsed_ns;
+        if (ppm > worst_ppm)
+          worst_ppm = ppm;
+        assert_true(o.res->efficiency <= 1.0);
+      } else {
+        assert_non_null(o.res->error_text);
+      }
+      done(&o);
+      free(text);
+    }
+    print_message("V21 %s: %d valid of %d draws, highest efficiency %.3f\n",
+                  all_apps[a], valid, draws, (double)worst_ppm / 1e6);
+    assert_int_equal(valid, 500);
+    mapopt_app_free(app);
+    mapopt_ctx_free(ctx);
+  }
+}
+
 /* Every shipped expert runs on each required machine (BENCHMARKS.md). */
 static void experts(void **state) {
   (void)state;
@@ -658,7 +818,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(v14),     cmocka_unit_test(v15),
       cmocka_unit_test(v16),     cmocka_unit_test(v17),
       cmocka_unit_test(v19),     cmocka_unit_test(v20),
-      cmocka_unit_test(v22),
+      cmocka_unit_test(v21),     cmocka_unit_test(v22),
   };
   if (argc > 1)
     cmocka_set_test_filter(argv[1]);
