@@ -4,6 +4,7 @@
 # input of every kind (never a crash). Usage: test_cli.sh MAPOPT_BINARY
 set -u
 M=$1
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -163,7 +164,7 @@ expect_rc 1 "$M" machine show nosuch.json
 expect_in err "nosuch.json: error: cannot read file"
 # The worked example of docs/machines.md loads.
 awk '/^```json/ { f = 1; next } /^```/ { if (f) exit } f' \
-  "$(dirname "$0")/../../docs/machines.md" > doc.json
+  "$ROOT/docs/machines.md" > doc.json
 expect_rc 0 "$M" machine show doc.json
 expect_in out '"name": "mine"'
 # The probe writes ~/.cache/mapopt/local.json, which `local` then names.
@@ -183,6 +184,46 @@ expect_rc 0 "$M" machine show probed.json
 expect_rc 0 "$M" machine probe --output -
 expect_in out '"format": "mapopt-machine/1"'
 expect_rc 2 "$M" machine probe --fast; expect_in err "unexpected argument '--fast'"
+
+# ---- apps, sim, show --app -------------------------------------------------
+expect_rc 0 "$M" apps;              expect_in out "circuit    sizes: paper small lassen"
+for a in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
+  expect_in out "$a"
+done
+expect_rc 0 "$M" apps --json;       expect_in out '"name": "cosma"'
+expect_rc 1 "$M" apps --export nosuch
+expect_rc 0 "$M" sim circuit
+expect_in out "ELAPSED TIME ="
+expect_in out "GFLOPS ="
+expect_in out "[mapopt-sim] lower bound"
+expect_rc 0 "$M" sim cannon:small;  expect_in out "achieved GFLOPS per node:"
+# The export simulates identically to the built-in.
+"$M" apps --export stencil > stencil.json
+"$M" sim stencil --size small --report r1.json > l1.txt
+"$M" sim stencil.json --size small --mapper "$ROOT/mappers/stencil/expert.map" --report r2.json > l2.txt
+if cmp -s l1.txt l2.txt && cmp -s r1.json r2.json; then ok; else bad "export simulates differently"; fi
+expect_rc 1 "$M" sim nosuch;        expect_in err 'unknown application "nosuch"'
+expect_rc 1 "$M" sim circuit:nosize; expect_in err "nosize"
+expect_rc 2 "$M" sim circuit:small --size small
+expect_rc 2 "$M" sim circuit --noise 2
+expect_rc 1 "$M" sim circuit --machine nosuch
+printf 'Task calculate_new_currents GPU;\nLayout * * * SOA C_order;\nTask * CPU;\n' > cpu.map
+expect_rc 1 "$M" sim stencil --mapper cpu.map
+printf 'Task * CPU;\nLayout * * * SOA C_order;\n' > cpuc.map
+expect_rc 1 "$M" sim stencil --mapper cpuc.map
+expect_in out "Assertion failed: stride does not match expected value."
+expect_in out "[mapopt-sim] error class LAYOUT"
+printf 'Region * * GPU ZCMEM;\n' > zc.map
+expect_rc 1 "$M" sim stencil:lassen --machine lassen:nodes=1 --mapper zc.map
+expect_in out "Default mapper failed allocation"
+expect_rc 0 "$M" sim circuit:small --trace t.json --report r.json --json
+expect_in out '"status": "ok"'
+expect_in t.json '"traceEvents"'
+expect_in r.json '"lower_bound_ns"'
+expect_rc 0 "$M" show "$ROOT/mappers/cannon/expert.map" --app cannon:small
+expect_in out "task_4: GPU(0, 0)"
+expect_rc 0 "$M" sim circuit:small --bench
+expect_in out "events/s per core"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
