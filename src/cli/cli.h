@@ -26,6 +26,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* True when argv[i] is -h or --help. */
 bool cli_is_help(const char *arg);
+struct json_t;
+
+/* Opens a context and a diagnostics list for one command; false when out
+ * of memory (nothing to free then). */
+bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags);
+void cli_close(mapopt_ctx *ctx, mapopt_diags *diags);
+/* Prints {"key": value} as indented JSON on stdout; takes value. */
+void cli_print_json(const char *key, struct json_t *value);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 

@@ -91,12 +91,8 @@ static bool parse_machine(const char *cmd, const char *arg,
                           mapopt_machine_shape *shape) {
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return false;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return false;
-  }
   mapopt_machine *m = NULL;
   bool ok = mapopt_machine_resolve(ctx, arg, diags, &m) == MAPOPT_OK;
   if (ok)
@@ -107,8 +103,7 @@ static bool parse_machine(const char *cmd, const char *arg,
                     d ? d->message : "unknown machine");
   }
   mapopt_machine_free(m);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return ok;
 }
 
@@ -197,15 +192,10 @@ int cli_check(int argc, char **argv) {
     mapopt_dsl_free(prog);
     mapopt_diags_free(diags);
   }
-  if (json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "files", files);
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-    fputc('\n', stdout);
-    json_decref(root);
-  } else {
+  if (json)
+    cli_print_json("files", files);
+  else
     json_decref(files);
-  }
   mapopt_ctx_free(ctx);
   return status;
 }
@@ -236,12 +226,8 @@ int cli_fmt(int argc, char **argv) {
     return cli_usage_error("fmt", "no input file");
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   mapopt_dsl_options opts = {.shape = &shape};
   mapopt_program *prog = NULL;
   int status = compile_file(ctx, path, &opts, diags, &prog);
@@ -268,8 +254,7 @@ int cli_fmt(int argc, char **argv) {
   }
   mapopt_text_free(ctx, text);
   mapopt_dsl_free(prog);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return status;
 }
 
@@ -531,12 +516,8 @@ static void print_decision(const mapopt_sim_decision *d) {
 static int show_app(const show_args *a) {
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   int rc = EXIT_INVALID;
   mapopt_machine *m = NULL;
   mapopt_app *app = NULL;
@@ -582,8 +563,7 @@ done:
   mapopt_app_run_free(run);
   mapopt_app_free(app);
   mapopt_machine_free(m);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return rc;
 }
 
@@ -596,12 +576,8 @@ int cli_show(int argc, char **argv) {
     return show_app(&a);
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   mapopt_dsl_options opts = {.shape = &a.shape, .print = print_stdout,
                              .trace = print_trace};
   mapopt_program *prog = NULL;
@@ -724,7 +700,6 @@ int cli_show(int argc, char **argv) {
 done:
   cli_print_diags(stderr, diags, shown);
   mapopt_dsl_free(prog);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return status;
 }

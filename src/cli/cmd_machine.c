@@ -113,12 +113,8 @@ int cli_machines(int argc, char **argv) {
   }
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   int status = EXIT_VALID;
   json_t *list = json_array();
   if (!json)
@@ -149,17 +145,11 @@ int cli_machines(int argc, char **argv) {
     if (!names[i])
       break;
   }
-  if (json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "machines", list);
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-    fputc('\n', stdout);
-    json_decref(root);
-  } else {
+  if (json)
+    cli_print_json("machines", list);
+  else
     json_decref(list);
-  }
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return status;
 }
 
@@ -286,14 +276,9 @@ int cli_machine(int argc, char **argv) {
   }
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   int status = arg ? show(ctx, diags, arg) : probe(ctx, diags, measure, output);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return status;
 }

@@ -239,12 +239,8 @@ int cli_sim(int argc, char **argv) {
   a.opts.trace_path = a.trace;
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return EXIT_INVALID;
-  }
   mapopt_machine *m = NULL;
   mapopt_app *app = NULL;
   mapopt_app_run *run = NULL;
@@ -312,7 +308,6 @@ done:
   mapopt_app_run_free(run);
   mapopt_app_free(app);
   mapopt_machine_free(m);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
+  cli_close(ctx, diags);
   return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 
 static const cli_command commands[] = {
@@ -51,6 +53,32 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, "\nTry 'mapopt %s --help'.\n", cmd);
   return EXIT_USAGE;
+}
+
+bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags) {
+  if (mapopt_ctx_new(NULL, NULL, ctx) != MAPOPT_OK) {
+    fprintf(stderr, "mapopt: out of memory\n");
+    return false;
+  }
+  if (mapopt_diags_new(*ctx, diags) != MAPOPT_OK) {
+    mapopt_ctx_free(*ctx);
+    fprintf(stderr, "mapopt: out of memory\n");
+    return false;
+  }
+  return true;
+}
+
+void cli_close(mapopt_ctx *ctx, mapopt_diags *diags) {
+  mapopt_diags_free(diags);
+  mapopt_ctx_free(ctx);
+}
+
+void cli_print_json(const char *key, json_t *value) {
+  json_t *root = json_object();
+  json_object_set_new(root, key, value);
+  json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+  fputc('\n', stdout);
+  json_decref(root);
 }
 
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from) {
