@@ -1335,12 +1335,36 @@ struct req_policy {
   bool collect;
 };
 
+/* Whether the cached answer was for these names (the run may give each op
+ * its own copy of the same names). */
+static bool same_names(const req_policy *v, const mapopt_app_req *req) {
+  if (v->names == req->names)
+    return true;
+  for (size_t i = 0; i < req->nnames; i++)
+    if (v->names[i] != req->names[i] && strcmp(v->names[i], req->names[i]))
+      return false;
+  return true;
+}
+
+enum { POLICY_WAYS = 4 }; /* launches of one task with different names */
+
 static const req_policy *req_decision(sim_t *s, int task, size_t r,
                                       const mapopt_app_req *req, int kind) {
-  size_t slot = ((size_t)task * 64 + r) * MAPOPT_PROC_KIND_COUNT + (size_t)kind;
-  req_policy *v = &s->policy_cache[slot];
-  if (v->names == req->names && v->nnames == req->nnames && req->names)
-    return v;
+  size_t slot =
+      (((size_t)task * 64 + r) * MAPOPT_PROC_KIND_COUNT + (size_t)kind) *
+      POLICY_WAYS;
+  req_policy *ways = &s->policy_cache[slot];
+  for (int w = 0; w < POLICY_WAYS; w++)
+    if (ways[w].names && ways[w].nnames == req->nnames &&
+        same_names(&ways[w], req))
+      return &ways[w];
+  /* A miss: fill an empty way, else replace in turn. */
+  int w = 0;
+  while (w < POLICY_WAYS && ways[w].names)
+    w++;
+  if (w == POLICY_WAYS)
+    w = (int)(s->policy_evict++ % POLICY_WAYS);
+  req_policy *v = &ways[w];
   const char *tn = s->run->tasks[task].name;
   mapopt_region_keys keys = {req->names, req->nnames, r};
   v->names = req->names;
@@ -1966,7 +1990,7 @@ static mapopt_status setup(sim_t *s) {
     }
   }
   s->policy_cache = mapopt__arena_zalloc(
-      a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT + 1) *
+      a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT * POLICY_WAYS + 1) *
              sizeof *s->policy_cache);
   if (!s->policy_cache)
     return MAPOPT_ENOMEM;

@@ -148,7 +148,9 @@ struct mapopt__sim {
   int64_t *vprod_off, *vprod; /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
-  struct req_policy *policy_cache; /* [(task * 64 + req) * kinds + kind] */
+  struct req_policy *policy_cache; /* [((task * 64 + req) * kinds + kind)
+                                        * ways + way] */
+  uint64_t policy_evict;
   int64_t *rr;         /* round-robin counters [as * 3 + kind] */
   int64_t *limit_count;/* [task * nprocs + proc] */
   mapopt__heap *limit_wait; /* per (task, proc): ops waiting admission */
