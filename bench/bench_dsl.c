@@ -1,9 +1,9 @@
 /*
  * DSL benchmarks (numbers go in issue notes, not in tests):
  *   1. parse + check + load rate, in MB/s, on a generated 10 MB mapper;
- *   2. index-map evaluations per second (per core: CPU time), one thread, memoization off, for a
- *      block/cyclic function and for the 6-D auto_split decomposition of a
- *      3-D launch (the factorizations themselves are memoized).
+ *   2. index-map evaluations per second (per core: CPU time), one thread,
+ * memoization off, for a block/cyclic function and for the 6-D auto_split
+ * decomposition of a 3-D launch (the factorizations themselves are memoized).
  * Usage: bench_dsl [MEGABYTES] [EVALS]
  */
 #include <stdio.h>
@@ -27,18 +27,17 @@ static char *generate(size_t target, size_t *len) {
   size_t n = 0;
   n += (size_t)sprintf(s, "Task * GPU, OMP, CPU;\ng = Machine(GPU);\n");
   for (int i = 0; n < target; i++)
-    n += (size_t)sprintf(
-        s + n,
-        "Region task%d arg%d GPU FBMEM, ZCMEM;\n"
-        "Layout task%d * FBMEM SOA C_order Align==128;\n"
-        "InstanceLimit task%d 4;\n"
-        "def place%d(Task t) {\n"
-        "    i = t.ipoint[0] * %d + t.ipoint.len;\n"
-        "    n = i / g.size[1] %% g.size[0];\n"
-        "    return g[n, i %% g.size[1]];\n"
-        "}\n"
-        "IndexTaskMap task%d place%d;\n",
-        i, i, i, i, i, i % 7 + 1, i, i);
+    n += (size_t)sprintf(s + n,
+                         "Region task%d arg%d GPU FBMEM, ZCMEM;\n"
+                         "Layout task%d * FBMEM SOA C_order Align==128;\n"
+                         "InstanceLimit task%d 4;\n"
+                         "def place%d(Task t) {\n"
+                         "    i = t.ipoint[0] * %d + t.ipoint.len;\n"
+                         "    n = i / g.size[1] %% g.size[0];\n"
+                         "    return g[n, i %% g.size[1]];\n"
+                         "}\n"
+                         "IndexTaskMap task%d place%d;\n",
+                         i, i, i, i, i, i % 7 + 1, i, i);
   *len = n;
   return s;
 }
@@ -47,8 +46,8 @@ static mapopt_program *compile(mapopt_ctx *ctx, const char *text, size_t len,
                                const mapopt_machine_shape *shape) {
   mapopt_diags *diags;
   mapopt_diags_new(ctx, &diags);
-  mapopt_dsl_options opts = {.file = "bench.map", .shape = shape,
-                             .no_memo = true};
+  mapopt_dsl_options opts = {
+      .file = "bench.map", .shape = shape, .no_memo = true};
   mapopt_program *prog = NULL;
   if (mapopt_dsl_compile(ctx, text, len, &opts, diags, &prog) != MAPOPT_OK) {
     char line[512];

@@ -91,8 +91,8 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   mapopt_machine *m;
   if (mapopt_machine_resolve(ctx, machine_arg, diags, &m) != MAPOPT_OK)
     die_diags("machine", diags);
-  gen_graph g = gen_graph_sized(
-      target, m->nodes * m->procs[MAPOPT_PROC_GPU].count);
+  gen_graph g =
+      gen_graph_sized(target, m->nodes * m->procs[MAPOPT_PROC_GPU].count);
 
   char *json = gen_app_json(&g);
   mapopt_app *app;
@@ -131,12 +131,13 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   int64_t plan_bytes = cnt->live - live0;
 
   /* A few simulations for small graphs, one for the largest. */
-  int reps = reps_opt ? reps_opt
-                      : target >= 500000 ? 2 : target >= 50000 ? 3 : 10;
+  int reps = reps_opt           ? reps_opt
+             : target >= 500000 ? 2
+             : target >= 50000  ? 3
+                                : 10;
   mapopt_sim_options so = {0};
   double first = 0, best = 0;
-  int64_t events = 0, sim_peak = 0, elapsed = 0, net_count = 0,
-          copy_count = 0;
+  int64_t events = 0, sim_peak = 0, elapsed = 0, net_count = 0, copy_count = 0;
   long rss0 = maxrss_kib();
   for (int r = 0; r < reps; r++) {
     mapopt_sim_result *res;
@@ -176,9 +177,8 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
          " %9.4f %7.3f %7.3f %9.3g %7.3f %7.3f %6.0f %6.0f %8.0f %6.0f\n",
          gen_tasks(&g), nops, events, copy_count, net_count,
          (double)elapsed * 1e-9, first, best, (double)events / best, plan_s,
-         inst_s,
-         (double)run_bytes / (double)nops, (double)plan_bytes / (double)nops,
-         (double)sim_peak / (double)nops,
+         inst_s, (double)run_bytes / (double)nops,
+         (double)plan_bytes / (double)nops, (double)sim_peak / (double)nops,
          (double)(rss1 - rss0) * 1024.0 / (double)nops);
   fflush(stdout);
 
@@ -204,8 +204,7 @@ int main(int argc, char **argv) {
   mapopt_ctx *ctx;
   if (mapopt_ctx_new(count_alloc, &cnt, &ctx) != MAPOPT_OK)
     return 1;
-  printf("machine %s; 1-D halo stencil, block mapper (gen_graph.h)\n",
-         machine);
+  printf("machine %s; 1-D halo stencil, block mapper (gen_graph.h)\n", machine);
   printf("columns: point tasks, ops, events (tasks+copies+fills+folds), "
          "copies, of which network,\n"
          "  simulated s, CPU s of the first and of the best simulation, "
@@ -215,8 +214,8 @@ int main(int argc, char **argv) {
          "allocator), maxrss growth\n");
   printf("%9s %8s %9s %8s %7s %9s %7s %7s %9s %7s %7s %6s %6s %8s %6s\n",
          "tasks", "ops", "events", "copies", "net", "sim_s", "cpu_1st",
-         "cpu_min", "ev/s", "plan_s", "inst_s", "B/op_r", "B/op_p",
-         "B/op_sim", "rss");
+         "cpu_min", "ev/s", "plan_s", "inst_s", "B/op_r", "B/op_p", "B/op_sim",
+         "rss");
   if (argc > 2) {
     for (int i = 2; i < argc; i++)
       bench_size(ctx, &cnt, machine, (int64_t)strtod(argv[i], NULL));

@@ -44,7 +44,8 @@
  * bandwidth sharing of concurrent flows. Simulated times are printed for
  * reference only; the comparison is of simulation speed.
  *
- * Usage: bench_simgrid [MACHINE [TASKS...]]   default lassen:nodes=16 1e4 1e5 1e6
+ * Usage: bench_simgrid [MACHINE [TASKS...]]   default lassen:nodes=16 1e4 1e5
+ * 1e6
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -74,14 +75,19 @@ static double clock_s(clockid_t id) {
   clock_gettime(id, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
-static double wall_now(void) { return clock_s(CLOCK_MONOTONIC); }
+static double cpu_now(void) {
+  return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+static double wall_now(void) {
+  return clock_s(CLOCK_MONOTONIC);
+}
 
-/* ---- the mapopt side -------------------------------------------------------- */
+/* ---- the mapopt side --------------------------------------------------------
+ */
 
 typedef struct mapopt_side {
   int64_t events, copies, elapsed_ns;
-  double plan_s, sim_s; /* CPU s: plan build; best simulation */
+  double plan_s, sim_s;        /* CPU s: plan build; best simulation */
   double relax_ns, publish_ns; /* per point */
   /* platform numbers */
   int64_t nodes, gpus_per_node;
@@ -187,7 +193,8 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
   return g;
 }
 
-/* ---- the SimGrid side (in the child) --------------------------------------- */
+/* ---- the SimGrid side (in the child) ---------------------------------------
+ */
 
 typedef struct simgrid_side {
   double setup_cpu, run_cpu, run_wall, clock;
@@ -195,13 +202,13 @@ typedef struct simgrid_side {
   long maxrss_kib;
 } simgrid_side;
 
-static gen_graph G_;           /* the graph */
-static double flops_[2];       /* per task kind: relax, publish */
-static int32_t *pending_;      /* cross-GPU predecessors not yet reported */
-static int64_t *succ_off_;     /* CSR of cross-GPU successors */
+static gen_graph G_;       /* the graph */
+static double flops_[2];   /* per task kind: relax, publish */
+static int32_t *pending_;  /* cross-GPU predecessors not yet reported */
+static int64_t *succ_off_; /* CSR of cross-GPU successors */
 static int64_t *succ_;
 static int64_t *succ_bytes_;
-static sg_mailbox_t *mbox_;    /* one per GPU host */
+static sg_mailbox_t *mbox_; /* one per GPU host */
 
 static void gpu_actor(int argc, char **argv) {
   (void)argc;
@@ -223,8 +230,8 @@ static void gpu_actor(int argc, char **argv) {
         for (int64_t e = succ_off_[k]; e < succ_off_[k + 1]; e++) {
           int64_t s = succ_[e];
           sg_comm_t c = sg_mailbox_put_init(mbox_[gen_gpu(g, s)],
-                                             (void *)(intptr_t)(s + 1),
-                                             (long)succ_bytes_[e]);
+                                            (void *)(intptr_t)(s + 1),
+                                            (long)succ_bytes_[e]);
           sg_comm_detach(c, NULL); /* starts it */
         }
       }
@@ -245,22 +252,30 @@ static void write_platform(const char *path, const mapopt_side *ms) {
     fprintf(f, "  <host id=\"gpu%" PRId64 "\" speed=\"%.6g\"/>\n", k,
             ms->gpu_flops);
   for (int64_t k = 0; k < G; k++)
-    fprintf(f, "  <link id=\"nv%" PRId64 "\" bandwidth=\"%.6gBps\" "
-               "latency=\"%.6gs\"/>\n", k, ms->nv_bw, ms->nv_lat / 2);
+    fprintf(f,
+            "  <link id=\"nv%" PRId64 "\" bandwidth=\"%.6gBps\" "
+            "latency=\"%.6gs\"/>\n",
+            k, ms->nv_bw, ms->nv_lat / 2);
   double nic_lat = (ms->net_lat - ms->nv_lat) / 2;
   if (nic_lat < 0)
     nic_lat = 0;
   for (int64_t n = 0; n < ms->nodes; n++)
-    fprintf(f, "  <link id=\"nic%" PRId64 "\" bandwidth=\"%.6gBps\" "
-               "latency=\"%.6gs\"/>\n", n, ms->net_bw, nic_lat);
+    fprintf(f,
+            "  <link id=\"nic%" PRId64 "\" bandwidth=\"%.6gBps\" "
+            "latency=\"%.6gs\"/>\n",
+            n, ms->net_bw, nic_lat);
   for (int64_t a = 0; a < G; a++)
     for (int64_t b = a + 1; b < G; b++) {
       int64_t na = a / ms->gpus_per_node, nb = b / ms->gpus_per_node;
-      fprintf(f, "  <route src=\"gpu%" PRId64 "\" dst=\"gpu%" PRId64 "\">"
-                 "<link_ctn id=\"nv%" PRId64 "\"/>", a, b, a);
+      fprintf(f,
+              "  <route src=\"gpu%" PRId64 "\" dst=\"gpu%" PRId64 "\">"
+              "<link_ctn id=\"nv%" PRId64 "\"/>",
+              a, b, a);
       if (na != nb)
-        fprintf(f, "<link_ctn id=\"nic%" PRId64 "\"/><link_ctn id=\"nic%"
-                   PRId64 "\"/>", na, nb);
+        fprintf(f,
+                "<link_ctn id=\"nic%" PRId64 "\"/><link_ctn id=\"nic%" PRId64
+                "\"/>",
+                na, nb);
       fprintf(f, "<link_ctn id=\"nv%" PRId64 "\"/></route>\n", b);
     }
   fprintf(f, "</zone>\n</platform>\n");
@@ -280,10 +295,12 @@ static void run_simgrid(const gen_graph *g, const mapopt_side *ms,
   write_platform(path, ms);
 
   int sargc = 5;
-  char *sargv[] = {"bench_simgrid", "--log=root.thres:critical",
+  char *sargv[] = {"bench_simgrid",
+                   "--log=root.thres:critical",
                    "--cfg=network/model:CM02",
                    "--cfg=network/crosstraffic:0",
-                   "--cfg=contexts/factory:raw", NULL};
+                   "--cfg=contexts/factory:raw",
+                   NULL};
   simgrid_init(&sargc, sargv);
   simgrid_load_platform(path);
   unlink(path);
@@ -378,8 +395,8 @@ int main(int argc, char **argv) {
   static const double defaults[] = {1e4, 1e5, 1e6};
   int nsizes = argc > 2 ? argc - 2 : 3;
   printf("machine %s; 1-D halo stencil (gen_graph.h); SimGrid %d.%d, one "
-         "actor per GPU\n", machine, SIMGRID_VERSION_MAJOR,
-         SIMGRID_VERSION_MINOR);
+         "actor per GPU\n",
+         machine, SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR);
   printf("columns: point tasks; mapopt: events, simulated s, CPU s per "
          "simulation (best), plan CPU s;\n"
          "  SimGrid: executions, messages, simulated s, run CPU s, run "
@@ -404,8 +421,7 @@ int main(int argc, char **argv) {
            " %7" PRId64 " %8.4f %8.3f %8.3f %7.3f %6.0f | %6.2f %6.2f\n",
            gen_tasks(&g), ms.events, (double)ms.elapsed_ns * 1e-9, ms.sim_s,
            ms.plan_s, sg.execs, sg.comms, sg.clock, sg.run_cpu, sg.run_wall,
-           sg.setup_cpu, (double)sg.maxrss_kib / 1024.0,
-           sg.run_cpu / ms.sim_s,
+           sg.setup_cpu, (double)sg.maxrss_kib / 1024.0, sg.run_cpu / ms.sim_s,
            (sg.setup_cpu + sg.run_cpu) / (ms.plan_s + ms.sim_s));
     fflush(stdout);
   }

@@ -35,11 +35,11 @@
 #include <stdlib.h>
 
 typedef struct gen_graph {
-  int64_t P;  /* pieces (points per launch) */
-  int64_t S;  /* time steps */
-  int64_t E;  /* elements per tile */
-  int64_t H;  /* elements per halo edge */
-  int64_t G;  /* GPUs the pieces are block-mapped onto */
+  int64_t P; /* pieces (points per launch) */
+  int64_t S; /* time steps */
+  int64_t E; /* elements per tile */
+  int64_t H; /* elements per halo edge */
+  int64_t G; /* GPUs the pieces are block-mapped onto */
 } gen_graph;
 
 /* A graph of about `tasks` point tasks (2 * P * S of them) on G GPUs. The
@@ -56,7 +56,9 @@ static inline gen_graph gen_graph_sized(int64_t tasks, int64_t G) {
   return g;
 }
 
-static inline int64_t gen_tasks(const gen_graph *g) { return 2 * g->P * g->S; }
+static inline int64_t gen_tasks(const gen_graph *g) {
+  return 2 * g->P * g->S;
+}
 
 /* Task numbering, in program order (a topological order):
  * id = (2 * t + kind) * P + i, kind 0 = relax, 1 = publish. */
@@ -108,7 +110,8 @@ static inline char *gen_app_json(const gen_graph *g) {
       "     \"atoms\": {\"groups\": [{\"group\": \"tile\", \"count\": \"P\","
       " \"elements\": \"E\"}]}},\n"
       "    {\"name\": \"edges\", \"fields\": [[\"u\", 8]],\n"
-      "     \"atoms\": {\"groups\": [{\"group\": \"edge\", \"count\": \"2 * P\","
+      "     \"atoms\": {\"groups\": [{\"group\": \"edge\", \"count\": \"2 * "
+      "P\","
       " \"elements\": \"H\"}]}}\n"
       "  ],\n"
       "  \"partitions\": [\n"

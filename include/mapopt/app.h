@@ -33,14 +33,15 @@ extern "C" {
 
 typedef struct mapopt_app mapopt_app;
 
-/* ---- the instantiated run -------------------------------------------------- */
+/* ---- the instantiated run --------------------------------------------------
+ */
 
 typedef struct mapopt_app_region {
   const char *name;
   int nfields;
   const char *const *field_names;
-  const int64_t *field_bytes;  /* bytes per element of each field */
-  int64_t first_atom;          /* its atoms are first_atom .. +natoms-1 */
+  const int64_t *field_bytes; /* bytes per element of each field */
+  int64_t first_atom;         /* its atoms are first_atom .. +natoms-1 */
   int64_t natoms;
 } mapopt_app_region;
 
@@ -70,27 +71,27 @@ typedef struct mapopt_app_piece_atom {
 typedef struct mapopt_app_piece {
   int64_t id;
   int region;
-  int partition;  /* index into run->partition_names; -1: the whole region */
-  int64_t color;  /* linearized colour, dimension 0 fastest */
+  int partition; /* index into run->partition_names; -1: the whole region */
+  int64_t color; /* linearized colour, dimension 0 fastest */
   size_t natoms;
   const mapopt_app_piece_atom *atoms; /* sorted by atom id, no duplicates */
-  int64_t elements;                    /* sum of the counts */
+  int64_t elements;                   /* sum of the counts */
 } mapopt_app_piece;
 
 /* A region requirement of an op. */
 typedef struct mapopt_app_req {
   const mapopt_app_piece *piece;
-  uint64_t fields;          /* bit f: field f of the piece's region */
+  uint64_t fields; /* bit f: field f of the piece's region */
   mapopt_priv priv;
-  mapopt_redop redop;       /* REDUCE only */
-  bool simultaneous;        /* coherence */
+  mapopt_redop redop; /* REDUCE only */
+  bool simultaneous;  /* coherence */
   /* Mapper-visible names in key order (partition, aliases, root region);
    * the position (the requirement's index in the op) follows them. */
   const char *const *names;
   size_t nnames;
-  int64_t bytes;            /* bytes the task moves through it (§3.3) */
-  int64_t gathers;          /* random element reads */
-  int64_t atomics;          /* random atomic updates */
+  int64_t bytes;   /* bytes the task moves through it (§3.3) */
+  int64_t gathers; /* random element reads */
+  int64_t atomics; /* random atomic updates */
 } mapopt_app_req;
 
 typedef enum mapopt_layout_error {
@@ -100,8 +101,8 @@ typedef enum mapopt_layout_error {
 
 /* A layout requirement or preference of a variant on some arguments. */
 typedef struct mapopt_app_layout_rule {
-  uint64_t args;            /* bit i: requirement position i */
-  mapopt_layout_tri soa;    /* UNSET: any */
+  uint64_t args;         /* bit i: requirement position i */
+  mapopt_layout_tri soa; /* UNSET: any */
   mapopt_layout_tri c_order;
   mapopt_layout_error error; /* requirements */
   int64_t penalty_ppm;       /* preferences: factor when violated */
@@ -110,8 +111,8 @@ typedef struct mapopt_app_layout_rule {
 typedef struct mapopt_app_variant {
   mapopt_proc_kind kind;
   bool inner;
-  bool f32;                 /* precision f32 (else f64) */
-  bool matrix;              /* use the f64-matrix peak */
+  bool f32;    /* precision f32 (else f64) */
+  bool matrix; /* use the f64-matrix peak */
   int64_t flops_eff_ppm;
   int64_t mem_eff_ppm;
   size_t nrequires, nprefers;
@@ -123,15 +124,15 @@ typedef struct mapopt_app_task {
   const char *name;
   int nvariants;
   const mapopt_app_variant *variants;
-  unsigned variant_kinds;   /* bit k: a variant of kind k exists */
-  bool inner;               /* all variants are inner (it has a body) */
+  unsigned variant_kinds; /* bit k: a variant of kind k exists */
+  bool inner;             /* all variants are inner (it has a body) */
 } mapopt_app_task;
 
 typedef enum mapopt_op_kind {
-  MAPOPT_OP_TASK,           /* a point of an index launch, or a single task */
+  MAPOPT_OP_TASK, /* a point of an index launch, or a single task */
   MAPOPT_OP_FILL,
   MAPOPT_OP_FENCE,
-  MAPOPT_OP_FUTURE_REDUCE   /* reduces an index launch's point futures */
+  MAPOPT_OP_FUTURE_REDUCE /* reduces an index launch's point futures */
 } mapopt_op_kind;
 
 /* Where an op stands in the run's timing structure (SIMULATOR.md §4.11). */
@@ -148,14 +149,14 @@ typedef struct mapopt_op_timing {
 
 typedef struct mapopt_app_op {
   mapopt_op_kind kind;
-  int task;                 /* TASK: index into run->tasks; else -1 */
-  int64_t parent;           /* op index of the enclosing inner task, or -1
-                               (issued by the top-level task `main`) */
-  int64_t launch;           /* launch-statement instance: the points of one
-                               index launch share it; issue cost is paid once
-                               per launch */
-  bool is_index;            /* a point of an index launch */
-  int dims;                 /* index points: launch dimensions */
+  int task;       /* TASK: index into run->tasks; else -1 */
+  int64_t parent; /* op index of the enclosing inner task, or -1
+                     (issued by the top-level task `main`) */
+  int64_t launch; /* launch-statement instance: the points of one
+                     index launch share it; issue cost is paid once
+                     per launch */
+  bool is_index;  /* a point of an index launch */
+  int dims;       /* index points: launch dimensions */
   int64_t point[MAPOPT_APP_MAX_DIMS];
   int64_t extents[MAPOPT_APP_MAX_DIMS];
   /* Per variant of the task (same order as task->variants). */
@@ -176,16 +177,16 @@ typedef enum mapopt_timing_mode {
 } mapopt_timing_mode;
 
 typedef struct mapopt_app_run {
-  const char *name;         /* "circuit" */
-  const char *size;         /* "paper", or NULL for a file's defaults */
-  bool default_c_order;     /* default_order: C_order */
-  int64_t ranks_per_node;   /* run configuration; 0: the machine's */
+  const char *name;       /* "circuit" */
+  const char *size;       /* "paper", or NULL for a file's defaults */
+  bool default_c_order;   /* default_order: C_order */
+  int64_t ranks_per_node; /* run configuration; 0: the machine's */
   /* Timing and metric. */
   mapopt_timing_mode timing;
   bool metric_gflops;
   bool per_node;
   int64_t flops_per_iteration; /* gflops metric */
-  const char *log_style;    /* "regent-time", "circuit", "distal", or NULL */
+  const char *log_style;       /* "regent-time", "circuit", "distal", or NULL */
   int64_t iterations_warmup, iterations_timed;
   /* The model. */
   int nregions;
@@ -209,7 +210,8 @@ typedef struct mapopt_app_run {
   const int64_t *param_values;
 } mapopt_app_run;
 
-/* ---- loading and instantiating ---------------------------------------------- */
+/* ---- loading and instantiating ----------------------------------------------
+ */
 
 /*
  * Loads a `mapopt-app/1` model from JSON text, validating its structure
@@ -225,8 +227,8 @@ MAPOPT_API void mapopt_app_free(mapopt_app *app);
 /* The machine facts that run-configuration formulas may use. */
 typedef struct mapopt_app_machine {
   int64_t nodes;
-  int64_t gpus;   /* per node */
-  int64_t ranks;  /* per node */
+  int64_t gpus;  /* per node */
+  int64_t ranks; /* per node */
 } mapopt_app_machine;
 
 typedef struct mapopt_app_options {
@@ -264,10 +266,10 @@ MAPOPT_API mapopt_status mapopt_app_task_info(const mapopt_app *app,
 /* Serializes the model as `mapopt-app/1` JSON (loads back to an equal
  * model). Free with mapopt_text_free. */
 MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
-                                            const mapopt_app *app,
-                                            char **text);
+                                            const mapopt_app *app, char **text);
 
-/* ---- describing a model ------------------------------------------------------- */
+/* ---- describing a model
+ * ------------------------------------------------------- */
 
 MAPOPT_API const char *mapopt_app_name(const mapopt_app *app);
 /* Parameter i (name and default value); false past the last. */
@@ -276,7 +278,8 @@ MAPOPT_API bool mapopt_app_param(const mapopt_app *app, size_t i,
 /* The name of size preset i; NULL past the last. */
 MAPOPT_API const char *mapopt_app_size_name(const mapopt_app *app, size_t i);
 
-/* ---- built-in applications --------------------------------------------------- */
+/* ---- built-in applications
+ * --------------------------------------------------- */
 
 /* The names of the built-in applications, NULL-terminated. */
 MAPOPT_API const char *const *mapopt_app_builtins(void);

@@ -107,10 +107,9 @@ MAPOPT_API void mapopt_diags_clear(mapopt_diags *diags);
  * Returns MAPOPT_ENOMEM when the copy fails (the list is then unchanged).
  */
 MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
-                                          mapopt_severity sev,
-                                          const char *code, const char *file,
-                                          int line, int col, const char *fmt,
-                                          ...)
+                                          mapopt_severity sev, const char *code,
+                                          const char *file, int line, int col,
+                                          const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 /*
  * Formats diagnostic i the GCC way: "FILE:LINE:COL: error: MESSAGE", or
@@ -118,8 +117,7 @@ MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
  * (always NUL-terminated when size > 0) and returns the full length, as
  * snprintf does.
  */
-MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf,
-                                  size_t size);
+MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf, size_t size);
 
 /*
  * Reads a whole file. *buf is NUL-terminated (the file itself may contain
@@ -134,8 +132,8 @@ MAPOPT_API void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len);
  * is written, synced and renamed over path, keeping path's permissions.
  * Either the old or the new content is there, whatever happens.
  */
-MAPOPT_API mapopt_status mapopt_file_replace(const char *path,
-                                             const char *data, size_t len);
+MAPOPT_API mapopt_status mapopt_file_replace(const char *path, const char *data,
+                                             size_t len);
 
 #ifdef __cplusplus
 }

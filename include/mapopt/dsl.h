@@ -105,13 +105,13 @@ typedef struct mapopt_dsl_task_info {
 typedef void (*mapopt_print_fn)(void *ud, const char *line);
 
 typedef struct mapopt_dsl_options {
-  const char *file;                   /* name in diagnostics; "<input>" if NULL */
-  const mapopt_machine_shape *shape;  /* NULL: the default shape */
-  const mapopt_dsl_task_info *tasks;  /* optional application, for W11/W12 */
+  const char *file; /* name in diagnostics; "<input>" if NULL */
+  const mapopt_machine_shape *shape; /* NULL: the default shape */
+  const mapopt_dsl_task_info *tasks; /* optional application, for W11/W12 */
   size_t ntasks;
-  mapopt_print_fn print;              /* NULL: print output is discarded */
+  mapopt_print_fn print; /* NULL: print output is discarded */
   void *print_ud;
-  bool no_memo;                       /* disable memoization (benchmarks) */
+  bool no_memo; /* disable memoization (benchmarks) */
   /* Evaluation trace for tools (`mapopt show`): when set, each statement a
    * mapping function executes is reported as one line ("f 3:5: i = 5"), and
    * memoization is off. */
@@ -145,7 +145,8 @@ MAPOPT_API void mapopt_text_free(mapopt_ctx *ctx, char *text);
 MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
                                  const mapopt_program *b);
 
-/* ---- policy queries (SIMULATOR.md §1) --------------------------------------- */
+/* ---- policy queries (SIMULATOR.md §1) ---------------------------------------
+ */
 
 /*
  * A region argument's keys: its names in order, then its position. The
@@ -251,8 +252,8 @@ typedef enum mapopt_map_kind {
 
 typedef struct mapopt_map_answer {
   mapopt_map_kind kind;
-  const char *function; /* name of the function used, or NULL */
-  size_t npoints;       /* full size of the answer */
+  const char *function;        /* name of the function used, or NULL */
+  size_t npoints;              /* full size of the answer */
   mapopt_proc_point points[1]; /* the first point (index_map uses only it) */
 } mapopt_map_answer;
 
@@ -281,7 +282,8 @@ MAPOPT_API mapopt_status mapopt_policy_single_map(
     mapopt_proc_kind kind, mapopt_map_answer *out, mapopt_proc_point *set,
     size_t cap, mapopt_diags *diags);
 
-/* ---- resolution with defaults (DSL.md §4.10, SIMULATOR.md §4.2) -------------- */
+/* ---- resolution with defaults (DSL.md §4.10, SIMULATOR.md §4.2)
+ * -------------- */
 
 /*
  * The processor kind of task given the kinds it has variants for (bit
@@ -306,10 +308,11 @@ MAPOPT_API mapopt_mem_kind mapopt_policy_select_memory(
 
 /* The layout with every unset component defaulted (c_order_default: the
  * application's declared default order). */
-MAPOPT_API void mapopt_policy_resolve_layout(
-    const mapopt_program *prog, const char *task,
-    const mapopt_region_keys *keys, mapopt_mem_kind mem, mapopt_proc_kind kind,
-    bool c_order_default, mapopt_layout *out);
+MAPOPT_API void
+mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,
+                             const mapopt_region_keys *keys,
+                             mapopt_mem_kind mem, mapopt_proc_kind kind,
+                             bool c_order_default, mapopt_layout *out);
 
 /*
  * The default index placement of SIMULATOR.md §4.2 for point of a launch

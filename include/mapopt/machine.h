@@ -42,9 +42,9 @@ MAPOPT_API const char *mapopt_channel_name(mapopt_channel c);
 /* One processor kind of a node (CPU, GPU, OMP; IO, PY, PROC are never
  * modelled and have count 0). */
 typedef struct mapopt_machine_procs {
-  int64_t count;             /* per node */
-  int64_t threads;           /* OMP: cores per processor; others 1 */
-  int64_t mflops_f64;        /* per processor (OMP: threads x per-core) */
+  int64_t count;      /* per node */
+  int64_t threads;    /* OMP: cores per processor; others 1 */
+  int64_t mflops_f64; /* per processor (OMP: threads x per-core) */
   int64_t mflops_f32;
   int64_t mflops_f64_matrix; /* 0: same as f64 */
   int64_t overhead_ns;       /* task_overhead_ns of a leaf task */
@@ -76,9 +76,9 @@ typedef struct mapopt_channel_params {
   int64_t bw_mbps;
   int64_t cross_socket_bw_mbps; /* FB_FB_PEER only; 0: same as bw */
   int64_t lat_ns;
-  bool peer_link;  /* FB_FB_PEER: dedicated pout/pin ports ("peer_link")
-                      instead of the host-link ports ("host_link") */
-  bool gpudirect;  /* NETWORK only */
+  bool peer_link; /* FB_FB_PEER: dedicated pout/pin ports ("peer_link")
+                     instead of the host-link ports ("host_link") */
+  bool gpudirect; /* NETWORK only */
 } mapopt_channel_params;
 
 typedef struct mapopt_machine_runtime {
@@ -89,11 +89,11 @@ typedef struct mapopt_machine_runtime {
 } mapopt_machine_runtime;
 
 typedef struct mapopt_machine {
-  const char *name;        /* preset or file name */
+  const char *name; /* preset or file name */
   int64_t nodes;
-  int64_t ranks_per_node;  /* R >= 1; divides the GPU count */
-  int64_t sockets;         /* per node */
-  int64_t util_count;      /* UTIL processors per node */
+  int64_t ranks_per_node; /* R >= 1; divides the GPU count */
+  int64_t sockets;        /* per node */
+  int64_t util_count;     /* UTIL processors per node */
   mapopt_machine_procs procs[MAPOPT_PROC_KIND_COUNT];
   mapopt_machine_mems mems[MAPOPT_MEM_KIND_COUNT];
   mapopt_affinity affinity[MAPOPT_PROC_KIND_COUNT][MAPOPT_MEM_KIND_COUNT];

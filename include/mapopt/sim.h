@@ -29,20 +29,21 @@ extern "C" {
 
 typedef struct mapopt_sim_options {
   uint64_t seed;
-  int64_t time_limit_ns;      /* 0: 3600 s */
-  double noise;               /* relative jitter amplitude, 0..0.5 */
+  int64_t time_limit_ns; /* 0: 3600 s */
+  double noise;          /* relative jitter amplitude, 0..0.5 */
   bool lenient_kinds;
-  bool no_backpressure_errors; /* backpressure_errors = false */
+  bool no_backpressure_errors;    /* backpressure_errors = false */
   bool instance_fields_requested; /* instance_fields = requested */
-  const char *trace_path;     /* Chrome trace-event JSON, or NULL */
-  int64_t max_events;         /* event budget; 0: 10^9 */
-  bool record_decisions;      /* fill result->decisions (mapopt show) */
+  const char *trace_path;         /* Chrome trace-event JSON, or NULL */
+  int64_t max_events;             /* event budget; 0: 10^9 */
+  bool record_decisions;          /* fill result->decisions (mapopt show) */
 } mapopt_sim_options;
 
 /* Error classes of SIMULATOR.md §4.12; NONE on success. */
 #define MAPOPT_SIM_ERROR_LIST(X)                                               \
-  X(NONE) X(MODEL) X(POLICY) X(NO_VARIANT) X(LAYOUT) X(INDEX) X(BACKPRESSURE)  \
-  X(OOM) X(TIMEOUT) X(DEADLOCK)
+  X(NONE)                                                                      \
+  X(MODEL) X(POLICY) X(NO_VARIANT) X(LAYOUT) X(INDEX) X(BACKPRESSURE) X(OOM)   \
+      X(TIMEOUT) X(DEADLOCK)
 
 typedef enum mapopt_sim_error {
 #define MAPOPT_SIM_ERROR_ENUM(name) MAPOPT_SIM_##name,
@@ -78,7 +79,7 @@ typedef struct mapopt_sim_mem_stats {
 
 typedef struct mapopt_sim_req_stats {
   int index;
-  const char *name;          /* first mapper-visible name */
+  const char *name; /* first mapper-visible name */
   mapopt_mem_kind memory;
   mapopt_layout layout;
   int64_t mem_ns, access_ns;
@@ -94,8 +95,7 @@ typedef struct mapopt_sim_task_stats {
 } mapopt_sim_task_stats;
 
 typedef struct mapopt_sim_critical_path {
-  int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns,
-      backpressure_ns;
+  int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns, backpressure_ns;
 } mapopt_sim_critical_path;
 
 /* What the mapper decided for one task op, as the simulation applied it. */
@@ -107,10 +107,10 @@ typedef struct mapopt_sim_decision {
   int64_t point[MAPOPT_APP_MAX_DIMS];
   mapopt_proc_point proc;
   bool inner;
-  int nreqs;                        /* at most 8 are recorded */
+  int nreqs; /* at most 8 are recorded */
   struct {
-    const char *name;               /* first mapper-visible name */
-    mapopt_mem_kind memory;         /* VIRTUAL for inner tasks */
+    const char *name;       /* first mapper-visible name */
+    mapopt_mem_kind memory; /* VIRTUAL for inner tasks */
     mapopt_layout layout;
     int64_t instance_bytes;
   } reqs[8];
@@ -118,13 +118,13 @@ typedef struct mapopt_sim_decision {
 
 typedef struct mapopt_sim_result {
   mapopt_sim_error error;
-  char *error_text;          /* the message lines of §5.3, or NULL */
+  char *error_text; /* the message lines of §5.3, or NULL */
   int64_t error_time_ns;
   int64_t elapsed_ns;
   int64_t iterations_timed, iterations_warmup;
-  const char *metric_name;   /* "throughput" or "gflops" */
+  const char *metric_name; /* "throughput" or "gflops" */
   double metric_value;
-  const char *metric_unit;   /* "1/s", "GFLOP/s", "GFLOP/s per node" */
+  const char *metric_unit; /* "1/s", "GFLOP/s", "GFLOP/s per node" */
   size_t nprocs;
   mapopt_sim_proc_stats *procs;
   mapopt_sim_copy_stats copies[MAPOPT_SIM_COPY_KINDS];
@@ -137,10 +137,10 @@ typedef struct mapopt_sim_result {
   double efficiency;
   int64_t events;
   int64_t sim_wall_us;
-  char *log;                 /* the raw log (§5.2), NUL-terminated */
-  size_t ndecisions;         /* with record_decisions: mapped task ops */
+  char *log;         /* the raw log (§5.2), NUL-terminated */
+  size_t ndecisions; /* with record_decisions: mapped task ops */
   mapopt_sim_decision *decisions;
-  void *strings;             /* owns the names above; private */
+  void *strings; /* owns the names above; private */
 } mapopt_sim_result;
 
 /*

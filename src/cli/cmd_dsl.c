@@ -272,9 +272,9 @@ typedef struct region_query {
 
 typedef struct show_args {
   const char *file;
-  const char *app;       /* --app: show every decision of this app */
+  const char *app; /* --app: show every decision of this app */
   const char *size;
-  const char *machine;   /* --machine as given */
+  const char *machine; /* --machine as given */
   mapopt_machine_shape shape;
   const char *task;
   unsigned variants;
@@ -384,8 +384,8 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
                  strcmp(opt, "--app") == 0 || strcmp(opt, "--size") == 0 ||
                  strcmp(opt, "--variants") == 0 ||
                  strcmp(opt, "--point") == 0 || strcmp(opt, "--space") == 0 ||
-                 strcmp(opt, "--parent") == 0 ||
-                 strcmp(opt, "--region") == 0 || strcmp(opt, "--dims") == 0;
+                 strcmp(opt, "--parent") == 0 || strcmp(opt, "--region") == 0 ||
+                 strcmp(opt, "--dims") == 0;
     if (takes && i + 1 >= argc)
       return cli_usage_error("show", "%s needs a value", opt);
     char *val = takes ? argv[++i] : NULL;
@@ -401,25 +401,32 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       a->task = val;
     } else if (strcmp(opt, "--variants") == 0) {
       if (!parse_kind_list(val, &a->variants))
-        return cli_usage_error("show", "invalid --variants '%s' (expected "
-                               "kinds such as GPU,CPU)", val);
+        return cli_usage_error("show",
+                               "invalid --variants '%s' (expected "
+                               "kinds such as GPU,CPU)",
+                               val);
     } else if (strcmp(opt, "--point") == 0) {
       if (!parse_ints(val, a->point, 16, &a->dims))
-        return cli_usage_error("show", "invalid --point '%s' (expected "
-                               "integers such as 3,1)", val);
+        return cli_usage_error("show",
+                               "invalid --point '%s' (expected "
+                               "integers such as 3,1)",
+                               val);
     } else if (strcmp(opt, "--space") == 0) {
       if (!parse_ints(val, a->space, 16, &a->space_dims))
-        return cli_usage_error("show", "invalid --space '%s' (expected "
-                               "integers such as 8,8)", val);
+        return cli_usage_error("show",
+                               "invalid --space '%s' (expected "
+                               "integers such as 8,8)",
+                               val);
     } else if (strcmp(opt, "--parent") == 0) {
       if (!parse_parent(val, a))
-        return cli_usage_error("show", "invalid --parent (expected "
+        return cli_usage_error("show",
+                               "invalid --parent (expected "
                                "TASK@KIND(NODE,PROC), e.g. step@GPU(1,2))");
     } else if (strcmp(opt, "--region") == 0) {
       if (a->nregions >= MAX_REGIONS ||
           !parse_region(val, &a->regions[a->nregions++]))
         return cli_usage_error("show", "invalid --region (expected "
-                               "NAME[,NAME...][@POSITION])");
+                                       "NAME[,NAME...][@POSITION])");
     } else if (strcmp(opt, "--dims") == 0) {
       int64_t d;
       int n;
@@ -439,17 +446,20 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
   if (!a->file)
     return cli_usage_error("show", "no input file");
   if (a->dims != a->space_dims)
-    return cli_usage_error("show", "--point and --space must be given "
+    return cli_usage_error("show",
+                           "--point and --space must be given "
                            "together, with the same number of coordinates");
   for (int d = 0; d < a->dims; d++)
     if (a->point[d] < 0 || a->point[d] >= a->space[d])
-      return cli_usage_error("show", "--point coordinate %d is outside "
-                             "--space", d);
+      return cli_usage_error("show",
+                             "--point coordinate %d is outside "
+                             "--space",
+                             d);
   if (!a->task && (a->dims || a->nregions || a->has_parent))
     return cli_usage_error("show", "queries need --task");
   if (a->app && a->task)
     return cli_usage_error("show", "--app shows every task; --task queries "
-                           "one task without an app");
+                                   "one task without an app");
   return EXIT_VALID;
 }
 
@@ -502,7 +512,7 @@ static void print_decision(const mapopt_sim_decision *d) {
       printf(" %s %s, %" PRId64 " bytes",
              d->reqs[r].layout.soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
              d->reqs[r].layout.c_order == MAPOPT_LAYOUT_YES ? "C_order"
-                                                             : "F_order",
+                                                            : "F_order",
              d->reqs[r].instance_bytes);
     printf("\n");
   }
@@ -530,8 +540,8 @@ static int show_app(const show_args *a) {
   const char *spec = NULL;
   if (mapopt_app_resolve(ctx, a->app, diags, &app, &spec) != MAPOPT_OK)
     goto done;
-  mapopt_app_options ao = {.spec = spec ? spec : a->size, .iterations = 1,
-                           .warmup = 0};
+  mapopt_app_options ao = {
+      .spec = spec ? spec : a->size, .iterations = 1, .warmup = 0};
   mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
                            m->ranks_per_node};
   if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
@@ -578,8 +588,8 @@ int cli_show(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {.shape = &a.shape, .print = print_stdout,
-                             .trace = print_trace};
+  mapopt_dsl_options opts = {
+      .shape = &a.shape, .print = print_stdout, .trace = print_trace};
   mapopt_program *prog = NULL;
   int status = compile_file(ctx, a.file, &opts, diags, &prog);
   cli_print_diags(stderr, diags, 0);
@@ -599,8 +609,8 @@ int cli_show(int argc, char **argv) {
   }
   mapopt_proc_kind kind;
   char err[512];
-  if (mapopt_policy_select_kind(prog, a.task, a.variants, a.lenient, &kind,
-                                err, sizeof err) != MAPOPT_OK) {
+  if (mapopt_policy_select_kind(prog, a.task, a.variants, a.lenient, &kind, err,
+                                sizeof err) != MAPOPT_OK) {
     printf("task %s: error: %s\n", a.task, err);
     status = EXIT_INVALID;
     goto done;
@@ -646,10 +656,10 @@ int cli_show(int argc, char **argv) {
       parent.name = a.parent_name;
       parent.proc = a.parent_proc;
     }
-    mapopt_task_ref self = {.name = a.task,
-                            .proc = {kind, a.has_parent ? parent.proc.node : 0,
-                                     0},
-                            .parent = a.has_parent ? &parent : NULL};
+    mapopt_task_ref self = {
+        .name = a.task,
+        .proc = {kind, a.has_parent ? parent.proc.node : 0, 0},
+        .parent = a.has_parent ? &parent : NULL};
     mapopt_proc_point set[64];
     st = mapopt_policy_single_map(prog, &self, kind, &ans, set, 64, diags);
     if (st == MAPOPT_OK && ans.kind == MAPOPT_MAP_UNSPECIFIED) {
@@ -683,7 +693,8 @@ int cli_show(int argc, char **argv) {
   for (int i = 0; i < a.nregions; i++) {
     const region_query *q = &a.regions[i];
     mapopt_region_keys keys = {q->names, q->nnames, q->position};
-    mapopt_mem_kind mem = mapopt_policy_select_memory(prog, a.task, &keys, kind);
+    mapopt_mem_kind mem =
+        mapopt_policy_select_memory(prog, a.task, &keys, kind);
     printf("  region %s@%zu: memory %s", q->nnames ? q->names[0] : "",
            q->position, mapopt_mem_kind_name(mem));
     if (mem == MAPOPT_MEM_VIRTUAL) {

@@ -78,11 +78,19 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
   a->iterations = a->warmup = -1;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
-    static const char *const valued[] = {
-        "--mapper", "--machine", "--size",       "--report",
-        "--trace",  "--seed",    "--noise",      "--time-limit",
-        "--iterations", "--warmup", "--backpressure-errors",
-        "--instance-fields", NULL};
+    static const char *const valued[] = {"--mapper",
+                                         "--machine",
+                                         "--size",
+                                         "--report",
+                                         "--trace",
+                                         "--seed",
+                                         "--noise",
+                                         "--time-limit",
+                                         "--iterations",
+                                         "--warmup",
+                                         "--backpressure-errors",
+                                         "--instance-fields",
+                                         NULL};
     bool takes = false;
     for (const char *const *v = valued; *v; v++)
       takes |= strcmp(o, *v) == 0;
@@ -137,14 +145,14 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
       bool b;
       if (!parse_bool(val, &b))
         return cli_usage_error("sim", "--backpressure-errors takes true or "
-                               "false");
+                                      "false");
       a->opts.no_backpressure_errors = !b;
     } else if (!strcmp(o, "--instance-fields")) {
       if (!strcmp(val, "requested"))
         a->opts.instance_fields_requested = true;
       else if (strcmp(val, "all"))
         return cli_usage_error("sim", "--instance-fields takes all or "
-                               "requested");
+                                      "requested");
     } else if (o[0] == '-' && o[1]) {
       return cli_usage_error("sim", "unknown option '%s'", o);
     } else if (a->app) {

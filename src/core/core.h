@@ -37,8 +37,8 @@ typedef struct mapopt__arena {
   mapopt_ctx *ctx;
   mapopt__arena_block *first; /* blocks in allocation order */
   mapopt__arena_block *cur;   /* the block being filled */
-  size_t used;     /* bytes used in cur */
-  size_t total;    /* bytes allocated from the hook, for statistics */
+  size_t used;                /* bytes used in cur */
+  size_t total; /* bytes allocated from the hook, for statistics */
 } mapopt__arena;
 
 void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx);
@@ -73,10 +73,10 @@ void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *ctx);
 
 typedef struct mapopt__strbuf {
   mapopt_ctx *ctx;
-  char *data;    /* always NUL-terminated once init'ed */
+  char *data; /* always NUL-terminated once init'ed */
   size_t len;
   size_t cap;
-  bool failed;   /* an allocation failed; contents are truncated */
+  bool failed; /* an allocation failed; contents are truncated */
 } mapopt__strbuf;
 
 void mapopt__sb_init(mapopt__strbuf *sb, mapopt_ctx *ctx);
@@ -94,7 +94,7 @@ char *mapopt__sb_take(mapopt__strbuf *sb, size_t *len);
 /* ---- map: string key -> void* value, open addressing ------------------ */
 
 typedef struct mapopt__map_entry {
-  const char *key;   /* not owned */
+  const char *key; /* not owned */
   size_t keylen;
   uint64_t hash;
   void *value;
@@ -102,7 +102,7 @@ typedef struct mapopt__map_entry {
 
 typedef struct mapopt__map {
   mapopt__map_entry *slots;
-  size_t cap;   /* power of two, or 0 */
+  size_t cap; /* power of two, or 0 */
   size_t len;
 } mapopt__map;
 

@@ -10,7 +10,7 @@
 
 struct mapopt_diags {
   mapopt_ctx *ctx;
-  mapopt__vec items;  /* of mapopt_diag; file and message are owned */
+  mapopt__vec items; /* of mapopt_diag; file and message are owned */
 };
 
 const char *mapopt_severity_name(mapopt_severity sev) {
@@ -86,8 +86,8 @@ mapopt_status mapopt_diags_add(mapopt_diags *diags, mapopt_severity sev,
   if (!file)
     file = "";
   char *fcopy = mapopt__strndup(diags->ctx, file, strlen(file));
-  mapopt_diag *d = msg && fcopy ? mapopt__vec_push(&diags->items, diags->ctx)
-                                : NULL;
+  mapopt_diag *d =
+      msg && fcopy ? mapopt__vec_push(&diags->items, diags->ctx) : NULL;
   if (!d) {
     if (msg)
       mapopt__free(diags->ctx, msg, mlen + 1);

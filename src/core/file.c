@@ -15,7 +15,7 @@
 #include "core/core.h"
 
 mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path, char **buf,
-                                size_t *len) {
+                               size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return MAPOPT_EIO;
@@ -65,7 +65,7 @@ mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path, char **buf,
 }
 
 mapopt_status mapopt_file_replace(const char *path, const char *data,
-                                        size_t len) {
+                                  size_t len) {
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 16);
   if (!tmp)

@@ -42,11 +42,11 @@ static bool perr(parser *ps, const char *at, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ps->status = mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file,
-                                ps->line, col_of(ps, at), "%s", msg) ==
-                       MAPOPT_OK
-                   ? MAPOPT_EINVAL
-                   : MAPOPT_ENOMEM;
+  ps->status =
+      mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file, ps->line,
+                       col_of(ps, at), "%s", msg) == MAPOPT_OK
+          ? MAPOPT_EINVAL
+          : MAPOPT_ENOMEM;
   return false;
 }
 
@@ -351,9 +351,8 @@ static bool parse_object(parser *ps, mapopt__json **out) {
         char msg[160];
         snprintf(msg, sizeof msg, "duplicate key \"%.80s\" (first at %d:%d)",
                  key, v->u.obj.members[i].line, v->u.obj.members[i].col);
-        ps->status = mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "",
-                                      ps->file, kline, kcol, "%s", msg) ==
-                             MAPOPT_OK
+        ps->status = mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file,
+                                      kline, kcol, "%s", msg) == MAPOPT_OK
                          ? MAPOPT_EINVAL
                          : MAPOPT_ENOMEM;
         return false;
@@ -370,8 +369,7 @@ static bool parse_object(parser *ps, mapopt__json **out) {
       return false;
     if (v->u.obj.n == cap) {
       size_t ncap = cap ? cap * 2 : 8;
-      mapopt__json_member *m =
-          mapopt__arena_alloc(ps->arena, ncap * sizeof *m);
+      mapopt__json_member *m = mapopt__arena_alloc(ps->arena, ncap * sizeof *m);
       if (!m)
         return oom(ps);
       if (cap)
@@ -397,8 +395,8 @@ static bool parse_object(parser *ps, mapopt__json **out) {
   }
 }
 
-static bool literal(parser *ps, const char *word, mapopt__json_type t,
-                    bool b, mapopt__json **out) {
+static bool literal(parser *ps, const char *word, mapopt__json_type t, bool b,
+                    mapopt__json **out) {
   size_t n = strlen(word);
   if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
     return perr(ps, ps->p, "invalid literal (expected %s)", word);
@@ -512,8 +510,8 @@ static void jr_vreport(mapopt__jr *jr, int line, int col, const char *fmt,
                        va_list ap) {
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  mapopt_status st = mapopt_diags_add(jr->diags, MAPOPT_SEV_ERROR, "",
-                                      jr->file, line, col, "%s", msg);
+  mapopt_status st = mapopt_diags_add(jr->diags, MAPOPT_SEV_ERROR, "", jr->file,
+                                      line, col, "%s", msg);
   if (jr->status == MAPOPT_OK)
     jr->status = st == MAPOPT_OK ? MAPOPT_EINVAL : MAPOPT_ENOMEM;
 }
@@ -572,10 +570,9 @@ bool mapopt__jr_int(mapopt__jr *jr, const mapopt__json *obj, const char *key,
   if (!v)
     return !required;
   if (v->type != MAPOPT_JSON_INT || v->u.num.i < lo || v->u.num.i > hi) {
-    mapopt__jr_error(jr, v,
-                     "\"%s\" in %s must be an integer in [%" PRId64
-                     ", %" PRId64 "]",
-                     key, what, lo, hi);
+    mapopt__jr_error(
+        jr, v, "\"%s\" in %s must be an integer in [%" PRId64 ", %" PRId64 "]",
+        key, what, lo, hi);
     return false;
   }
   *out = v->u.num.i;

@@ -28,38 +28,62 @@ typedef struct mapopt__loc {
 
 /* Operators, by token; the printer and the diagnostics spell them. */
 typedef enum mapopt__op {
-  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,   /* + - * / % */
-  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, /* == != < <= > >= */
-  OP_AND, OP_OR,                            /* && || */
-  OP_NEG, OP_NOT                            /* prefix - ! */
+  OP_ADD,
+  OP_SUB,
+  OP_MUL,
+  OP_DIV,
+  OP_MOD, /* + - * / % */
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE, /* == != < <= > >= */
+  OP_AND,
+  OP_OR, /* && || */
+  OP_NEG,
+  OP_NOT /* prefix - ! */
 } mapopt__op;
 
 /* Members after '.', in the order of DSL.md §3.3. */
 typedef enum mapopt__member {
-  MEM_SIZE, MEM_LEN, MEM_VOLUME, MEM_IPOINT, MEM_ISPACE, MEM_PARENT,
-  MEM_PROCESSOR, MEM_HAS, MEM_SPLIT, MEM_MERGE, MEM_SWAP, MEM_SLICE,
-  MEM_REVERSE, MEM_BALANCE_SPLIT, MEM_AUTO_SPLIT, MEM_GREEDY_SPLIT,
+  MEM_SIZE,
+  MEM_LEN,
+  MEM_VOLUME,
+  MEM_IPOINT,
+  MEM_ISPACE,
+  MEM_PARENT,
+  MEM_PROCESSOR,
+  MEM_HAS,
+  MEM_SPLIT,
+  MEM_MERGE,
+  MEM_SWAP,
+  MEM_SLICE,
+  MEM_REVERSE,
+  MEM_BALANCE_SPLIT,
+  MEM_AUTO_SPLIT,
+  MEM_GREEDY_SPLIT,
   MEM__COUNT
 } mapopt__member;
 
 typedef enum mapopt__expr_kind {
-  EX_INT,        /* u.ival */
-  EX_BOOL,       /* u.bval */
-  EX_PROC_KIND,  /* u.kind: mapopt_proc_kind */
-  EX_MEM_KIND,   /* u.kind: mapopt_mem_kind */
-  EX_NAME,       /* u.name */
-  EX_CALL,       /* u.call: IDENT "(" [args] ")" */
-  EX_MACHINE,    /* u.machine: "Machine" "(" expr ")" */
-  EX_TUPLE,      /* u.list: "(" item { "," item } ")" with 2+ items, or (*t) */
-  EX_COMP,       /* u.comp: "tuple" "(" expr "for" IDENT "in" expr ")" */
-  EX_UNARY,      /* u.unary: OP_NEG or OP_NOT */
-  EX_BINARY,     /* u.binary */
-  EX_COND,       /* u.cond: c ? a : b */
-  EX_INDEX,      /* u.index: base "[" index { "," index } "]" */
-  EX_SLICE,      /* u.slice: base "[" [lo] ":" [hi] "]" */
-  EX_MEMBER,     /* u.member: base "." member [ "(" [args] ")" ] */
-  EX_UNPACK,     /* u.unpack: "*" expr, only as an item of a list */
-  EX_WILDCARD    /* a lone "*" in a machine subscript */
+  EX_INT,       /* u.ival */
+  EX_BOOL,      /* u.bval */
+  EX_PROC_KIND, /* u.kind: mapopt_proc_kind */
+  EX_MEM_KIND,  /* u.kind: mapopt_mem_kind */
+  EX_NAME,      /* u.name */
+  EX_CALL,      /* u.call: IDENT "(" [args] ")" */
+  EX_MACHINE,   /* u.machine: "Machine" "(" expr ")" */
+  EX_TUPLE,     /* u.list: "(" item { "," item } ")" with 2+ items, or (*t) */
+  EX_COMP,      /* u.comp: "tuple" "(" expr "for" IDENT "in" expr ")" */
+  EX_UNARY,     /* u.unary: OP_NEG or OP_NOT */
+  EX_BINARY,    /* u.binary */
+  EX_COND,      /* u.cond: c ? a : b */
+  EX_INDEX,     /* u.index: base "[" index { "," index } "]" */
+  EX_SLICE,     /* u.slice: base "[" [lo] ":" [hi] "]" */
+  EX_MEMBER,    /* u.member: base "." member [ "(" [args] ")" ] */
+  EX_UNPACK,    /* u.unpack: "*" expr, only as an item of a list */
+  EX_WILDCARD   /* a lone "*" in a machine subscript */
 } mapopt__expr_kind;
 
 typedef struct mapopt__expr mapopt__expr;
@@ -133,10 +157,10 @@ struct mapopt__expr {
 
 /* A selector: task_sel, region_sel, or an entry of a name list. */
 typedef enum mapopt__sel_kind {
-  SEL_STAR,  /* "*" */
-  SEL_NAME,  /* IDENT: u.name */
-  SEL_INT,   /* INT (region position): pos */
-  SEL_KIND   /* map_target "CPU" | "GPU" | "OMP": kind */
+  SEL_STAR, /* "*" */
+  SEL_NAME, /* IDENT: u.name */
+  SEL_INT,  /* INT (region position): pos */
+  SEL_KIND  /* map_target "CPU" | "GPU" | "OMP": kind */
 } mapopt__sel_kind;
 
 typedef struct mapopt__sel {
@@ -154,23 +178,30 @@ typedef struct mapopt__sel_list {
 
 /* A Layout constraint token. */
 typedef enum mapopt__cons_kind {
-  CONS_SOA, CONS_AOS, CONS_C_ORDER, CONS_F_ORDER, CONS_COMPACT, CONS_EXACT,
-  CONS_NO_ALIGN, CONS_ALIGN
+  CONS_SOA,
+  CONS_AOS,
+  CONS_C_ORDER,
+  CONS_F_ORDER,
+  CONS_COMPACT,
+  CONS_EXACT,
+  CONS_NO_ALIGN,
+  CONS_ALIGN
 } mapopt__cons_kind;
 
 typedef struct mapopt__constraint {
   mapopt__cons_kind kind;
   mapopt__loc loc;
-  mapopt__op align_op; /* CONS_ALIGN: OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE */
-  int64_t align;       /* CONS_ALIGN */
+  mapopt__op
+      align_op;  /* CONS_ALIGN: OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE */
+  int64_t align; /* CONS_ALIGN */
 } mapopt__constraint;
 
 /* The third field of Region and Layout, and the legacy InstanceLimit kind. */
 typedef enum mapopt__field_kind {
-  FIELD_NONE,  /* absent (InstanceLimit's 2-field form) */
-  FIELD_STAR,  /* "*" */
-  FIELD_PROC,  /* a processor kind: value is mapopt_proc_kind */
-  FIELD_MEM    /* a memory kind: value is mapopt_mem_kind */
+  FIELD_NONE, /* absent (InstanceLimit's 2-field form) */
+  FIELD_STAR, /* "*" */
+  FIELD_PROC, /* a processor kind: value is mapopt_proc_kind */
+  FIELD_MEM   /* a memory kind: value is mapopt_mem_kind */
 } mapopt__field_kind;
 
 typedef struct mapopt__field {
@@ -180,7 +211,12 @@ typedef struct mapopt__field {
 } mapopt__field;
 
 typedef enum mapopt__param_type {
-  TYPE_INT, TYPE_BOOL, TYPE_IPOINT, TYPE_ISPACE, TYPE_MSPACE, TYPE_TASK
+  TYPE_INT,
+  TYPE_BOOL,
+  TYPE_IPOINT,
+  TYPE_ISPACE,
+  TYPE_MSPACE,
+  TYPE_TASK
 } mapopt__param_type;
 
 typedef struct mapopt__param {
@@ -190,8 +226,18 @@ typedef struct mapopt__param {
 } mapopt__param;
 
 typedef enum mapopt__stmt_kind {
-  ST_TASK, ST_REGION, ST_LAYOUT, ST_LIMIT, ST_COLLECT, ST_INDEX_MAP,
-  ST_SINGLE_MAP, ST_REPLICATE, ST_DEF, ST_ASSIGN, ST_PRINT, ST_RETURN
+  ST_TASK,
+  ST_REGION,
+  ST_LAYOUT,
+  ST_LIMIT,
+  ST_COLLECT,
+  ST_INDEX_MAP,
+  ST_SINGLE_MAP,
+  ST_REPLICATE,
+  ST_DEF,
+  ST_ASSIGN,
+  ST_PRINT,
+  ST_RETURN
 } mapopt__stmt_kind;
 
 typedef struct mapopt__stmt mapopt__stmt;
@@ -211,22 +257,22 @@ struct mapopt__stmt {
       int nkinds;
     } task;
     struct {
-      mapopt__sel task;       /* SEL_STAR or SEL_NAME */
-      mapopt__sel region;     /* SEL_STAR, SEL_NAME or SEL_INT */
-      mapopt__field proc;     /* FIELD_STAR or FIELD_PROC */
-      uint8_t *mems;          /* mapopt_mem_kind values */
+      mapopt__sel task;   /* SEL_STAR or SEL_NAME */
+      mapopt__sel region; /* SEL_STAR, SEL_NAME or SEL_INT */
+      mapopt__field proc; /* FIELD_STAR or FIELD_PROC */
+      uint8_t *mems;      /* mapopt_mem_kind values */
       int nmems;
     } region;
     struct {
       mapopt__sel task;
       mapopt__sel region;
-      mapopt__field field;    /* FIELD_STAR, FIELD_PROC or FIELD_MEM */
+      mapopt__field field; /* FIELD_STAR, FIELD_PROC or FIELD_MEM */
       mapopt__constraint *cons;
       int ncons;
     } layout;
     struct {
-      mapopt__sel task;       /* SEL_NAME */
-      mapopt__field legacy;   /* FIELD_NONE, or the ignored kind / "*" */
+      mapopt__sel task;     /* SEL_NAME */
+      mapopt__field legacy; /* FIELD_NONE, or the ignored kind / "*" */
       int64_t limit;
       mapopt__loc limit_loc;
     } limit;
@@ -267,8 +313,8 @@ struct mapopt__stmt {
 
 /* The symbol table: interned identifier texts. */
 typedef struct mapopt__symtab {
-  mapopt__map index;   /* text -> (id + 1) stored in value as uintptr_t */
-  mapopt__vec names;   /* of const char * (arena strings) */
+  mapopt__map index; /* text -> (id + 1) stored in value as uintptr_t */
+  mapopt__vec names; /* of const char * (arena strings) */
 } mapopt__symtab;
 
 /* What the parser produces: a tree in an arena, with its symbols. */

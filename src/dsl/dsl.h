@@ -92,14 +92,14 @@ struct mapopt_program {
   int top_frame; /* frame slots a top-level statement needs */
 
   /* Binding tables. Keys are arena strings; values mapopt__binding *. */
-  mapopt__map task_kinds;   /* task | "*" -> stmt (ST_TASK) */
-  mapopt__map regions;      /* "t\x1fr\x1fproc" -> stmt (ST_REGION) */
-  mapopt__map layouts;      /* "t\x1fr\x1ffield" -> stmt (ST_LAYOUT) */
-  mapopt__map limits;       /* task -> stmt (ST_LIMIT) */
-  mapopt__map collects;     /* "t\x1fr" -> stmt (ST_COLLECT) */
-  mapopt__map index_maps;   /* task | kind name | "*" -> def stmt */
-  mapopt__map single_maps;  /* same */
-  mapopt__map replicate;    /* task -> stmt */
+  mapopt__map task_kinds;  /* task | "*" -> stmt (ST_TASK) */
+  mapopt__map regions;     /* "t\x1fr\x1fproc" -> stmt (ST_REGION) */
+  mapopt__map layouts;     /* "t\x1fr\x1ffield" -> stmt (ST_LAYOUT) */
+  mapopt__map limits;      /* task -> stmt (ST_LIMIT) */
+  mapopt__map collects;    /* "t\x1fr" -> stmt (ST_COLLECT) */
+  mapopt__map index_maps;  /* task | kind name | "*" -> def stmt */
+  mapopt__map single_maps; /* same */
+  mapopt__map replicate;   /* task -> stmt */
   bool has_replicate;
 
   /* Mutable caches, under lock (DSL queries may run in parallel). */
@@ -110,16 +110,16 @@ struct mapopt_program {
   mapopt__map decompose_memo; /* (N, L) bytes -> int64_t[k] */
   int64_t printed;            /* print lines written so far */
   bool print_truncated;
-  unsigned char *w14_done;    /* per symbol: W14 issued for this function */
+  unsigned char *w14_done; /* per symbol: W14 issued for this function */
 };
 
 /* What an evaluation reports besides its value. */
 typedef struct mapopt__eval_error {
   bool failed;
-  char code[4];     /* "R01".."R26" */
+  char code[4]; /* "R01".."R26" */
   mapopt__loc loc;
   char msg[512];
-  bool in_call;     /* raised inside a function called at top level */
+  bool in_call;         /* raised inside a function called at top level */
   mapopt__loc call_loc; /* the outermost call at top level */
 } mapopt__eval_error;
 
@@ -128,9 +128,9 @@ typedef struct mapopt__eval mapopt__eval;
 /* How an evaluation is being run: at load time or for a mapping query. */
 typedef struct mapopt__eval_env {
   mapopt_program *prog;
-  mapopt__arena *arena;  /* for values built during the evaluation */
-  mapopt_diags *diags;   /* for W14/W15; may be NULL */
-  bool at_load;          /* globals bound only so far; errors are 'error:' */
+  mapopt__arena *arena; /* for values built during the evaluation */
+  mapopt_diags *diags;  /* for W14/W15; may be NULL */
+  bool at_load;         /* globals bound only so far; errors are 'error:' */
 } mapopt__eval_env;
 
 /*

@@ -29,8 +29,8 @@ struct mapopt__eval {
   mapopt__arena *arena;
   mapopt__eval_error *err;
   int64_t steps;
-  int depth;      /* active calls */
-  int cdepth;     /* C recursion of eval() */
+  int depth;  /* active calls */
+  int cdepth; /* C recursion of eval() */
   frame *fr;
   mapopt__loc ret_loc; /* location of the return that produced the value */
   bool have_call_loc;
@@ -374,17 +374,17 @@ static bool call_def(ev_t *ev, const mapopt__stmt *fn, const value *args,
                 name, fn->u.def.nparams, nargs);
   for (int i = 0; i < nargs; i++)
     if (!param_accepts(fn->u.def.params[i].type, &args[i]))
-      return fail(ev, "R02", loc,
-                  "type mismatch: argument %d of '%s' must be %s, got %s",
-                  i + 1, name,
-                  mapopt__param_type_text(fn->u.def.params[i].type),
-                  tname(&args[i]));
+      return fail(
+          ev, "R02", loc,
+          "type mismatch: argument %d of '%s' must be %s, got %s", i + 1, name,
+          mapopt__param_type_text(fn->u.def.params[i].type), tname(&args[i]));
   if (ev->depth >= MAPOPT__DSL_MAX_CALL_DEPTH)
     return fail(ev, "R22", loc,
                 "recursion depth limit (%d) exceeded in call to '%s'",
                 MAPOPT__DSL_MAX_CALL_DEPTH, name);
   int nslots = fn->u.def.nslots > 0 ? fn->u.def.nslots : 1;
-  value *slots = mapopt__arena_zalloc(ev->arena, (size_t)nslots * sizeof *slots);
+  value *slots =
+      mapopt__arena_zalloc(ev->arena, (size_t)nslots * sizeof *slots);
   if (!slots)
     return nomem(ev, loc);
   for (int i = 0; i < nargs; i++)
@@ -515,8 +515,7 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     as_seq(&a, ta, &ia, &na);
     as_seq(&b, tb, &ib, &nb);
     if (na != nb)
-      return fail(ev, "R09", e->loc, "tuple length mismatch: %d vs %d", na,
-                  nb);
+      return fail(ev, "R09", e->loc, "tuple length mismatch: %d vs %d", na, nb);
     value *items = new_items(ev, na);
     if (!items)
       return nomem(ev, e->loc);
@@ -609,8 +608,9 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
                   "type mismatch: machine coordinate must be int, got %s",
                   tname(c));
     if (c->u.i < 0)
-      return fail(ev, "R12", loc, "negative machine coordinate %" PRId64
-                  " in dimension %d", c->u.i, d);
+      return fail(ev, "R12", loc,
+                  "negative machine coordinate %" PRId64 " in dimension %d",
+                  c->u.i, d);
     coords[d] = c->u.i;
   }
   char msg[256];
@@ -638,9 +638,8 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
       coords[d] = rem % m->size[d];
       rem /= m->size[d];
     }
-    mapopt__ms_err r =
-        mapopt__ms_inverse(m, coords, &pts[k].node, &pts[k].proc, msg,
-                           sizeof msg);
+    mapopt__ms_err r = mapopt__ms_inverse(m, coords, &pts[k].node, &pts[k].proc,
+                                          msg, sizeof msg);
     if (r != MS_OK)
       return ms_fail(ev, r, loc, msg);
     pts[k].kind = (mapopt_proc_kind)m->proc_kind;
@@ -657,16 +656,16 @@ static bool ms_apply(ev_t *ev, const mapopt__mspace *in, mapopt__ms_op op,
                      int64_t hi, const int64_t *factors, int nf,
                      mapopt__loc loc, value *out) {
   mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
-  mapopt__ms_step *steps = mapopt__arena_alloc(
-      ev->arena, (size_t)(in->nsteps + 1) * sizeof *steps);
+  mapopt__ms_step *steps =
+      mapopt__arena_alloc(ev->arena, (size_t)(in->nsteps + 1) * sizeof *steps);
   if (!m || !steps)
     return nomem(ev, loc);
   if (in->nsteps)
     memcpy(steps, in->steps, (size_t)in->nsteps * sizeof *steps);
   char msg[256];
-  mapopt__ms_err r = mapopt__ms_transform(in, op, name, a, b, f, lo, hi,
-                                          factors, nf, &steps[in->nsteps], m,
-                                          msg, sizeof msg);
+  mapopt__ms_err r =
+      mapopt__ms_transform(in, op, name, a, b, f, lo, hi, factors, nf,
+                           &steps[in->nsteps], m, msg, sizeof msg);
   if (r != MS_OK)
     return ms_fail(ev, r, loc, msg);
   m->steps = steps;
@@ -693,8 +692,8 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
   if (hit)
     return step(ev, 1, loc);
   int64_t steps = ev->steps;
-  mapopt__ms_err r = mapopt__factor_decompose(n, l, k, res, &steps,
-                                              MAPOPT__DSL_STEP_LIMIT);
+  mapopt__ms_err r =
+      mapopt__factor_decompose(n, l, k, res, &steps, MAPOPT__DSL_STEP_LIMIT);
   if (r != MS_OK)
     return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
                 MAPOPT__DSL_STEP_LIMIT);
@@ -705,10 +704,10 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
       mapopt__arena_alloc(&p->cache_arena, (size_t)k * sizeof *vcopy);
   bool ins = false;
   mapopt__map_entry *e =
-      kcopy && vcopy ? (memcpy(kcopy, key, klen),
-                        mapopt__map_upsert(&p->decompose_memo, p->ctx, kcopy,
-                                           klen, &ins))
-                     : NULL;
+      kcopy && vcopy
+          ? (memcpy(kcopy, key, klen),
+             mapopt__map_upsert(&p->decompose_memo, p->ctx, kcopy, klen, &ins))
+          : NULL;
   if (e && ins) {
     memcpy(vcopy, res, (size_t)k * sizeof *res);
     e->value = vcopy;
@@ -767,14 +766,15 @@ static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
   if (mem == MEM_BALANCE_SPLIT) {
     if (a[1].kind != V_INT)
       return fail(ev, "R02", loc,
-                  "type mismatch: argument 2 of '%s' must be int, got %s",
-                  name, tname(&a[1]));
+                  "type mismatch: argument 2 of '%s' must be int, got %s", name,
+                  tname(&a[1]));
     if (a[1].u.i < 1)
-      return fail(ev, "R15", loc,
-                  "balance_split: number of parts must be positive, got %" PRId64,
-                  a[1].u.i);
+      return fail(
+          ev, "R15", loc,
+          "balance_split: number of parts must be positive, got %" PRId64,
+          a[1].u.i);
     k = a[1].u.i > MAPOPT__MS_MAX_DIMS ? MAPOPT__MS_MAX_DIMS + 1
-                                        : (int)a[1].u.i;
+                                       : (int)a[1].u.i;
   } else {
     bool ok = as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
     for (int i = 0; ok && i < k; i++)
@@ -809,8 +809,8 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
   case MEM_SPLIT:
     if (!want_ints(ev, name, args, 2, loc))
       return false;
-    return ms_apply(ev, m, MS_SPLIT, name, to_dim(a[0].u.i), 0, a[1].u.i, 0,
-                    0, NULL, 0, loc, out);
+    return ms_apply(ev, m, MS_SPLIT, name, to_dim(a[0].u.i), 0, a[1].u.i, 0, 0,
+                    NULL, 0, loc, out);
   case MEM_MERGE:
   case MEM_SWAP:
     if (!want_ints(ev, name, args, 2, loc))
@@ -826,8 +826,8 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
   case MEM_REVERSE:
     if (!want_ints(ev, name, args, 1, loc))
       return false;
-    return ms_apply(ev, m, MS_REVERSE, name, to_dim(a[0].u.i), 0, 0, 0, 0,
-                    NULL, 0, loc, out);
+    return ms_apply(ev, m, MS_REVERSE, name, to_dim(a[0].u.i), 0, 0, 0, 0, NULL,
+                    0, loc, out);
   case MEM_BALANCE_SPLIT:
   case MEM_AUTO_SPLIT:
   case MEM_GREEDY_SPLIT:
@@ -947,8 +947,10 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
   mapopt__member mem = e->u.member.member;
   const char *name = mapopt__member_text(mem);
   if (is_property(mem) && e->u.member.call)
-    return fail(ev, "R02", e->loc, "type mismatch: '%s' is a property, not a "
-                "method", name);
+    return fail(ev, "R02", e->loc,
+                "type mismatch: '%s' is a property, not a "
+                "method",
+                name);
   if (!is_property(mem) && !e->u.member.call)
     return fail(ev, "R02", e->loc, "type mismatch: method '%s' must be called",
                 name);
@@ -1130,8 +1132,10 @@ static bool slice_bound(ev_t *ev, const mapopt__expr *x, int64_t *v,
   if (!eval(ev, x, &b))
     return false;
   if (b.kind != V_INT)
-    return fail(ev, "R02", x->loc, "type mismatch: slice bound must be int, "
-                "got %s", tname(&b));
+    return fail(ev, "R02", x->loc,
+                "type mismatch: slice bound must be int, "
+                "got %s",
+                tname(&b));
   *v = b.u.i;
   return true;
 }
@@ -1158,8 +1162,8 @@ static bool slice_expr(ev_t *ev, const mapopt__expr *e, value *out) {
                 tname(&base));
   int64_t a = lo < 0 ? lo + n : lo;
   if (a < 0)
-    return fail(ev, "R08", e->loc, "slice's left index is out of bound: %" PRId64,
-                lo);
+    return fail(ev, "R08", e->loc,
+                "slice's left index is out of bound: %" PRId64, lo);
   int64_t b = n;
   if (has_hi && hi != 0) {
     if (hi > n)

@@ -22,13 +22,13 @@ typedef struct checker {
   mapopt_program *prog;
   mapopt_diags *diags;
   const mapopt_dsl_options *opts;
-  mapopt_status status;     /* first error or ENOMEM */
-  bool *global_anywhere;    /* per symbol: bound by some top-level stmt */
+  mapopt_status status;           /* first error or ENOMEM */
+  bool *global_anywhere;          /* per symbol: bound by some top-level stmt */
   const mapopt__stmt **first_def; /* per symbol: the first def */
   /* The function being checked (NULL at top level). */
   const mapopt__stmt *fn;
-  int *slot_of;             /* per symbol: local slot in fn, or -1 */
-  bool *bound_now;          /* per symbol: local bound at this point */
+  int *slot_of;    /* per symbol: local slot in fn, or -1 */
+  bool *bound_now; /* per symbol: local bound at this point */
   int nslots;
   int comp_sym[MAPOPT__DSL_MAX_NESTING + 8];
   int comp_slot[MAPOPT__DSL_MAX_NESTING + 8];
@@ -39,11 +39,11 @@ static const char *file_of(const mapopt_program *p) {
   return p->ast.file;
 }
 
-static void warn(checker *c, const char *code, mapopt__loc loc,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void warn(checker *c, const char *code, mapopt__loc loc, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
 
-static void warn(checker *c, const char *code, mapopt__loc loc,
-                 const char *fmt, ...) {
+static void warn(checker *c, const char *code, mapopt__loc loc, const char *fmt,
+                 ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -66,11 +66,11 @@ static void error(checker *c, const char *code, mapopt__loc loc,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  c->status = mapopt_diags_add(c->diags, MAPOPT_SEV_ERROR, code,
-                               file_of(c->prog), loc.line, loc.col, "%s",
-                               msg) == MAPOPT_OK
-                  ? MAPOPT_ELOAD
-                  : MAPOPT_ENOMEM;
+  c->status =
+      mapopt_diags_add(c->diags, MAPOPT_SEV_ERROR, code, file_of(c->prog),
+                       loc.line, loc.col, "%s", msg) == MAPOPT_OK
+          ? MAPOPT_ELOAD
+          : MAPOPT_ENOMEM;
 }
 
 static const char *sym(const checker *c, int s) {
@@ -99,8 +99,10 @@ static void resolve(checker *c, mapopt__name_ref *ref, mapopt__loc loc) {
     return;
   bool local_now = ref->slot >= 0 && c->bound_now[ref->sym];
   if (!local_now && !c->global_anywhere[ref->sym])
-    warn(c, "W06", loc, "%s not found (in function '%s'); evaluating it will "
-         "fail", sym(c, ref->sym), sym(c, c->fn->u.def.sym));
+    warn(c, "W06", loc,
+         "%s not found (in function '%s'); evaluating it will "
+         "fail",
+         sym(c, ref->sym), sym(c, c->fn->u.def.sym));
 }
 
 static bool has_unpack(const mapopt__expr_list *l) {
@@ -436,7 +438,8 @@ static const char *lfile(const loader *l) {
 }
 
 static void load_error(loader *l, const char *code, mapopt__loc loc,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void load_error(loader *l, const char *code, mapopt__loc loc,
                        const char *fmt, ...) {
@@ -452,7 +455,8 @@ static void load_error(loader *l, const char *code, mapopt__loc loc,
 }
 
 static void load_warn(loader *l, const char *code, mapopt__loc loc,
-                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                      const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void load_warn(loader *l, const char *code, mapopt__loc loc,
                       const char *fmt, ...) {
@@ -605,8 +609,8 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
     mapopt__sb_destroy(&sb);
     return;
   }
-  mapopt__map *table = s->kind == ST_INDEX_MAP ? &p->index_maps
-                                               : &p->single_maps;
+  mapopt__map *table =
+      s->kind == ST_INDEX_MAP ? &p->index_maps : &p->single_maps;
   for (int i = 0; i < s->u.map.targets.n && l->status == MAPOPT_OK; i++) {
     const mapopt__sel *t = &s->u.map.targets.items[i];
     char nb[32];
@@ -742,9 +746,9 @@ static mapopt_status load_program(mapopt_program *p, mapopt_diags *diags) {
 
 static void program_free(mapopt_program *p) {
   mapopt_ctx *ctx = p->ctx;
-  mapopt__map *maps[] = {&p->task_kinds, &p->regions,     &p->layouts,
-                         &p->limits,     &p->collects,    &p->index_maps,
-                         &p->single_maps, &p->replicate,  &p->index_memo,
+  mapopt__map *maps[] = {&p->task_kinds,    &p->regions,   &p->layouts,
+                         &p->limits,        &p->collects,  &p->index_maps,
+                         &p->single_maps,   &p->replicate, &p->index_memo,
                          &p->decompose_memo};
   for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
     mapopt__map_destroy(maps[i], ctx);

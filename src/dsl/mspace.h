@@ -25,7 +25,8 @@ typedef enum mapopt__ms_op {
   MS_SWAP,    /* a, b */
   MS_SLICE,   /* a = d, lo, hi */
   MS_REVERSE, /* a = d */
-  MS_FACTORS  /* a = d, factors[0..nf): balance_split, auto_split, greedy_split */
+  MS_FACTORS  /* a = d, factors[0..nf): balance_split, auto_split, greedy_split
+               */
 } mapopt__ms_op;
 
 /* One transformation, with the size tuple of the model it was applied to
@@ -50,9 +51,9 @@ typedef struct mapopt__ms_step {
  * a transformed model's steps array is the old one's plus one step.
  */
 typedef struct mapopt__mspace {
-  int proc_kind;          /* mapopt_proc_kind of Machine(K) */
-  int64_t nodes;          /* N */
-  int64_t procs;          /* P_K */
+  int proc_kind; /* mapopt_proc_kind of Machine(K) */
+  int64_t nodes; /* N */
+  int64_t procs; /* P_K */
   int nsteps;
   const mapopt__ms_step *steps;
   int ndims;

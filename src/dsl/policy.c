@@ -118,8 +118,12 @@ bool mapopt_policy_layout(const mapopt_program *prog, const char *task,
   if (!b)
     return false;
   const mapopt__stmt *s = b->value;
-  mapopt_layout l = {MAPOPT_LAYOUT_UNSET, MAPOPT_LAYOUT_UNSET,
-                     MAPOPT_ALIGN_NONE, 0, false, false};
+  mapopt_layout l = {MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_ALIGN_NONE,
+                     0,
+                     false,
+                     false};
   for (int i = 0; i < s->u.layout.ncons; i++) {
     const mapopt__constraint *c = &s->u.layout.cons[i];
     switch (c->kind) {
@@ -198,9 +202,8 @@ void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
   if (emit && prog->print)
     prog->print(prog->print_ud, line);
   if (truncate && diags)
-    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file,
-                     loc.line, loc.col,
-                     "print output truncated after %d lines",
+    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file, loc.line,
+                     loc.col, "print output truncated after %d lines",
                      MAPOPT__DSL_PRINT_LIMIT);
 }
 
@@ -226,7 +229,8 @@ void mapopt__scratch_put(mapopt_program *prog, mapopt__scratch *s) {
   pthread_mutex_unlock(&prog->lock);
 }
 
-/* ---- mapping functions ---------------------------------------------------- */
+/* ---- mapping functions ----------------------------------------------------
+ */
 
 /* The function bound for task: exact name, kind key, then '*'. */
 static const mapopt__stmt *map_function(const mapopt__map *table,
@@ -264,9 +268,8 @@ static mapopt_status report_mapping_error(const mapopt_program *prog,
   if (strcmp(err->code, "R00") == 0)
     return MAPOPT_ENOMEM;
   if (diags) {
-    mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code,
-                     prog->ast.file, err->loc.line, err->loc.col, "%s",
-                     err->msg);
+    mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code, prog->ast.file,
+                     err->loc.line, err->loc.col, "%s", err->msg);
     mapopt_diags_add(diags, MAPOPT_SEV_NOTE, "", prog->ast.file, 0, 0, "%s",
                      context);
   }
@@ -293,13 +296,11 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
   return ok;
 }
 
-mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
-                                      const char *task, int dims,
-                                      const int64_t *point,
-                                      const int64_t *extents,
-                                      mapopt_proc_kind kind,
-                                      mapopt_map_answer *out,
-                                      mapopt_diags *diags) {
+mapopt_status
+mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
+                        const int64_t *point, const int64_t *extents,
+                        mapopt_proc_kind kind, mapopt_map_answer *out,
+                        mapopt_diags *diags) {
   mapopt_program *prog = (mapopt_program *)cprog; /* caches only */
   if (dims < 0 || dims > MAPOPT__MS_MAX_DIMS || !task || !out)
     return MAPOPT_EINVAL;
@@ -330,7 +331,8 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
            (size_t)dims * sizeof *extents);
     memcpy(kbuf + sizeof hdr + 2 * (size_t)dims * sizeof *point, task, tlen);
     pthread_mutex_lock(&prog->lock);
-    const mapopt__map_entry *e = mapopt__map_find(&prog->index_memo, kbuf, klen);
+    const mapopt__map_entry *e =
+        mapopt__map_find(&prog->index_memo, kbuf, klen);
     memo_entry hit;
     if (e)
       hit = *(const memo_entry *)e->value;
@@ -343,8 +345,7 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
       return MAPOPT_OK;
     }
   }
-  mapopt_task_ref ref = {task, true, dims, point, extents,
-                         {kind, 0, 0}, NULL};
+  mapopt_task_ref ref = {task, true, dims, point, extents, {kind, 0, 0}, NULL};
   mapopt__taskobj obj = {&ref, false, true};
   mapopt__eval_error err;
   bool ok = run_entry(prog, fn, &obj, kind, out, NULL, 0, &err, diags);
@@ -358,10 +359,10 @@ mapopt_status mapopt_policy_index_map(const mapopt_program *cprog,
         ok ? NULL : mapopt__arena_alloc(&prog->cache_arena, sizeof *ecopy);
     bool ins = false;
     mapopt__map_entry *e =
-        k && v && (ok || ecopy) ? (memcpy(k, kbuf, klen),
-                  mapopt__map_upsert(&prog->index_memo, prog->ctx, k, klen,
-                                     &ins))
-               : NULL;
+        k && v && (ok || ecopy)
+            ? (memcpy(k, kbuf, klen),
+               mapopt__map_upsert(&prog->index_memo, prog->ctx, k, klen, &ins))
+            : NULL;
     if (e && ins) {
       if (ok) {
         v->answer = *out;
@@ -464,8 +465,12 @@ void mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,
                                   const mapopt_region_keys *keys,
                                   mapopt_mem_kind mem, mapopt_proc_kind kind,
                                   bool c_order_default, mapopt_layout *out) {
-  mapopt_layout l = {MAPOPT_LAYOUT_UNSET, MAPOPT_LAYOUT_UNSET,
-                     MAPOPT_ALIGN_NONE, 0, false, false};
+  mapopt_layout l = {MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_LAYOUT_UNSET,
+                     MAPOPT_ALIGN_NONE,
+                     0,
+                     false,
+                     false};
   mapopt_policy_layout(prog, task, keys, mem, kind, &l);
   if (l.soa == MAPOPT_LAYOUT_UNSET)
     l.soa = MAPOPT_LAYOUT_YES;

@@ -14,8 +14,8 @@
 #define BIT(m) (1u << (m))
 
 /* Affinity per SIMULATOR.md §2.2, restricted to the memories that exist. */
-static void set_affinity(mapopt_machine_shape *s, bool sys, bool sock,
-                         bool zc, bool rd) {
+static void set_affinity(mapopt_machine_shape *s, bool sys, bool sock, bool zc,
+                         bool rd) {
   unsigned have = (sys ? BIT(MAPOPT_MEM_SYSMEM) : 0) |
                   (sock ? BIT(MAPOPT_MEM_SOCKMEM) : 0) |
                   (zc ? BIT(MAPOPT_MEM_ZCMEM) : 0) |
@@ -124,8 +124,7 @@ mapopt_status mapopt_shape_parse(const char *text, mapopt_machine_shape *out,
   return MAPOPT_OK;
 }
 
-int mapopt_shape_format(const mapopt_machine_shape *s, char *buf,
-                        size_t size) {
+int mapopt_shape_format(const mapopt_machine_shape *s, char *buf, size_t size) {
   int n = snprintf(buf, size, "nodes=%" PRId64, s->nodes);
   for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
     if (s->procs[k] && n >= 0 && (size_t)n < size)
@@ -135,9 +134,9 @@ int mapopt_shape_format(const mapopt_machine_shape *s, char *buf,
   for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
     all |= s->affinity[k];
   if (n >= 0 && (size_t)n < size)
-    n += snprintf(buf + n, size - (size_t)n,
-                  " sockets=%d sysmem=%d zcmem=%d rdmem=%d",
-                  (all >> MAPOPT_MEM_SOCKMEM) & 1, (all >> MAPOPT_MEM_SYSMEM) & 1,
-                  (all >> MAPOPT_MEM_ZCMEM) & 1, (all >> MAPOPT_MEM_RDMEM) & 1);
+    n += snprintf(
+        buf + n, size - (size_t)n, " sockets=%d sysmem=%d zcmem=%d rdmem=%d",
+        (all >> MAPOPT_MEM_SOCKMEM) & 1, (all >> MAPOPT_MEM_SYSMEM) & 1,
+        (all >> MAPOPT_MEM_ZCMEM) & 1, (all >> MAPOPT_MEM_RDMEM) & 1);
   return n;
 }

@@ -27,11 +27,11 @@ typedef struct reader {
 } reader;
 
 typedef struct af_state {
-  int64_t version;   /* current version id, -1: never written */
-  int64_t readers;   /* head in the reader pool, -1: none */
-  int64_t red_head;  /* open reduction set: reducers in the pool */
-  int64_t red_base;  /* version the open set reduces into */
-  int red_op;        /* its operator; -1: no open set */
+  int64_t version;  /* current version id, -1: never written */
+  int64_t readers;  /* head in the reader pool, -1: none */
+  int64_t red_head; /* open reduction set: reducers in the pool */
+  int64_t red_base; /* version the open set reduces into */
+  int red_op;       /* its operator; -1: no open set */
 } af_state;
 
 typedef struct growable {
@@ -43,15 +43,15 @@ typedef struct analysis {
   mapopt__arena *arena;
   mapopt_ctx *ctx;
   const mapopt_app_run *run;
-  int64_t *af_off;   /* per atom: first (atom, field) index */
+  int64_t *af_off; /* per atom: first (atom, field) index */
   af_state *af;
   reader *pool;
   int64_t npool, pool_cap;
   mapopt__version *versions;
   int64_t nversions, versions_cap;
   growable preds, raw, need, reducers;
-  int64_t *mark;     /* per op: the op whose pred list last included it */
-  int64_t *rawmark;  /* per op: the requirement whose raw list includes it */
+  int64_t *mark;    /* per op: the op whose pred list last included it */
+  int64_t *rawmark; /* per op: the requirement whose raw list includes it */
   int64_t last_fence;
   int64_t fence_from; /* first op after the newest fence */
   bool failed;
@@ -64,8 +64,8 @@ static void *grow(analysis *an, void *data, int64_t *cap, int64_t need,
   int64_t ncap = *cap ? *cap : 64;
   while (ncap < need)
     ncap *= 2;
-  void *d = mapopt__realloc(an->ctx, data, (size_t)*cap * elem,
-                            (size_t)ncap * elem);
+  void *d =
+      mapopt__realloc(an->ctx, data, (size_t)*cap * elem, (size_t)ncap * elem);
   if (!d) {
     an->failed = true;
     return NULL;
@@ -93,8 +93,8 @@ static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
 
 static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
                            int field, int64_t producer) {
-  mapopt__version *v = grow(an, an->versions, &an->versions_cap,
-                            an->nversions + 1, sizeof *v);
+  mapopt__version *v =
+      grow(an, an->versions, &an->versions_cap, an->nversions + 1, sizeof *v);
   if (!v)
     return -1;
   an->versions = v;
@@ -212,8 +212,8 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       s->red_op = -1; /* pending reductions are discarded */
       s->red_head = -1;
     }
-    s->version = new_version(an, is_fill ? VER_FILL : VER_WRITE, atom, field,
-                             op);
+    s->version =
+        new_version(an, is_fill ? VER_FILL : VER_WRITE, atom, field, op);
     s->readers = -1;
     break;
   case MAPOPT_PRIV_REDUCE:
@@ -259,8 +259,8 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
   if (op->kind == MAPOPT_OP_FUTURE_REDUCE)
     for (int64_t j = i - 1; j >= 0 && run->ops[j].launch == op->launch; j--)
       add_pred(an, i, j);
-  bool virt = op->kind == MAPOPT_OP_TASK && op->task >= 0 &&
-              run->tasks[op->task].inner;
+  bool virt =
+      op->kind == MAPOPT_OP_TASK && op->task >= 0 && run->tasks[op->task].inner;
   bool is_fill = op->kind == MAPOPT_OP_FILL;
   for (size_t r = 0; r < op->nreqs; r++) {
     int64_t q = dag->req_off[i] + (int64_t)r;
@@ -297,8 +297,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   an.rawmark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
   dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
   dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
-      !dag->req_off)
+  if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off || !dag->req_off)
     return MAPOPT_ENOMEM;
   int64_t naf = 0;
   for (int64_t a = 0; a < run->natoms; a++) {
@@ -350,8 +349,9 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
     *moves[k].dst = d;
     mapopt__free(an.ctx, g->data, (size_t)g->cap * 8);
   }
-  dag->versions = mapopt__arena_alloc(
-      arena, (size_t)(an.nversions ? an.nversions : 1) * sizeof(mapopt__version));
+  dag->versions =
+      mapopt__arena_alloc(arena, (size_t)(an.nversions ? an.nversions : 1) *
+                                     sizeof(mapopt__version));
   if (!dag->versions)
     st = MAPOPT_ENOMEM;
   else if (an.nversions)

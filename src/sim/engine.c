@@ -30,23 +30,24 @@
 
 #include "sim/engine.h"
 
-/* ---- events --------------------------------------------------------------- */
+/* ---- events ---------------------------------------------------------------
+ */
 
 enum {
-  EV_ISSUE,       /* a context issues its next statements: id = ctx + 1 */
-  EV_LAUNCHED,    /* a launch's UTIL work ended: id = first op */
-  EV_MAPPED,      /* an op's mapping work ended */
-  EV_COPY_READY,  /* a copy may reserve its ports */
+  EV_ISSUE,      /* a context issues its next statements: id = ctx + 1 */
+  EV_LAUNCHED,   /* a launch's UTIL work ended: id = first op */
+  EV_MAPPED,     /* an op's mapping work ended */
+  EV_COPY_READY, /* a copy may reserve its ports */
   EV_COPY_DONE,
   EV_TASK_END,
-  EV_COMPLETE,    /* fences and future reductions: their delay ended */
-  EV_PROC_FREE    /* a processor may start its next ready op */
+  EV_COMPLETE, /* fences and future reductions: their delay ended */
+  EV_PROC_FREE /* a processor may start its next ready op */
 };
 
-#define EV(type, id) ((void *)(uintptr_t)(((uint64_t)(type) << 56) | (uint64_t)(id)))
+#define EV(type, id)                                                           \
+  ((void *)(uintptr_t)(((uint64_t)(type) << 56) | (uint64_t)(id)))
 #define EV_TYPE(p) ((int)((uint64_t)(uintptr_t)(p) >> 56))
 #define EV_ID(p) ((int64_t)((uint64_t)(uintptr_t)(p) & ((1ull << 56) - 1)))
-
 
 static bool failed(const sim_t *s) {
   return s->error != MAPOPT_SIM_NONE;
@@ -123,8 +124,8 @@ static int64_t find_mem(const sim_t *s, const sim_proc *p, mapopt_mem_kind k);
 
 static mapopt_status build_machine(sim_t *s) {
   const mapopt_machine *m = s->m;
-  s->ranks = s->run->ranks_per_node > 0 ? s->run->ranks_per_node
-                                        : m->ranks_per_node;
+  s->ranks =
+      s->run->ranks_per_node > 0 ? s->run->ranks_per_node : m->ranks_per_node;
   if (s->ranks < 1)
     s->ranks = 1;
   s->nas = m->nodes * s->ranks;
@@ -136,15 +137,15 @@ static mapopt_status build_machine(sim_t *s) {
   if (m->procs[MAPOPT_PROC_CPU].count == 0)
     counts[PK_CPU] = 0;
   s->gpus_per_node = m->procs[MAPOPT_PROC_GPU].count;
-  s->proc_base = mapopt__arena_zalloc(&s->arena,
-                                      (size_t)(s->nas * PK_COUNT + 1) * 8);
+  s->proc_base =
+      mapopt__arena_zalloc(&s->arena, (size_t)(s->nas * PK_COUNT + 1) * 8);
   int64_t n = 0;
   for (int64_t as = 0; as < s->nas; as++)
     for (int c = 0; c < PK_COUNT; c++)
       n += counts[c];
   s->nprocs = n;
-  s->procs = mapopt__arena_zalloc(&s->arena, (size_t)(n ? n : 1) *
-                                                 sizeof *s->procs);
+  s->procs =
+      mapopt__arena_zalloc(&s->arena, (size_t)(n ? n : 1) * sizeof *s->procs);
   if (!s->proc_base || !s->procs)
     return MAPOPT_ENOMEM;
   int64_t id = 0;
@@ -174,9 +175,9 @@ static mapopt_status build_machine(sim_t *s) {
   mapopt_mem_kind per_as[] = {MAPOPT_MEM_SYSMEM, MAPOPT_MEM_ZCMEM,
                               MAPOPT_MEM_RDMEM};
   s->mems = mapopt__arena_zalloc(
-      &s->arena, (size_t)(s->nas * 3 + m->nodes * (sockets + s->gpus_per_node) +
-                          1) *
-                     sizeof *s->mems);
+      &s->arena,
+      (size_t)(s->nas * 3 + m->nodes * (sockets + s->gpus_per_node) + 1) *
+          sizeof *s->mems);
   if (!s->mems)
     return MAPOPT_ENOMEM;
   for (int64_t as = 0; as < s->nas; as++)
@@ -195,9 +196,8 @@ static mapopt_status build_machine(sim_t *s) {
                          : m->mems[per_as[k]].capacity;
     }
   for (int64_t node = 0; node < m->nodes; node++) {
-    for (int64_t g = 0; m->mems[MAPOPT_MEM_FBMEM].present &&
-                        g < s->gpus_per_node;
-         g++) {
+    for (int64_t g = 0;
+         m->mems[MAPOPT_MEM_FBMEM].present && g < s->gpus_per_node; g++) {
       sim_mem *mm = &s->mems[nm++];
       mm->kind = MAPOPT_MEM_FBMEM;
       mm->node = node;
@@ -239,8 +239,8 @@ static mapopt_status build_machine(sim_t *s) {
    * nic_in. */
   s->ports_per_node = 5 * s->gpus_per_node + 3;
   s->nports = m->nodes * s->ports_per_node;
-  s->ports = mapopt__arena_zalloc(&s->arena, (size_t)(s->nports + 1) *
-                                                 sizeof *s->ports);
+  s->ports = mapopt__arena_zalloc(&s->arena,
+                                  (size_t)(s->nports + 1) * sizeof *s->ports);
   if (!s->ports)
     return MAPOPT_ENOMEM;
   static const char *const gnames[] = {"ce", "out", "in", "pout", "pin"};
@@ -286,7 +286,7 @@ static int64_t find_mem(const sim_t *s, const sim_proc *p, mapopt_mem_kind k) {
 }
 
 static mapopt_proc_kind dsl_kind(int cls) {
-  return cls == PK_GPU ? MAPOPT_PROC_GPU
+  return cls == PK_GPU   ? MAPOPT_PROC_GPU
          : cls == PK_OMP ? MAPOPT_PROC_OMP
                          : MAPOPT_PROC_CPU;
 }
@@ -301,11 +301,12 @@ static int64_t procs_per_as(const sim_t *s, int cls) {
   return s->proc_base[cls + 1] - s->proc_base[cls];
 }
 
-/* ---- ports and copies ----------------------------------------------------- */
+/* ---- ports and copies -----------------------------------------------------
+ */
 
 static int64_t port_of(const sim_t *s, int64_t node, int64_t gpu, int which) {
-  return node * s->ports_per_node + (gpu >= 0 ? gpu * 5 + which
-                                              : 5 * s->gpus_per_node + which);
+  return node * s->ports_per_node +
+         (gpu >= 0 ? gpu * 5 + which : 5 * s->gpus_per_node + which);
 }
 enum { P_CE, P_OUT, P_IN, P_POUT, P_PIN };
 enum { P_MEMBUS, P_NIC_OUT, P_NIC_IN };
@@ -406,7 +407,8 @@ static int64_t copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
   return start + mapopt__sim_copy_ns(bytes, bw > 0 ? bw : 1, lat);
 }
 
-/* ---- instances ------------------------------------------------------------- */
+/* ---- instances -------------------------------------------------------------
+ */
 
 /* Index of (atom a of the piece, field f) in an instance's arrays. */
 static int64_t slot_of(const sim_t *s, const sim_inst *in, size_t a, int f) {
@@ -480,12 +482,24 @@ static int64_t align_of(const mapopt_layout *l) {
   for (int64_t a = 1; a <= ((int64_t)1 << 40); a *= 2) {
     bool ok;
     switch (l->align_op) {
-    case MAPOPT_ALIGN_EQ: ok = a == l->align; break;
-    case MAPOPT_ALIGN_NE: ok = a != l->align; break;
-    case MAPOPT_ALIGN_LT: ok = a < l->align; break;
-    case MAPOPT_ALIGN_LE: ok = a <= l->align; break;
-    case MAPOPT_ALIGN_GT: ok = a > l->align; break;
-    default: ok = a >= l->align; break;
+    case MAPOPT_ALIGN_EQ:
+      ok = a == l->align;
+      break;
+    case MAPOPT_ALIGN_NE:
+      ok = a != l->align;
+      break;
+    case MAPOPT_ALIGN_LT:
+      ok = a < l->align;
+      break;
+    case MAPOPT_ALIGN_LE:
+      ok = a <= l->align;
+      break;
+    case MAPOPT_ALIGN_GT:
+      ok = a > l->align;
+      break;
+    default:
+      ok = a >= l->align;
+      break;
     }
     if (ok)
       return a;
@@ -494,8 +508,7 @@ static int64_t align_of(const mapopt_layout *l) {
 }
 
 static int64_t inst_bytes(const sim_t *s, const mapopt_app_piece *pc,
-                          int region, uint64_t fields,
-                          const mapopt_layout *l) {
+                          int region, uint64_t fields, const mapopt_layout *l) {
   const mapopt_app_region *rg = &s->run->regions[region];
   int64_t per = 0, nf = 0;
   for (int f = 0; f < rg->nfields; f++)
@@ -522,8 +535,8 @@ static bool covers(const sim_t *s, const sim_inst *in,
     return true;
   for (size_t a = 0; a < pc->natoms; a++) {
     int64_t k = atom_index(in->piece, pc->atoms[a].atom);
-    if (k < 0 || in->piece->atoms[k].count !=
-                     s->run->atom_elements[pc->atoms[a].atom])
+    if (k < 0 ||
+        in->piece->atoms[k].count != s->run->atom_elements[pc->atoms[a].atom])
       return false;
   }
   return true;
@@ -539,9 +552,8 @@ static int64_t find_instance(sim_t *s, int64_t mem, const mapopt_app_req *r,
     sim_inst *in = inst_at(s, i);
     if (in->freed || in->reduction || in->collect_pending ||
         in->region != r->piece->region ||
-        (in->fields & r->fields) != r->fields ||
-        in->layout.soa != l->soa || in->layout.c_order != l->c_order ||
-        align_of(&in->layout) < want_align)
+        (in->fields & r->fields) != r->fields || in->layout.soa != l->soa ||
+        in->layout.c_order != l->c_order || align_of(&in->layout) < want_align)
       continue;
     if (covers(s, in, r->piece))
       return i;
@@ -588,9 +600,8 @@ static int64_t create_instance(sim_t *s, int64_t op, int64_t r, int64_t mem,
   *slot = id;
   for (size_t k = 0; k < n; k++)
     held[k] = inc[k] = -1;
-  *in = (sim_inst){mem,   pc,    region,    fields, *l,    bytes,
-                   0,     s->now, false,    reduction, false, false,
-                   0,     held,  inc};
+  *in = (sim_inst){mem,   pc,        region, fields, *l, bytes, 0,  s->now,
+                   false, reduction, false,  false,  0,  held,  inc};
   mm->live += bytes;
   mm->ninst++;
   if (mm->live > mm->peak)
@@ -600,8 +611,8 @@ static int64_t create_instance(sim_t *s, int64_t op, int64_t r, int64_t mem,
   return id;
 }
 
-/* ---- holders of versions --------------------------------------------------- */
-
+/* ---- holders of versions ---------------------------------------------------
+ */
 
 static void add_holder(sim_t *s, int64_t v, int64_t inst) {
   hnode *h = mapopt__vec_push(&s->hpool, s->ctx);
@@ -630,14 +641,16 @@ static void hold(sim_t *s, int64_t inst, int64_t atom, int f, int64_t v) {
     s->newest[af] = v;
 }
 
-/* ---- forward declarations of the state machine ---------------------------- */
+/* ---- forward declarations of the state machine ----------------------------
+ */
 
 static void try_ready(sim_t *s, int64_t op);
 static void plan_copies(sim_t *s, int64_t op, int64_t r);
 static void op_complete(sim_t *s, int64_t op);
 static void try_mappable(sim_t *s, int64_t op);
 
-/* ---- copies ------------------------------------------------------------------ */
+/* ---- copies
+ * ------------------------------------------------------------------ */
 
 /* One (atom, field, version) a copy moves; a copy's entries form a list. */
 typedef struct caf {
@@ -813,8 +826,8 @@ static int64_t field_bytes(const sim_t *s, int64_t atom, int f) {
 
 /* Brings version v of (atom, f) into the plan's destination. Returns the
  * copy that delivers it (for dependences), or -1. */
-static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f, int64_t v,
-                            int64_t count, int depth) {
+static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
+                            int64_t v, int64_t count, int depth) {
   sim_inst *dst = inst_at(s, p->dst);
   int64_t a = atom_index(dst->piece, atom);
   if (a < 0 || depth > 8)
@@ -969,7 +982,8 @@ static void copy_done(sim_t *s, int64_t c) {
   try_ready(s, cp.op);
 }
 
-/* ---- instance users and collection ---------------------------------------- */
+/* ---- instance users and collection ----------------------------------------
+ */
 
 /* Whether inst is the only holder of the newest version of some (atom,
  * field): such an instance is never collected (§4.7). */
@@ -987,8 +1001,8 @@ static bool only_newest_holder(sim_t *s, int64_t i) {
            h = MAPOPT__VEC_AT(&s->hpool, hnode, h).next) {
         sim_inst *o = inst_at(s, MAPOPT__VEC_AT(&s->hpool, hnode, h).inst);
         int64_t oa = atom_index(o->piece, atom);
-        holders += !o->freed && oa >= 0 &&
-                   o->held[slot_of(s, o, (size_t)oa, f)] == v;
+        holders +=
+            !o->freed && oa >= 0 && o->held[slot_of(s, o, (size_t)oa, f)] == v;
       }
       if (holders < 2)
         return true;
@@ -1004,7 +1018,8 @@ static void release_user(sim_t *s, int64_t i) {
     mem_release(s, i);
 }
 
-/* ---- issuing ------------------------------------------------------------------ */
+/* ---- issuing
+ * ------------------------------------------------------------------ */
 
 static int64_t util_start(sim_t *s, int64_t as, int64_t cost) {
   int64_t base = s->proc_base[as * PK_COUNT + PK_UTIL];
@@ -1044,8 +1059,8 @@ static void place_index_launch(sim_t *s, int64_t first);
  */
 static void ctx_issue(sim_t *s, int64_t parent) {
   sim_ctx *c = ctx_of(s, parent);
-  int64_t window = s->m->runtime.window_ops > 0 ? s->m->runtime.window_ops
-                                                : 1024;
+  int64_t window =
+      s->m->runtime.window_ops > 0 ? s->m->runtime.window_ops : 1024;
   const mapopt_machine_runtime *rt = &s->m->runtime;
   while (!failed(s) && c->next >= 0 && c->outstanding < window) {
     int64_t op = c->next;
@@ -1081,14 +1096,15 @@ static void ctx_issue(sim_t *s, int64_t parent) {
 
 static void launched(sim_t *s, int64_t first) {
   const mapopt_app_op *o = &s->run->ops[first];
-  for (int64_t op = first; op >= 0 && !failed(s) &&
-                           s->run->ops[op].launch == o->launch &&
-                           s->run->ops[op].kind == MAPOPT_OP_TASK;
+  for (int64_t op = first;
+       op >= 0 && !failed(s) && s->run->ops[op].launch == o->launch &&
+       s->run->ops[op].kind == MAPOPT_OP_TASK;
        op = s->next_sib[op])
     issue_op(s, op);
 }
 
-/* ---- mapping ------------------------------------------------------------------ */
+/* ---- mapping
+ * ------------------------------------------------------------------ */
 
 static const char *task_name(const sim_t *s, int64_t op) {
   return s->run->tasks[s->run->ops[op].task].name;
@@ -1128,11 +1144,14 @@ static void set_ref(sim_t *s, int64_t op, int kind, int64_t proc,
   so->proc = proc;
   so->as = s->procs[proc].as;
   so->variant = variant_of(s, o->task, kind);
-  so->ref = (mapopt_task_ref){task_name(s, op), o->is_index, o->dims,
-                              o->point, o->extents,
-                              {(mapopt_proc_kind)kind, s->procs[proc].as,
-                               s->procs[proc].local},
-                              parent};
+  so->ref = (mapopt_task_ref){
+      task_name(s, op),
+      o->is_index,
+      o->dims,
+      o->point,
+      o->extents,
+      {(mapopt_proc_kind)kind, s->procs[proc].as, s->procs[proc].local},
+      parent};
 }
 
 static const mapopt_task_ref *parent_ref(sim_t *s, int64_t op,
@@ -1149,8 +1168,8 @@ static void place_index_launch(sim_t *s, int64_t first) {
   if (kind < 0)
     return;
   int cls = proc_cls((mapopt_proc_kind)kind);
-  static const mapopt_task_ref main_ref = {"main", false, 0, NULL, NULL,
-                                           {MAPOPT_PROC_CPU, 0, 0}, NULL};
+  static const mapopt_task_ref main_ref = {
+      "main", false, 0, NULL, NULL, {MAPOPT_PROC_CPU, 0, 0}, NULL};
   int64_t limit = s->task_limit[f->task];
   int64_t *count = NULL;
   if (limit > 0 && !s->opts->no_backpressure_errors)
@@ -1161,10 +1180,9 @@ static void place_index_launch(sim_t *s, int64_t first) {
     const mapopt_app_op *o = &s->run->ops[op];
     mapopt_map_answer ans;
     size_t from = mapopt_diags_count(s->diags);
-    mapopt_status st =
-        mapopt_policy_index_map(s->prog, task_name(s, op), o->dims, o->point,
-                                o->extents, (mapopt_proc_kind)kind, &ans,
-                                s->diags);
+    mapopt_status st = mapopt_policy_index_map(
+        s->prog, task_name(s, op), o->dims, o->point, o->extents,
+        (mapopt_proc_kind)kind, &ans, s->diags);
     if (st == MAPOPT_EMAP) {
       dsl_error(s, class_of(s->diags, from), from);
       return;
@@ -1204,8 +1222,8 @@ static bool place_single(sim_t *s, int64_t op) {
   if (kind < 0)
     return false;
   int cls = proc_cls((mapopt_proc_kind)kind);
-  static const mapopt_task_ref main_ref = {"main", false, 0, NULL, NULL,
-                                           {MAPOPT_PROC_CPU, 0, 0}, NULL};
+  static const mapopt_task_ref main_ref = {
+      "main", false, 0, NULL, NULL, {MAPOPT_PROC_CPU, 0, 0}, NULL};
   const mapopt_task_ref *parent = parent_ref(s, op, &main_ref);
   int64_t as = o->parent >= 0 ? s->ops[o->parent].as : 0;
   if (procs_per_as(s, cls) == 0) {
@@ -1215,8 +1233,13 @@ static bool place_single(sim_t *s, int64_t op) {
               task_name(s, op), mapopt_proc_kind_name(kind));
     return false;
   }
-  mapopt_task_ref self = {task_name(s, op), false, 0, NULL, NULL,
-                          {(mapopt_proc_kind)kind, as, 0}, parent};
+  mapopt_task_ref self = {task_name(s, op),
+                          false,
+                          0,
+                          NULL,
+                          NULL,
+                          {(mapopt_proc_kind)kind, as, 0},
+                          parent};
   mapopt_map_answer ans;
   mapopt_proc_point set[64];
   size_t from = mapopt_diags_count(s->diags);
@@ -1233,7 +1256,9 @@ static bool place_single(sim_t *s, int64_t op) {
   int64_t local = 0;
   if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
     if (o->parent >= 0) {
-      int64_t *rr = &s->rr[as * 3 + (cls == PK_GPU ? 1 : cls == PK_OMP ? 2 : 0)];
+      int64_t *rr = &s->rr[as * 3 + (cls == PK_GPU   ? 1
+                                     : cls == PK_OMP ? 2
+                                                     : 0)];
       local = (*rr)++ % procs_per_as(s, cls);
     }
   } else {
@@ -1272,8 +1297,7 @@ static void admit(sim_t *s, int64_t op);
 
 static void try_mappable(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
-  if (failed(s) || !o->issued || o->state != OS_ISSUED ||
-      o->preds_unmapped > 0)
+  if (failed(s) || !o->issued || o->state != OS_ISSUED || o->preds_unmapped > 0)
     return;
   const mapopt_app_op *ao = &s->run->ops[op];
   o->state = OS_MAPPABLE;
@@ -1369,8 +1393,8 @@ static const req_policy *req_decision(sim_t *s, int task, size_t r,
   mapopt_region_keys keys = {req->names, req->nnames, r};
   v->names = req->names;
   v->nnames = req->nnames;
-  v->mem = mapopt_policy_select_memory(s->prog, tn, &keys,
-                                       (mapopt_proc_kind)kind);
+  v->mem =
+      mapopt_policy_select_memory(s->prog, tn, &keys, (mapopt_proc_kind)kind);
   mapopt_policy_resolve_layout(s->prog, tn, &keys, v->mem,
                                (mapopt_proc_kind)kind, s->run->default_c_order,
                                &v->layout);
@@ -1472,7 +1496,8 @@ static void on_mapped(sim_t *s, int64_t op) {
   try_ready(s, op);
 }
 
-/* ---- running -------------------------------------------------------------- */
+/* ---- running --------------------------------------------------------------
+ */
 
 static void try_start(sim_t *s, int64_t proc);
 
@@ -1548,9 +1573,8 @@ static bool check_layout(sim_t *s, int64_t op) {
                   "Assertion failed: stride does not match expected value.\n"
                   "[mapopt-sim] task %s, region requirement %zu (%s), layout "
                   "%s %s, on %s %" PRId64,
-                  task_name(s, op), r, ao->reqs[r].nnames
-                                           ? ao->reqs[r].names[0]
-                                           : "?",
+                  task_name(s, op), r,
+                  ao->reqs[r].nnames ? ao->reqs[r].names[0] : "?",
                   in->layout.soa == MAPOPT_LAYOUT_YES ? "SOA" : "AOS",
                   in->layout.c_order == MAPOPT_LAYOUT_YES ? "C_order"
                                                           : "F_order",
@@ -1572,15 +1596,15 @@ static void cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
   const sim_op *o = &s->ops[op];
   for (size_t r = 0; r < n; r++) {
     if (o->inst[r] < 0) {
-      mems[r] = o->kind == MAPOPT_PROC_GPU ? MAPOPT_MEM_FBMEM
-                                           : MAPOPT_MEM_SYSMEM;
+      mems[r] =
+          o->kind == MAPOPT_PROC_GPU ? MAPOPT_MEM_FBMEM : MAPOPT_MEM_SYSMEM;
       ppm[r] = 1000000;
       continue;
     }
     const sim_inst *in = inst_at(s, o->inst[r]);
     mems[r] = s->mems[in->mem].kind;
-    ppm[r] = mapopt__sim_layout_ppm(s->run, op, o->variant, (int)r,
-                                    &in->layout, in->fields);
+    ppm[r] = mapopt__sim_layout_ppm(s->run, op, o->variant, (int)r, &in->layout,
+                                    in->fields);
   }
 }
 
@@ -1603,7 +1627,12 @@ static void start_task(sim_t *s, int64_t op) {
     int64_t ppm[64];
     size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
     cost_inputs(s, op, mems, ppm, n);
-    mapopt__task_cost_in in = {s->m,  s->run, op, o->variant, mems, ppm,
+    mapopt__task_cost_in in = {s->m,
+                               s->run,
+                               op,
+                               o->variant,
+                               mems,
+                               ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
     dur = mapopt__sim_task_ns(&in, NULL, NULL);
@@ -1677,8 +1706,7 @@ static void task_end(sim_t *s, int64_t op) {
      * instance the data was written or filled in is its home, which the
      * mapper keeps (the expert's footprint of BENCHMARKS.md §6.4). */
     if (req->priv == MAPOPT_PRIV_RO && pol && pol->collect &&
-        inst_at(s, o->inst[r])->copied &&
-        !only_newest_holder(s, o->inst[r]))
+        inst_at(s, o->inst[r])->copied && !only_newest_holder(s, o->inst[r]))
       inst_at(s, o->inst[r])->collect_pending = true;
     release_user(s, o->inst[r]);
   }
@@ -1744,7 +1772,8 @@ static void issue_op(sim_t *s, int64_t op) {
   try_mappable(s, op);
 }
 
-/* ---- setup ------------------------------------------------------------------- */
+/* ---- setup
+ * ------------------------------------------------------------------- */
 
 /* Inverts an adjacency list given as (off, list) over n nodes. */
 static mapopt_status invert(mapopt__arena *a, int64_t n, const int64_t *off,
@@ -1807,8 +1836,8 @@ static mapopt_machine machine_key(const mapopt_machine *m) {
 }
 
 static mapopt_status plan_lower_bound(const mapopt_sim_plan *cplan,
-                                      mapopt_ctx *ctx,
-                                      const mapopt_machine *m, int64_t *lb) {
+                                      mapopt_ctx *ctx, const mapopt_machine *m,
+                                      int64_t *lb) {
   mapopt_sim_plan *pl = (mapopt_sim_plan *)cplan; /* its cache only */
   mapopt_machine key = machine_key(m);
   pthread_mutex_lock(&pl->lock);
@@ -1943,11 +1972,12 @@ static mapopt_status setup(sim_t *s) {
   int64_t n = run->nops;
   s->ops = mapopt__arena_zalloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
   s->ctxs = mapopt__arena_zalloc(a, (size_t)(n + 1) * sizeof *s->ctxs);
-  s->task_kind = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
+  s->task_kind =
+      mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
-  s->limit_count = mapopt__arena_zalloc(
-      a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
+  s->limit_count =
+      mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
   s->limit_wait = mapopt__arena_zalloc(
       a, (size_t)(run->ntasks * s->nprocs + 1) * sizeof(mapopt__heap));
   int64_t nv = s->dag.nversions;
@@ -1957,8 +1987,8 @@ static mapopt_status setup(sim_t *s) {
   s->wait_head = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->rr ||
-      !s->limit_count || !s->limit_wait || !s->holder_head ||
-      !s->fold_target || !s->wait_head || !s->newest)
+      !s->limit_count || !s->limit_wait || !s->holder_head || !s->fold_target ||
+      !s->wait_head || !s->newest)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
@@ -1980,8 +2010,8 @@ static mapopt_status setup(sim_t *s) {
     o->last_pred = o->last_copy = -1;
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];
-    o->raw_left = mapopt__arena_alloc(
-        a, (run->ops[i].nreqs ? run->ops[i].nreqs : 1) * 8);
+    o->raw_left =
+        mapopt__arena_alloc(a, (run->ops[i].nreqs ? run->ops[i].nreqs : 1) * 8);
     if (!o->raw_left)
       return MAPOPT_ENOMEM;
     for (size_t r = 0; r < run->ops[i].nreqs; r++) {
@@ -2025,14 +2055,15 @@ static void teardown(sim_t *s) {
     mapopt__heap_destroy(&s->procs[i].ready, s->ctx);
   for (int64_t i = 0; s->mems && i < s->nmems; i++)
     mapopt__vec_destroy(&s->mems[i].insts, s->ctx);
-  for (int64_t k = 0;
-       s->limit_wait && k < (int64_t)s->run->ntasks * s->nprocs; k++)
+  for (int64_t k = 0; s->limit_wait && k < (int64_t)s->run->ntasks * s->nprocs;
+       k++)
     mapopt__heap_destroy(&s->limit_wait[k], s->ctx);
   mapopt__sb_destroy(&s->errtext);
   mapopt__sb_destroy(&s->log);
 }
 
-/* ---- the event loop ---------------------------------------------------------- */
+/* ---- the event loop
+ * ---------------------------------------------------------- */
 
 static void dispatch(sim_t *s, int type, int64_t id) {
   switch (type) {
@@ -2065,15 +2096,14 @@ static void dispatch(sim_t *s, int type, int64_t id) {
 }
 
 static void event_loop(sim_t *s) {
-  int64_t max_events = s->opts->max_events > 0 ? s->opts->max_events
-                                               : 1000000000;
+  int64_t max_events =
+      s->opts->max_events > 0 ? s->opts->max_events : 1000000000;
   schedule(s, 0, EV_ISSUE, 0);
   mapopt__heap_item it;
   while (!failed(s) && mapopt__heap_pop(&s->events, &it)) {
     if (it.time > s->time_limit || s->nevents >= max_events) {
       s->now = it.time < s->time_limit ? it.time : s->time_limit;
-      sim_error(s, MAPOPT_SIM_TIMEOUT,
-                "simulated time limit exceeded (%g s)",
+      sim_error(s, MAPOPT_SIM_TIMEOUT, "simulated time limit exceeded (%g s)",
                 (double)s->time_limit / 1e9);
       break;
     }
@@ -2088,7 +2118,8 @@ static void event_loop(sim_t *s) {
               s->run->nops - s->ops_done, s->run->nops);
 }
 
-/* ---- results ----------------------------------------------------------------- */
+/* ---- results
+ * ----------------------------------------------------------------- */
 
 /* The timed window(s): [lo[i], hi[i]) for i < *n (§4.11). */
 static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n,
@@ -2212,7 +2243,8 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED ||
         !in_windows(o->start_at, lo, hi, nw))
       continue;
-    mapopt_sim_task_stats *t = &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
+    mapopt_sim_task_stats *t =
+        &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
     t->task = result_string(s, res, run->tasks[ao->task].name);
     t->kind = (mapopt_proc_kind)o->kind;
     int64_t d = o->end_at - o->start_at;
@@ -2234,8 +2266,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
         t->nreqs = (int)r + 1;
         q->index = (int)r;
         q->name = result_string(s, res,
-                                ao->reqs[r].nnames ? ao->reqs[r].names[0]
-                                                   : "");
+                                ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
         q->memory = mems[r];
         if (o->inst[r] >= 0)
           q->layout = inst_at(s, o->inst[r])->layout;
@@ -2285,8 +2316,8 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
     d->inner = run->tasks[ao->task].inner;
     d->nreqs = ao->nreqs < 8 ? (int)ao->nreqs : 8;
     for (int r = 0; r < d->nreqs; r++) {
-      d->reqs[r].name = result_string(
-          s, res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+      d->reqs[r].name =
+          result_string(s, res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
       d->reqs[r].memory = MAPOPT_MEM_VIRTUAL;
       if (!o->inst || o->inst[r] < 0)
         continue;
@@ -2318,10 +2349,11 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
   if (run->metric_gflops) {
     res->metric_name = "gflops";
     res->metric_unit = run->per_node ? "GFLOP/s per node" : "GFLOP/s";
-    double reps = run->timing == MAPOPT_TIMING_FENCED ? (double)nw
-                                                      : (double)run->iterations_timed;
-    double v = secs > 0 ? (double)run->flops_per_iteration * reps / secs / 1e9
-                        : 0;
+    double reps = run->timing == MAPOPT_TIMING_FENCED
+                      ? (double)nw
+                      : (double)run->iterations_timed;
+    double v =
+        secs > 0 ? (double)run->flops_per_iteration * reps / secs / 1e9 : 0;
     res->metric_value = run->per_node ? v / (double)s->m->nodes : v;
   } else {
     res->metric_name = "throughput";
@@ -2341,9 +2373,8 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
   res->nprocs = (size_t)s->nprocs;
   for (int64_t p = 0; p < s->nprocs; p++) {
     const sim_proc *sp = &s->procs[p];
-    res->procs[p] = (mapopt_sim_proc_stats){sp->node, sp->rank,
-                                            cls_names[sp->cls], sp->local, 0,
-                                            0};
+    res->procs[p] = (mapopt_sim_proc_stats){
+        sp->node, sp->rank, cls_names[sp->cls], sp->local, 0, 0};
   }
   for (int64_t i = 0; i < run->nops; i++) {
     const sim_op *o = &s->ops[i];
@@ -2351,7 +2382,8 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
         o->state < OS_EXECUTED)
       continue;
     for (int64_t w = 0; w < nw; w++)
-      res->procs[o->proc].busy_ns += overlap(o->start_at, o->end_at, lo[w], hi[w]);
+      res->procs[o->proc].busy_ns +=
+          overlap(o->start_at, o->end_at, lo[w], hi[w]);
     if (in_windows(o->start_at, lo, hi, nw))
       res->procs[o->proc].tasks++;
   }
@@ -2376,8 +2408,9 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
   res->nmems = (size_t)s->nmems;
   for (int64_t i = 0; i < s->nmems; i++) {
     const sim_mem *m = &s->mems[i];
-    res->mems[i] = (mapopt_sim_mem_stats){m->node, m->rank, m->kind, m->index,
-                                          m->capacity, m->peak, m->peak_inst};
+    res->mems[i] =
+        (mapopt_sim_mem_stats){m->node,     m->rank, m->kind,     m->index,
+                               m->capacity, m->peak, m->peak_inst};
   }
   if (s->opts->record_decisions && record_decisions(s, res) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
@@ -2411,12 +2444,10 @@ const char *mapopt_sim_error_name(mapopt_sim_error e) {
   return "UNKNOWN";
 }
 
-mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
-                                  const mapopt_machine *machine,
-                                  const mapopt_sim_plan *plan,
-                                  const mapopt_program *prog,
-                                  const mapopt_sim_options *opts,
-                                  mapopt_sim_result **out) {
+mapopt_status
+mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
+                    const mapopt_sim_plan *plan, const mapopt_program *prog,
+                    const mapopt_sim_options *opts, mapopt_sim_result **out) {
   static const mapopt_sim_options defaults;
   if (!ctx || !machine || !plan || !prog || !out)
     return MAPOPT_EINVAL;
@@ -2461,8 +2492,8 @@ mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
   }
   if (st == MAPOPT_OK) {
     clock_gettime(CLOCK_MONOTONIC, &w1);
-    res->sim_wall_us = (w1.tv_sec - w0.tv_sec) * 1000000 +
-                       (w1.tv_nsec - w0.tv_nsec) / 1000;
+    res->sim_wall_us =
+        (w1.tv_sec - w0.tv_sec) * 1000000 + (w1.tv_nsec - w0.tv_nsec) / 1000;
     res->error_text = s.errtext.len
                           ? mapopt__strndup(ctx, s.errtext.data, s.errtext.len)
                           : NULL;

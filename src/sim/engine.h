@@ -14,11 +14,11 @@
 enum { PK_CPU, PK_GPU, PK_OMP, PK_UTIL, PK_COUNT };
 
 typedef struct sim_proc {
-  int cls;         /* PK_* */
-  int64_t as;      /* address space: node * ranks + rank */
+  int cls;    /* PK_* */
+  int64_t as; /* address space: node * ranks + rank */
   int64_t node, rank;
-  int64_t local;   /* index among its class in the address space */
-  int64_t gpu;     /* GPU: node-local GPU index (for FB and ports) */
+  int64_t local; /* index among its class in the address space */
+  int64_t gpu;   /* GPU: node-local GPU index (for FB and ports) */
   int64_t socket;
   int64_t free_at;
   bool running;
@@ -29,13 +29,13 @@ typedef struct sim_proc {
 
 typedef struct sim_mem {
   mapopt_mem_kind kind;
-  int64_t node, rank;  /* rank -1: per node (SOCKMEM) */
-  int64_t as;          /* -1 for SOCKMEM */
-  int64_t index;       /* index among memories of its kind on the node */
-  int64_t gpu;         /* FBMEM: node-local GPU */
+  int64_t node, rank; /* rank -1: per node (SOCKMEM) */
+  int64_t as;         /* -1 for SOCKMEM */
+  int64_t index;      /* index among memories of its kind on the node */
+  int64_t gpu;        /* FBMEM: node-local GPU */
   int64_t socket;
   int64_t capacity, live, peak, ninst, peak_inst;
-  mapopt__vec insts;   /* of int64_t instance ids */
+  mapopt__vec insts; /* of int64_t instance ids */
 } sim_mem;
 
 typedef struct sim_port {
@@ -51,58 +51,73 @@ typedef struct sim_inst {
   uint64_t fields;
   mapopt_layout layout;
   int64_t bytes;
-  int64_t users;       /* mapped-not-executed ops, and active copies */
+  int64_t users; /* mapped-not-executed ops, and active copies */
   int64_t last_use;
   bool freed, reduction, collect_pending;
-  bool copied;         /* its data arrived by a copy (not written or filled
-                          here): only such instances are collected */
-  int64_t fold_left;   /* reduction instances: (atom, field)s to fold */
-  int64_t *held;       /* per (piece atom, region field): version, -1 */
-  int64_t *incoming;   /* version being copied in, -1 */
+  bool copied;       /* its data arrived by a copy (not written or filled
+                        here): only such instances are collected */
+  int64_t fold_left; /* reduction instances: (atom, field)s to fold */
+  int64_t *held;     /* per (piece atom, region field): version, -1 */
+  int64_t *incoming; /* version being copied in, -1 */
 } sim_inst;
 
-enum { OS_ISSUED, OS_MAPPABLE, OS_ADMITTED, OS_MAPPED, OS_READY, OS_RUNNING,
-       OS_EXECUTED, OS_COMPLETE };
+enum {
+  OS_ISSUED,
+  OS_MAPPABLE,
+  OS_ADMITTED,
+  OS_MAPPED,
+  OS_READY,
+  OS_RUNNING,
+  OS_EXECUTED,
+  OS_COMPLETE
+};
 
 /* Why an op started when it did (critical path, §5.1). */
-enum { CAUSE_NONE, CAUSE_PRED, CAUSE_COPY, CAUSE_MAP, CAUSE_QUEUE,
-       CAUSE_BACKPRESSURE };
+enum {
+  CAUSE_NONE,
+  CAUSE_PRED,
+  CAUSE_COPY,
+  CAUSE_MAP,
+  CAUSE_QUEUE,
+  CAUSE_BACKPRESSURE
+};
 
 typedef struct sim_op {
   int state;
-  bool issued;           /* its launch has been issued (state is valid) */
-  int64_t proc;          /* target processor, -1: none */
-  int kind;              /* mapopt_proc_kind of TASK ops */
+  bool issued;  /* its launch has been issued (state is valid) */
+  int64_t proc; /* target processor, -1: none */
+  int kind;     /* mapopt_proc_kind of TASK ops */
   int variant;
   int64_t preds_unmapped, preds_incomplete;
   int64_t pending;       /* copies and waits before READY */
   int64_t children_left; /* inner: children not complete, +1 while running */
   int64_t issued_at, mappable_at, mapped_at, ready_at, start_at, end_at,
       complete_at;
-  int64_t last_pred;     /* the predecessor that completed last */
-  int64_t last_copy;     /* the copy that arrived last */
+  int64_t last_pred; /* the predecessor that completed last */
+  int64_t last_copy; /* the copy that arrived last */
   int cause;
-  int64_t *inst;         /* per requirement: instance id, -1 virtual */
-  int64_t *raw_left;     /* per requirement: RAW producers not complete */
-  mapopt_task_ref ref;   /* for mapping functions (parent chains) */
-  int64_t as;            /* address space it maps/runs in */
+  int64_t *inst;       /* per requirement: instance id, -1 virtual */
+  int64_t *raw_left;   /* per requirement: RAW producers not complete */
+  mapopt_task_ref ref; /* for mapping functions (parent chains) */
+  int64_t as;          /* address space it maps/runs in */
 } sim_op;
 
 typedef struct sim_copy {
-  int kind;              /* mapopt_channel, or 5 = FILL, 6 = FOLD */
+  int kind;                   /* mapopt_channel, or 5 = FILL, 6 = FOLD */
   int64_t src_inst, dst_inst; /* src -1 for fills */
   int64_t src_mem, dst_mem;
   int64_t bytes;
-  int64_t op, req;       /* the op and requirement it serves */
+  int64_t op, req; /* the op and requirement it serves */
   int64_t ready_at, start_at, end_at;
-  int64_t after;         /* copies that must finish first */
-  int64_t dep_head;      /* copies waiting on this one (dependency list) */
+  int64_t after;    /* copies that must finish first */
+  int64_t dep_head; /* copies waiting on this one (dependency list) */
   int64_t ports[6];
   int nports;
   int64_t first_af, naf; /* head of its entry list in copy_afs, count */
 } sim_copy;
 
-/* ---- issue contexts: the top level (-1) and each inner op ----------------- */
+/* ---- issue contexts: the top level (-1) and each inner op -----------------
+ */
 
 typedef struct sim_ctx {
   int64_t first_child; /* ops of this context, in order: linked by next_sib */
@@ -134,40 +149,40 @@ struct mapopt__sim {
   int64_t *proc_base; /* [as * PK_COUNT + cls] */
   int64_t nmems;
   sim_mem *mems;
-  int64_t *proc_mem;   /* [proc * MAPOPT_MEM_KIND_COUNT + kind] -> memory */
+  int64_t *proc_mem; /* [proc * MAPOPT_MEM_KIND_COUNT + kind] -> memory */
   int64_t nports;
   sim_port *ports;
   int64_t ports_per_node, gpus_per_node;
   /* Ops. */
   sim_op *ops;
   int64_t *next_sib;
-  sim_ctx *ctxs;       /* [op + 1] for inner ops; [0] top level */
+  sim_ctx *ctxs; /* [op + 1] for inner ops; [0] top level */
   int64_t *succ_off, *succ;
   int64_t *rawsucc_off, *rawsucc; /* producer -> consumer requirement ids */
-  int64_t *req_op;     /* requirement id -> op */
-  int64_t *vprod_off, *vprod; /* op -> versions it produces (write, fill) */
+  int64_t *req_op;                /* requirement id -> op */
+  int64_t *vprod_off, *vprod;     /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
   struct req_policy *policy_cache; /* [((task * 64 + req) * kinds + kind)
-                                        * ways + way] */
+                                    * ways + way] */
   uint64_t policy_evict;
-  int64_t *rr;         /* round-robin counters [as * 3 + kind] */
-  int64_t *limit_count;/* [task * nprocs + proc] */
+  int64_t *rr;              /* round-robin counters [as * 3 + kind] */
+  int64_t *limit_count;     /* [task * nprocs + proc] */
   mapopt__heap *limit_wait; /* per (task, proc): ops waiting admission */
   int64_t ops_done;
   /* Data. */
-  int64_t *af_off;     /* atom -> first af */
-  int64_t *newest;     /* af -> newest valid version id */
-  mapopt__vec insts;   /* sim_inst */
-  int64_t *holder_head;/* version -> holder list head in hpool */
-  mapopt__vec hpool;   /* holder nodes: {inst, next} */
-  int64_t *fold_target;/* version -> instance its folds go to, -1 none */
-  int64_t *fold_left;  /* version -> folds still in flight */
-  mapopt__vec deps;    /* copy dependency nodes {copy, next} */
-  mapopt__vec waiters; /* {req, next} nodes; heads in wait_head */
-  int64_t *wait_head;  /* version -> waiter list */
-  mapopt__vec copies;  /* sim_copy */
-  mapopt__vec copy_afs;/* {inst idx, version} pairs */
+  int64_t *af_off;      /* atom -> first af */
+  int64_t *newest;      /* af -> newest valid version id */
+  mapopt__vec insts;    /* sim_inst */
+  int64_t *holder_head; /* version -> holder list head in hpool */
+  mapopt__vec hpool;    /* holder nodes: {inst, next} */
+  int64_t *fold_target; /* version -> instance its folds go to, -1 none */
+  int64_t *fold_left;   /* version -> folds still in flight */
+  mapopt__vec deps;     /* copy dependency nodes {copy, next} */
+  mapopt__vec waiters;  /* {req, next} nodes; heads in wait_head */
+  int64_t *wait_head;   /* version -> waiter list */
+  mapopt__vec copies;   /* sim_copy */
+  mapopt__vec copy_afs; /* {inst idx, version} pairs */
   /* Outcome. */
   mapopt_sim_error error;
   mapopt__strbuf errtext;

@@ -12,7 +12,8 @@
 
 #include "sim/engine.h"
 
-/* ---- raw log ------------------------------------------------------------------ */
+/* ---- raw log
+ * ------------------------------------------------------------------ */
 
 static int64_t launches_per_iteration(const mapopt_app_run *run) {
   int64_t it = run->iterations_warmup, n = 0, last = -1;
@@ -39,21 +40,19 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   const mapopt_machine *m = s->m;
   const mapopt_app_run *run = s->run;
   mapopt__strbuf *b = &s->log;
-  mapopt__sb_printf(b,
-                    "[mapopt-sim] machine %s: %" PRId64 " node(s), %" PRId64
-                    " GPU, %" PRId64 " CPU, %" PRId64 " OMP, %" PRId64
-                    " UTIL per node\n",
-                    m->name ? m->name : "machine", m->nodes,
-                    m->procs[MAPOPT_PROC_GPU].count,
-                    m->procs[MAPOPT_PROC_CPU].count,
-                    m->procs[MAPOPT_PROC_OMP].count, m->util_count);
-  mapopt__sb_printf(b,
-                    "[mapopt-sim] app %s(%s): %" PRId64
-                    " launches/iteration, warm-up %" PRId64 ", timed %" PRId64
-                    "\n",
-                    run->name, run->size ? run->size : "custom",
-                    launches_per_iteration(run), run->iterations_warmup,
-                    run->iterations_timed);
+  mapopt__sb_printf(
+      b,
+      "[mapopt-sim] machine %s: %" PRId64 " node(s), %" PRId64 " GPU, %" PRId64
+      " CPU, %" PRId64 " OMP, %" PRId64 " UTIL per node\n",
+      m->name ? m->name : "machine", m->nodes, m->procs[MAPOPT_PROC_GPU].count,
+      m->procs[MAPOPT_PROC_CPU].count, m->procs[MAPOPT_PROC_OMP].count,
+      m->util_count);
+  mapopt__sb_printf(
+      b,
+      "[mapopt-sim] app %s(%s): %" PRId64
+      " launches/iteration, warm-up %" PRId64 ", timed %" PRId64 "\n",
+      run->name, run->size ? run->size : "custom", launches_per_iteration(run),
+      run->iterations_warmup, run->iterations_timed);
   mapopt__sb_printf(b, "[mapopt-sim] seed %" PRIu64 "\n", s->opts->seed);
   if (run->nparams) {
     mapopt__sb_puts(b, "[mapopt-sim] params");
@@ -71,10 +70,9 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
                       " pieces=%" PRId64 " superpieces=%" PRId64
                       " nodes/piece=%" PRId64 " wires/piece=%" PRId64
                       " pct_in_piece=%" PRId64 "\n",
-                      param(run, "loops"), param(run, "prune"),
-                      param(run, "P"), param(run, "P") / param(run, "pps"),
-                      param(run, "npp"), param(run, "wpp"),
-                      param(run, "pct"));
+                      param(run, "loops"), param(run, "prune"), param(run, "P"),
+                      param(run, "P") / param(run, "pps"), param(run, "npp"),
+                      param(run, "wpp"), param(run, "pct"));
   if (res->error != MAPOPT_SIM_NONE) {
     mapopt__sb_printf(b, "%s\n", res->error_text ? res->error_text : "error");
     mapopt__sb_printf(b, "[mapopt-sim] error class %s at t=%.6f s\n",
@@ -83,16 +81,17 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   } else {
     double secs = (double)res->elapsed_ns / 1e9;
     if (strcmp(style, "distal") == 0) {
-      mapopt__sb_printf(b, "On %" PRId64 " nodes achieved GFLOPS per node: %f.\n",
+      mapopt__sb_printf(b,
+                        "On %" PRId64 " nodes achieved GFLOPS per node: %f.\n",
                         m->nodes, res->metric_value);
     } else {
       mapopt__sb_printf(b, "ELAPSED TIME = %7.3f s\n", secs);
       if (strcmp(style, "circuit") == 0 || res->metric_name[0] == 'g')
         mapopt__sb_printf(b, "GFLOPS = %7.3f GFLOPS\n",
-                          secs > 0 ? (double)run->flops_per_iteration *
-                                         (double)run->iterations_timed / secs /
-                                         1e9
-                                   : 0.0);
+                          secs > 0
+                              ? (double)run->flops_per_iteration *
+                                    (double)run->iterations_timed / secs / 1e9
+                              : 0.0);
     }
     int64_t peak = 0, cap = 0;
     for (size_t i = 0; i < res->nmems; i++)
@@ -114,7 +113,8 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   return res->log ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
-/* ---- report ------------------------------------------------------------------- */
+/* ---- report
+ * ------------------------------------------------------------------- */
 
 static json_t *layout_json(const mapopt_layout *l) {
   char buf[64];
@@ -187,7 +187,8 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   }
   json_object_set_new(o, "memories", mems);
   json_t *cp = json_object();
-  json_object_set_new(cp, "length_ns", json_integer(r->critical_path.length_ns));
+  json_object_set_new(cp, "length_ns",
+                      json_integer(r->critical_path.length_ns));
   json_object_set_new(cp, "compute_ns",
                       json_integer(r->critical_path.compute_ns));
   json_object_set_new(cp, "copy_ns", json_integer(r->critical_path.copy_ns));
@@ -256,7 +257,8 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   return MAPOPT_OK;
 }
 
-/* ---- trace -------------------------------------------------------------------- */
+/* ---- trace
+ * -------------------------------------------------------------------- */
 
 static void us(mapopt__strbuf *b, int64_t ns) {
   mapopt__sb_printf(b, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
@@ -274,19 +276,19 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
   for (int64_t p = 0; p < s->nprocs; p++) {
     const sim_proc *sp = &s->procs[p];
     SEP();
-    mapopt__sb_printf(&b,
-                      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
-                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s %" PRId64
-                      "\"}}",
-                      sp->as, p, cls[sp->cls], sp->local);
+    mapopt__sb_printf(
+        &b,
+        "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+        ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s %" PRId64 "\"}}",
+        sp->as, p, cls[sp->cls], sp->local);
   }
   for (int64_t k = 0; k < s->nports; k++) {
     SEP();
-    mapopt__sb_printf(&b,
-                      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
-                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s\"}}",
-                      s->ports[k].node * s->ranks, 100000 + k,
-                      s->ports[k].name);
+    mapopt__sb_printf(
+        &b,
+        "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+        ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s\"}}",
+        s->ports[k].node * s->ranks, 100000 + k, s->ports[k].name);
   }
   int64_t events = 0, cap = 2000000;
   for (int64_t i = 0; i < s->run->nops && events < cap; i++) {
@@ -295,15 +297,17 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
     if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED || o->proc < 0)
       continue;
     SEP();
-    mapopt__sb_printf(&b, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
-                          ", \"tid\": %" PRId64 ", \"ts\": ",
+    mapopt__sb_printf(&b,
+                      "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64 ", \"ts\": ",
                       s->run->tasks[ao->task].name, s->procs[o->proc].as,
                       o->proc);
     us(&b, o->start_at);
     mapopt__sb_puts(&b, ", \"dur\": ");
     us(&b, o->end_at - o->start_at);
-    mapopt__sb_printf(&b, ", \"args\": {\"uid\": %" PRId64 ", \"iteration\": %" PRId64,
-                      i, ao->timing.iteration);
+    mapopt__sb_printf(
+        &b, ", \"args\": {\"uid\": %" PRId64 ", \"iteration\": %" PRId64, i,
+        ao->timing.iteration);
     if (ao->is_index) {
       mapopt__sb_puts(&b, ", \"point\": [");
       for (int d = 0; d < ao->dims; d++)
@@ -315,8 +319,7 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
     for (size_t r = 0; o->inst && r < ao->nreqs; r++) {
       const char *mk = "VIRTUAL";
       if (o->inst[r] >= 0) {
-        const sim_inst *in =
-            &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
+        const sim_inst *in = &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
         mk = mapopt_mem_kind_name(s->mems[in->mem].kind);
       }
       mapopt__sb_printf(&b, "%s\"%s\"", r ? ", " : "", mk);
@@ -333,40 +336,43 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
       continue;
     if (events >= cap) {
       SEP();
-      mapopt__sb_puts(&b, "{\"ph\": \"i\", \"name\": \"trace truncated at "
-                          "2000000 events\", \"pid\": 0, \"tid\": 0, \"ts\": 0}");
+      mapopt__sb_puts(&b,
+                      "{\"ph\": \"i\", \"name\": \"trace truncated at "
+                      "2000000 events\", \"pid\": 0, \"tid\": 0, \"ts\": 0}");
       break;
     }
     SEP();
-    mapopt__sb_printf(&b, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
-                          ", \"tid\": %" PRId64 ", \"ts\": ",
+    mapopt__sb_printf(&b,
+                      "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64 ", \"ts\": ",
                       ck[c->kind], s->ports[c->ports[0]].node * s->ranks,
                       100000 + c->ports[0]);
     us(&b, c->start_at);
     mapopt__sb_puts(&b, ", \"dur\": ");
     us(&b, c->end_at - c->start_at);
-    mapopt__sb_printf(&b,
-                      ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
-                      "\"dst\": \"%s\", \"channel\": \"%s\"}}",
-                      c->bytes,
-                      c->src_mem >= 0 ? mapopt_mem_kind_name(s->mems[c->src_mem].kind)
-                                      : "fill",
-                      mapopt_mem_kind_name(s->mems[c->dst_mem].kind), ck[c->kind]);
+    mapopt__sb_printf(
+        &b,
+        ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
+        "\"dst\": \"%s\", \"channel\": \"%s\"}}",
+        c->bytes,
+        c->src_mem >= 0 ? mapopt_mem_kind_name(s->mems[c->src_mem].kind)
+                        : "fill",
+        mapopt_mem_kind_name(s->mems[c->dst_mem].kind), ck[c->kind]);
     events++;
   }
   for (int64_t i = 0; i < s->nmems; i++) {
     SEP();
     mapopt__sb_printf(&b,
                       "{\"ph\": \"C\", \"name\": \"%s %" PRId64 " peak\", "
-                      "\"pid\": %" PRId64 ", \"ts\": 0, \"args\": {\"bytes\": %" PRId64
-                      "}}",
+                      "\"pid\": %" PRId64
+                      ", \"ts\": 0, \"args\": {\"bytes\": %" PRId64 "}}",
                       mapopt_mem_kind_name(s->mems[i].kind), s->mems[i].index,
                       s->mems[i].node * s->ranks, s->mems[i].peak);
   }
 #undef SEP
   mapopt__sb_puts(&b, "\n]}\n");
-  mapopt_status st = b.failed ? MAPOPT_ENOMEM
-                              : mapopt_file_replace(path, b.data, b.len);
+  mapopt_status st =
+      b.failed ? MAPOPT_ENOMEM : mapopt_file_replace(path, b.data, b.len);
   mapopt__sb_destroy(&b);
   return st;
 }

@@ -13,10 +13,10 @@
 
 /* How a version of an (atom, field) was produced. */
 typedef enum mapopt__vkind_sim {
-  VER_NONE,      /* never written: nothing to copy */
-  VER_WRITE,     /* by a RW or WD task: producer is that op */
-  VER_FILL,      /* by a fill op: materialized on demand at the reader */
-  VER_REDUCTION  /* base version plus the folds of a closed reduction set */
+  VER_NONE,     /* never written: nothing to copy */
+  VER_WRITE,    /* by a RW or WD task: producer is that op */
+  VER_FILL,     /* by a fill op: materialized on demand at the reader */
+  VER_REDUCTION /* base version plus the folds of a closed reduction set */
 } mapopt__ver_kind;
 
 /* One version of one (atom, field). */
@@ -24,9 +24,9 @@ typedef struct mapopt__version {
   mapopt__ver_kind kind;
   int64_t atom;
   int field;
-  int64_t producer;   /* VER_WRITE, VER_FILL: the op */
-  int64_t base;       /* VER_REDUCTION: version id of the base */
-  int64_t red_off;    /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
+  int64_t producer; /* VER_WRITE, VER_FILL: the op */
+  int64_t base;     /* VER_REDUCTION: version id of the base */
+  int64_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
   int64_t nred;
 } mapopt__version;
 
@@ -42,11 +42,11 @@ typedef struct mapopt__sim_dag {
   int64_t nops;
   int64_t *pred_off; /* nops + 1 */
   int64_t *preds;
-  int64_t *req_off;  /* nops + 1 */
+  int64_t *req_off; /* nops + 1 */
   int64_t nreqs;
   int64_t *need_off; /* nreqs + 1 */
   int64_t *need;
-  int64_t *raw_off;  /* nreqs + 1 */
+  int64_t *raw_off; /* nreqs + 1 */
   int64_t *raw;
   int64_t nversions;
   mapopt__version *versions;
@@ -72,10 +72,10 @@ typedef struct mapopt__task_cost_in {
   const mapopt_machine *machine;
   const mapopt_app_run *run;
   int64_t op;
-  int variant;                  /* index into the task's variants */
-  const mapopt_mem_kind *mems;  /* per requirement: its instance's memory */
-  const int64_t *layout_ppm;    /* per requirement: L_r in ppm (NULL: 1) */
-  int64_t noise_ppm;            /* 0: no noise */
+  int variant;                 /* index into the task's variants */
+  const mapopt_mem_kind *mems; /* per requirement: its instance's memory */
+  const int64_t *layout_ppm;   /* per requirement: L_r in ppm (NULL: 1) */
+  int64_t noise_ppm;           /* 0: no noise */
   uint64_t seed;
 } mapopt__task_cost_in;
 
@@ -118,7 +118,6 @@ int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
 mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
                                       const mapopt_machine *machine,
                                       const mapopt_app_run *run,
-                                      const mapopt__sim_dag *dag,
-                                      int64_t *out);
+                                      const mapopt__sim_dag *dag, int64_t *out);
 
 #endif /* MAPOPT_SRC_SIM_SIM_H */

@@ -23,12 +23,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   mapopt_app *app = NULL;
-  mapopt_status st =
-      mapopt_app_load_json(ctx, "fuzz.json", (const char *)data, size, diags,
-                           &app);
+  mapopt_status st = mapopt_app_load_json(ctx, "fuzz.json", (const char *)data,
+                                          size, diags, &app);
   if (st == MAPOPT_OK) {
-    mapopt_app_options opts = {.iterations = -1, .warmup = -1,
-                               .max_ops = 20000, .max_bytes = 64 << 20};
+    mapopt_app_options opts = {.iterations = -1,
+                               .warmup = -1,
+                               .max_ops = 20000,
+                               .max_bytes = 64 << 20};
     mapopt_app_machine mach = {2, 4, 1};
     mapopt_app_run *run = NULL;
     st = mapopt_app_instantiate(app, &opts, &mach, diags, &run);

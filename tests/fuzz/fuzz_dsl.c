@@ -31,17 +31,17 @@ static void query(const mapopt_program *prog, mapopt_diags *diags) {
       mapopt_map_answer ans;
       mapopt_policy_index_map(prog, tasks[t], 2, pt, sp, kind, &ans, diags);
     }
-    mapopt_task_ref parent = {.name = "step", .is_index = false,
-                              .proc = {kind, 1, 1}};
-    mapopt_task_ref self = {.name = tasks[t], .proc = {kind, 1, 0},
-                            .parent = &parent};
+    mapopt_task_ref parent = {
+        .name = "step", .is_index = false, .proc = {kind, 1, 1}};
+    mapopt_task_ref self = {
+        .name = tasks[t], .proc = {kind, 1, 0}, .parent = &parent};
     mapopt_map_answer ans;
     mapopt_proc_point set[8];
     mapopt_policy_single_map(prog, &self, kind, &ans, set, 8, diags);
     const char *names[] = {"cells", "all_cells"};
     mapopt_region_keys keys = {names, 2, 0};
-    mapopt_mem_kind mem = mapopt_policy_select_memory(prog, tasks[t], &keys,
-                                                      kind);
+    mapopt_mem_kind mem =
+        mapopt_policy_select_memory(prog, tasks[t], &keys, kind);
     mapopt_layout l;
     mapopt_policy_resolve_layout(prog, tasks[t], &keys, mem, kind, false, &l);
   }
@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mapopt_machine_shape shape;
   char err[64];
   mapopt_shape_parse("nodes=2 cpu=2 gpu=4 omp=1", &shape, err, sizeof err);
-  mapopt_dsl_options opts = {.file = "fuzz.map", .shape = &shape,
-                             .print = discard};
+  mapopt_dsl_options opts = {
+      .file = "fuzz.map", .shape = &shape, .print = discard};
   mapopt_program *prog = NULL;
   if (mapopt_dsl_compile(ctx, (const char *)data, size, &opts, diags, &prog) ==
       MAPOPT_OK) {

@@ -23,17 +23,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   mapopt_machine *m = NULL;
-  mapopt_status st = mapopt_machine_load_json(ctx, "fuzz.json",
-                                              (const char *)data, size, diags,
-                                              &m);
+  mapopt_status st = mapopt_machine_load_json(
+      ctx, "fuzz.json", (const char *)data, size, diags, &m);
   if (st == MAPOPT_OK) {
     mapopt_machine_shape shape;
     mapopt_machine_shape_of(m, &shape);
     char *text;
     if (mapopt_machine_to_json(ctx, m, &text) == MAPOPT_OK) {
       mapopt_machine *again = NULL;
-      if (mapopt_machine_load_json(ctx, "again.json", text, strlen(text),
-                                   diags, &again) != MAPOPT_OK)
+      if (mapopt_machine_load_json(ctx, "again.json", text, strlen(text), diags,
+                                   &again) != MAPOPT_OK)
         abort(); /* what we write must load */
       mapopt_machine_free(again);
       mapopt_text_free(ctx, text);

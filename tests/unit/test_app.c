@@ -937,7 +937,7 @@ static void same_run(const mapopt_app_run *a, const mapopt_app_run *b) {
       assert_int_equal(p->nprefers, q->nprefers);
       /* Field by field: the structs have padding, which is not data. */
       for (size_t k = 0; k < p->nrequires; k++)
-        assert_rule_equal(&p->requires[k], &q->requires[k]);
+        assert_rule_equal(&p->requires[k], &q -> requires[k]);
       for (size_t k = 0; k < p->nprefers; k++)
         assert_rule_equal(&p->prefers[k], &q->prefers[k]);
     }

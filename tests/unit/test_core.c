@@ -210,9 +210,10 @@ static void test_json(void **state) {
   assert_int_equal(mapopt_diags_new(ctx, &d), MAPOPT_OK);
   mapopt__arena a;
   mapopt__arena_init(&a, ctx);
-  const char *text = "{\n  \"nodes\": 2,\n  \"bw\": 12.5, \"s\": \"a\\u00e9\\n\",\n"
-                     "  \"l\": [1, -9223372036854775808, 1e3, true, null],\n"
-                     "  \"big\": 99999999999999999999\n}";
+  const char *text =
+      "{\n  \"nodes\": 2,\n  \"bw\": 12.5, \"s\": \"a\\u00e9\\n\",\n"
+      "  \"l\": [1, -9223372036854775808, 1e3, true, null],\n"
+      "  \"big\": 99999999999999999999\n}";
   mapopt__json *v;
   assert_int_equal(mapopt__json_parse(&a, "m.json", text, strlen(text), d, &v),
                    MAPOPT_OK);
@@ -257,7 +258,7 @@ static void test_json(void **state) {
     const char *msg;
   } bad[] = {
       {"{\"a\": 1,}", "m.json:1:9: error: expected a key string in object, "
-                     "got '}'"},
+                      "got '}'"},
       {"{\"a\": 1, \"a\": 2}", "m.json:1:10: error: duplicate key \"a\" "
                                "(first at 1:2)"},
       {"[1 2]", "m.json:1:4: error: expected ',' or ']' in array, got '2'"},

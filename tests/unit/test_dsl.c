@@ -121,8 +121,8 @@ static mapopt_program *compile(mapopt_ctx *ctx, const char *text,
                    MAPOPT_OK);
   mapopt_diags *diags;
   assert_int_equal(mapopt_diags_new(ctx, &diags), MAPOPT_OK);
-  mapopt_dsl_options opts = {.file = "m.map", .shape = &shape,
-                             .no_memo = no_memo};
+  mapopt_dsl_options opts = {
+      .file = "m.map", .shape = &shape, .no_memo = no_memo};
   mapopt_program *prog = NULL;
   mapopt_status st =
       mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, &prog);
@@ -165,9 +165,8 @@ static void *query_all(void *arg) {
       for (int64_t j = 0; j < 8; j++) {
         int64_t pt[2] = {i, j}, sp[2] = {8, 8};
         mapopt_map_answer ans;
-        if (mapopt_policy_index_map(w->prog, "tile", 2, pt, sp,
-                                    MAPOPT_PROC_GPU, &ans,
-                                    NULL) != MAPOPT_OK) {
+        if (mapopt_policy_index_map(w->prog, "tile", 2, pt, sp, MAPOPT_PROC_GPU,
+                                    &ans, NULL) != MAPOPT_OK) {
           w->failures++;
           continue;
         }
@@ -271,12 +270,12 @@ static void test_trace(void **state) {
                      "def f(Task t) {\n    i = two(t.ipoint[0]);\n"
                      "    return g[0, i % 4];\n}\nIndexTaskMap step f;\n";
   lines tr = {.n = 0};
-  mapopt_dsl_options opts = {.file = "m.map", .trace = collect,
-                             .trace_ud = &tr};
+  mapopt_dsl_options opts = {
+      .file = "m.map", .trace = collect, .trace_ud = &tr};
   mapopt_program *prog;
-  assert_int_equal(mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags,
-                                      &prog),
-                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, &prog),
+      MAPOPT_OK);
   int64_t pt[1] = {3}, sp[1] = {8};
   mapopt_map_answer ans;
   assert_int_equal(mapopt_policy_index_map(prog, "step", 1, pt, sp,
@@ -295,9 +294,9 @@ static void test_shape_parse(void **state) {
   (void)state;
   mapopt_machine_shape s;
   char err[256];
-  assert_int_equal(mapopt_shape_parse("nodes=2 gpu=4 cpu=8 omp=2", &s, err,
-                                      sizeof err),
-                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_shape_parse("nodes=2 gpu=4 cpu=8 omp=2", &s, err, sizeof err),
+      MAPOPT_OK);
   assert_int_equal(s.nodes, 2);
   assert_int_equal(s.procs[MAPOPT_PROC_GPU], 4);
   assert_true(s.affinity[MAPOPT_PROC_GPU] & (1u << MAPOPT_MEM_ZCMEM));
@@ -317,9 +316,9 @@ static void test_shape_parse(void **state) {
                    MAPOPT_EINVAL);
   assert_int_equal(mapopt_shape_parse("nodes=0", &s, err, sizeof err),
                    MAPOPT_EINVAL);
-  assert_int_equal(mapopt_shape_parse("gpu=99999999999999999999", &s, err,
-                                      sizeof err),
-                   MAPOPT_EINVAL);
+  assert_int_equal(
+      mapopt_shape_parse("gpu=99999999999999999999", &s, err, sizeof err),
+      MAPOPT_EINVAL);
   /* TC: SYSMEM only. */
   assert_int_equal(mapopt_shape_parse("nodes=2 cpu=4 sockets=0 zcmem=0 "
                                       "rdmem=0",

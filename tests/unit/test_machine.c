@@ -283,8 +283,9 @@ static void test_other_presets(void **state) {
   "\"lat_ns\": 1}}}\n"
 #define GPU_GOOD                                                               \
   GPU_HEAD("")                                                                 \
-  GPU_PROCS("2", "[0, 1]") GPU_MEMS "\"affinity\": [" GPU_EDGES "],"           \
-                                                                "\n" GPU_CHANS
+  GPU_PROCS("2", "[0, 1]")                                                     \
+  GPU_MEMS "\"affinity\": [" GPU_EDGES "],"                                    \
+           "\n" GPU_CHANS
 
 static const struct {
   const char *json;

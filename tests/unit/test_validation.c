@@ -181,7 +181,8 @@ static int64_t chan(const outcome *o, int k) {
   return o->res->copies[k].bytes;
 }
 
-/* ---- the checks ------------------------------------------------------------ */
+/* ---- the checks ------------------------------------------------------------
+ */
 
 static const char circuit_fb[] =
     "Region calculate_new_currents rp_shared GPU FBMEM;\n"
@@ -199,7 +200,8 @@ static void v1(void **state) {
   outcome f = simulate(&c);
   expect_ok(&f, "all-FB");
   expect_range("V1 speedup of FB over ZC", ratio(&e, &f), 1.15, 1.6);
-  assert_true(chan(&f, MAPOPT_CHAN_FB_FB_PEER) > chan(&e, MAPOPT_CHAN_FB_FB_PEER));
+  assert_true(chan(&f, MAPOPT_CHAN_FB_FB_PEER) >
+              chan(&e, MAPOPT_CHAN_FB_FB_PEER));
   assert_int_equal(peak_of(&f, MAPOPT_MEM_ZCMEM), 0);
   done(&e);
   done(&f);
@@ -294,7 +296,9 @@ static void v7(void **state) {
   (void)state;
   static const char *const machines[] = {"p100x4", "lassen:nodes=2"};
   for (int k = 0; k < 2; k++) {
-    run_cfg c = {.app = "stencil", .spec = "tiles8", .machine = machines[k],
+    run_cfg c = {.app = "stencil",
+                 .spec = "tiles8",
+                 .machine = machines[k],
                  .file = "alt-tiles8-block"};
     outcome b = simulate(&c);
     c.file = "alt-tiles8-cyclic";
@@ -307,7 +311,8 @@ static void v7(void **state) {
                        (double)chan(&y, MAPOPT_CHAN_FB_FB_PEER),
                    0.62, 0.72);
     else
-      assert_true(chan(&b, MAPOPT_CHAN_NETWORK) < chan(&y, MAPOPT_CHAN_NETWORK));
+      assert_true(chan(&b, MAPOPT_CHAN_NETWORK) <
+                  chan(&y, MAPOPT_CHAN_NETWORK));
     done(&b);
     done(&y);
   }
@@ -337,7 +342,9 @@ static void v9(void **state) {
   expect_range("V9 slowdown", ratio(&z, &e), 1.0000001, 1e12);
   done(&e);
   done(&z);
-  run_cfg l = {.app = "pennant", .spec = "lassen", .machine = "lassen:nodes=2",
+  run_cfg l = {.app = "pennant",
+               .spec = "lassen",
+               .machine = "lassen:nodes=2",
                .prepend = "v9_g = Machine(GPU);\n"
                           "def v9_cyc(Task t) { i = t.ipoint[0];\n"
                           "  return v9_g[i % 2, i / 2 % v9_g.size[1]]; }\n"
@@ -350,7 +357,8 @@ static void v9(void **state) {
   outcome blk = simulate(&l);
   expect_ok(&cyc, "cyclic");
   expect_ok(&blk, "block");
-  assert_true(chan(&cyc, MAPOPT_CHAN_NETWORK) > chan(&blk, MAPOPT_CHAN_NETWORK));
+  assert_true(chan(&cyc, MAPOPT_CHAN_NETWORK) >
+              chan(&blk, MAPOPT_CHAN_NETWORK));
   done(&cyc);
   done(&blk);
 }
@@ -502,10 +510,11 @@ static void v17(void **state) {
   outcome e = simulate(&c);
   /* The fills too: a fill left elsewhere keeps its copy valid there and
    * hides the placement (BENCHMARKS.md §8). */
-  c.prepend = "v17_g = Machine(GPU);\n"
-              "def v17_blk(Task t) { p = t.ipoint;\n"
-              "  return v17_g[0, (p[0] + 2 * p[1]) % v17_g.size[1]]; }\n"
-              "IndexTaskMap taco_fill, task_1, task_2, task_3, task_5 v17_blk;\n";
+  c.prepend =
+      "v17_g = Machine(GPU);\n"
+      "def v17_blk(Task t) { p = t.ipoint;\n"
+      "  return v17_g[0, (p[0] + 2 * p[1]) % v17_g.size[1]]; }\n"
+      "IndexTaskMap taco_fill, task_1, task_2, task_3, task_5 v17_blk;\n";
   outcome b = simulate(&c);
   expect_ok(&e, "expert");
   expect_ok(&b, "co-located blocks");
@@ -517,8 +526,8 @@ static void v17(void **state) {
   done(&b);
 }
 
-static const char *const all_apps[] = {"circuit", "stencil", "pennant",
-                                       "cannon",  "summa",   "pumma",
+static const char *const all_apps[] = {"circuit", "stencil",   "pennant",
+                                       "cannon",  "summa",     "pumma",
                                        "johnson", "solomonik", "cosma"};
 
 /* Everything a run prints, for byte comparison. */
@@ -604,12 +613,12 @@ static void v20(void **state) {
   done(&ci);
   static const char *const twod[] = {"cannon", "summa", "pumma"};
   for (int k = 0; k < 3; k++) {
-    run_cfg g = {.app = twod[k], .machine = "lassen:nodes=1",
-                 .spec = "lassen,n=20000"};
+    run_cfg g = {
+        .app = twod[k], .machine = "lassen:nodes=1", .spec = "lassen,n=20000"};
     outcome o = simulate(&g);
     expect_ok(&o, twod[k]);
-    expect_range("V20 GEMM TF/s per node", o.res->metric_value / 1e3,
-                 27 * 0.85, 27 * 1.15);
+    expect_range("V20 GEMM TF/s per node", o.res->metric_value / 1e3, 27 * 0.85,
+                 27 * 1.15);
     done(&o);
   }
   c.app = "pennant";
@@ -622,7 +631,9 @@ static void v20(void **state) {
 
 static void v22(void **state) {
   (void)state;
-  run_cfg c = {.app = "stencil", .spec = "lassen", .machine = "lassen:nodes=1",
+  run_cfg c = {.app = "stencil",
+               .spec = "lassen",
+               .machine = "lassen:nodes=1",
                .prepend = "Region * private GPU ZCMEM;"};
   outcome o = simulate(&c);
   expect_error(&o, "Default mapper failed allocation");
@@ -683,8 +694,8 @@ static char *random_mapper(rng *r, const mapopt_dsl_task_info *tasks,
   static const char *const kinds[] = {"GPU", "OMP", "CPU"};
   static const char *const mems[] = {"FBMEM", "ZCMEM", "SYSMEM", "SOCKMEM",
                                      "RDMEM"};
-  static const char *const cons[] = {"SOA", "AOS", "C_order", "F_order",
-                                     "Align==64", "Compact"};
+  static const char *const cons[] = {"SOA",     "AOS",       "C_order",
+                                     "F_order", "Align==64", "Compact"};
   static const char *const index_fns[] = {"r_lin", "r_cyc", "r_rev", "r_sum",
                                           "r_cpu"};
   size_t size = 16384;
@@ -717,8 +728,8 @@ static char *random_mapper(rng *r, const mapopt_dsl_task_info *tasks,
       break;
     }
     case 2:
-      add(m, size, "Layout %s %s * %s %s;\n", task, region,
-          cons[below(r, 6)], cons[below(r, 6)]);
+      add(m, size, "Layout %s %s * %s %s;\n", task, region, cons[below(r, 6)],
+          cons[below(r, 6)]);
       break;
     case 3:
       if (strcmp(task, "*"))
@@ -808,17 +819,14 @@ static void experts(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(experts), cmocka_unit_test(v1),
-      cmocka_unit_test(v2),      cmocka_unit_test(v3),
-      cmocka_unit_test(v4),      cmocka_unit_test(v5),
-      cmocka_unit_test(v6),      cmocka_unit_test(v7),
-      cmocka_unit_test(v8),      cmocka_unit_test(v9),
-      cmocka_unit_test(v10),     cmocka_unit_test(v11),
-      cmocka_unit_test(v12),     cmocka_unit_test(v13),
-      cmocka_unit_test(v14),     cmocka_unit_test(v15),
-      cmocka_unit_test(v16),     cmocka_unit_test(v17),
-      cmocka_unit_test(v19),     cmocka_unit_test(v20),
-      cmocka_unit_test(v21),     cmocka_unit_test(v22),
+      cmocka_unit_test(experts), cmocka_unit_test(v1),  cmocka_unit_test(v2),
+      cmocka_unit_test(v3),      cmocka_unit_test(v4),  cmocka_unit_test(v5),
+      cmocka_unit_test(v6),      cmocka_unit_test(v7),  cmocka_unit_test(v8),
+      cmocka_unit_test(v9),      cmocka_unit_test(v10), cmocka_unit_test(v11),
+      cmocka_unit_test(v12),     cmocka_unit_test(v13), cmocka_unit_test(v14),
+      cmocka_unit_test(v15),     cmocka_unit_test(v16), cmocka_unit_test(v17),
+      cmocka_unit_test(v19),     cmocka_unit_test(v20), cmocka_unit_test(v21),
+      cmocka_unit_test(v22),
   };
   if (argc > 1)
     cmocka_set_test_filter(argv[1]);

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Every C source and header is formatted with the checked-in .clang-format
+# (docs: STYLE.md). Usage: check_format.sh CLANG_FORMAT REPO_ROOT
+set -u
+cf=$1
+cd "$2" || exit 1
+bad=0
+total=0
+for f in $(git ls-files '*.c' '*.h' 2>/dev/null || find src include tests bench -name '*.[ch]'); do
+  total=$((total + 1))
+  if ! "$cf" --dry-run --Werror "$f" >/dev/null 2>&1; then
+    echo "not formatted: $f (run: clang-format -i $f)"
+    bad=$((bad + 1))
+  fi
+done
+echo "$((total - bad)) passed, $bad failed"
+[ "$bad" = 0 ]
