@@ -40,10 +40,19 @@ typedef struct mapopt_sim_options {
 } mapopt_sim_options;
 
 /* Error classes of SIMULATOR.md §4.12; NONE on success. */
+/* clang-format off */
 #define MAPOPT_SIM_ERROR_LIST(X)                                               \
   X(NONE)                                                                      \
-  X(MODEL) X(POLICY) X(NO_VARIANT) X(LAYOUT) X(INDEX) X(BACKPRESSURE) X(OOM)   \
-      X(TIMEOUT) X(DEADLOCK)
+  X(MODEL)                                                                     \
+  X(POLICY)                                                                    \
+  X(NO_VARIANT)                                                                \
+  X(LAYOUT)                                                                    \
+  X(INDEX)                                                                     \
+  X(BACKPRESSURE)                                                              \
+  X(OOM)                                                                       \
+  X(TIMEOUT)                                                                   \
+  X(DEADLOCK)
+/* clang-format on */
 
 typedef enum mapopt_sim_error {
 #define MAPOPT_SIM_ERROR_ENUM(name) MAPOPT_SIM_##name,
