@@ -2089,9 +2089,6 @@ static void dispatch(sim_t *s, int type, int64_t id) {
     s->ops[id].state = OS_EXECUTED;
     op_complete(s, id);
     break;
-  case EV_PROC_FREE:
-    try_start(s, id);
-    break;
   }
 }
 

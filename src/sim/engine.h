@@ -72,15 +72,9 @@ enum {
   OS_COMPLETE
 };
 
-/* Why an op started when it did (critical path, §5.1). */
-enum {
-  CAUSE_NONE,
-  CAUSE_PRED,
-  CAUSE_COPY,
-  CAUSE_MAP,
-  CAUSE_QUEUE,
-  CAUSE_BACKPRESSURE
-};
+/* What held an op back, when it was not its predecessors, copies or
+ * mapping (the critical-path walk of §5.1 tells those apart by time). */
+enum { CAUSE_NONE, CAUSE_QUEUE, CAUSE_BACKPRESSURE };
 
 typedef struct sim_op {
   int state;
