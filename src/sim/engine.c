@@ -1043,7 +1043,7 @@ static int64_t util_start(sim_t *s, int64_t as, int64_t cost) {
 }
 
 static sim_ctx *ctx_of(sim_t *s, int64_t parent) {
-  return &s->ctxs[parent + 1];
+  return &s->ctxs[parent < 0 ? 0 : s->plan->ctx_of_op[parent]];
 }
 
 static void issue_op(sim_t *s, int64_t op);
@@ -1144,20 +1144,21 @@ static void set_ref(sim_t *s, int64_t op, int kind, int64_t proc,
   so->proc = proc;
   so->as = s->procs[proc].as;
   so->variant = variant_of(s, o->task, kind);
-  so->ref = (mapopt_task_ref){
-      task_name(s, op),
-      o->is_index,
-      o->dims,
-      o->point,
-      o->extents,
-      {(mapopt_proc_kind)kind, s->procs[proc].as, s->procs[proc].local},
-      parent};
+  if (s->plan->ctx_of_op[op] > 0) /* it will be a parent */
+    ctx_of(s, op)->ref = (mapopt_task_ref){
+        task_name(s, op),
+        o->is_index,
+        o->dims,
+        o->point,
+        o->extents,
+        {(mapopt_proc_kind)kind, s->procs[proc].as, s->procs[proc].local},
+        parent};
 }
 
 static const mapopt_task_ref *parent_ref(sim_t *s, int64_t op,
                                          const mapopt_task_ref *main_ref) {
   int64_t p = s->run->ops[op].parent;
-  return p >= 0 ? &s->ops[p].ref : main_ref;
+  return p >= 0 ? &ctx_of(s, p)->ref : main_ref;
 }
 
 /* Places every point of an index launch (index placement depends only on
@@ -1798,32 +1799,6 @@ static mapopt_status invert(mapopt__arena *a, int64_t n, const int64_t *off,
   return MAPOPT_OK;
 }
 
-/* A per-evaluation arena kept between evaluations: reset, never freed, so
- * repeated evaluations reuse warm memory (§7). */
-typedef struct pooled_arena {
-  mapopt__arena arena;
-  struct pooled_arena *next;
-} pooled_arena;
-
-struct mapopt_sim_plan {
-  mapopt_ctx *ctx;
-  mapopt__arena arena;
-  pthread_mutex_t lock;
-  pooled_arena *pool;
-  const mapopt_app_run *run;
-  mapopt__sim_dag dag;
-  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc, *req_op;
-  int64_t *vprod_off, *vprod;
-  int64_t *next_sib, *first_child; /* first_child[parent + 1] */
-  int64_t *af_off;
-  int64_t naf;
-  /* The lower bound depends on the machine only: it is kept for the last
-   * machine (compared by value, pointers cleared) under lock. */
-  bool lb_valid;
-  mapopt_machine lb_machine;
-  int64_t lb_ns;
-};
-
 /* The machine with its pointers cleared, for comparing by value. */
 static mapopt_machine machine_key(const mapopt_machine *m) {
   mapopt_machine k;
@@ -1891,6 +1866,24 @@ static mapopt_status plan_build(mapopt_sim_plan *pl) {
     pl->next_sib[i] = pl->first_child[c];
     pl->first_child[c] = i;
   }
+  /* Contexts: the top level and every op that can have children. */
+  pl->ctx_of_op = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
+  if (!pl->ctx_of_op)
+    return MAPOPT_ENOMEM;
+  pl->nctx = 1;
+  for (int64_t i = 0; i < n; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    bool parent = pl->first_child[i + 1] >= 0 ||
+                  (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner);
+    pl->ctx_of_op[i] = parent ? pl->nctx++ : -1;
+  }
+  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 8);
+  if (!pl->ctx_first)
+    return MAPOPT_ENOMEM;
+  pl->ctx_first[0] = pl->first_child[0];
+  for (int64_t i = 0; i < n; i++)
+    if (pl->ctx_of_op[i] > 0)
+      pl->ctx_first[pl->ctx_of_op[i]] = pl->first_child[i + 1];
   pl->naf = 0;
   for (int64_t at = 0; at < run->natoms; at++) {
     pl->af_off[at] = pl->naf;
@@ -1936,12 +1929,21 @@ mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,
   return MAPOPT_OK;
 }
 
+static void destroy_containers(pooled_arena *pa, mapopt_ctx *ctx) {
+  mapopt__vec *vs[] = {&pa->insts,    &pa->hpool, &pa->waiters,  &pa->copies,
+                       &pa->copy_afs, &pa->deps,  &pa->util_jobs};
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+    mapopt__vec_destroy(vs[i], ctx);
+  mapopt__heap_destroy(&pa->events, ctx);
+}
+
 void mapopt_sim_plan_free(mapopt_sim_plan *pl) {
   if (!pl)
     return;
   while (pl->pool) {
     pooled_arena *p = pl->pool;
     pl->pool = p->next;
+    destroy_containers(p, pl->ctx);
     mapopt__arena_destroy(&p->arena);
     mapopt__free(pl->ctx, p, sizeof *p);
   }
@@ -1971,7 +1973,7 @@ static mapopt_status setup(sim_t *s) {
     return st;
   int64_t n = run->nops;
   s->ops = mapopt__arena_zalloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
-  s->ctxs = mapopt__arena_zalloc(a, (size_t)(n + 1) * sizeof *s->ctxs);
+  s->ctxs = mapopt__arena_zalloc(a, (size_t)pl->nctx * sizeof *s->ctxs);
   s->task_kind =
       mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
@@ -1999,8 +2001,8 @@ static mapopt_status setup(sim_t *s) {
     s->task_limit[t] =
         mapopt_policy_instance_limit(s->prog, run->tasks[t].name);
   }
-  for (int64_t i = 0; i <= n; i++)
-    s->ctxs[i].first_child = s->ctxs[i].next = pl->first_child[i];
+  for (int64_t i = 0; i < pl->nctx; i++)
+    s->ctxs[i].next = pl->ctx_first[i];
   s->ctxs[0].as = 0;
   s->ctxs[0].replicated =
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
@@ -2031,26 +2033,47 @@ static mapopt_status setup(sim_t *s) {
 
 /* The growable state, initialized before anything can fail so that
  * teardown always sees valid containers. */
-static void init_containers(sim_t *s) {
-  mapopt__vec_init(&s->insts, sizeof(sim_inst));
-  mapopt__vec_init(&s->hpool, sizeof(hnode));
-  mapopt__vec_init(&s->waiters, sizeof(hnode));
-  mapopt__vec_init(&s->copies, sizeof(sim_copy));
-  mapopt__vec_init(&s->copy_afs, sizeof(caf));
-  mapopt__vec_init(&s->deps, sizeof(dnode));
-  mapopt__vec_init(&s->util_jobs, 3 * sizeof(int64_t));
-  mapopt__heap_init(&s->events);
+static void init_containers(pooled_arena *pa) {
+  mapopt__vec_init(&pa->insts, sizeof(sim_inst));
+  mapopt__vec_init(&pa->hpool, sizeof(hnode));
+  mapopt__vec_init(&pa->waiters, sizeof(hnode));
+  mapopt__vec_init(&pa->copies, sizeof(sim_copy));
+  mapopt__vec_init(&pa->copy_afs, sizeof(caf));
+  mapopt__vec_init(&pa->deps, sizeof(dnode));
+  mapopt__vec_init(&pa->util_jobs, 3 * sizeof(int64_t));
+  mapopt__heap_init(&pa->events);
+}
+
+/* Lends the workspace's containers to an evaluation, and takes them back
+ * emptied: their memory serves the next evaluation. */
+static void borrow(sim_t *s, const pooled_arena *pa) {
+  s->insts = pa->insts;
+  s->hpool = pa->hpool;
+  s->waiters = pa->waiters;
+  s->copies = pa->copies;
+  s->copy_afs = pa->copy_afs;
+  s->deps = pa->deps;
+  s->util_jobs = pa->util_jobs;
+  s->events = pa->events;
+}
+
+static void give_back(sim_t *s, pooled_arena *pa) {
+  mapopt__vec *vs[] = {&s->insts,    &s->hpool, &s->waiters,  &s->copies,
+                       &s->copy_afs, &s->deps,  &s->util_jobs};
+  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+    vs[i]->len = 0;
+  s->events.len = 0;
+  pa->insts = s->insts;
+  pa->hpool = s->hpool;
+  pa->waiters = s->waiters;
+  pa->copies = s->copies;
+  pa->copy_afs = s->copy_afs;
+  pa->deps = s->deps;
+  pa->util_jobs = s->util_jobs;
+  pa->events = s->events;
 }
 
 static void teardown(sim_t *s) {
-  mapopt__vec_destroy(&s->insts, s->ctx);
-  mapopt__vec_destroy(&s->hpool, s->ctx);
-  mapopt__vec_destroy(&s->waiters, s->ctx);
-  mapopt__vec_destroy(&s->copies, s->ctx);
-  mapopt__vec_destroy(&s->copy_afs, s->ctx);
-  mapopt__vec_destroy(&s->deps, s->ctx);
-  mapopt__vec_destroy(&s->util_jobs, s->ctx);
-  mapopt__heap_destroy(&s->events, s->ctx);
   for (int64_t i = 0; s->procs && i < s->nprocs; i++)
     mapopt__heap_destroy(&s->procs[i].ready, s->ctx);
   for (int64_t i = 0; s->mems && i < s->nmems; i++)
@@ -2309,7 +2332,9 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
     d->is_index = ao->is_index;
     d->dims = ao->dims;
     memcpy(d->point, ao->point, sizeof d->point);
-    d->proc = o->ref.proc;
+    d->proc =
+        (mapopt_proc_point){(mapopt_proc_kind)o->kind, s->procs[o->proc].as,
+                            s->procs[o->proc].local};
     d->inner = run->tasks[ao->task].inner;
     d->nreqs = ao->nreqs < 8 ? (int)ao->nreqs : 8;
     for (int r = 0; r < d->nreqs; r++) {
@@ -2471,12 +2496,13 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     if (!pa)
       return MAPOPT_ENOMEM;
     mapopt__arena_init(&pa->arena, ctx);
+    init_containers(pa);
   }
   s.opts = opts;
   s.time_limit = opts->time_limit_ns > 0 ? opts->time_limit_ns
                                          : (int64_t)3600 * 1000000000;
   s.arena = pa->arena;
-  init_containers(&s);
+  borrow(&s, pa);
   mapopt__sb_init(&s.errtext, ctx);
   mapopt__sb_init(&s.log, ctx);
   mapopt_sim_result *res = mapopt__calloc(ctx, 1, sizeof *res);
@@ -2501,6 +2527,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
   if (s.diags)
     mapopt_diags_free(s.diags);
   teardown(&s);
+  give_back(&s, pa);
   mapopt__arena_reset(&s.arena);
   pa->arena = s.arena;
   pthread_mutex_lock(&mplan->lock);

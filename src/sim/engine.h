@@ -7,6 +7,8 @@
 #ifndef MAPOPT_SRC_SIM_ENGINE_H
 #define MAPOPT_SRC_SIM_ENGINE_H
 
+#include <pthread.h>
+
 #include "sim/sim.h"
 
 /* Processor classes of the concrete machine: the DSL kinds that can run
@@ -113,12 +115,47 @@ typedef struct sim_copy {
 /* ---- issue contexts: the top level (-1) and each inner op -----------------
  */
 
+/* A per-evaluation arena kept between evaluations: reset, never freed, so
+ * repeated evaluations reuse warm memory (§7). */
+typedef struct pooled_arena {
+  mapopt__arena arena;
+  /* The growable state of an evaluation, emptied but kept for the next. */
+  mapopt__vec insts, hpool, waiters, copies, copy_afs, deps, util_jobs;
+  mapopt__heap events;
+  struct pooled_arena *next;
+} pooled_arena;
+
+struct mapopt_sim_plan {
+  mapopt_ctx *ctx;
+  mapopt__arena arena;
+  pthread_mutex_t lock;
+  pooled_arena *pool;
+  const mapopt_app_run *run;
+  mapopt__sim_dag dag;
+  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc, *req_op;
+  int64_t *vprod_off, *vprod;
+  int64_t *next_sib, *first_child; /* first_child[parent + 1] */
+  int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
+  int64_t nctx;       /* contexts: the top level (0) and inner ops */
+  int64_t *ctx_first; /* context -> its first op */
+  int64_t *af_off;
+  int64_t naf;
+  /* The lower bound depends on the machine only: it is kept for the last
+   * machine (compared by value, pointers cleared) under lock. */
+  bool lb_valid;
+  mapopt_machine lb_machine;
+  int64_t lb_ns;
+};
+
+/* An issue context: the top level, or an inner op (the only ops that
+ * have children). It also holds that op's task object for mapping
+ * functions of its children (task.parent). */
 typedef struct sim_ctx {
-  int64_t first_child; /* ops of this context, in order: linked by next_sib */
   int64_t next;        /* the next op to issue, -1: all issued */
   int64_t outstanding; /* issued and not complete */
   int64_t as;          /* address space that issues */
   bool replicated;
+  mapopt_task_ref ref; /* the parent op as mapping functions see it */
 } sim_ctx;
 
 struct mapopt__sim {
