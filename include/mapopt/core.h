@@ -122,10 +122,13 @@ MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf, size_t size);
 /*
  * Reads a whole file. *buf is NUL-terminated (the file itself may contain
  * NUL bytes: *len is the true length); free it with mapopt_buffer_free.
- * MAPOPT_EIO with errno set when the file cannot be read.
+ * MAPOPT_EIO with errno set when the file cannot be read; then, when diags
+ * is not NULL, the error "PATH: error: cannot read file: REASON" is
+ * appended to it.
  */
 MAPOPT_API mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
-                                          char **buf, size_t *len);
+                                          mapopt_diags *diags, char **buf,
+                                          size_t *len);
 MAPOPT_API void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len);
 /*
  * Replaces path with data atomically: a temporary file in the same folder

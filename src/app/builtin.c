@@ -84,12 +84,10 @@ mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
   }
   char *text;
   size_t len;
-  if (mapopt_file_read(ctx, name, &text, &len) != MAPOPT_OK) {
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", name, 0, 0,
-                     "cannot read file: %s", strerror(errno));
-    return MAPOPT_EIO;
-  }
-  mapopt_status st = mapopt_app_load_json(ctx, name, text, len, diags, out);
+  mapopt_status st = mapopt_file_read(ctx, name, diags, &text, &len);
+  if (st != MAPOPT_OK)
+    return st;
+  st = mapopt_app_load_json(ctx, name, text, len, diags, out);
   mapopt_buffer_free(ctx, text, len);
   return st;
 }

@@ -34,6 +34,11 @@ bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags);
 void cli_close(mapopt_ctx *ctx, mapopt_diags *diags);
 /* Prints {"key": value} as indented JSON on stdout; takes value. */
 void cli_print_json(const char *key, struct json_t *value);
+/* Reads and compiles the mapper at path with base's options (its file
+ * name replaced by path); every failure, I/O included, is in diags. */
+mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
+                               const mapopt_dsl_options *base,
+                               mapopt_diags *diags, mapopt_program **prog);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 

@@ -64,25 +64,14 @@ const char cli_show_usage[] =
     "                     of the Task list is usable\n\n"
     "Exit status: 0 ok, 1 invalid mapper or mapping error, 2 usage error.\n";
 
-/* Reads and compiles path. Returns EXIT_VALID with *prog, or EXIT_INVALID
- * after printing why (diagnostics or an I/O error). */
+/* Reads and compiles path: EXIT_VALID with *prog, or EXIT_INVALID with the
+ * reason in diags. */
 static int compile_file(mapopt_ctx *ctx, const char *path,
                         const mapopt_dsl_options *base, mapopt_diags *diags,
                         mapopt_program **prog) {
-  char *text;
-  size_t len;
-  if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
-                     "cannot read file: %s", strerror(errno));
-    return EXIT_INVALID;
-  }
-  mapopt_dsl_options opts = *base;
-  opts.file = path;
-  mapopt_status st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
-  mapopt_buffer_free(ctx, text, len);
-  if (st == MAPOPT_ENOMEM)
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0, "out of memory");
-  return st == MAPOPT_OK ? EXIT_VALID : EXIT_INVALID;
+  return cli_compile_file(ctx, path, base, diags, prog) == MAPOPT_OK
+             ? EXIT_VALID
+             : EXIT_INVALID;
 }
 
 /* --machine: a preset, a machine JSON file or a one-line shape; the DSL
@@ -242,7 +231,7 @@ int cli_fmt(int argc, char **argv) {
     char *old;
     size_t oldlen;
     bool same = false;
-    if (mapopt_file_read(ctx, path, &old, &oldlen) == MAPOPT_OK) {
+    if (mapopt_file_read(ctx, path, NULL, &old, &oldlen) == MAPOPT_OK) {
       same = oldlen == len && memcmp(old, text, len) == 0;
       mapopt_buffer_free(ctx, old, oldlen);
     }

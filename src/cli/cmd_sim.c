@@ -187,16 +187,7 @@ static mapopt_status load_mapper(mapopt_ctx *ctx, const char *path,
     opts.file = file;
     return mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, prog);
   }
-  char *text;
-  size_t len;
-  if (mapopt_file_read(ctx, path, &text, &len) != MAPOPT_OK) {
-    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
-                     "cannot read file: %s", strerror(errno));
-    return MAPOPT_EIO;
-  }
-  mapopt_status st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
-  mapopt_buffer_free(ctx, text, len);
-  return st;
+  return cli_compile_file(ctx, path, &opts, diags, prog);
 }
 
 static double cpu_seconds(void) {

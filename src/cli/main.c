@@ -81,6 +81,23 @@ void cli_print_json(const char *key, json_t *value) {
   json_decref(root);
 }
 
+mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
+                               const mapopt_dsl_options *base,
+                               mapopt_diags *diags, mapopt_program **prog) {
+  char *text;
+  size_t len;
+  mapopt_status st = mapopt_file_read(ctx, path, diags, &text, &len);
+  if (st != MAPOPT_OK)
+    return st;
+  mapopt_dsl_options opts = *base;
+  opts.file = path;
+  st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
+  mapopt_buffer_free(ctx, text, len);
+  if (st == MAPOPT_ENOMEM)
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0, "out of memory");
+  return st;
+}
+
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from) {
   char line[1024];
   for (size_t i = from; i < mapopt_diags_count(diags); i++) {

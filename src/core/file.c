@@ -14,8 +14,8 @@
 
 #include "core/core.h"
 
-mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path, char **buf,
-                               size_t *len) {
+static mapopt_status read_all(mapopt_ctx *ctx, const char *path, char **buf,
+                              size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return MAPOPT_EIO;
@@ -62,6 +62,18 @@ mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path, char **buf,
   *buf = exact;
   *len = n;
   return MAPOPT_OK;
+}
+
+mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
+                               mapopt_diags *diags, char **buf, size_t *len) {
+  mapopt_status st = read_all(ctx, path, buf, len);
+  if (st == MAPOPT_EIO && diags) {
+    int err = errno;
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
+                     "cannot read file: %s", strerror(err));
+    errno = err;
+  }
+  return st;
 }
 
 mapopt_status mapopt_file_replace(const char *path, const char *data,

@@ -52,12 +52,9 @@ static mapopt_status load_file(mapopt_ctx *ctx, const char *path,
                                mapopt_diags *diags, mapopt_machine **out) {
   char *text;
   size_t len;
-  mapopt_status st = mapopt_file_read(ctx, path, &text, &len);
-  if (st == MAPOPT_ENOMEM)
-    return st;
+  mapopt_status st = mapopt_file_read(ctx, path, diags, &text, &len);
   if (st != MAPOPT_OK)
-    return arg_error(diags, path, MAPOPT_EIO, "cannot read file: %s",
-                     strerror(errno));
+    return st;
   st = mapopt__machine_load(ctx, path, text, len, params, diags, out);
   mapopt_buffer_free(ctx, text, len);
   return st;

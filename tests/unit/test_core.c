@@ -187,12 +187,12 @@ static void test_file_replace(void **state) {
   assert_int_equal(mapopt_file_replace(path, "new\0x", 5), MAPOPT_OK);
   char *buf;
   size_t len;
-  assert_int_equal(mapopt_file_read(ctx, path, &buf, &len), MAPOPT_OK);
+  assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_OK);
   assert_int_equal(len, 5);
   assert_memory_equal(buf, "new\0x", 5);
   mapopt_buffer_free(ctx, buf, len);
   unlink(path);
-  assert_int_equal(mapopt_file_read(ctx, path, &buf, &len), MAPOPT_EIO);
+  assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_EIO);
   assert_int_equal(mapopt_file_replace("/nonexistent-dir/x", "a", 1),
                    MAPOPT_EIO);
   mapopt_ctx_free(ctx);
