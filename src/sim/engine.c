@@ -1972,7 +1972,8 @@ static mapopt_status setup(sim_t *s) {
   if (st != MAPOPT_OK)
     return st;
   int64_t n = run->nops;
-  s->ops = mapopt__arena_zalloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
+  /* Every field is set in the loop below: one pass over the ops. */
+  s->ops = mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
   s->ctxs = mapopt__arena_zalloc(a, (size_t)pl->nctx * sizeof *s->ctxs);
   s->task_kind =
       mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
@@ -2008,8 +2009,7 @@ static mapopt_status setup(sim_t *s) {
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
   for (int64_t i = 0; i < n; i++) {
     sim_op *o = &s->ops[i];
-    o->proc = -1;
-    o->last_pred = o->last_copy = -1;
+    *o = (sim_op){.proc = -1, .last_pred = -1, .last_copy = -1};
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];
     o->raw_left =
