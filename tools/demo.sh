@@ -11,7 +11,7 @@ echo "all example mappers are valid"
 echo
 echo "== mapopt show mappers/examples/decomp2d.map (point (3, 1) of a 4x4 launch)"
 "$M" show mappers/examples/decomp2d.map --machine 'nodes=2 gpu=4 cpu=8 omp=2' \
-  --task task_1 --point 3,1 --space 4,4 --region a --dims 2
+  --task task_1 --point 3,1 --space 4,4 --region task_1 a --dims 2
 echo
 echo "== mapopt sim circuit (expert mapper, p100x4)"
 "$M" sim circuit

@@ -55,7 +55,7 @@ const char cli_show_usage[] =
     "                     the parent runs on, e.g. 'step@GPU(1,2)'\n"
     "                     (without --point, TASK is a single task:\n"
     "                     SingleTaskMap)\n"
-    "  --region ARG       a region argument of TASK: its memory, layout and\n"
+    "  --region TASK ARG  a region argument of TASK: its memory, layout and\n"
     "                     collection. ARG is NAME[,NAME...][@POSITION]\n"
     "                     (position default 0); repeatable\n"
     "  --dims D           dimensions of the regions, for the layout's\n"
@@ -387,6 +387,9 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
     } else if (strcmp(opt, "--size") == 0) {
       a->size = val;
     } else if (strcmp(opt, "--task") == 0) {
+      if (a->task && strcmp(a->task, val) != 0)
+        return cli_usage_error("show", "one task at a time ('%s' and '%s')",
+                               a->task, val);
       a->task = val;
     } else if (strcmp(opt, "--variants") == 0) {
       if (!parse_kind_list(val, &a->variants))
@@ -412,9 +415,19 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
                                "invalid --parent (expected "
                                "TASK@KIND(NODE,PROC), e.g. step@GPU(1,2))");
     } else if (strcmp(opt, "--region") == 0) {
+      /* --region TASK ARG: val is the task, the argument follows. */
+      if (i + 1 >= argc)
+        return cli_usage_error("show", "--region needs a task and an "
+                                       "argument: --region TASK ARG");
+      if (a->task && strcmp(a->task, val) != 0)
+        return cli_usage_error("show",
+                               "--region names task '%s', but the "
+                               "query is for task '%s'",
+                               val, a->task);
+      a->task = val;
       if (a->nregions >= MAX_REGIONS ||
-          !parse_region(val, &a->regions[a->nregions++]))
-        return cli_usage_error("show", "invalid --region (expected "
+          !parse_region(argv[++i], &a->regions[a->nregions++]))
+        return cli_usage_error("show", "invalid --region argument (expected "
                                        "NAME[,NAME...][@POSITION])");
     } else if (strcmp(opt, "--dims") == 0) {
       int64_t d;

@@ -83,10 +83,17 @@ IndexTaskMap tile bad;
 Region step halo GPU ZCMEM;
 Layout * * * AOS C_order;
 MAP
-expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task step --point 5 --space 8 --region halo@1 --dims 2
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task step --point 5 --space 8 --region step halo@1 --dims 2
 expect_in out "runs on GPU(1, 1) (IndexTaskMap bc)"
 expect_in out "return GPU(1, 1)"
 expect_in out "memory ZCMEM, layout AOS C_order: F, Y, X"
+# --region TASK ARG alone names the task; a different --task is refused.
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --region step halo@1
+expect_in out "task step: kind GPU"
+expect_in out "region halo@1: memory ZCMEM"
+expect_rc 2 "$M" show s.map --task tile --region step halo@1
+expect_in err "--region names task 'step', but the query is for task 'tile'"
+expect_rc 2 "$M" show s.map --region step
 expect_rc 1 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --task tile --point 4 --space 8
 expect_in err "s.map:4:27: mapping error: Slice processor index out of bound! 4 >= 4"
 expect_in err "s.map: note: while placing point (4,) of task 'tile' with 'bad'"
