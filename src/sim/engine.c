@@ -432,6 +432,18 @@ static int64_t af_index(const sim_t *s, int64_t atom, int f) {
   return s->af_off[atom] + f;
 }
 
+/* Records a memory's live bytes for the trace's counter rows. */
+static void log_memory(sim_t *s, int64_t mem) {
+  if (!s->opts->trace_path)
+    return;
+  int64_t *e = mapopt__vec_push(&s->mem_log, s->ctx);
+  if (e) {
+    e[0] = s->now;
+    e[1] = mem;
+    e[2] = s->mems[mem].live;
+  }
+}
+
 static void mem_release(sim_t *s, int64_t i) {
   sim_inst *in = inst_at(s, i);
   if (in->freed)
@@ -439,6 +451,7 @@ static void mem_release(sim_t *s, int64_t i) {
   in->freed = true;
   sim_mem *mm = &s->mems[in->mem];
   mm->live -= in->bytes;
+  log_memory(s, in->mem);
   mm->ninst--;
 }
 
@@ -603,6 +616,7 @@ static int64_t create_instance(sim_t *s, int64_t op, int64_t r, int64_t mem,
   *in = (sim_inst){mem,   pc,        region, fields, *l, bytes, 0,  s->now,
                    false, reduction, false,  false,  0,  held,  inc};
   mm->live += bytes;
+  log_memory(s, mem);
   mm->ninst++;
   if (mm->live > mm->peak)
     mm->peak = mm->live;
@@ -2356,6 +2370,9 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
   int64_t lo[4096], hi[4096], nw = 0;
   windows(s, lo, hi, &nw, 4096);
+  memcpy(s->win_lo, lo, (size_t)nw * sizeof *lo);
+  memcpy(s->win_hi, hi, (size_t)nw * sizeof *hi);
+  s->nwin = nw;
   int64_t elapsed = 0;
   for (int64_t i = 0; i < nw; i++)
     elapsed += hi[i] - lo[i];
@@ -2503,6 +2520,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
                                          : (int64_t)3600 * 1000000000;
   s.arena = pa->arena;
   borrow(&s, pa);
+  mapopt__vec_init(&s.mem_log, 3 * sizeof(int64_t));
   mapopt__sb_init(&s.errtext, ctx);
   mapopt__sb_init(&s.log, ctx);
   mapopt_sim_result *res = mapopt__calloc(ctx, 1, sizeof *res);
@@ -2526,6 +2544,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     st = mapopt__sim_write_trace(&s, res, opts->trace_path);
   if (s.diags)
     mapopt_diags_free(s.diags);
+  mapopt__vec_destroy(&s.mem_log, ctx);
   teardown(&s);
   give_back(&s, pa);
   mapopt__arena_reset(&s.arena);

@@ -220,6 +220,8 @@ struct mapopt__sim {
   int64_t error_time;
   mapopt__strbuf log;
   mapopt__vec util_jobs; /* {proc, start, end} of UTIL work */
+  mapopt__vec mem_log;   /* with a trace: {time, memory, live bytes} */
+  int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 
 /* A holder (or waiter) list node. */

@@ -360,14 +360,33 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
         mapopt_mem_kind_name(s->mems[c->dst_mem].kind), ck[c->kind]);
     events++;
   }
-  for (int64_t i = 0; i < s->nmems; i++) {
+  /* Memory use over time: one counter row per memory. */
+  for (size_t k = 0; k < s->mem_log.len && events < cap; k++, events++) {
+    const int64_t *e = (const int64_t *)s->mem_log.data + 3 * k;
+    const sim_mem *m = &s->mems[e[1]];
     SEP();
     mapopt__sb_printf(&b,
-                      "{\"ph\": \"C\", \"name\": \"%s %" PRId64 " peak\", "
-                      "\"pid\": %" PRId64
-                      ", \"ts\": 0, \"args\": {\"bytes\": %" PRId64 "}}",
-                      mapopt_mem_kind_name(s->mems[i].kind), s->mems[i].index,
-                      s->mems[i].node * s->ranks, s->mems[i].peak);
+                      "{\"ph\": \"C\", \"name\": \"%s %" PRId64 "\", "
+                      "\"pid\": %" PRId64 ", \"ts\": ",
+                      mapopt_mem_kind_name(m->kind), m->index,
+                      m->node * s->ranks + (m->rank > 0 ? m->rank : 0));
+    us(&b, e[0]);
+    mapopt__sb_printf(&b, ", \"args\": {\"bytes\": %" PRId64 "}}", e[2]);
+  }
+  /* The timed window(s): instant markers at their boundaries. */
+  for (int64_t w = 0; w < s->nwin; w++) {
+    static const char *const what[] = {"timed window starts",
+                                       "timed window ends"};
+    int64_t at[2] = {s->win_lo[w], s->win_hi[w]};
+    for (int k = 0; k < 2; k++) {
+      SEP();
+      mapopt__sb_printf(&b,
+                        "{\"ph\": \"i\", \"s\": \"g\", \"name\": "
+                        "\"%s\", \"pid\": 0, \"tid\": 0, \"ts\": ",
+                        what[k]);
+      us(&b, at[k]);
+      mapopt__sb_putc(&b, '}');
+    }
   }
 #undef SEP
   mapopt__sb_puts(&b, "\n]}\n");
