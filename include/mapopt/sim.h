@@ -103,8 +103,17 @@ typedef struct mapopt_sim_task_stats {
   mapopt_sim_req_stats reqs[8];
 } mapopt_sim_task_stats;
 
+/* One op or copy on the critical path. */
+typedef struct mapopt_sim_segment {
+  const char *kind; /* "task", "fill", "fence", "future", or a channel */
+  const char *name; /* task name, or the copy's destination memory kind */
+  int64_t start_ns, duration_ns;
+} mapopt_sim_segment;
+
 typedef struct mapopt_sim_critical_path {
   int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns, backpressure_ns;
+  size_t nsegments;
+  mapopt_sim_segment segments[10]; /* the longest, by duration */
 } mapopt_sim_critical_path;
 
 /* What the mapper decided for one task op, as the simulation applied it. */

@@ -2218,8 +2218,29 @@ static const char *result_string(sim_t *s, mapopt_sim_result *res,
   return c ? c : "";
 }
 
-static void critical_path(sim_t *s, int64_t t0, int64_t t1,
-                          mapopt_sim_critical_path *cp) {
+/* Keeps the ten longest segments of the path. */
+static void add_segment(mapopt_sim_critical_path *cp, const char *kind,
+                        const char *name, int64_t start, int64_t dur) {
+  size_t n = cp->nsegments, at = n;
+  while (at > 0 && cp->segments[at - 1].duration_ns < dur)
+    at--;
+  if (at >= 10)
+    return;
+  if (n == 10)
+    n--;
+  memmove(&cp->segments[at + 1], &cp->segments[at],
+          (n - at) * sizeof cp->segments[0]);
+  cp->segments[at] = (mapopt_sim_segment){kind, name, start, dur};
+  cp->nsegments = n + 1;
+}
+
+static const char *const segment_kinds[] = {
+    "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
+    "NETWORK",  "FILL",       "FOLD"};
+
+static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
+                          int64_t t1) {
+  mapopt_sim_critical_path *cp = &res->critical_path;
   int64_t cur = -1;
   for (int64_t i = 0; i < s->run->nops; i++)
     if (s->ops[i].complete_at <= t1 &&
@@ -2230,18 +2251,28 @@ static void critical_path(sim_t *s, int64_t t0, int64_t t1,
     const sim_op *o = &s->ops[cur];
     if (o->complete_at <= t0)
       break;
-    if (s->run->ops[cur].kind == MAPOPT_OP_TASK) {
+    const mapopt_app_op *ao = &s->run->ops[cur];
+    if (ao->kind == MAPOPT_OP_TASK) {
       cp->compute_ns += o->end_at - o->start_at;
       if (o->start_at > o->ready_at)
         cp->queue_ns += o->start_at - o->ready_at;
+      add_segment(cp, "task",
+                  result_string(s, res, s->run->tasks[ao->task].name),
+                  o->start_at, o->end_at - o->start_at);
     } else {
       cp->runtime_ns += o->complete_at - o->ready_at;
+      static const char *const kinds[] = {"task", "fill", "fence", "future"};
+      add_segment(cp, kinds[ao->kind], kinds[ao->kind], o->ready_at,
+                  o->complete_at - o->ready_at);
     }
     int64_t pred_t = o->last_pred >= 0 ? s->ops[o->last_pred].complete_at : 0;
     int64_t copy_t = o->last_copy >= 0 ? copy_at(s, o->last_copy)->end_at : 0;
     if (o->last_copy >= 0 && copy_t >= pred_t && copy_t >= o->mapped_at) {
       const sim_copy *c = copy_at(s, o->last_copy);
       cp->copy_ns += c->end_at - c->start_at;
+      add_segment(cp, segment_kinds[c->kind],
+                  mapopt_mem_kind_name(s->mems[c->dst_mem].kind), c->start_at,
+                  c->end_at - c->start_at);
     } else if (o->mapped_at > pred_t) {
       int64_t wait = o->mapped_at - o->mappable_at;
       if (o->cause == CAUSE_BACKPRESSURE)
@@ -2454,7 +2485,7 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
   if (s->opts->record_decisions && record_decisions(s, res) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   if (!failed(s)) {
-    critical_path(s, lo[0], nw ? hi[nw - 1] : 0, &res->critical_path);
+    critical_path(s, res, lo[0], nw ? hi[nw - 1] : 0);
     top_tasks(s, lo, hi, nw, res);
   }
   if (plan_lower_bound(s->plan, s->ctx, s->m, &res->lower_bound_ns) !=

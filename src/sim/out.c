@@ -197,6 +197,17 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   json_object_set_new(cp, "queue_ns", json_integer(r->critical_path.queue_ns));
   json_object_set_new(cp, "backpressure_ns",
                       json_integer(r->critical_path.backpressure_ns));
+  json_t *segs = json_array();
+  for (size_t i = 0; i < r->critical_path.nsegments; i++) {
+    const mapopt_sim_segment *g = &r->critical_path.segments[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "kind", json_string(g->kind));
+    json_object_set_new(e, "name", json_string(g->name));
+    json_object_set_new(e, "start_ns", json_integer(g->start_ns));
+    json_object_set_new(e, "duration_ns", json_integer(g->duration_ns));
+    json_array_append_new(segs, e);
+  }
+  json_object_set_new(cp, "segments", segs);
   json_object_set_new(o, "critical_path", cp);
   json_t *top = json_array();
   for (size_t i = 0; i < r->ntop; i++) {
