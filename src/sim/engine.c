@@ -662,6 +662,7 @@ static void try_ready(sim_t *s, int64_t op);
 static void plan_copies(sim_t *s, int64_t op, int64_t r);
 static void op_complete(sim_t *s, int64_t op);
 static void try_mappable(sim_t *s, int64_t op);
+static void wake_waiters(sim_t *s, int64_t v);
 
 /* ---- copies
  * ------------------------------------------------------------------ */
@@ -890,8 +891,13 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     if (base >= 0)
       copy_depends(s, c, base);
   }
-  if (s->fold_left[v] == 0) /* no reducer instance left: base only */
-    dst->incoming[k] = -1;
+  if (s->fold_left[v] == 0) {
+    /* No reducer left an instance (inner reducers map virtually): the
+     * version is complete here at once, and readers waiting for it go on,
+     * instead of waiting for folds that will never come. */
+    hold(s, p->dst, atom, f, v);
+    wake_waiters(s, v);
+  }
   return -1;
 }
 
