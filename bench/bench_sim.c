@@ -72,16 +72,6 @@ static long maxrss_kib(void) {
   return ru.ru_maxrss;
 }
 
-static void die_diags(const char *what, mapopt_diags *diags) {
-  char line[1024];
-  fprintf(stderr, "bench_sim: %s failed\n", what);
-  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
-    mapopt_diag_format(mapopt_diags_get(diags, i), line, sizeof line);
-    fprintf(stderr, "  %s\n", line);
-  }
-  exit(1);
-}
-
 static int reps_opt; /* -r; 0: by size */
 
 static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
@@ -90,7 +80,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   mapopt_diags_new(ctx, &diags);
   mapopt_machine *m;
   if (mapopt_machine_resolve(ctx, machine_arg, diags, &m) != MAPOPT_OK)
-    die_diags("machine", diags);
+    gen_die("bench_sim", "machine", diags);
   gen_graph g =
       gen_graph_sized(target, m->nodes * m->procs[MAPOPT_PROC_GPU].count);
 
@@ -98,7 +88,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   mapopt_app *app;
   if (mapopt_app_load_json(ctx, "bench1d.json", json, strlen(json), diags,
                            &app) != MAPOPT_OK)
-    die_diags("app load", diags);
+    gen_die("bench_sim", "app load", diags);
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
   mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
@@ -107,7 +97,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   double t0 = now();
   mapopt_app_run *run;
   if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
-    die_diags("instantiate", diags);
+    gen_die("bench_sim", "instantiate", diags);
   double inst_s = now() - t0;
   int64_t run_bytes = cnt->live - live0;
 
@@ -118,7 +108,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   mapopt_program *prog;
   if (mapopt_dsl_compile(ctx, gen_mapper, strlen(gen_mapper), &dopts, diags,
                          &prog) != MAPOPT_OK)
-    die_diags("mapper", diags);
+    gen_die("bench_sim", "mapper", diags);
 
   live0 = cnt->live;
   t0 = now();

@@ -94,16 +94,6 @@ typedef struct mapopt_side {
   double gpu_flops, nv_bw, nv_lat, net_bw, net_lat; /* flop/s, B/s, s */
 } mapopt_side;
 
-static void die_diags(const char *what, mapopt_diags *diags) {
-  char line[1024];
-  fprintf(stderr, "bench_simgrid: %s failed\n", what);
-  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
-    mapopt_diag_format(mapopt_diags_get(diags, i), line, sizeof line);
-    fprintf(stderr, "  %s\n", line);
-  }
-  exit(1);
-}
-
 static gen_graph run_mapopt(const char *machine_arg, int64_t target,
                             mapopt_side *out) {
   mapopt_ctx *ctx;
@@ -113,20 +103,20 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
     exit(1);
   mapopt_machine *m;
   if (mapopt_machine_resolve(ctx, machine_arg, diags, &m) != MAPOPT_OK)
-    die_diags("machine", diags);
+    gen_die("bench_simgrid", "machine", diags);
   int64_t gpn = m->procs[MAPOPT_PROC_GPU].count;
   gen_graph g = gen_graph_sized(target, m->nodes * gpn);
   char *json = gen_app_json(&g);
   mapopt_app *app;
   if (mapopt_app_load_json(ctx, "bench1d.json", json, strlen(json), diags,
                            &app) != MAPOPT_OK)
-    die_diags("app load", diags);
+    gen_die("bench_simgrid", "app load", diags);
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
   mapopt_app_machine am = {m->nodes, gpn, m->ranks_per_node};
   mapopt_app_run *run;
   if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
-    die_diags("instantiate", diags);
+    gen_die("bench_simgrid", "instantiate", diags);
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
   mapopt_dsl_options dopts = {.file = "block.map", .shape = &shape};
@@ -134,7 +124,7 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
   mapopt_program *prog;
   if (mapopt_dsl_compile(ctx, gen_mapper, strlen(gen_mapper), &dopts, diags,
                          &prog) != MAPOPT_OK)
-    die_diags("mapper", diags);
+    gen_die("bench_simgrid", "mapper", diags);
 
   double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   mapopt_sim_plan *plan;

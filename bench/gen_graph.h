@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mapopt/core.h"
+
 typedef struct gen_graph {
   int64_t P; /* pieces (points per launch) */
   int64_t S; /* time steps */
@@ -164,6 +166,18 @@ static inline char *gen_app_json(const gen_graph *g) {
 
 /* The block mapper: everything on GPUs, data in framebuffer memory, point i
  * of a launch of P points on GPU i * G / P. */
+/* Prints what failed with its diagnostics, and exits. */
+static inline void gen_die(const char *prog, const char *what,
+                           mapopt_diags *diags) {
+  char line[1024];
+  fprintf(stderr, "%s: %s failed\n", prog, what);
+  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
+    mapopt_diag_format(mapopt_diags_get(diags, i), line, sizeof line);
+    fprintf(stderr, "  %s\n", line);
+  }
+  exit(1);
+}
+
 static const char gen_mapper[] =
     "Task * GPU;\n"
     "Region * * GPU FBMEM;\n"
