@@ -129,8 +129,8 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
         return cli_usage_error("sim", "--time-limit must be 1 to 1e9 seconds");
       a->opts.time_limit_ns = n * 1000000000;
     } else if (!strcmp(o, "--iterations")) {
-      if (!parse_i64(val, 0, 1000000, &a->iterations))
-        return cli_usage_error("sim", "--iterations must be 0 to 1000000");
+      if (!parse_i64(val, 1, 1000000, &a->iterations))
+        return cli_usage_error("sim", "--iterations must be 1 to 1000000");
     } else if (!strcmp(o, "--warmup")) {
       if (!parse_i64(val, 0, 1000000, &a->warmup))
         return cli_usage_error("sim", "--warmup must be 0 to 1000000");
