@@ -667,19 +667,6 @@ static void wake_waiters(sim_t *s, int64_t v);
 /* ---- copies
  * ------------------------------------------------------------------ */
 
-/* One (atom, field, version) a copy moves; a copy's entries form a list. */
-typedef struct caf {
-  int64_t atom;
-  int field;
-  int64_t version;
-  int64_t next;
-} caf;
-
-typedef struct dnode {
-  int64_t copy;
-  int64_t next;
-} dnode;
-
 enum { COPY_FILL = MAPOPT_CHAN_COUNT, COPY_FOLD = MAPOPT_CHAN_COUNT + 1 };
 
 static int64_t new_copy(sim_t *s, int kind, int64_t src_inst, int64_t dst_inst,
@@ -1796,182 +1783,6 @@ static void issue_op(sim_t *s, int64_t op) {
 /* ---- setup
  * ------------------------------------------------------------------- */
 
-/* Inverts an adjacency list given as (off, list) over n nodes. */
-static mapopt_status invert(mapopt__arena *a, int64_t n, const int64_t *off,
-                            const int64_t *list, int64_t m, const int64_t *map,
-                            int64_t **out_off, int64_t **out) {
-  int64_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * 8);
-  int64_t total = off[n];
-  int64_t *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * 8);
-  int64_t *pos = mapopt__arena_alloc(a, (size_t)(m + 1) * 8);
-  if (!cnt || !res || !pos)
-    return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < total; i++)
-    cnt[list[i] + 1]++;
-  for (int64_t j = 0; j < m; j++)
-    cnt[j + 1] += cnt[j];
-  memcpy(pos, cnt, (size_t)(m + 1) * 8);
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t k = off[i]; k < off[i + 1]; k++)
-      res[pos[list[k]]++] = map ? map[i] : i;
-  *out_off = cnt;
-  *out = res;
-  return MAPOPT_OK;
-}
-
-/* The machine with its pointers cleared, for comparing by value. */
-static mapopt_machine machine_key(const mapopt_machine *m) {
-  mapopt_machine k;
-  memset(&k, 0, sizeof k);
-  k = *m;
-  k.name = NULL;
-  for (int i = 0; i < MAPOPT_PROC_KIND_COUNT; i++)
-    k.procs[i].socket = NULL;
-  return k;
-}
-
-static mapopt_status plan_lower_bound(const mapopt_sim_plan *cplan,
-                                      mapopt_ctx *ctx, const mapopt_machine *m,
-                                      int64_t *lb) {
-  mapopt_sim_plan *pl = (mapopt_sim_plan *)cplan; /* its cache only */
-  mapopt_machine key = machine_key(m);
-  pthread_mutex_lock(&pl->lock);
-  bool hit = pl->lb_valid && memcmp(&key, &pl->lb_machine, sizeof key) == 0;
-  int64_t v = pl->lb_ns;
-  pthread_mutex_unlock(&pl->lock);
-  if (!hit) {
-    mapopt_status st = mapopt__sim_lower_bound(ctx, m, pl->run, &pl->dag, &v);
-    if (st != MAPOPT_OK)
-      return st;
-    pthread_mutex_lock(&pl->lock);
-    pl->lb_machine = key;
-    pl->lb_ns = v;
-    pl->lb_valid = true;
-    pthread_mutex_unlock(&pl->lock);
-  }
-  *lb = v;
-  return MAPOPT_OK;
-}
-
-/* The mapping-independent part of a simulation (§7): the DAG and the lists
- * derived from it, built once per run and shared by every evaluation. */
-static mapopt_status plan_build(mapopt_sim_plan *pl) {
-  const mapopt_app_run *run = pl->run;
-  mapopt__arena *a = &pl->arena;
-  for (int64_t i = 0; i < run->nops; i++)
-    if (run->ops[i].nreqs > 64) /* requirement masks hold 64 */
-      return MAPOPT_EINVAL;
-  mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
-  if (st != MAPOPT_OK)
-    return st;
-  const mapopt__sim_dag *dag = &pl->dag;
-  int64_t n = run->nops, nv = dag->nversions;
-  pl->req_op = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1) * 8);
-  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
-  pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 8);
-  pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
-  int64_t *fillp = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  if (!pl->req_op || !pl->next_sib || !pl->first_child || !pl->af_off ||
-      !pl->vprod_off || !pl->vprod || !fillp)
-    return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < n; i++)
-    for (size_t r = 0; r < run->ops[i].nreqs; r++)
-      pl->req_op[dag->req_off[i] + (int64_t)r] = i;
-  for (int64_t i = 0; i <= n; i++)
-    pl->first_child[i] = -1;
-  for (int64_t i = n - 1; i >= 0; i--) {
-    int64_t c = run->ops[i].parent + 1;
-    pl->next_sib[i] = pl->first_child[c];
-    pl->first_child[c] = i;
-  }
-  /* Contexts: the top level and every op that can have children. */
-  pl->ctx_of_op = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  if (!pl->ctx_of_op)
-    return MAPOPT_ENOMEM;
-  pl->nctx = 1;
-  for (int64_t i = 0; i < n; i++) {
-    const mapopt_app_op *o = &run->ops[i];
-    bool parent = pl->first_child[i + 1] >= 0 ||
-                  (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner);
-    pl->ctx_of_op[i] = parent ? pl->nctx++ : -1;
-  }
-  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 8);
-  if (!pl->ctx_first)
-    return MAPOPT_ENOMEM;
-  pl->ctx_first[0] = pl->first_child[0];
-  for (int64_t i = 0; i < n; i++)
-    if (pl->ctx_of_op[i] > 0)
-      pl->ctx_first[pl->ctx_of_op[i]] = pl->first_child[i + 1];
-  pl->naf = 0;
-  for (int64_t at = 0; at < run->natoms; at++) {
-    pl->af_off[at] = pl->naf;
-    pl->naf += run->regions[run->atom_region[at]].nfields;
-  }
-  st = invert(a, n, dag->pred_off, dag->preds, n, NULL, &pl->succ_off,
-              &pl->succ);
-  if (st == MAPOPT_OK)
-    st = invert(a, dag->nreqs, dag->raw_off, dag->raw, n, NULL,
-                &pl->rawsucc_off, &pl->rawsucc);
-  if (st != MAPOPT_OK)
-    return st;
-  /* The versions each op produces (writes and fills). */
-  for (int64_t v = 0; v < nv; v++)
-    if (dag->versions[v].kind != VER_REDUCTION)
-      pl->vprod_off[dag->versions[v].producer + 1]++;
-  for (int64_t i = 0; i < n; i++)
-    pl->vprod_off[i + 1] += pl->vprod_off[i];
-  memcpy(fillp, pl->vprod_off, (size_t)(n + 1) * 8);
-  for (int64_t v = 0; v < nv; v++)
-    if (dag->versions[v].kind != VER_REDUCTION)
-      pl->vprod[fillp[dag->versions[v].producer]++] = v;
-  return MAPOPT_OK;
-}
-
-mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,
-                                  mapopt_sim_plan **out) {
-  if (!ctx || !run || !out)
-    return MAPOPT_EINVAL;
-  mapopt_sim_plan *pl = mapopt__calloc(ctx, 1, sizeof *pl);
-  if (!pl)
-    return MAPOPT_ENOMEM;
-  pl->ctx = ctx;
-  pl->run = run;
-  mapopt__arena_init(&pl->arena, ctx);
-  pthread_mutex_init(&pl->lock, NULL);
-  mapopt_status st = plan_build(pl);
-  if (st != MAPOPT_OK) {
-    mapopt_sim_plan_free(pl);
-    return st;
-  }
-  *out = pl;
-  return MAPOPT_OK;
-}
-
-static void destroy_containers(pooled_arena *pa, mapopt_ctx *ctx) {
-  mapopt__vec *vs[] = {&pa->insts,    &pa->hpool, &pa->waiters,  &pa->copies,
-                       &pa->copy_afs, &pa->deps,  &pa->util_jobs};
-  for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
-    mapopt__vec_destroy(vs[i], ctx);
-  mapopt__heap_destroy(&pa->events, ctx);
-}
-
-void mapopt_sim_plan_free(mapopt_sim_plan *pl) {
-  if (!pl)
-    return;
-  while (pl->pool) {
-    pooled_arena *p = pl->pool;
-    pl->pool = p->next;
-    destroy_containers(p, pl->ctx);
-    mapopt__arena_destroy(&p->arena);
-    mapopt__free(pl->ctx, p, sizeof *p);
-  }
-  pthread_mutex_destroy(&pl->lock);
-  mapopt__arena_destroy(&pl->arena);
-  mapopt__free(pl->ctx, pl, sizeof *pl);
-}
-
 /* The per-evaluation state (§7: only mapping results, instances, copies
  * and events). */
 static mapopt_status setup(sim_t *s) {
@@ -2053,16 +1864,6 @@ static mapopt_status setup(sim_t *s) {
 
 /* The growable state, initialized before anything can fail so that
  * teardown always sees valid containers. */
-static void init_containers(pooled_arena *pa) {
-  mapopt__vec_init(&pa->insts, sizeof(sim_inst));
-  mapopt__vec_init(&pa->hpool, sizeof(hnode));
-  mapopt__vec_init(&pa->waiters, sizeof(hnode));
-  mapopt__vec_init(&pa->copies, sizeof(sim_copy));
-  mapopt__vec_init(&pa->copy_afs, sizeof(caf));
-  mapopt__vec_init(&pa->deps, sizeof(dnode));
-  mapopt__vec_init(&pa->util_jobs, 3 * sizeof(int64_t));
-  mapopt__heap_init(&pa->events);
-}
 
 /* Lends the workspace's containers to an evaluation, and takes them back
  * emptied: their memory serves the next evaluation. */
@@ -2494,8 +2295,8 @@ static mapopt_status fill_result(sim_t *s, mapopt_sim_result *res) {
     critical_path(s, res, lo[0], nw ? hi[nw - 1] : 0);
     top_tasks(s, lo, hi, nw, res);
   }
-  if (plan_lower_bound(s->plan, s->ctx, s->m, &res->lower_bound_ns) !=
-      MAPOPT_OK)
+  if (mapopt__sim_plan_lower_bound(s->plan, s->ctx, s->m,
+                                   &res->lower_bound_ns) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   /* With noise, tasks may run up to that fraction faster than the bound's
    * costs assume; each part of the bound shrinks by at most the factor. */
@@ -2550,7 +2351,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     if (!pa)
       return MAPOPT_ENOMEM;
     mapopt__arena_init(&pa->arena, ctx);
-    init_containers(pa);
+    mapopt__sim_workspace_init(pa);
   }
   s.opts = opts;
   s.time_limit = opts->time_limit_ns > 0 ? opts->time_limit_ns

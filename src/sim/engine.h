@@ -224,6 +224,19 @@ struct mapopt__sim {
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 
+/* One (atom, field, version) a copy moves; a copy's entries form a list. */
+typedef struct caf {
+  int64_t atom;
+  int field;
+  int64_t version;
+  int64_t next;
+} caf;
+
+typedef struct dnode {
+  int64_t copy;
+  int64_t next;
+} dnode;
+
 /* A holder (or waiter) list node. */
 typedef struct hnode {
   int64_t inst;
@@ -232,6 +245,14 @@ typedef struct hnode {
 
 typedef struct req_policy req_policy;
 typedef struct mapopt__sim sim_t;
+
+/* Plans (plan.c): the lower bound for a machine, computed once per plan
+ * and machine; a fresh workspace's containers. */
+mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *plan,
+                                           mapopt_ctx *ctx,
+                                           const mapopt_machine *m,
+                                           int64_t *lb);
+void mapopt__sim_workspace_init(pooled_arena *pa);
 
 /* Output writers (out.c): the raw log into res->log, and the trace. */
 mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res);
