@@ -1,8 +1,9 @@
 /*
- * The simulation state shared by the engine (engine.c) and the output
- * writers (out.c): the concrete machine (processors, memories, ports), the
- * per-op runtime record, instances and copies. One mapopt__sim lives for
- * one mapopt_sim_run call.
+ * The simulation state shared by the engine (engine.c), the plans
+ * (plan.c), the results (result.c) and the output writers (out.c): the
+ * concrete machine (processors, memories, ports), the per-op runtime
+ * record, instances and copies. One mapopt__sim lives for one
+ * mapopt_sim_run_plan call.
  */
 #ifndef MAPOPT_SRC_SIM_ENGINE_H
 #define MAPOPT_SRC_SIM_ENGINE_H
@@ -245,6 +246,28 @@ typedef struct hnode {
 
 typedef struct req_policy req_policy;
 typedef struct mapopt__sim sim_t;
+
+enum { COPY_FILL = MAPOPT_CHAN_COUNT, COPY_FOLD = MAPOPT_CHAN_COUNT + 1 };
+
+static inline bool failed(const sim_t *s) {
+  return s->error != MAPOPT_SIM_NONE;
+}
+
+static inline sim_inst *inst_at(sim_t *s, int64_t i) {
+  return &MAPOPT__VEC_AT(&s->insts, sim_inst, i);
+}
+
+static inline sim_copy *copy_at(sim_t *s, int64_t i) {
+  return &MAPOPT__VEC_AT(&s->copies, sim_copy, i);
+}
+
+/* The memory kind and layout factor of each of the first n requirements
+ * of a mapped op, as the cost formula wants them (engine.c). */
+void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
+                             int64_t *ppm, size_t n);
+
+/* Fills the result from a finished simulation (result.c). */
+mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res);
 
 /* Plans (plan.c): the lower bound for a machine, computed once per plan
  * and machine; a fresh workspace's containers. */

@@ -1,0 +1,391 @@
+/*
+ * The results of a simulation (SIMULATOR.md §4.11, §5.1, §6): the timed
+ * window(s) and elapsed time, the metric, per-processor, per-channel and
+ * per-memory statistics, the critical path, the busiest tasks with their
+ * requirements, the decisions applied (for `mapopt show --app`) and the
+ * lower bound. Everything the result points to is owned by it.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine.h"
+
+/* ---- results
+ * ----------------------------------------------------------------- */
+
+/* The timed window(s): [lo[i], hi[i]) for i < *n (§4.11). */
+static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n,
+                    int64_t cap) {
+  const mapopt_app_run *run = s->run;
+  *n = 0;
+  if (run->timing == MAPOPT_TIMING_FENCED) {
+    for (int64_t i = 0; i < run->nops && *n < cap; i++) {
+      const mapopt_app_op *o = &run->ops[i];
+      if (o->kind != MAPOPT_OP_FENCE || !o->timing.timed)
+        continue;
+      if (o->timing.fence_role == 1)
+        lo[*n] = s->ops[i].complete_at;
+      else if (o->timing.fence_role == 2)
+        hi[(*n)++] = s->ops[i].complete_at;
+    }
+    return;
+  }
+  int64_t w = run->iterations_warmup, t = run->iterations_timed;
+  int64_t t0 = 0, t1 = 0;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (w > 0 && o->timing.iteration == w - 1 && s->ops[i].complete_at > t0)
+      t0 = s->ops[i].complete_at;
+    if (o->timing.iteration == w + t - 1 && s->ops[i].complete_at > t1)
+      t1 = s->ops[i].complete_at;
+  }
+  if (t1 == 0) /* no time-step loop: the whole run */
+    for (int64_t i = 0; i < run->nops; i++)
+      if (s->ops[i].complete_at > t1)
+        t1 = s->ops[i].complete_at;
+  lo[0] = t0;
+  hi[0] = t1 > t0 ? t1 : t0;
+  *n = 1;
+}
+
+static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi) {
+  int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+  return y > x ? y - x : 0;
+}
+
+static bool in_windows(int64_t t, const int64_t *lo, const int64_t *hi,
+                       int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (t >= lo[i] && t < hi[i])
+      return true;
+  return false;
+}
+
+/* A copy of str owned by the result (its arena), so names outlive the run;
+ * "" when out of memory. */
+static const char *result_string(sim_t *s, mapopt_sim_result *res,
+                                 const char *str) {
+  if (!res->strings) {
+    mapopt__arena *a = mapopt__malloc(s->ctx, sizeof *a);
+    if (!a)
+      return "";
+    mapopt__arena_init(a, s->ctx);
+    res->strings = a;
+  }
+  const char *c = mapopt__arena_strndup(res->strings, str, strlen(str));
+  return c ? c : "";
+}
+
+/* Keeps the ten longest segments of the path. */
+static void add_segment(mapopt_sim_critical_path *cp, const char *kind,
+                        const char *name, int64_t start, int64_t dur) {
+  size_t n = cp->nsegments, at = n;
+  while (at > 0 && cp->segments[at - 1].duration_ns < dur)
+    at--;
+  if (at >= 10)
+    return;
+  if (n == 10)
+    n--;
+  memmove(&cp->segments[at + 1], &cp->segments[at],
+          (n - at) * sizeof cp->segments[0]);
+  cp->segments[at] = (mapopt_sim_segment){kind, name, start, dur};
+  cp->nsegments = n + 1;
+}
+
+static const char *const segment_kinds[] = {
+    "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
+    "NETWORK",  "FILL",       "FOLD"};
+
+static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
+                          int64_t t1) {
+  mapopt_sim_critical_path *cp = &res->critical_path;
+  int64_t cur = -1;
+  for (int64_t i = 0; i < s->run->nops; i++)
+    if (s->ops[i].complete_at <= t1 &&
+        (cur < 0 || s->ops[i].complete_at > s->ops[cur].complete_at))
+      cur = i;
+  cp->length_ns = t1 - t0;
+  for (int guard = 0; cur >= 0 && guard < 1000000; guard++) {
+    const sim_op *o = &s->ops[cur];
+    if (o->complete_at <= t0)
+      break;
+    const mapopt_app_op *ao = &s->run->ops[cur];
+    if (ao->kind == MAPOPT_OP_TASK) {
+      cp->compute_ns += o->end_at - o->start_at;
+      if (o->start_at > o->ready_at)
+        cp->queue_ns += o->start_at - o->ready_at;
+      add_segment(cp, "task",
+                  result_string(s, res, s->run->tasks[ao->task].name),
+                  o->start_at, o->end_at - o->start_at);
+    } else {
+      cp->runtime_ns += o->complete_at - o->ready_at;
+      static const char *const kinds[] = {"task", "fill", "fence", "future"};
+      add_segment(cp, kinds[ao->kind], kinds[ao->kind], o->ready_at,
+                  o->complete_at - o->ready_at);
+    }
+    int64_t pred_t = o->last_pred >= 0 ? s->ops[o->last_pred].complete_at : 0;
+    int64_t copy_t = o->last_copy >= 0 ? copy_at(s, o->last_copy)->end_at : 0;
+    if (o->last_copy >= 0 && copy_t >= pred_t && copy_t >= o->mapped_at) {
+      const sim_copy *c = copy_at(s, o->last_copy);
+      cp->copy_ns += c->end_at - c->start_at;
+      add_segment(cp, segment_kinds[c->kind],
+                  mapopt_mem_kind_name(s->mems[c->dst_mem].kind), c->start_at,
+                  c->end_at - c->start_at);
+    } else if (o->mapped_at > pred_t) {
+      int64_t wait = o->mapped_at - o->mappable_at;
+      if (o->cause == CAUSE_BACKPRESSURE)
+        cp->backpressure_ns += wait;
+      else
+        cp->runtime_ns += wait;
+    }
+    cur = o->last_pred;
+  }
+}
+
+static int cmp_task_stats(const void *a, const void *b) {
+  const mapopt_sim_task_stats *x = a, *y = b;
+  if (!x->task || !y->task) /* unused entries last */
+    return (x->task == NULL) - (y->task == NULL);
+  if (x->busy_ns != y->busy_ns)
+    return x->busy_ns < y->busy_ns ? 1 : -1;
+  int c = strcmp(x->task, y->task);
+  return c ? c : (int)x->kind - (int)y->kind;
+}
+
+static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
+                      int64_t nw, mapopt_sim_result *res) {
+  const mapopt_app_run *run = s->run;
+  int64_t nstats = run->ntasks * MAPOPT_PROC_KIND_COUNT;
+  mapopt_sim_task_stats *all =
+      mapopt__arena_zalloc(&s->arena, (size_t)(nstats + 1) * sizeof *all);
+  if (!all)
+    return;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *ao = &run->ops[i];
+    const sim_op *o = &s->ops[i];
+    if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED ||
+        !in_windows(o->start_at, lo, hi, nw))
+      continue;
+    mapopt_sim_task_stats *t =
+        &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
+    t->task = result_string(s, res, run->tasks[ao->task].name);
+    t->kind = (mapopt_proc_kind)o->kind;
+    int64_t d = o->end_at - o->start_at;
+    t->points++;
+    t->busy_ns += d;
+    if (d > t->max_ns)
+      t->max_ns = d;
+    if (run->tasks[ao->task].inner || !o->inst)
+      continue;
+    mapopt_mem_kind mems[64];
+    int64_t ppm[64], mem_ns[64], acc_ns[64];
+    size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
+    mapopt__sim_cost_inputs(s, i, mems, ppm, n);
+    mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
+    mapopt__sim_task_ns(&cin, mem_ns, acc_ns);
+    for (size_t r = 0; r < n && r < 8; r++) {
+      mapopt_sim_req_stats *q = &t->reqs[r];
+      if ((int)r >= t->nreqs) {
+        t->nreqs = (int)r + 1;
+        q->index = (int)r;
+        q->name = result_string(s, res,
+                                ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+        q->memory = mems[r];
+        if (o->inst[r] >= 0)
+          q->layout = inst_at(s, o->inst[r])->layout;
+      }
+      q->mem_ns += mem_ns[r];
+      q->access_ns += acc_ns[r];
+    }
+  }
+  for (size_t k = 0; k < s->copies.len; k++) {
+    const sim_copy *c = copy_at(s, (int64_t)k);
+    if (c->kind == COPY_FILL || c->src_mem < 0 || c->req >= 8 ||
+        !in_windows(c->start_at, lo, hi, nw))
+      continue;
+    const sim_op *o = &s->ops[c->op];
+    mapopt_sim_task_stats *t =
+        &all[run->ops[c->op].task * MAPOPT_PROC_KIND_COUNT + o->kind];
+    if (c->req < t->nreqs)
+      t->reqs[c->req].copy_in_bytes[s->mems[c->src_mem].kind] += c->bytes;
+  }
+  qsort(all, (size_t)nstats, sizeof *all, cmp_task_stats);
+  for (int64_t k = 0; k < nstats && res->ntop < 10; k++)
+    if (all[k].points)
+      res->top_tasks[res->ntop++] = all[k];
+}
+
+/* The decisions applied to every mapped task op, for `mapopt show`. */
+static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
+  const mapopt_app_run *run = s->run;
+  size_t n = 0;
+  for (int64_t i = 0; i < run->nops; i++)
+    n += run->ops[i].kind == MAPOPT_OP_TASK && s->ops[i].state >= OS_MAPPED;
+  res->decisions = mapopt__calloc(s->ctx, n ? n : 1, sizeof *res->decisions);
+  if (!res->decisions)
+    return MAPOPT_ENOMEM;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *ao = &run->ops[i];
+    const sim_op *o = &s->ops[i];
+    if (ao->kind != MAPOPT_OP_TASK || o->state < OS_MAPPED)
+      continue;
+    mapopt_sim_decision *d = &res->decisions[res->ndecisions++];
+    d->op = i;
+    d->task = result_string(s, res, run->tasks[ao->task].name);
+    d->is_index = ao->is_index;
+    d->dims = ao->dims;
+    memcpy(d->point, ao->point, sizeof d->point);
+    d->proc =
+        (mapopt_proc_point){(mapopt_proc_kind)o->kind, s->procs[o->proc].as,
+                            s->procs[o->proc].local};
+    d->inner = run->tasks[ao->task].inner;
+    d->nreqs = ao->nreqs < 8 ? (int)ao->nreqs : 8;
+    for (int r = 0; r < d->nreqs; r++) {
+      d->reqs[r].name =
+          result_string(s, res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+      d->reqs[r].memory = MAPOPT_MEM_VIRTUAL;
+      if (!o->inst || o->inst[r] < 0)
+        continue;
+      const sim_inst *in = inst_at(s, o->inst[r]);
+      d->reqs[r].memory = s->mems[in->mem].kind;
+      d->reqs[r].layout = in->layout;
+      d->reqs[r].instance_bytes = in->bytes;
+    }
+  }
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
+  const mapopt_app_run *run = s->run;
+  int64_t lo[4096], hi[4096], nw = 0;
+  windows(s, lo, hi, &nw, 4096);
+  memcpy(s->win_lo, lo, (size_t)nw * sizeof *lo);
+  memcpy(s->win_hi, hi, (size_t)nw * sizeof *hi);
+  s->nwin = nw;
+  int64_t elapsed = 0;
+  for (int64_t i = 0; i < nw; i++)
+    elapsed += hi[i] - lo[i];
+  res->error = s->error;
+  res->error_time_ns = failed(s) ? s->error_time : 0;
+  res->elapsed_ns = failed(s) ? 0 : elapsed;
+  res->iterations_timed = run->iterations_timed;
+  res->iterations_warmup = run->iterations_warmup;
+  /* Events as §7 counts them: ops, copies, fills and folds. */
+  res->events = s->ops_done + (int64_t)s->copies.len;
+  /* Metric (§4.11). */
+  double secs = (double)elapsed / 1e9;
+  if (run->metric_gflops) {
+    res->metric_name = "gflops";
+    res->metric_unit = run->per_node ? "GFLOP/s per node" : "GFLOP/s";
+    double reps = run->timing == MAPOPT_TIMING_FENCED
+                      ? (double)nw
+                      : (double)run->iterations_timed;
+    double v =
+        secs > 0 ? (double)run->flops_per_iteration * reps / secs / 1e9 : 0;
+    res->metric_value = run->per_node ? v / (double)s->m->nodes : v;
+  } else {
+    res->metric_name = "throughput";
+    res->metric_unit = "1/s";
+    res->metric_value = secs > 0 ? 1.0 / secs : 0;
+  }
+  if (failed(s))
+    res->metric_value = 0;
+  /* Processors, restricted to the window(s). */
+  res->procs = mapopt__calloc(s->ctx, (size_t)(s->nprocs ? s->nprocs : 1),
+                              sizeof *res->procs);
+  res->mems = mapopt__calloc(s->ctx, (size_t)(s->nmems ? s->nmems : 1),
+                             sizeof *res->mems);
+  if (!res->procs || !res->mems)
+    return MAPOPT_ENOMEM;
+  static const char *const cls_names[] = {"CPU", "GPU", "OMP", "UTIL"};
+  res->nprocs = (size_t)s->nprocs;
+  for (int64_t p = 0; p < s->nprocs; p++) {
+    const sim_proc *sp = &s->procs[p];
+    res->procs[p] = (mapopt_sim_proc_stats){
+        sp->node, sp->rank, cls_names[sp->cls], sp->local, 0, 0};
+  }
+  for (int64_t i = 0; i < run->nops; i++) {
+    const sim_op *o = &s->ops[i];
+    if (run->ops[i].kind != MAPOPT_OP_TASK || o->proc < 0 ||
+        o->state < OS_EXECUTED)
+      continue;
+    for (int64_t w = 0; w < nw; w++)
+      res->procs[o->proc].busy_ns +=
+          overlap(o->start_at, o->end_at, lo[w], hi[w]);
+    if (in_windows(o->start_at, lo, hi, nw))
+      res->procs[o->proc].tasks++;
+  }
+  for (size_t k = 0; k < s->util_jobs.len; k++) {
+    const int64_t *j = (const int64_t *)s->util_jobs.data + 3 * k;
+    for (int64_t w = 0; w < nw; w++)
+      res->procs[j[0]].busy_ns += overlap(j[1], j[2], lo[w], hi[w]);
+    if (in_windows(j[1], lo, hi, nw))
+      res->procs[j[0]].tasks++;
+  }
+  for (size_t k = 0; k < s->copies.len; k++) {
+    const sim_copy *c = copy_at(s, (int64_t)k);
+    if (c->end_at == 0 && c->start_at == 0)
+      continue;
+    if (!in_windows(c->start_at, lo, hi, nw))
+      continue;
+    mapopt_sim_copy_stats *cs = &res->copies[c->kind];
+    cs->bytes += c->bytes;
+    cs->count++;
+    cs->busy_ns += c->end_at - c->start_at;
+  }
+  res->nmems = (size_t)s->nmems;
+  for (int64_t i = 0; i < s->nmems; i++) {
+    const sim_mem *m = &s->mems[i];
+    res->mems[i] =
+        (mapopt_sim_mem_stats){m->node,     m->rank, m->kind,     m->index,
+                               m->capacity, m->peak, m->peak_inst};
+  }
+  if (s->opts->record_decisions && record_decisions(s, res) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
+  if (!failed(s)) {
+    critical_path(s, res, lo[0], nw ? hi[nw - 1] : 0);
+    top_tasks(s, lo, hi, nw, res);
+  }
+  if (mapopt__sim_plan_lower_bound(s->plan, s->ctx, s->m,
+                                   &res->lower_bound_ns) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
+  /* With noise, tasks may run up to that fraction faster than the bound's
+   * costs assume; each part of the bound shrinks by at most the factor. */
+  int64_t noise_ppm = (int64_t)(s->opts->noise * 1e6 + 0.5);
+  if (noise_ppm > 0)
+    res->lower_bound_ns = (int64_t)((__int128)res->lower_bound_ns *
+                                    (1000000 - noise_ppm) / 1000000);
+  res->efficiency = !failed(s) && elapsed > 0
+                        ? (double)res->lower_bound_ns / (double)elapsed
+                        : 0;
+  return MAPOPT_OK;
+}
+
+const char *mapopt_sim_error_name(mapopt_sim_error e) {
+  switch (e) {
+#define NAME_CASE(name)                                                        \
+  case MAPOPT_SIM_##name:                                                      \
+    return #name;
+    MAPOPT_SIM_ERROR_LIST(NAME_CASE)
+#undef NAME_CASE
+  }
+  return "UNKNOWN";
+}
+
+void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r) {
+  if (!r)
+    return;
+  mapopt__free(ctx, r->procs, r->nprocs * sizeof *r->procs);
+  mapopt__free(ctx, r->mems, r->nmems * sizeof *r->mems);
+  if (r->error_text)
+    mapopt__free(ctx, r->error_text, strlen(r->error_text) + 1);
+  if (r->log)
+    mapopt__free(ctx, r->log, strlen(r->log) + 1);
+  mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
+  if (r->strings) {
+    mapopt__arena_destroy(r->strings);
+    mapopt__free(ctx, r->strings, sizeof(mapopt__arena));
+  }
+  mapopt__free(ctx, r, sizeof *r);
+}
