@@ -437,21 +437,33 @@ static const char *lfile(const loader *l) {
   return l->prog->ast.file;
 }
 
+/* Records one diagnostic. An error marks the load as failed; a diagnostic
+ * that cannot be recorded marks it as out of memory. */
+static void load_diag(loader *l, mapopt_severity sev, const char *code,
+                      mapopt__loc loc, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+
+static void load_diag(loader *l, mapopt_severity sev, const char *code,
+                      mapopt__loc loc, const char *fmt, va_list ap) {
+  char msg[600];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (mapopt_diags_add(l->diags, sev, code, lfile(l), loc.line, loc.col, "%s",
+                       msg) != MAPOPT_OK)
+    l->status = MAPOPT_ENOMEM;
+  else if (sev == MAPOPT_SEV_ERROR)
+    l->status = MAPOPT_ELOAD;
+}
+
 static void load_error(loader *l, const char *code, mapopt__loc loc,
                        const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static void load_error(loader *l, const char *code, mapopt__loc loc,
                        const char *fmt, ...) {
-  char msg[600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  load_diag(l, MAPOPT_SEV_ERROR, code, loc, fmt, ap);
   va_end(ap);
-  l->status = mapopt_diags_add(l->diags, MAPOPT_SEV_ERROR, code, lfile(l),
-                               loc.line, loc.col, "%s", msg) == MAPOPT_OK
-                  ? MAPOPT_ELOAD
-                  : MAPOPT_ENOMEM;
 }
 
 static void load_warn(loader *l, const char *code, mapopt__loc loc,
@@ -460,14 +472,10 @@ static void load_warn(loader *l, const char *code, mapopt__loc loc,
 
 static void load_warn(loader *l, const char *code, mapopt__loc loc,
                       const char *fmt, ...) {
-  char msg[600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  load_diag(l, MAPOPT_SEV_WARNING, code, loc, fmt, ap);
   va_end(ap);
-  if (mapopt_diags_add(l->diags, MAPOPT_SEV_WARNING, code, lfile(l), loc.line,
-                       loc.col, "%s", msg) != MAPOPT_OK)
-    l->status = MAPOPT_ENOMEM;
 }
 
 /* Reports a runtime error raised at load time, with its call note. */
