@@ -9,19 +9,12 @@
 
 #include "mapopt/app.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "harness.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > 1 << 16)
-    return 0;
-  mapopt_ctx *ctx;
-  mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
-    return 0;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return 0;
-  }
+const size_t fuzz_max_input = 1 << 16;
+
+void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
+                 size_t size) {
   mapopt_app *app = NULL;
   mapopt_status st = mapopt_app_load_json(ctx, "fuzz.json", (const char *)data,
                                           size, diags, &app);
@@ -40,7 +33,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
   mapopt_app_free(app);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
-  return 0;
 }

@@ -11,7 +11,7 @@
 
 #include "mapopt/dsl.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "harness.h"
 
 static void discard(void *ud, const char *line) {
   (void)ud;
@@ -47,17 +47,10 @@ static void query(const mapopt_program *prog, mapopt_diags *diags) {
   }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > 1 << 16)
-    return 0;
-  mapopt_ctx *ctx;
-  mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
-    return 0;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return 0;
-  }
+const size_t fuzz_max_input = 1 << 16;
+
+void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
+                 size_t size) {
   mapopt_machine_shape shape;
   char err[64];
   mapopt_shape_parse("nodes=2 cpu=2 gpu=4 omp=1", &shape, err, sizeof err);
@@ -88,7 +81,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     query(prog, diags);
     mapopt_dsl_free(prog);
   }
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
-  return 0;
 }

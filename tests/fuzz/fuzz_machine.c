@@ -9,19 +9,12 @@
 
 #include "mapopt/machine.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "harness.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > 1 << 16)
-    return 0;
-  mapopt_ctx *ctx;
-  mapopt_diags *diags;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
-    return 0;
-  if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return 0;
-  }
+const size_t fuzz_max_input = 1 << 16;
+
+void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
+                 size_t size) {
   mapopt_machine *m = NULL;
   mapopt_status st = mapopt_machine_load_json(
       ctx, "fuzz.json", (const char *)data, size, diags, &m);
@@ -41,7 +34,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort(); /* a rejection always says why */
   }
   mapopt_machine_free(m);
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
-  return 0;
 }

@@ -13,26 +13,21 @@
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "harness.h"
 
 static const char *const apps[] = {"circuit:small", "stencil:small",
                                    "pennant:small", "cannon:small-k",
                                    "johnson:small", "apps/ring2.json"};
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 1 || size > 1 << 14)
-    return 0;
+const size_t fuzz_max_input = 1 << 14;
+
+void fuzz_target(mapopt_ctx *ctx, mapopt_diags *d, const uint8_t *data,
+                 size_t size) {
+  if (size < 1)
+    return;
   const char *arg = apps[data[0] % (sizeof apps / sizeof apps[0])];
   if (strchr(arg, '/')) /* files need the source tree: use the built-ins */
     arg = "circuit:small";
-  mapopt_ctx *ctx;
-  mapopt_diags *d;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
-    return 0;
-  if (mapopt_diags_new(ctx, &d) != MAPOPT_OK) {
-    mapopt_ctx_free(ctx);
-    return 0;
-  }
   mapopt_machine *m = NULL;
   mapopt_app *app = NULL;
   mapopt_app_run *run = NULL;
@@ -69,7 +64,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mapopt_app_run_free(run);
   mapopt_app_free(app);
   mapopt_machine_free(m);
-  mapopt_diags_free(d);
-  mapopt_ctx_free(ctx);
-  return 0;
 }
