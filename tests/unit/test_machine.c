@@ -19,31 +19,7 @@
 
 #include "machine/machine.h"
 
-static mapopt_ctx *ctx;
-static mapopt_diags *diags;
-
-static int setup(void **state) {
-  (void)state;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK ||
-      mapopt_diags_new(ctx, &diags) != MAPOPT_OK)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
-  return 0;
-}
-
-static void print_diags(void) {
-  char buf[1024];
-  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
-    mapopt_diag_format(mapopt_diags_get(diags, i), buf, sizeof buf);
-    print_message("  %s\n", buf);
-  }
-}
+#include "fixture.h"
 
 static mapopt_machine *resolve_ok(const char *arg) {
   mapopt_diags_clear(diags);
@@ -51,7 +27,7 @@ static mapopt_machine *resolve_ok(const char *arg) {
   mapopt_status st = mapopt_machine_resolve(ctx, arg, diags, &m);
   if (st != MAPOPT_OK) {
     print_message("resolve(%s): %s\n", arg, mapopt_status_name(st));
-    print_diags();
+    fixture_print_diags();
   }
   assert_int_equal(st, MAPOPT_OK);
   assert_non_null(m);
@@ -427,7 +403,7 @@ static void test_bad_json(void **state) {
     if (!bad_cases[i].want) {
       if (st != MAPOPT_OK) {
         print_message("case %zu should load:\n", i);
-        print_diags();
+        fixture_print_diags();
         failures++;
       }
       mapopt_machine_free(m);
@@ -438,7 +414,7 @@ static void test_bad_json(void **state) {
       mapopt_diag_format(mapopt_diags_get(diags, 0), got, sizeof got);
     if (st != MAPOPT_EINVAL || strcmp(got, bad_cases[i].want) != 0) {
       print_message("case %zu:\n%s\n", i, text);
-      print_diags();
+      fixture_print_diags();
       /* What the first diagnostic points at. */
       const mapopt_diag *d =
           mapopt_diags_count(diags) ? mapopt_diags_get(diags, 0) : NULL;
@@ -713,7 +689,7 @@ static void round_trip(const mapopt_machine *m) {
                                               strlen(text), diags, &back);
   if (st != MAPOPT_OK) {
     print_message("%s", text);
-    print_diags();
+    fixture_print_diags();
   }
   assert_int_equal(st, MAPOPT_OK);
   assert_true(mapopt__machine_equal(m, back));
@@ -759,7 +735,7 @@ static void test_probe_host(void **state) {
   mapopt_machine *m = NULL;
   mapopt_status st = mapopt_machine_probe(ctx, false, diags, &m);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   assert_string_equal(m->name, "local");
   assert_true(m->procs[MAPOPT_PROC_CPU].count >= 1);
@@ -834,7 +810,7 @@ static void test_probe_fake_host(void **state) {
   mapopt_status st =
       mapopt__machine_probe_at(ctx, root, false, false, diags, &m);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   assert_int_equal(m->sockets, 2);
   /* 16 cores: UTIL 2, OMP 2 x 4 (half of each socket), CPU 16-2-8-1. */
@@ -1026,7 +1002,7 @@ int main(void) {
       cmocka_unit_test(test_local),
       cmocka_unit_test(test_enomem),
   };
-  int rc = cmocka_run_group_tests(tests, setup, teardown);
+  int rc = cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0)

@@ -39,31 +39,7 @@
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
 
-static mapopt_ctx *ctx;
-static mapopt_diags *diags;
-
-static int setup(void **state) {
-  (void)state;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK ||
-      mapopt_diags_new(ctx, &diags) != MAPOPT_OK)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  mapopt_diags_free(diags);
-  mapopt_ctx_free(ctx);
-  return 0;
-}
-
-static void print_diags(void) {
-  char buf[1024];
-  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
-    mapopt_diag_format(mapopt_diags_get(diags, i), buf, sizeof buf);
-    print_message("  %s\n", buf);
-  }
-}
+#include "fixture.h"
 
 /* ---- the machine --------------------------------------------------------- */
 
@@ -115,7 +91,7 @@ static mapopt_machine *machine_json(const char *fb_mib, const char *runtime) {
   mapopt_status st =
       mapopt_machine_load_json(ctx, "tiny.json", text, (size_t)n, diags, &m);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   return m;
 }
@@ -129,7 +105,7 @@ static mapopt_machine *resolve(const char *arg) {
   mapopt_machine *m = NULL;
   mapopt_status st = mapopt_machine_resolve(ctx, arg, diags, &m);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   return m;
 }
@@ -159,14 +135,14 @@ static void sim_opts(simcase *c, mapopt_machine *m, const char *app,
   mapopt_status st =
       mapopt_app_load_json(ctx, "app.json", app, strlen(app), diags, &c->app);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
   mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
                            m->ranks_per_node};
   st = mapopt_app_instantiate(c->app, &ao, &am, diags, &c->run);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
@@ -174,7 +150,7 @@ static void sim_opts(simcase *c, mapopt_machine *m, const char *app,
   mapopt_app_task_info(c->app, &dopts.tasks, &dopts.ntasks);
   st = mapopt_dsl_compile(ctx, mapper, strlen(mapper), &dopts, diags, &c->prog);
   if (st != MAPOPT_OK)
-    print_diags();
+    fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   st = mapopt_sim_run(ctx, c->m, c->run, c->prog, &c->opts, &c->res);
   assert_int_equal(st, MAPOPT_OK);
@@ -1281,7 +1257,7 @@ int main(void) {
       cmocka_unit_test(test_determinism_three_runs),
       cmocka_unit_test(test_determinism_seed_without_noise),
   };
-  int rc = cmocka_run_group_tests(tests, setup, teardown);
+  int rc = cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
   free(heat_app);
   return rc;
 }

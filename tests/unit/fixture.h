@@ -1,0 +1,21 @@
+/*
+ * The fixture most unit tests share: one context and one diagnostics list,
+ * made fresh before each group of tests and freed after it, and a way to
+ * show what the diagnostics say when a check fails.
+ */
+#ifndef MAPOPT_TESTS_UNIT_FIXTURE_H
+#define MAPOPT_TESTS_UNIT_FIXTURE_H
+
+#include "mapopt/core.h"
+
+extern mapopt_ctx *ctx;
+extern mapopt_diags *diags;
+
+/* cmocka group setup and teardown for ctx and diags. */
+int fixture_setup(void **state);
+int fixture_teardown(void **state);
+
+/* Prints every diagnostic in diags through cmocka's message stream. */
+void fixture_print_diags(void);
+
+#endif
