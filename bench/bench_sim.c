@@ -101,14 +101,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   double inst_s = now() - t0;
   int64_t run_bytes = cnt->live - live0;
 
-  mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
-  mapopt_dsl_options dopts = {.file = "block.map", .shape = &shape};
-  mapopt_app_task_info(app, &dopts.tasks, &dopts.ntasks);
-  mapopt_program *prog;
-  if (mapopt_dsl_compile(ctx, gen_mapper, strlen(gen_mapper), &dopts, diags,
-                         &prog) != MAPOPT_OK)
-    gen_die("bench_sim", "mapper", diags);
+  mapopt_program *prog = gen_compile_mapper(ctx, m, app, diags, "bench_sim");
 
   live0 = cnt->live;
   t0 = now();

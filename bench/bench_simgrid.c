@@ -117,14 +117,8 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
   mapopt_app_run *run;
   if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
     gen_die("bench_simgrid", "instantiate", diags);
-  mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
-  mapopt_dsl_options dopts = {.file = "block.map", .shape = &shape};
-  mapopt_app_task_info(app, &dopts.tasks, &dopts.ntasks);
-  mapopt_program *prog;
-  if (mapopt_dsl_compile(ctx, gen_mapper, strlen(gen_mapper), &dopts, diags,
-                         &prog) != MAPOPT_OK)
-    gen_die("bench_simgrid", "mapper", diags);
+  mapopt_program *prog =
+      gen_compile_mapper(ctx, m, app, diags, "bench_simgrid");
 
   double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   mapopt_sim_plan *plan;

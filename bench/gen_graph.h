@@ -33,8 +33,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "mapopt/app.h"
 #include "mapopt/core.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
 
 typedef struct gen_graph {
   int64_t P; /* pieces (points per launch) */
@@ -164,8 +168,6 @@ static inline char *gen_app_json(const gen_graph *g) {
   return s;
 }
 
-/* The block mapper: everything on GPUs, data in framebuffer memory, point i
- * of a launch of P points on GPU i * G / P. */
 /* Prints what failed with its diagnostics, and exits. */
 static inline void gen_die(const char *prog, const char *what,
                            mapopt_diags *diags) {
@@ -178,6 +180,8 @@ static inline void gen_die(const char *prog, const char *what,
   exit(1);
 }
 
+/* The block mapper: everything on GPUs, data in framebuffer memory, point i
+ * of a launch of P points on GPU i * G / P. */
 static const char gen_mapper[] =
     "Task * GPU;\n"
     "Region * * GPU FBMEM;\n"
@@ -187,5 +191,22 @@ static const char gen_mapper[] =
     "    return flat[t.ipoint[0] * flat.size[0] / t.ispace[0]];\n"
     "}\n"
     "IndexTaskMap relax, publish block;\n";
+
+/* Compiles the block mapper for app on machine m, or exits naming prog. */
+static inline mapopt_program *gen_compile_mapper(mapopt_ctx *ctx,
+                                                 const mapopt_machine *m,
+                                                 const mapopt_app *app,
+                                                 mapopt_diags *diags,
+                                                 const char *prog) {
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
+  mapopt_dsl_options dopts = {.file = "block.map", .shape = &shape};
+  mapopt_app_task_info(app, &dopts.tasks, &dopts.ntasks);
+  mapopt_program *compiled;
+  if (mapopt_dsl_compile(ctx, gen_mapper, strlen(gen_mapper), &dopts, diags,
+                         &compiled) != MAPOPT_OK)
+    gen_die(prog, "mapper", diags);
+  return compiled;
+}
 
 #endif /* MAPOPT_BENCH_GEN_GRAPH_H */
