@@ -19,6 +19,8 @@
 #include "app/app.h"
 #include "mapopt/app.h"
 
+#include "failing_alloc.h"
+
 /* ---- helpers ----------------------------------------------------------------
  */
 
@@ -1081,30 +1083,12 @@ static void test_performance(void **state) {
 /* ---- out of memory at every allocation
  * ------------------------------------------------ */
 
-typedef struct budget {
-  long left; /* allocations still allowed; < 0: unlimited */
-} budget;
-
-static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (b->left == 0)
-    return NULL;
-  if (b->left > 0)
-    b->left--;
-  return realloc(ptr, nsize);
-}
-
 static void test_oom(void **state) {
   fixture *f = *state; /* diagnostics use the normal context */
   char *ring = slurp("ring2.json");
-  budget b = {-1};
+  failing_alloc b = {.left = -1, .sticky = true};
   mapopt_ctx *ctx;
-  assert_int_equal(mapopt_ctx_new(budget_alloc, &b, &ctx), MAPOPT_OK);
+  assert_int_equal(mapopt_ctx_new(failing_realloc, &b, &ctx), MAPOPT_OK);
   int fails = 0;
   for (long limit = 0;; limit++) {
     b.left = limit;

@@ -19,6 +19,7 @@
 
 #include "machine/machine.h"
 
+#include "failing_alloc.h"
 #include "fixture.h"
 
 static mapopt_machine *resolve_ok(const char *arg) {
@@ -900,29 +901,11 @@ static void test_local(void **state) {
 
 /* ---- out of memory ------------------------------------------------------ */
 
-typedef struct budget {
-  long left; /* allocations still allowed; < 0: unlimited */
-} budget;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)osize;
-  budget *b = ud;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (b->left == 0)
-    return NULL;
-  if (b->left > 0)
-    b->left--;
-  return realloc(ptr, nsize);
-}
-
 static void test_enomem(void **state) {
   (void)state;
-  budget b = {-1};
+  failing_alloc b = {.left = -1, .sticky = true};
   mapopt_ctx *c;
-  assert_int_equal(mapopt_ctx_new(failing_alloc, &b, &c), MAPOPT_OK);
+  assert_int_equal(mapopt_ctx_new(failing_realloc, &b, &c), MAPOPT_OK);
   static const char *const args[] = {"lassen:nodes=2", "gpu=2 cpu=2",
                                      "lassen:nodes=999"};
   for (size_t a = 0; a < sizeof args / sizeof args[0]; a++) {

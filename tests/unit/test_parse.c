@@ -20,6 +20,8 @@
 
 #include "dsl/ast.h"
 
+#include "failing_alloc.h"
+
 /* ---- helpers ----------------------------------------------------------- */
 
 /* One parse of a text, with everything it owns. */
@@ -1084,49 +1086,23 @@ static void test_big_line(void **state) {
 
 /* ---- out of memory ----------------------------------------------------- */
 
-/* An allocator that fails the fail_at-th allocation (counting from 1) and
- * every one after it, and tracks the live bytes. */
-typedef struct failing {
-  long count;
-  long fail_at; /* 0: never */
-  long live;
-} failing;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  failing *f = ud;
-  if (nsize == 0) {
-    if (ptr)
-      f->live -= (long)osize;
-    free(ptr);
-    return NULL;
-  }
-  f->count++;
-  if (f->fail_at > 0 && f->count >= f->fail_at)
-    return NULL;
-  void *q = realloc(ptr, nsize);
-  if (q)
-    f->live += (long)nsize - (ptr ? (long)osize : 0);
-  return q;
-}
-
 /* Fails each allocation in turn until the parse completes: every failure
  * is a clean MAPOPT_ENOMEM (or the expected error) and frees everything. */
 static void oom_loop(const char *src, mapopt_status final, int ndiags) {
-  failing f = {0, 0, 0};
+  failing_alloc f = {.left = -1, .sticky = true};
   mapopt_ctx *ctx;
-  assert_int_equal(mapopt_ctx_new(failing_alloc, &f, &ctx), MAPOPT_OK);
+  assert_int_equal(mapopt_ctx_new(failing_realloc, &f, &ctx), MAPOPT_OK);
   long base = f.live;
   for (long n = 1;; n++) {
     mapopt_diags *diags;
-    f.fail_at = 0;
+    f.left = -1;
     assert_int_equal(mapopt_diags_new(ctx, &diags), MAPOPT_OK);
     mapopt__ast ast;
     mapopt__ast_init(&ast, ctx);
     ast.file = "m.map";
-    f.count = 0;
-    f.fail_at = n;
+    f.left = n - 1;
     mapopt_status st = mapopt__dsl_parse(&ast, src, strlen(src), diags);
-    f.fail_at = 0;
+    f.left = -1;
     if (st == MAPOPT_ENOMEM) {
       assert_int_equal(mapopt_diags_count(diags), 0);
     } else {
@@ -1138,10 +1114,9 @@ static void oom_loop(const char *src, mapopt_status final, int ndiags) {
       for (long m = 1;; m++) {
         mapopt__strbuf sb;
         mapopt__sb_init(&sb, ctx);
-        f.count = 0;
-        f.fail_at = m;
+        f.left = m - 1;
         mapopt__dsl_print(&ast, &sb);
-        f.fail_at = 0;
+        f.left = -1;
         bool failed = sb.failed;
         mapopt__sb_destroy(&sb);
         if (!failed)

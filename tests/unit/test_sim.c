@@ -39,6 +39,7 @@
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
 
+#include "failing_alloc.h"
 #include "fixture.h"
 
 /* ---- the machine --------------------------------------------------------- */
@@ -1137,28 +1138,6 @@ static void test_determinism_seed_without_noise(void **state) {
 
 /* ---- allocation failure ------------------------------------------------- */
 
-typedef struct failing {
-  long countdown; /* the allocation that fails (1-based); <= 0: never */
-  long live;
-} failing;
-
-static void *fail_nth(void *ud, void *ptr, size_t osize, size_t nsize) {
-  failing *f = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr)
-      f->live--;
-    free(ptr);
-    return NULL;
-  }
-  if (f->countdown > 0 && --f->countdown == 0)
-    return NULL;
-  void *p = realloc(ptr, nsize);
-  if (p && !ptr)
-    f->live++;
-  return p;
-}
-
 /*
  * The whole pipeline -- machine, application, mapper, simulation, report
  * -- with the Nth allocation failing, for every N: each step reports
@@ -1171,9 +1150,9 @@ static void test_allocation_failure(void **state) {
                                "CollectMemory * *;\n";
   long n;
   for (n = 1;; n++) {
-    failing f = {n, 0};
+    failing_alloc f = {.left = n - 1};
     mapopt_ctx *c;
-    if (mapopt_ctx_new(fail_nth, &f, &c) != MAPOPT_OK)
+    if (mapopt_ctx_new(failing_realloc, &f, &c) != MAPOPT_OK)
       continue;
     mapopt_diags *d = NULL;
     mapopt_machine *m = NULL;
@@ -1210,7 +1189,7 @@ static void test_allocation_failure(void **state) {
         st = mapopt_sim_report_json(c, res, false, &report);
       unlink(trace);
     }
-    bool done = f.countdown > 0; /* the failure point was never reached */
+    bool done = !f.failed; /* the failure point was never reached */
     if (done) {
       assert_int_equal(st, MAPOPT_OK);
       assert_int_equal(res->error, MAPOPT_SIM_NONE);
