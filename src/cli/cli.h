@@ -24,6 +24,13 @@ typedef struct cli_command {
 /* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Takes an argument that matched none of the command's options: an unknown
+ * option is an error, else it becomes the command's one operand *slot
+ * (`what` names the operand in the error for a second one). Returns
+ * EXIT_VALID or EXIT_USAGE. */
+int cli_operand(const char *cmd, const char *arg, const char **slot,
+                const char *what);
 /* True when argv[i] is -h or --help. */
 bool cli_is_help(const char *arg);
 struct json_t;

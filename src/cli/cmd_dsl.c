@@ -204,12 +204,9 @@ int cli_fmt(int argc, char **argv) {
         return cli_usage_error("fmt", "--machine needs a value");
       if (!parse_machine("fmt", argv[++i], &shape))
         return EXIT_USAGE;
-    } else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("fmt", "unknown option '%s'", argv[i]);
-    else if (path)
-      return cli_usage_error("fmt", "only one file at a time");
-    else
-      path = argv[i];
+    } else if (cli_operand("fmt", argv[i], &path, "file") != EXIT_VALID) {
+      return EXIT_USAGE;
+    }
   }
   if (!path)
     return cli_usage_error("fmt", "no input file");
@@ -437,12 +434,9 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       a->region_dims = (int)d;
     } else if (strcmp(opt, "--lenient") == 0) {
       a->lenient = true;
-    } else if (opt[0] == '-' && opt[1]) {
-      return cli_usage_error("show", "unknown option '%s'", opt);
-    } else if (a->file) {
-      return cli_usage_error("show", "only one mapper file at a time");
-    } else {
-      a->file = opt;
+    } else if (cli_operand("show", opt, &a->file, "mapper file") !=
+               EXIT_VALID) {
+      return EXIT_USAGE;
     }
   }
   if (!a->file)

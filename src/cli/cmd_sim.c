@@ -153,12 +153,8 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
       else if (strcmp(val, "all"))
         return cli_usage_error("sim", "--instance-fields takes all or "
                                       "requested");
-    } else if (o[0] == '-' && o[1]) {
-      return cli_usage_error("sim", "unknown option '%s'", o);
-    } else if (a->app) {
-      return cli_usage_error("sim", "only one application at a time");
-    } else {
-      a->app = o;
+    } else if (cli_operand("sim", o, &a->app, "application") != EXIT_VALID) {
+      return EXIT_USAGE;
     }
   }
   if (!a->app)

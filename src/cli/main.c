@@ -55,6 +55,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+int cli_operand(const char *cmd, const char *arg, const char **slot,
+                const char *what) {
+  if (arg[0] == '-' && arg[1])
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+  if (*slot)
+    return cli_usage_error(cmd, "only one %s at a time", what);
+  *slot = arg;
+  return EXIT_VALID;
+}
+
 bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags) {
   if (mapopt_ctx_new(NULL, NULL, ctx) != MAPOPT_OK) {
     fprintf(stderr, "mapopt: out of memory\n");

@@ -35,6 +35,12 @@ for c in check fmt show; do
 done
 expect_rc 2 "$M" check;             expect_in err "no input file"
 expect_rc 2 "$M" check --bogus x;   expect_in err "unknown option '--bogus'"
+# Commands with one operand name it when given two, and reject unknown options.
+expect_rc 2 "$M" fmt a.map b.map;    expect_in err "mapopt fmt: only one file at a time"
+expect_rc 2 "$M" show a.map b.map;   expect_in err "only one mapper file at a time"
+expect_rc 2 "$M" show --bogus;       expect_in err "mapopt show: unknown option '--bogus'"
+expect_rc 2 "$M" sim circuit stencil; expect_in err "only one application at a time"
+expect_rc 2 "$M" sim -x circuit;     expect_in err "mapopt sim: unknown option '-x'"
 expect_rc 2 "$M" check --machine 'nodes=2 tpu=1' x.map
 expect_in err "unknown key 'tpu'"
 expect_rc 2 "$M" show x.map --point 1,2
