@@ -91,12 +91,10 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
     gen_die("bench_sim", "app load", diags);
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
   int64_t live0 = cnt->live;
   double t0 = now();
   mapopt_app_run *run;
-  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     gen_die("bench_sim", "instantiate", diags);
   double inst_s = now() - t0;
   int64_t run_bytes = cnt->live - live0;

@@ -113,9 +113,8 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
     gen_die("bench_simgrid", "app load", diags);
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
-  mapopt_app_machine am = {m->nodes, gpn, m->ranks_per_node};
   mapopt_app_run *run;
-  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     gen_die("bench_simgrid", "instantiate", diags);
   mapopt_program *prog =
       gen_compile_mapper(ctx, m, app, diags, "bench_simgrid");

@@ -162,6 +162,19 @@ typedef struct mapopt_sim_result {
 } mapopt_sim_result;
 
 /*
+ * Instantiates app for machine: the run takes its node and GPU counts from
+ * machine and its sizes from opts. An app that asks for its own rank split
+ * (DISTAL's one rank per GPU) sets it on machine as well, so that the
+ * machine's shape is the one the app's mappers are compiled against. Every
+ * caller that simulates an app on a machine starts here.
+ */
+MAPOPT_API mapopt_status mapopt_sim_instantiate(mapopt_machine *machine,
+                                                const mapopt_app *app,
+                                                const mapopt_app_options *opts,
+                                                mapopt_diags *diags,
+                                                mapopt_app_run **out);
+
+/*
  * The result owns all its memory, names included: it stays valid after the
  * machine, run and program are freed.
  *

@@ -538,12 +538,8 @@ static int show_app(const show_args *a) {
     goto done;
   mapopt_app_options ao = {
       .spec = spec ? spec : a->size, .iterations = 1, .warmup = 0};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
-  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     goto done;
-  if (run->ranks_per_node > 0)
-    m->ranks_per_node = run->ranks_per_node;
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
   mapopt_dsl_options opts = {.shape = &shape, .print = print_stdout};

@@ -253,20 +253,13 @@ int cli_sim(int argc, char **argv) {
     rc = EXIT_USAGE;
     goto done;
   }
-  mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
   mapopt_app_options ao = {.spec = spec ? spec : a.size,
                            .iterations = a.iterations,
                            .warmup = a.warmup};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
-  if (mapopt_app_instantiate(app, &ao, &am, diags, &run) != MAPOPT_OK)
+  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     goto done;
-  if (run->ranks_per_node > 0 && run->ranks_per_node != m->ranks_per_node) {
-    /* The app asks for its own rank split (DISTAL's one rank per GPU). */
-    m->ranks_per_node = run->ranks_per_node;
-    mapopt_machine_shape_of(m, &shape);
-  }
+  mapopt_machine_shape shape;
+  mapopt_machine_shape_of(m, &shape);
   if (load_mapper(ctx, a.mapper, mapopt_app_name(app), &shape, app, diags,
                   &prog) != MAPOPT_OK)
     goto done;

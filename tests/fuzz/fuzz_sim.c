@@ -39,12 +39,8 @@ void fuzz_target(mapopt_ctx *ctx, mapopt_diags *d, const uint8_t *data,
       mapopt_app_resolve(ctx, arg, d, &app, &spec) != MAPOPT_OK)
     abort(); /* the built-ins always load */
   mapopt_app_options ao = {.spec = spec, .iterations = 2, .warmup = 1};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
-  if (mapopt_app_instantiate(app, &ao, &am, d, &run) != MAPOPT_OK)
+  if (mapopt_sim_instantiate(m, app, &ao, d, &run) != MAPOPT_OK)
     abort();
-  if (run->ranks_per_node > 0)
-    m->ranks_per_node = run->ranks_per_node;
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
   mapopt_dsl_options opts = {.file = "fuzz.map", .shape = &shape};

@@ -139,9 +139,7 @@ static void sim_opts(simcase *c, mapopt_machine *m, const char *app,
     fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
-  st = mapopt_app_instantiate(c->app, &ao, &am, diags, &c->run);
+  st = mapopt_sim_instantiate(m, c->app, &ao, diags, &c->run);
   if (st != MAPOPT_OK)
     fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
@@ -1210,9 +1208,39 @@ static void test_allocation_failure(void **state) {
   assert_true(n > 100);
 }
 
+/* An app's own rank split (johnson: one rank per GPU) reaches the machine
+ * it is instantiated for, so mappers compile against the right shape; an
+ * app without one leaves the machine's split alone. */
+static void test_instantiate_rank_split(void **state) {
+  (void)state;
+  static const struct {
+    const char *app;
+    int64_t ranks; /* expected ranks per node on p100x4 (4 GPUs) */
+  } cases[] = {{"johnson:small", 4}, {"circuit:small", 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    mapopt_machine *m = NULL;
+    mapopt_app *app = NULL;
+    mapopt_app_run *run = NULL;
+    const char *spec = NULL;
+    assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &m),
+                     MAPOPT_OK);
+    assert_int_equal(m->ranks_per_node, 1);
+    assert_int_equal(mapopt_app_resolve(ctx, cases[i].app, diags, &app, &spec),
+                     MAPOPT_OK);
+    mapopt_app_options ao = {.spec = spec, .iterations = 1, .warmup = 0};
+    assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run),
+                     MAPOPT_OK);
+    assert_int_equal(m->ranks_per_node, cases[i].ranks);
+    mapopt_app_run_free(run);
+    mapopt_app_free(app);
+    mapopt_machine_free(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_allocation_failure),
+      cmocka_unit_test(test_instantiate_rank_split),
       cmocka_unit_test(test_task_time_flops_bound),
       cmocka_unit_test(test_task_time_bytes_bound),
       cmocka_unit_test(test_task_time_eff_gathers),

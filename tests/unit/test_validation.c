@@ -106,14 +106,10 @@ static outcome simulate(const run_cfg *c) {
     fail();
   }
   mapopt_app_options ao = {.spec = c->spec, .iterations = -1, .warmup = -1};
-  mapopt_app_machine am = {m->nodes, m->procs[MAPOPT_PROC_GPU].count,
-                           m->ranks_per_node};
-  if (mapopt_app_instantiate(app, &ao, &am, d, &run) != MAPOPT_OK) {
+  if (mapopt_sim_instantiate(m, app, &ao, d, &run) != MAPOPT_OK) {
     print_diags(d);
     fail();
   }
-  if (run->ranks_per_node > 0)
-    m->ranks_per_node = run->ranks_per_node;
   mapopt_machine_shape shape;
   mapopt_machine_shape_of(m, &shape);
   char *text = mapper_text(c);
