@@ -143,18 +143,26 @@ static void sl_push(strlist *l, char *s) {
   l->v[l->n++] = s;
 }
 
+/* The formatted text, in memory the caller frees. */
+static char *xvformat(const char *fmt, va_list ap)
+    __attribute__((format(printf, 1, 0)));
+static char *xvformat(const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  char *s = xrealloc(NULL, (size_t)n + 1);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
 static void sl_pushf(strlist *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void sl_pushf(strlist *l, const char *fmt, ...) {
-  va_list ap, ap2;
+  va_list ap;
   va_start(ap, fmt);
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  sl_push(l, xvformat(fmt, ap));
   va_end(ap);
-  char *s = xrealloc(NULL, (size_t)n + 1);
-  vsnprintf(s, (size_t)n + 1, fmt, ap2);
-  va_end(ap2);
-  sl_push(l, s);
 }
 
 static void sl_free(strlist *l) {
@@ -555,14 +563,10 @@ typedef struct qctx {
 static void result(qctx *qc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void result(qctx *qc, const char *fmt, ...) {
-  va_list ap, ap2;
+  va_list ap;
   va_start(ap, fmt);
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = xvformat(fmt, ap);
   va_end(ap);
-  char *s = xrealloc(NULL, (size_t)n + 1);
-  vsnprintf(s, (size_t)n + 1, fmt, ap2);
-  va_end(ap2);
   sl_pushf(qc->out, "%s => %s", qc->q, s);
   free(s);
 }
