@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "mapopt/core.h"
-#include "mapopt/dsl.h"
+#include "mapopt/shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -260,7 +260,7 @@ MAPOPT_API void mapopt_app_run_free(mapopt_app_run *run);
 /* The task names and argument names of a model, for the DSL's W11/W12
  * checks; valid while app lives. */
 MAPOPT_API mapopt_status mapopt_app_task_info(const mapopt_app *app,
-                                              const mapopt_dsl_task_info **out,
+                                              const mapopt_task_info **out,
                                               size_t *n);
 
 /* Serializes the model as `mapopt-app/1` JSON (loads back to an equal

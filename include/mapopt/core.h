@@ -130,6 +130,9 @@ MAPOPT_API mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
                                           mapopt_diags *diags, char **buf,
                                           size_t *len);
 MAPOPT_API void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len);
+/* Frees a NUL-terminated text the library allocated with ctx (a JSON
+ * serialization, a formatted program); NULL is ignored. */
+MAPOPT_API void mapopt_text_free(mapopt_ctx *ctx, char *text);
 /*
  * Replaces path with data atomically: a temporary file in the same folder
  * is written, synced and renamed over path, keeping path's permissions.

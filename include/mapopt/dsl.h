@@ -17,89 +17,15 @@
 #include <stdint.h>
 
 #include "mapopt/core.h"
+#include "mapopt/shape.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Processor kinds of the DSL, in the default preference order's spirit. */
-typedef enum mapopt_proc_kind {
-  MAPOPT_PROC_CPU,
-  MAPOPT_PROC_GPU,
-  MAPOPT_PROC_OMP,
-  MAPOPT_PROC_IO,
-  MAPOPT_PROC_PY,
-  MAPOPT_PROC_PROC,
-  MAPOPT_PROC_KIND_COUNT
-} mapopt_proc_kind;
-
-typedef enum mapopt_mem_kind {
-  MAPOPT_MEM_SYSMEM,
-  MAPOPT_MEM_FBMEM,
-  MAPOPT_MEM_ZCMEM,
-  MAPOPT_MEM_RDMEM,
-  MAPOPT_MEM_SOCKMEM,
-  MAPOPT_MEM_VIRTUAL,
-  MAPOPT_MEM_KIND_COUNT
-} mapopt_mem_kind;
-
-/* "GPU" for MAPOPT_PROC_GPU; NULL for a value out of range. */
-MAPOPT_API const char *mapopt_proc_kind_name(mapopt_proc_kind k);
-MAPOPT_API const char *mapopt_mem_kind_name(mapopt_mem_kind k);
-/* Case-sensitive inverse of the names; MAPOPT_ENOTFOUND if unknown. The
- * processor-kind parser also accepts lower case ("gpu"). */
-MAPOPT_API mapopt_status mapopt_proc_kind_parse(const char *s,
-                                                mapopt_proc_kind *out);
-MAPOPT_API mapopt_status mapopt_mem_kind_parse(const char *s,
-                                               mapopt_mem_kind *out);
-
-/* ---- machine shape ------------------------------------------------------ */
-
-/*
- * The shape of a machine as the DSL sees it (DSL.md §1.2): nodes (address
- * spaces), processors of each kind per node, and for `point.has(M)` the
- * memory kinds each processor kind has affinity to (bit 1u << mapopt_mem_kind;
- * VIRTUAL is always available).
- */
-typedef struct mapopt_machine_shape {
-  int64_t nodes;
-  int64_t procs[MAPOPT_PROC_KIND_COUNT];
-  unsigned affinity[MAPOPT_PROC_KIND_COUNT];
-} mapopt_machine_shape;
-
-/* The shape of the default preset p100x4 (DSL.md §1.4). */
-MAPOPT_API void mapopt_shape_default(mapopt_machine_shape *shape);
-
-/*
- * Builds a shape from the one-line synthetic description, hwloc style:
- * space-separated key=value pairs, e.g. "nodes=2 gpu=4 cpu=8 omp=2".
- * Keys: nodes, cpu, gpu, omp, io, py, proc (processors per node), sockets
- * (default 1 when there are CPUs or OMPs), and sysmem, zcmem, rdmem (0 or 1;
- * defaults: sysmem 1, zcmem 1 when there are GPUs, rdmem 1). Affinity then
- * follows SIMULATOR.md §2.2: CPU -> SYSMEM, SOCKMEM, ZCMEM, RDMEM; GPU ->
- * FBMEM, ZCMEM; OMP -> SOCKMEM, SYSMEM, ZCMEM; each only where that memory
- * exists. Omitted processor counts are 0, omitted nodes is 1.
- * On a malformed description returns MAPOPT_EINVAL and writes a message
- * naming the offending key or value (and its column) to err.
- */
-MAPOPT_API mapopt_status mapopt_shape_parse(const char *text,
-                                            mapopt_machine_shape *shape,
-                                            char *err, size_t errlen);
-/* Formats a shape back to the one-line form (round trip with _parse). */
-MAPOPT_API int mapopt_shape_format(const mapopt_machine_shape *shape, char *buf,
-                                   size_t size);
-
 /* ---- programs ------------------------------------------------------------ */
 
 typedef struct mapopt_program mapopt_program;
-
-/* A task of the application, for the checks that need one (W11, W12). */
-typedef struct mapopt_dsl_task_info {
-  const char *name;
-  size_t nargs;
-  /* arg_names[i]: NULL-terminated list of the names of argument i. */
-  const char *const *const *arg_names;
-} mapopt_dsl_task_info;
 
 /* Receives each line written by `print` (without the newline). */
 typedef void (*mapopt_print_fn)(void *ud, const char *line);
@@ -107,7 +33,7 @@ typedef void (*mapopt_print_fn)(void *ud, const char *line);
 typedef struct mapopt_dsl_options {
   const char *file; /* name in diagnostics; "<input>" if NULL */
   const mapopt_machine_shape *shape; /* NULL: the default shape */
-  const mapopt_dsl_task_info *tasks; /* optional application, for W11/W12 */
+  const mapopt_task_info *tasks;     /* optional application, for W11/W12 */
   size_t ntasks;
   mapopt_print_fn print; /* NULL: print output is discarded */
   void *print_ud;
@@ -140,7 +66,6 @@ MAPOPT_API void mapopt_dsl_free(mapopt_program *prog);
  */
 MAPOPT_API mapopt_status mapopt_dsl_format(const mapopt_program *prog,
                                            char **text, size_t *len);
-MAPOPT_API void mapopt_text_free(mapopt_ctx *ctx, char *text);
 /* Structural equality of the two programs' syntax trees. */
 MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
                                  const mapopt_program *b);
@@ -173,33 +98,6 @@ MAPOPT_API size_t mapopt_policy_memory_list(const mapopt_program *prog,
                                             const mapopt_region_keys *keys,
                                             mapopt_proc_kind kind,
                                             mapopt_mem_kind *out, size_t cap);
-
-typedef enum mapopt_layout_tri {
-  MAPOPT_LAYOUT_UNSET = -1,
-  MAPOPT_LAYOUT_NO = 0,
-  MAPOPT_LAYOUT_YES = 1
-} mapopt_layout_tri;
-
-typedef enum mapopt_align_op {
-  MAPOPT_ALIGN_NONE,
-  MAPOPT_ALIGN_EQ,
-  MAPOPT_ALIGN_NE,
-  MAPOPT_ALIGN_LT,
-  MAPOPT_ALIGN_LE,
-  MAPOPT_ALIGN_GT,
-  MAPOPT_ALIGN_GE
-} mapopt_align_op;
-
-/* A Layout answer (DSL.md §4.3): each component set by the matched list, or
- * unset. soa: YES = SOA, NO = AOS. c_order: YES = C_order, NO = F_order. */
-typedef struct mapopt_layout {
-  mapopt_layout_tri soa;
-  mapopt_layout_tri c_order;
-  mapopt_align_op align_op; /* NONE: no alignment constraint */
-  int64_t align;
-  bool compact;
-  bool exact;
-} mapopt_layout;
 
 /* The first matching Layout entry; false ("unspecified") when none. */
 MAPOPT_API bool mapopt_policy_layout(const mapopt_program *prog,
@@ -317,12 +215,14 @@ mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,
 /*
  * The default index placement of SIMULATOR.md §4.2 for point of a launch
  * with extents (dims dimensions) over nodes address spaces of procs
- * processors each.
+ * processors each: what a substrate does when mapopt_policy_index_map
+ * answers MAPOPT_MAP_UNSPECIFIED.
  */
-MAPOPT_API void mapopt_default_index_place(int dims, const int64_t *point,
-                                           const int64_t *extents,
-                                           int64_t nodes, int64_t procs,
-                                           int64_t *node, int64_t *proc);
+MAPOPT_API void mapopt_policy_default_index_place(int dims,
+                                                  const int64_t *point,
+                                                  const int64_t *extents,
+                                                  int64_t nodes, int64_t procs,
+                                                  int64_t *node, int64_t *proc);
 
 /* The machine shape the program was loaded with. */
 MAPOPT_API const mapopt_machine_shape *

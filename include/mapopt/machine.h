@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "mapopt/core.h"
-#include "mapopt/dsl.h"
+#include "mapopt/shape.h"
 
 #ifdef __cplusplus
 extern "C" {

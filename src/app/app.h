@@ -19,7 +19,7 @@
 
 /* ---- expressions (expr.c) ----------------------------------------------- */
 
-typedef enum mapopt__ex_op {
+typedef enum mapopt__app_ex_op {
   EX_INT,  /* v: the value */
   EX_NAME, /* v: the symbol */
   EX_NEG,
@@ -45,50 +45,50 @@ typedef enum mapopt__ex_op {
   EX_LCM,
   EX_ELEMS, /* v: the requirement index k */
   EX_FBYTES
-} mapopt__ex_op;
+} mapopt__app_ex_op;
 
-typedef struct mapopt__ex_node mapopt__ex_node;
-struct mapopt__ex_node {
-  mapopt__ex_op op;
+typedef struct mapopt__app_ex_node mapopt__app_ex_node;
+struct mapopt__app_ex_node {
+  mapopt__app_ex_op op;
   uint32_t off; /* byte offset of the node's token in the text */
   int64_t v;
-  const mapopt__ex_node *a, *b, *c;
+  const mapopt__app_ex_node *a, *b, *c;
 };
 
 /* A parsed expression with where it came from (for diagnostics). */
-typedef struct mapopt__expr {
+typedef struct mapopt__app_expr {
   const char *text;
   int line, col;    /* of the JSON value (the string's opening quote) */
   bool quoted;      /* a JSON string (offsets start one column later) */
   const char *what; /* e.g. `"count" of loop "t"` */
-  const mapopt__ex_node *root;
-} mapopt__expr;
+  const mapopt__app_ex_node *root;
+} mapopt__app_expr;
 
 /* Interns a name, returning its symbol (>= 0), or -1 on ENOMEM. */
-typedef int32_t (*mapopt__intern_fn)(void *ud, const char *s, size_t n);
+typedef int32_t (*mapopt__app_intern_fn)(void *ud, const char *s, size_t n);
 
 /*
  * Parses text into a tree allocated in arena. On a syntax error returns
  * false with *err_off the offending byte offset and msg a description
  * ("expected ')'"); on ENOMEM returns false with *nomem set.
  */
-bool mapopt__expr_parse(mapopt__arena *arena, mapopt__intern_fn intern,
-                        void *ud, const char *text, size_t len,
-                        const mapopt__ex_node **root, uint32_t *err_off,
-                        char *msg, size_t msglen, bool *nomem);
+bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
+                            void *ud, const char *text, size_t len,
+                            const mapopt__app_ex_node **root, uint32_t *err_off,
+                            char *msg, size_t msglen, bool *nomem);
 
 enum { MAPOPT__ENV_MAX = 256 };
 
-typedef enum mapopt__eval_err {
+typedef enum mapopt__app_eval_err {
   EVAL_OK,
   EVAL_OVERFLOW,
   EVAL_DIVZERO,
   EVAL_UNDEFINED, /* a name with no binding (prevented by the load check) */
   EVAL_NOREQ      /* elems(k) / fbytes(k) with no requirement k */
-} mapopt__eval_err;
+} mapopt__app_eval_err;
 
 /* The names visible to an evaluation. */
-typedef struct mapopt__env {
+typedef struct mapopt__app_env {
   const int64_t *params;  /* values by parameter slot */
   const int32_t *slot_of; /* symbol -> parameter slot, or -1 */
   int32_t nsyms;          /* size of slot_of */
@@ -98,24 +98,25 @@ typedef struct mapopt__env {
   const int64_t *elems; /* per requirement of the op being built */
   const int64_t *fbytes;
   int nreqs;
-  mapopt__eval_err err; /* the first error */
+  mapopt__app_eval_err err; /* the first error */
   uint32_t err_off;
-} mapopt__env;
+} mapopt__app_env;
 
 /* Evaluates e; false with env->err set on overflow or division by zero. */
-bool mapopt__expr_eval(const mapopt__expr *e, mapopt__env *env, int64_t *out);
+bool mapopt__app_expr_eval(const mapopt__app_expr *e, mapopt__app_env *env,
+                           int64_t *out);
 /* Calls fn on every node of the tree (names and elems checks). */
-void mapopt__expr_walk(const mapopt__ex_node *n,
-                       void (*fn)(void *ud, const mapopt__ex_node *n),
-                       void *ud);
+void mapopt__app_expr_walk(const mapopt__app_ex_node *n,
+                           void (*fn)(void *ud, const mapopt__app_ex_node *n),
+                           void *ud);
 /* 1-based column of byte offset off of e's text in the JSON file. */
-int mapopt__expr_col(const mapopt__expr *e, uint32_t off);
+int mapopt__app_expr_col(const mapopt__app_expr *e, uint32_t off);
 
 /* ---- the model (load.c) -------------------------------------------------- */
 
 typedef struct mapopt__app_group {
   const char *name;
-  mapopt__expr *count, *elements;
+  mapopt__app_expr *count, *elements;
 } mapopt__app_group;
 
 typedef struct mapopt__app_region {
@@ -128,33 +129,33 @@ typedef struct mapopt__app_region {
   int ngroups; /* groups */
   mapopt__app_group *groups;
   int gdims; /* grid */
-  mapopt__expr *gsize[MAPOPT_APP_MAX_DIMS];
-  mapopt__expr *gextent[MAPOPT_APP_MAX_DIMS]; /* optional element extents */
-  mapopt__expr *gelements;                    /* or elements per atom */
+  mapopt__app_expr *gsize[MAPOPT_APP_MAX_DIMS];
+  mapopt__app_expr *gextent[MAPOPT_APP_MAX_DIMS]; /* optional element extents */
+  mapopt__app_expr *gelements;                    /* or elements per atom */
   size_t nnames;
   const char **names;
 } mapopt__app_region;
 
-typedef enum { PART_GROUP, PART_RECT, PART_LIST } mapopt__part_kind;
+typedef enum { PART_GROUP, PART_RECT, PART_LIST } mapopt__app_part_kind;
 
 typedef struct mapopt__app_entry {
   int group; /* group regions: the group; grid regions: -1 */
   int natom; /* 1: a linear atom index; grid dims: coordinates */
-  mapopt__expr *atom[MAPOPT_APP_MAX_DIMS];
-  mapopt__expr *count; /* NULL: the whole atom */
+  mapopt__app_expr *atom[MAPOPT_APP_MAX_DIMS];
+  mapopt__app_expr *count; /* NULL: the whole atom */
 } mapopt__app_entry;
 
 typedef struct mapopt__app_part {
   const char *name;
   int line, col;
   int region;
-  mapopt__part_kind kind;
+  mapopt__app_part_kind kind;
   size_t nnames;
   const char **names;
   int group; /* PART_GROUP */
   int ncolors;
-  mapopt__expr *colors[MAPOPT_APP_MAX_DIMS]; /* RECT, LIST */
-  mapopt__expr *lo[MAPOPT_APP_MAX_DIMS], *hi[MAPOPT_APP_MAX_DIMS];
+  mapopt__app_expr *colors[MAPOPT_APP_MAX_DIMS]; /* RECT, LIST */
+  mapopt__app_expr *lo[MAPOPT_APP_MAX_DIMS], *hi[MAPOPT_APP_MAX_DIMS];
   int nentries;
   mapopt__app_entry *entries;
 } mapopt__app_part;
@@ -172,7 +173,7 @@ typedef struct mapopt__app_variant {
   mapopt_proc_kind kind;
   bool inner, f32, matrix;
   double flops_eff, mem_eff;
-  mapopt__expr *flops, *fixed_ns; /* NULL: 0 */
+  mapopt__app_expr *flops, *fixed_ns; /* NULL: 0 */
   size_t nrequires, nprefers;
   mapopt__app_rule *requires, *prefers;
   int line, col;
@@ -202,7 +203,7 @@ typedef struct mapopt__app_req {
   int region; /* the root region (also set for partitions) */
   bool identity;
   int nproj;
-  mapopt__expr *proj[MAPOPT_APP_MAX_DIMS];
+  mapopt__app_expr *proj[MAPOPT_APP_MAX_DIMS];
   mapopt_priv priv;
   mapopt_redop redop;
   bool simultaneous;
@@ -213,7 +214,7 @@ typedef struct mapopt__app_req {
   const char **names;
   size_t nall; /* every mapper-visible name, key order */
   const char **all;
-  mapopt__expr *bytes, *gathers, *atomics; /* NULL: defaults */
+  mapopt__app_expr *bytes, *gathers, *atomics; /* NULL: defaults */
   int line, col;
   int64_t gid; /* index among every requirement of the model */
 } mapopt__app_req;
@@ -225,15 +226,15 @@ typedef enum {
   ST_FENCE,
   ST_LOOP,
   ST_TIMED
-} mapopt__stmt_kind;
+} mapopt__app_stmt_kind;
 
 struct mapopt__app_stmt {
-  mapopt__stmt_kind kind;
+  mapopt__app_stmt_kind kind;
   int line, col;
   /* INDEX, SINGLE */
   int task;
   int ndims;
-  mapopt__expr *domain[MAPOPT_APP_MAX_DIMS];
+  mapopt__app_expr *domain[MAPOPT_APP_MAX_DIMS];
   bool point_given;
   const char *point[MAPOPT_APP_MAX_DIMS];
   int32_t point_sym[MAPOPT_APP_MAX_DIMS];
@@ -246,7 +247,7 @@ struct mapopt__app_stmt {
   /* LOOP */
   const char *var;
   int32_t var_sym;
-  mapopt__expr *count, *warmup;
+  mapopt__app_expr *count, *warmup;
   bool timed, traced;
   /* LOOP, TIMED */
   int nbody;
@@ -281,9 +282,9 @@ struct mapopt_app {
   bool default_c_order;
   mapopt_timing_mode timing;
   bool metric_gflops, per_node;
-  mapopt__expr *timing_flops;
+  mapopt__app_expr *timing_flops;
   const char *log_style;
-  mapopt__expr *ranks_per_node;
+  mapopt__app_expr *ranks_per_node;
   int nregions;
   mapopt__app_region *regions;
   int npartitions;
@@ -303,7 +304,7 @@ struct mapopt_app {
   int32_t nsyms;
   int32_t csym[MAPOPT_APP_MAX_DIMS]; /* c0 c1 c2 */
   /* mapopt_app_task_info. */
-  mapopt_dsl_task_info *info;
+  mapopt_task_info *info;
 };
 
 /* Writes a JSON string literal (quotes and escapes) to sb. */

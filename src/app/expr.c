@@ -45,7 +45,7 @@ typedef enum {
 
 typedef struct parser {
   mapopt__arena *arena;
-  mapopt__intern_fn intern;
+  mapopt__app_intern_fn intern;
   void *ud;
   const char *text;
   size_t len;
@@ -193,10 +193,11 @@ static void describe(const parser *p, char *buf, size_t n) {
              p->text + p->tpos);
 }
 
-static mapopt__ex_node *mk(parser *p, mapopt__ex_op op, size_t off,
-                           const mapopt__ex_node *a, const mapopt__ex_node *b,
-                           const mapopt__ex_node *c) {
-  mapopt__ex_node *nd = mapopt__arena_alloc(p->arena, sizeof *nd);
+static mapopt__app_ex_node *mk(parser *p, mapopt__app_ex_op op, size_t off,
+                               const mapopt__app_ex_node *a,
+                               const mapopt__app_ex_node *b,
+                               const mapopt__app_ex_node *c) {
+  mapopt__app_ex_node *nd = mapopt__arena_alloc(p->arena, sizeof *nd);
   if (!nd) {
     p->nomem = true;
     p->failed = true;
@@ -211,11 +212,11 @@ static mapopt__ex_node *mk(parser *p, mapopt__ex_op op, size_t off,
   return nd;
 }
 
-static const mapopt__ex_node *expr(parser *p);
+static const mapopt__app_ex_node *expr(parser *p);
 
 static const struct {
   const char *name;
-  mapopt__ex_op op;
+  mapopt__app_ex_op op;
   int nargs; /* -1: two or more */
 } funcs[] = {{"min", EX_MIN, -1},     {"max", EX_MAX, -1},
              {"cdiv", EX_CDIV, 2},    {"gcd", EX_GCD, 2},
@@ -223,7 +224,7 @@ static const struct {
              {"fbytes", EX_FBYTES, 1}};
 
 /* call -> NAME '(' [ expr { ',' expr } ] ')'   (NAME a function) */
-static const mapopt__ex_node *call(parser *p, size_t off, size_t nlen) {
+static const mapopt__app_ex_node *call(parser *p, size_t off, size_t nlen) {
   const char *name = p->text + off;
   int f = -1;
   for (int i = 0; i < (int)(sizeof funcs / sizeof funcs[0]); i++)
@@ -237,14 +238,14 @@ static const mapopt__ex_node *call(parser *p, size_t off, size_t nlen) {
     return NULL;
   }
   next(p); /* '(' */
-  mapopt__ex_op op = funcs[f].op;
+  mapopt__app_ex_op op = funcs[f].op;
   if (op == EX_ELEMS || op == EX_FBYTES) {
     if (p->tok != T_INT || p->toobig) {
       fail(p, p->tpos, "%s() takes one integer literal (a requirement index)",
            funcs[f].name);
       return NULL;
     }
-    mapopt__ex_node *nd = mk(p, op, off, NULL, NULL, NULL);
+    mapopt__app_ex_node *nd = mk(p, op, off, NULL, NULL, NULL);
     if (!nd)
       return NULL;
     nd->v = p->tval;
@@ -257,11 +258,11 @@ static const mapopt__ex_node *call(parser *p, size_t off, size_t nlen) {
     next(p);
     return nd;
   }
-  const mapopt__ex_node *acc = NULL;
+  const mapopt__app_ex_node *acc = NULL;
   int n = 0;
   if (p->tok != T_RP) {
     for (;;) {
-      const mapopt__ex_node *arg = expr(p);
+      const mapopt__app_ex_node *arg = expr(p);
       if (!arg)
         return NULL;
       n++;
@@ -293,7 +294,7 @@ static const mapopt__ex_node *call(parser *p, size_t off, size_t nlen) {
 }
 
 /* primary -> INT | NAME | call | '(' expr ')' */
-static const mapopt__ex_node *primary(parser *p) {
+static const mapopt__app_ex_node *primary(parser *p) {
   size_t off = p->tpos;
   switch (p->tok) {
   case T_INT: {
@@ -302,7 +303,7 @@ static const mapopt__ex_node *primary(parser *p) {
            p->text + off);
       return NULL;
     }
-    mapopt__ex_node *nd = mk(p, EX_INT, off, NULL, NULL, NULL);
+    mapopt__app_ex_node *nd = mk(p, EX_INT, off, NULL, NULL, NULL);
     if (nd)
       nd->v = p->tval;
     next(p);
@@ -318,14 +319,14 @@ static const mapopt__ex_node *primary(parser *p) {
       p->nomem = p->failed = true;
       return NULL;
     }
-    mapopt__ex_node *nd = mk(p, EX_NAME, off, NULL, NULL, NULL);
+    mapopt__app_ex_node *nd = mk(p, EX_NAME, off, NULL, NULL, NULL);
     if (nd)
       nd->v = sym;
     return nd;
   }
   case T_LP: {
     next(p);
-    const mapopt__ex_node *e = expr(p);
+    const mapopt__app_ex_node *e = expr(p);
     if (!e)
       return NULL;
     if (p->tok != T_RP) {
@@ -350,7 +351,7 @@ static const mapopt__ex_node *primary(parser *p) {
 }
 
 /* unary -> ( '-' | '+' | '!' ) unary | primary */
-static const mapopt__ex_node *unary(parser *p) {
+static const mapopt__app_ex_node *unary(parser *p) {
   if (p->tok == T_MINUS || p->tok == T_PLUS || p->tok == T_NOT) {
     tok_kind t = p->tok;
     size_t off = p->tpos;
@@ -359,7 +360,7 @@ static const mapopt__ex_node *unary(parser *p) {
       return NULL;
     }
     next(p);
-    const mapopt__ex_node *a = unary(p);
+    const mapopt__app_ex_node *a = unary(p);
     p->depth--;
     if (!a)
       return NULL;
@@ -368,7 +369,7 @@ static const mapopt__ex_node *unary(parser *p) {
     /* Fold a negated literal so that -9223372036854775808 is not needed
      * but "-1" stays a constant. */
     if (t == T_MINUS && a->op == EX_INT && a->v != INT64_MIN) {
-      mapopt__ex_node *nd = mk(p, EX_INT, off, NULL, NULL, NULL);
+      mapopt__app_ex_node *nd = mk(p, EX_INT, off, NULL, NULL, NULL);
       if (nd)
         nd->v = -a->v;
       return nd;
@@ -381,7 +382,7 @@ static const mapopt__ex_node *unary(parser *p) {
 /* Binary levels, loosest first; each is `level -> next { OP next }`. */
 static const struct {
   tok_kind tok;
-  mapopt__ex_op op;
+  mapopt__app_ex_op op;
   int level;
 } binops[] = {
     {T_OR, EX_OR, 0},     {T_AND, EX_AND, 1},  {T_EQ, EX_EQ, 2},
@@ -395,10 +396,10 @@ enum { NLEVELS = 6 };
 /* or -> and { '||' and }; and -> eq { '&&' eq }; eq -> rel { ('=='|'!=')
  * rel }; rel -> add { ('<'|'<='|'>'|'>=') add }; add -> mul { ('+'|'-')
  * mul }; mul -> unary { ('*'|'/'|'%') unary } */
-static const mapopt__ex_node *binary(parser *p, int level) {
+static const mapopt__app_ex_node *binary(parser *p, int level) {
   if (level == NLEVELS)
     return unary(p);
-  const mapopt__ex_node *a = binary(p, level + 1);
+  const mapopt__app_ex_node *a = binary(p, level + 1);
   while (a) {
     int k = -1;
     for (int i = 0; i < (int)(sizeof binops / sizeof binops[0]); i++)
@@ -408,7 +409,7 @@ static const mapopt__ex_node *binary(parser *p, int level) {
       break;
     size_t off = p->tpos;
     next(p);
-    const mapopt__ex_node *b = binary(p, level + 1);
+    const mapopt__app_ex_node *b = binary(p, level + 1);
     if (!b)
       return NULL;
     a = mk(p, binops[k].op, off, a, b, NULL);
@@ -417,16 +418,16 @@ static const mapopt__ex_node *binary(parser *p, int level) {
 }
 
 /* expr -> or [ '?' expr ':' expr ] */
-static const mapopt__ex_node *expr(parser *p) {
+static const mapopt__app_ex_node *expr(parser *p) {
   if (++p->depth > 200) {
     fail(p, p->tpos, "expression nested too deeply");
     return NULL;
   }
-  const mapopt__ex_node *c = binary(p, 0);
+  const mapopt__app_ex_node *c = binary(p, 0);
   if (c && p->tok == T_QUEST) {
     size_t off = p->tpos;
     next(p);
-    const mapopt__ex_node *a = expr(p);
+    const mapopt__app_ex_node *a = expr(p);
     if (!a)
       return NULL;
     if (p->tok != T_COLON) {
@@ -436,7 +437,7 @@ static const mapopt__ex_node *expr(parser *p) {
       return NULL;
     }
     next(p);
-    const mapopt__ex_node *b = expr(p);
+    const mapopt__app_ex_node *b = expr(p);
     if (!b)
       return NULL;
     c = mk(p, EX_COND, off, c, a, b);
@@ -445,10 +446,10 @@ static const mapopt__ex_node *expr(parser *p) {
   return c;
 }
 
-bool mapopt__expr_parse(mapopt__arena *arena, mapopt__intern_fn intern,
-                        void *ud, const char *text, size_t len,
-                        const mapopt__ex_node **root, uint32_t *err_off,
-                        char *msg, size_t msglen, bool *nomem) {
+bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
+                            void *ud, const char *text, size_t len,
+                            const mapopt__app_ex_node **root, uint32_t *err_off,
+                            char *msg, size_t msglen, bool *nomem) {
   parser p = {0};
   p.arena = arena;
   p.intern = intern;
@@ -464,7 +465,7 @@ bool mapopt__expr_parse(mapopt__arena *arena, mapopt__intern_fn intern,
     return false;
   }
   next(&p);
-  const mapopt__ex_node *e = NULL;
+  const mapopt__app_ex_node *e = NULL;
   if (p.tok == T_END)
     fail(&p, 0, "empty expression");
   else
@@ -488,8 +489,8 @@ bool mapopt__expr_parse(mapopt__arena *arena, mapopt__intern_fn intern,
 /* ---- evaluation -----------------------------------------------------------
  */
 
-static bool err(mapopt__env *env, mapopt__eval_err e,
-                const mapopt__ex_node *n) {
+static bool err(mapopt__app_env *env, mapopt__app_eval_err e,
+                const mapopt__app_ex_node *n) {
   if (env->err == EVAL_OK) {
     env->err = e;
     env->err_off = n->off;
@@ -509,7 +510,8 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-static bool ev(const mapopt__ex_node *n, mapopt__env *env, int64_t *out) {
+static bool ev(const mapopt__app_ex_node *n, mapopt__app_env *env,
+               int64_t *out) {
   int64_t a, b;
   switch (n->op) {
   case EX_INT:
@@ -661,8 +663,9 @@ static bool ev(const mapopt__ex_node *n, mapopt__env *env, int64_t *out) {
   }
 }
 
-bool mapopt__expr_eval(const mapopt__expr *e, mapopt__env *env, int64_t *out) {
-  const mapopt__ex_node *r = e->root;
+bool mapopt__app_expr_eval(const mapopt__app_expr *e, mapopt__app_env *env,
+                           int64_t *out) {
+  const mapopt__app_ex_node *r = e->root;
   if (r->op == EX_INT) { /* the common constant case */
     *out = r->v;
     return true;
@@ -670,20 +673,20 @@ bool mapopt__expr_eval(const mapopt__expr *e, mapopt__env *env, int64_t *out) {
   return ev(r, env, out);
 }
 
-void mapopt__expr_walk(const mapopt__ex_node *n,
-                       void (*fn)(void *ud, const mapopt__ex_node *n),
-                       void *ud) {
+void mapopt__app_expr_walk(const mapopt__app_ex_node *n,
+                           void (*fn)(void *ud, const mapopt__app_ex_node *n),
+                           void *ud) {
   while (n) {
     fn(ud, n);
     if (n->b)
-      mapopt__expr_walk(n->b, fn, ud);
+      mapopt__app_expr_walk(n->b, fn, ud);
     if (n->c)
-      mapopt__expr_walk(n->c, fn, ud);
+      mapopt__app_expr_walk(n->c, fn, ud);
     n = n->a;
   }
 }
 
-int mapopt__expr_col(const mapopt__expr *e, uint32_t off) {
+int mapopt__app_expr_col(const mapopt__app_expr *e, uint32_t off) {
   int64_t c = (int64_t)e->col + (e->quoted ? 1 : 0) + off;
   return c > INT32_MAX ? INT32_MAX : (int)c;
 }

@@ -51,7 +51,7 @@ typedef struct inst {
   mapopt_status status;
   int64_t max_ops, max_bytes;
   int64_t *params;
-  mapopt__env env;
+  mapopt__app_env env;
   /* Atoms and pieces. */
   int64_t **group_base;                 /* [region][group]: first atom */
   int64_t **group_count;                /* [region][group] */
@@ -120,15 +120,15 @@ static void site(const inst *I, char *buf, size_t n) {
              ") of the index launch of \"%s\"", I->site_task);
 }
 
-static bool eval(inst *I, const mapopt__expr *e, int64_t *out) {
-  if (mapopt__expr_eval(e, &I->env, out))
+static bool eval(inst *I, const mapopt__app_expr *e, int64_t *out) {
+  if (mapopt__app_expr_eval(e, &I->env, out))
     return true;
   static const char *const kinds[] = {"", "integer overflow",
                                       "division by zero", "undefined name",
                                       "no such argument"};
   char where[256];
   site(I, where, sizeof where);
-  ierr(I, e->line, mapopt__expr_col(e, I->env.err_off),
+  ierr(I, e->line, mapopt__app_expr_col(e, I->env.err_off),
        "%s in expression \"%s\" (%s)%s", kinds[I->env.err], e->text, e->what,
        where);
   I->env.err = EVAL_OK;
@@ -136,7 +136,7 @@ static bool eval(inst *I, const mapopt__expr *e, int64_t *out) {
 }
 
 /* An expression that must be >= 0 (counts, extents, sizes, costs). */
-static bool eval_nn(inst *I, const mapopt__expr *e, int64_t *out) {
+static bool eval_nn(inst *I, const mapopt__app_expr *e, int64_t *out) {
   if (!eval(I, e, out))
     return false;
   if (*out < 0) {
@@ -728,9 +728,9 @@ static int64_t sat_mul(int64_t a, int64_t b) {
 
 /* A quiet evaluation for the estimate: failures count as 0 (the real pass
  * reports them). */
-static int64_t qeval(inst *I, const mapopt__expr *e) {
+static int64_t qeval(inst *I, const mapopt__app_expr *e) {
   int64_t v;
-  if (!e || !mapopt__expr_eval(e, &I->env, &v)) {
+  if (!e || !mapopt__app_expr_eval(e, &I->env, &v)) {
     I->env.err = EVAL_OK;
     return 0;
   }

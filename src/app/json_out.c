@@ -75,11 +75,11 @@ static void str(writer *w, const char *s) {
   mapopt__app_json_string(&w->sb, s);
 }
 
-static void expr(writer *w, const mapopt__expr *e) {
+static void expr(writer *w, const mapopt__app_expr *e) {
   str(w, e->text);
 }
 
-static void exprs(writer *w, mapopt__expr *const *e, int n) {
+static void exprs(writer *w, mapopt__app_expr *const *e, int n) {
   mapopt__sb_putc(&w->sb, '[');
   for (int i = 0; i < n; i++) {
     if (i)
@@ -179,7 +179,7 @@ static void req(writer *w, const mapopt__app_req *rq, bool *f, bool fill) {
     strs(w, rq->names, rq->nnames);
   }
   static const char *const ann[] = {"bytes", "gathers", "atomics"};
-  const mapopt__expr *ae[] = {rq->bytes, rq->gathers, rq->atomics};
+  const mapopt__app_expr *ae[] = {rq->bytes, rq->gathers, rq->atomics};
   for (int i = 0; i < 3; i++)
     if (ae[i]) {
       ikey(w, f, ann[i]);
@@ -419,7 +419,7 @@ static void task(writer *w, const mapopt__app_task *t) {
     bool g = true;
     mapopt__sb_putc(&w->sb, '{');
     ikey(w, &g, "kind");
-    str(w, mapopt_proc_kind_name(v->kind));
+    str(w, mapopt_shape_proc_name(v->kind));
     if (v->inner) {
       ikey(w, &g, "inner");
       mapopt__sb_puts(&w->sb, "true");

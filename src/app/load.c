@@ -163,9 +163,9 @@ static const char *str(loader *L, const mapopt__json *obj, const char *key,
 }
 
 /* An expression from a JSON value (a string, or an integer constant). */
-static mapopt__expr *mkexpr(loader *L, const mapopt__json *v, const char *key,
-                            const char *what) {
-  mapopt__expr *e = zalloc(L, 1, sizeof *e);
+static mapopt__app_expr *mkexpr(loader *L, const mapopt__json *v,
+                                const char *key, const char *what) {
+  mapopt__app_expr *e = zalloc(L, 1, sizeof *e);
   if (!e)
     return NULL;
   e->line = v->line;
@@ -173,7 +173,7 @@ static mapopt__expr *mkexpr(loader *L, const mapopt__json *v, const char *key,
   e->what = key ? fmt(L, "\"%s\" of %s", key, what) : what;
   if (v->type == MAPOPT_JSON_INT) {
     e->text = fmt(L, "%" PRId64, v->u.num.i);
-    mapopt__ex_node *n = zalloc(L, 1, sizeof *n);
+    mapopt__app_ex_node *n = zalloc(L, 1, sizeof *n);
     if (!n || !e->text)
       return NULL;
     n->op = EX_INT;
@@ -201,12 +201,12 @@ static mapopt__expr *mkexpr(loader *L, const mapopt__json *v, const char *key,
   char msg[200];
   uint32_t off;
   bool nm;
-  if (!mapopt__expr_parse(L->a, intern, L->app, e->text, v->u.str.len, &e->root,
-                          &off, msg, sizeof msg, &nm)) {
+  if (!mapopt__app_expr_parse(L->a, intern, L->app, e->text, v->u.str.len,
+                              &e->root, &off, msg, sizeof msg, &nm)) {
     if (nm)
       nomem(L);
     else
-      mapopt__jr_error_at(&L->jr, e->line, mapopt__expr_col(e, off),
+      mapopt__jr_error_at(&L->jr, e->line, mapopt__app_expr_col(e, off),
                           "syntax error in expression \"%s\": %s", e->text,
                           msg);
     return NULL;
@@ -215,7 +215,7 @@ static mapopt__expr *mkexpr(loader *L, const mapopt__json *v, const char *key,
 }
 
 static bool get_expr(loader *L, const mapopt__json *obj, const char *key,
-                     const char *what, bool required, mapopt__expr **out) {
+                     const char *what, bool required, mapopt__app_expr **out) {
   const mapopt__json *v = mapopt__json_get(obj, key);
   if (!v) {
     if (required)
@@ -229,7 +229,7 @@ static bool get_expr(loader *L, const mapopt__json *obj, const char *key,
 /* An array of 1..max expressions. */
 static int get_exprs(loader *L, const mapopt__json *obj, const char *key,
                      const char *what, bool required, int max,
-                     mapopt__expr **out) {
+                     mapopt__app_expr **out) {
   const mapopt__json *v = mapopt__jr_array(&L->jr, obj, key, what, required);
   if (!v)
     return 0;
@@ -468,7 +468,7 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
   int kind = word(L, v, "kind", what, true, kinds);
   if (kind < 0)
     return;
-  p->kind = (mapopt__part_kind)kind;
+  p->kind = (mapopt__app_part_kind)kind;
   /* Keys that belong to other kinds are errors, not silently ignored. */
   static const char *const only[3][4] = {{"group", NULL},
                                          {"colors", "lo", "hi", NULL},
@@ -763,12 +763,12 @@ static void load_task(loader *L, const mapopt__json *v, int idx) {
       mapopt__jr_error_at(&L->jr, va->line, va->col,
                           "the %s variant of %s is inner but the task has no "
                           "\"body\"",
-                          mapopt_proc_kind_name(va->kind), what);
+                          mapopt_shape_proc_name(va->kind), what);
     if (!va->inner && t->has_body)
       mapopt__jr_error_at(&L->jr, va->line, va->col,
                           "%s has a \"body\", so its %s variant must be "
                           "\"inner\": true",
-                          what, mapopt_proc_kind_name(va->kind));
+                          what, mapopt_shape_proc_name(va->kind));
   }
 }
 
@@ -1095,7 +1095,7 @@ static void load_stmt(loader *L, const mapopt__json *v, mapopt__app_stmt *st,
   int op = word(L, v, "op", "a statement", true, ops);
   if (op < 0)
     return;
-  st->kind = (mapopt__stmt_kind)op;
+  st->kind = (mapopt__app_stmt_kind)op;
   const char *what = fmt(L, "%s statement", ops[op]);
   if (!what || !mapopt__jr_object(&L->jr, v, what, keys[op]))
     return;
@@ -1216,7 +1216,7 @@ typedef struct scope {
 typedef struct check_ctx {
   loader *L;
   const scope *s;
-  const mapopt__expr *e;
+  const mapopt__app_expr *e;
   int nreqs;        /* -1: elems()/fbytes() not allowed */
   const char *site; /* "" or " (launched at L:C)" */
 } check_ctx;
@@ -1228,10 +1228,10 @@ static bool visible(const mapopt_app *app, const scope *s, int32_t sym) {
   return sym < app->nsyms && app->slot_of[sym] >= 0;
 }
 
-static void check_node(void *ud, const mapopt__ex_node *n) {
+static void check_node(void *ud, const mapopt__app_ex_node *n) {
   check_ctx *c = ud;
   mapopt_app *app = c->L->app;
-  int col = mapopt__expr_col(c->e, n->off);
+  int col = mapopt__app_expr_col(c->e, n->off);
   if (n->op == EX_NAME && !visible(app, c->s, (int32_t)n->v)) {
     mapopt__jr_error_at(&c->L->jr, c->e->line, col,
                         "undefined name \"%s\" in expression \"%s\"%s",
@@ -1251,12 +1251,12 @@ static void check_node(void *ud, const mapopt__ex_node *n) {
   }
 }
 
-static void check_expr(loader *L, const scope *s, const mapopt__expr *e,
+static void check_expr(loader *L, const scope *s, const mapopt__app_expr *e,
                        int nreqs, const char *site) {
   if (!e)
     return;
   check_ctx c = {L, s, e, nreqs, site ? site : ""};
-  mapopt__expr_walk(e->root, check_node, &c);
+  mapopt__app_expr_walk(e->root, check_node, &c);
 }
 
 static bool push(loader *L, scope *s, int32_t sym, const mapopt__json *at,
@@ -1786,8 +1786,7 @@ void mapopt_app_free(mapopt_app *app) {
 }
 
 mapopt_status mapopt_app_task_info(const mapopt_app *app,
-                                   const mapopt_dsl_task_info **out,
-                                   size_t *n) {
+                                   const mapopt_task_info **out, size_t *n) {
   if (!app || !out || !n)
     return MAPOPT_EINVAL;
   *out = app->info;

@@ -303,7 +303,7 @@ static bool parse_kind_list(const char *s, unsigned *mask) {
   *mask = 0;
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     mapopt_proc_kind k;
-    if (mapopt_proc_kind_parse(tok, &k) != MAPOPT_OK)
+    if (mapopt_shape_proc_parse(tok, &k) != MAPOPT_OK)
       return false;
     *mask |= 1u << k;
   }
@@ -321,7 +321,7 @@ static bool parse_parent(char *s, show_args *a) {
     return false;
   *open = '\0';
   mapopt_proc_kind k;
-  if (mapopt_proc_kind_parse(at + 1, &k) != MAPOPT_OK)
+  if (mapopt_shape_proc_parse(at + 1, &k) != MAPOPT_OK)
     return false;
   char *close = strchr(open + 1, ')');
   if (!close || close[1])
@@ -487,7 +487,7 @@ static void print_layout(const mapopt_layout *l, int dims) {
 }
 
 static void show_point(const mapopt_proc_point *p) {
-  printf("%s(%" PRId64 ", %" PRId64 ")", mapopt_proc_kind_name(p->kind),
+  printf("%s(%" PRId64 ", %" PRId64 ")", mapopt_shape_proc_name(p->kind),
          p->node, p->proc);
 }
 
@@ -503,7 +503,7 @@ static void print_decision(const mapopt_sim_decision *d) {
   printf("%s\n", d->inner ? " (inner)" : "");
   for (int r = 0; r < d->nreqs; r++) {
     printf("  %d %s: %s", r, d->reqs[r].name,
-           mapopt_mem_kind_name(d->reqs[r].memory));
+           mapopt_shape_mem_name(d->reqs[r].memory));
     if (d->reqs[r].memory != MAPOPT_MEM_VIRTUAL)
       printf(" %s %s, %" PRId64 " bytes",
              d->reqs[r].layout.soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
@@ -595,7 +595,7 @@ int cli_show(int argc, char **argv) {
     for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
       if (a.shape.procs[k])
         printf("Machine(%s): (%" PRId64 ", %" PRId64 ")\n",
-               mapopt_proc_kind_name(k), a.shape.nodes, a.shape.procs[k]);
+               mapopt_shape_proc_name(k), a.shape.nodes, a.shape.procs[k]);
     printf("(give --task TASK to query the decisions for a task)\n");
     goto done;
   }
@@ -609,7 +609,7 @@ int cli_show(int argc, char **argv) {
   }
   mapopt_proc_kind list[16];
   size_t nlist = mapopt_policy_proc_kinds(prog, a.task, list, 16);
-  printf("task %s: kind %s (%s)\n", a.task, mapopt_proc_kind_name(kind),
+  printf("task %s: kind %s (%s)\n", a.task, mapopt_shape_proc_name(kind),
          nlist ? "from its Task list" : "default order");
   printf("  replicated: %s\n",
          mapopt_policy_replicated(prog, a.task, !a.has_parent && !a.dims,
@@ -632,8 +632,8 @@ int cli_show(int argc, char **argv) {
                                  &ans, diags);
     if (st == MAPOPT_OK && ans.kind == MAPOPT_MAP_UNSPECIFIED) {
       mapopt_proc_point p = {kind, 0, 0};
-      mapopt_default_index_place(a.dims, a.point, a.space, a.shape.nodes,
-                                 a.shape.procs[kind], &p.node, &p.proc);
+      mapopt_policy_default_index_place(a.dims, a.point, a.space, a.shape.nodes,
+                                        a.shape.procs[kind], &p.node, &p.proc);
       printf("  runs on ");
       show_point(&p);
       printf(" (default placement: blocked over nodes, then processors)\n");
@@ -688,7 +688,7 @@ int cli_show(int argc, char **argv) {
     mapopt_mem_kind mem =
         mapopt_policy_select_memory(prog, a.task, &keys, kind);
     printf("  region %s@%zu: memory %s", q->nnames ? q->names[0] : "",
-           q->position, mapopt_mem_kind_name(mem));
+           q->position, mapopt_shape_mem_name(mem));
     if (mem == MAPOPT_MEM_VIRTUAL) {
       printf(" (no instance)\n");
     } else {

@@ -116,3 +116,8 @@ mapopt_status mapopt_file_replace(const char *path, const char *data,
 void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len) {
   mapopt__free(ctx, buf, len + 1);
 }
+
+void mapopt_text_free(mapopt_ctx *ctx, char *text) {
+  if (text)
+    mapopt__free(ctx, text, strlen(text) + 1);
+}

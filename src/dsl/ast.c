@@ -1,9 +1,9 @@
 /*
  * The syntax tree's owner (DSL.md §3): initialisation and destruction of a
  * program's arena and symbol table, symbol interning, the spellings of
- * operators, members, parameter types and kinds, and structural equality of
- * two trees (used by the printer's round-trip tests and by optimizers to
- * detect duplicate candidates).
+ * operators, members and parameter types (those of the kinds are
+ * mapopt/shape.h's), and structural equality of two trees (used by the
+ * printer's round-trip tests and by optimizers to detect duplicate candidates).
  *
  * Equality ignores locations, name slots and frame sizes, compares symbols
  * by text and strings by bytes. It recurses on expressions, whose height the
@@ -90,53 +90,6 @@ const char *mapopt__param_type_text(mapopt__param_type t) {
       [TYPE_IPOINT] = "IPoint", [TYPE_ISPACE] = "ISpace",
       [TYPE_MSPACE] = "MSpace", [TYPE_TASK] = "Task"};
   return (unsigned)t < sizeof text / sizeof text[0] ? text[t] : "?";
-}
-
-static const char *const proc_names[MAPOPT_PROC_KIND_COUNT] = {
-    "CPU", "GPU", "OMP", "IO", "PY", "PROC"};
-static const char *const mem_names[MAPOPT_MEM_KIND_COUNT] = {
-    "SYSMEM", "FBMEM", "ZCMEM", "RDMEM", "SOCKMEM", "VIRTUAL"};
-
-const char *mapopt_proc_kind_name(mapopt_proc_kind k) {
-  return (unsigned)k < MAPOPT_PROC_KIND_COUNT ? proc_names[k] : NULL;
-}
-
-const char *mapopt_mem_kind_name(mapopt_mem_kind k) {
-  return (unsigned)k < MAPOPT_MEM_KIND_COUNT ? mem_names[k] : NULL;
-}
-
-/* Lower case of an ASCII letter; anything else unchanged. */
-static char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-static bool equal_lower(const char *name, const char *s) {
-  for (; *name && *s; name++, s++)
-    if (lower(*name) != *s)
-      return false;
-  return *name == *s;
-}
-
-mapopt_status mapopt_proc_kind_parse(const char *s, mapopt_proc_kind *out) {
-  if (!s)
-    return MAPOPT_EINVAL;
-  for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
-    if (strcmp(proc_names[k], s) == 0 || equal_lower(proc_names[k], s)) {
-      *out = (mapopt_proc_kind)k;
-      return MAPOPT_OK;
-    }
-  return MAPOPT_ENOTFOUND;
-}
-
-mapopt_status mapopt_mem_kind_parse(const char *s, mapopt_mem_kind *out) {
-  if (!s)
-    return MAPOPT_EINVAL;
-  for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
-    if (strcmp(mem_names[k], s) == 0) {
-      *out = (mapopt_mem_kind)k;
-      return MAPOPT_OK;
-    }
-  return MAPOPT_ENOTFOUND;
 }
 
 /* ---- equality ---------------------------------------------------------- */

@@ -111,7 +111,7 @@ static const char *tname(const value *v) {
 
 static void print_point(const mapopt_proc_point *p, mapopt__strbuf *sb) {
   mapopt__sb_printf(sb, "%s(%" PRId64 ", %" PRId64 ")",
-                    mapopt_proc_kind_name(p->kind), p->node, p->proc);
+                    mapopt_shape_proc_name(p->kind), p->node, p->proc);
 }
 
 static void print_ints(const int64_t *v, int n, mapopt__strbuf *sb) {
@@ -154,7 +154,7 @@ void mapopt__value_print(const mapopt_program *prog, const value *v,
     break;
   case V_MACHINE:
     mapopt__sb_printf(sb, "MSpace(%s, ",
-                      mapopt_proc_kind_name(v->u.ms->proc_kind));
+                      mapopt_shape_proc_name(v->u.ms->proc_kind));
     print_ints(v->u.ms->size, v->u.ms->ndims, sb);
     mapopt__sb_putc(sb, ')');
     break;
@@ -169,10 +169,10 @@ void mapopt__value_print(const mapopt_program *prog, const value *v,
     break;
   }
   case V_PROC_KIND:
-    mapopt__sb_puts(sb, mapopt_proc_kind_name(v->u.k));
+    mapopt__sb_puts(sb, mapopt_shape_proc_name(v->u.k));
     break;
   case V_MEM_KIND:
-    mapopt__sb_puts(sb, mapopt_mem_kind_name(v->u.k));
+    mapopt__sb_puts(sb, mapopt_shape_mem_name(v->u.k));
     break;
   case V_FUNC:
     mapopt__sb_printf(sb, "<function %s>",
@@ -1476,8 +1476,8 @@ bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
   if (pts[0].kind != kind)
     return fail(&ev, "R16", ev.ret_loc,
                 "%s is actually mapped to %s, but machine model is for %s",
-                task->ref->name, mapopt_proc_kind_name(kind),
-                mapopt_proc_kind_name(pts[0].kind));
+                task->ref->name, mapopt_shape_proc_name(kind),
+                mapopt_shape_proc_name(pts[0].kind));
   out->kind = r.kind == V_POINT ? MAPOPT_MAP_POINT : MAPOPT_MAP_SET;
   out->function = fname;
   out->npoints = (size_t)n;

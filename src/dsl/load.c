@@ -208,8 +208,7 @@ static void check_print(checker *c, mapopt__stmt *s) {
 
 /* ---- application names (W11, W12) -------------------------------------- */
 
-static const mapopt_dsl_task_info *app_task(const checker *c,
-                                            const char *name) {
+static const mapopt_task_info *app_task(const checker *c, const char *name) {
   for (size_t i = 0; i < c->opts->ntasks; i++)
     if (strcmp(c->opts->tasks[i].name, name) == 0)
       return &c->opts->tasks[i];
@@ -217,11 +216,11 @@ static const mapopt_dsl_task_info *app_task(const checker *c,
 }
 
 /* W11 for an unknown task; returns the task when known. */
-static const mapopt_dsl_task_info *check_task_name(checker *c,
-                                                   const mapopt__sel *t) {
+static const mapopt_task_info *check_task_name(checker *c,
+                                               const mapopt__sel *t) {
   if (!c->opts->tasks || t->kind != SEL_NAME)
     return NULL;
-  const mapopt_dsl_task_info *info = app_task(c, t->name);
+  const mapopt_task_info *info = app_task(c, t->name);
   if (!info)
     warn(c, "W11", t->loc,
          "no task named '%s' in the application; this statement has no effect",
@@ -231,7 +230,7 @@ static const mapopt_dsl_task_info *check_task_name(checker *c,
 
 static void check_region_name(checker *c, const mapopt__sel *t,
                               const mapopt__sel *r) {
-  const mapopt_dsl_task_info *info = check_task_name(c, t);
+  const mapopt_task_info *info = check_task_name(c, t);
   if (!info || r->kind == SEL_STAR)
     return;
   for (size_t a = 0; a < info->nargs; a++) {
@@ -521,7 +520,7 @@ static const char *sel_text(const mapopt__sel *s, char *buf, size_t size) {
     snprintf(buf, size, "%" PRId64, s->pos);
     return buf;
   case SEL_KIND:
-    return mapopt_proc_kind_name((mapopt_proc_kind)s->proc_kind);
+    return mapopt_shape_proc_name((mapopt_proc_kind)s->proc_kind);
   }
   return "?";
 }
@@ -529,9 +528,9 @@ static const char *sel_text(const mapopt__sel *s, char *buf, size_t size) {
 static const char *field_text(const mapopt__field *f) {
   switch (f->kind) {
   case FIELD_PROC:
-    return mapopt_proc_kind_name((mapopt_proc_kind)f->value);
+    return mapopt_shape_proc_name((mapopt_proc_kind)f->value);
   case FIELD_MEM:
-    return mapopt_mem_kind_name((mapopt_mem_kind)f->value);
+    return mapopt_shape_mem_name((mapopt_mem_kind)f->value);
   default:
     return "*";
   }
@@ -834,11 +833,6 @@ mapopt_status mapopt_dsl_format(const mapopt_program *prog, char **text,
   if (len)
     *len = n;
   return MAPOPT_OK;
-}
-
-void mapopt_text_free(mapopt_ctx *ctx, char *text) {
-  if (text)
-    mapopt__free(ctx, text, strlen(text) + 1);
 }
 
 bool mapopt_dsl_equal(const mapopt_program *a, const mapopt_program *b) {

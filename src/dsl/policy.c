@@ -69,7 +69,7 @@ size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
     for (int r = 0; r < ks.nregion; r++) {
       const mapopt__binding *b = NULL;
       if (mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r],
-                          mapopt_proc_kind_name(kind)))
+                          mapopt_shape_proc_name(kind)))
         b = find(&prog->regions, key);
       if (!b && mapopt__dsl_key(key, sizeof key, ks.task[t], ks.region[r], "*"))
         b = find(&prog->regions, key);
@@ -105,8 +105,8 @@ bool mapopt_policy_layout(const mapopt_program *prog, const char *task,
                           mapopt_proc_kind kind, mapopt_layout *out) {
   keyseq ks;
   keyseq_init(&ks, task, keys);
-  const char *fields[3] = {mapopt_mem_kind_name(mem),
-                           mapopt_proc_kind_name(kind), "*"};
+  const char *fields[3] = {mapopt_shape_mem_name(mem),
+                           mapopt_shape_proc_name(kind), "*"};
   char key[1024];
   const mapopt__binding *b = NULL;
   for (int t = 0; t < 2 && !b; t++)
@@ -239,7 +239,7 @@ static const mapopt__stmt *map_function(const mapopt__map *table,
   const mapopt__binding *b = find(table, task);
   if (!b && (kind == MAPOPT_PROC_CPU || kind == MAPOPT_PROC_GPU ||
              kind == MAPOPT_PROC_OMP))
-    b = find(table, mapopt_proc_kind_name(kind));
+    b = find(table, mapopt_shape_proc_name(kind));
   if (!b)
     b = find(table, "*");
   return b ? b->value : NULL;
@@ -436,7 +436,7 @@ mapopt_status mapopt_policy_select_kind(const mapopt_program *prog,
   snprintf(err, errlen,
            "Invalid policy: task %s requested %s, but has no valid task "
            "variant for the kind",
-           task, mapopt_proc_kind_name(n ? list[0] : MAPOPT_PROC_GPU));
+           task, mapopt_shape_proc_name(n ? list[0] : MAPOPT_PROC_GPU));
   return MAPOPT_EMAP;
 }
 
@@ -485,9 +485,10 @@ static int64_t ceil_muldiv(int64_t a, int64_t b, int64_t c) {
   return (int64_t)((p + c - 1) / c);
 }
 
-void mapopt_default_index_place(int dims, const int64_t *point,
-                                const int64_t *extents, int64_t nodes,
-                                int64_t procs, int64_t *node, int64_t *proc) {
+void mapopt_policy_default_index_place(int dims, const int64_t *point,
+                                       const int64_t *extents, int64_t nodes,
+                                       int64_t procs, int64_t *node,
+                                       int64_t *proc) {
   int64_t o[MAPOPT__MS_MAX_DIMS], e[MAPOPT__MS_MAX_DIMS];
   for (int d = 0; d < dims; d++)
     e[d] = extents[d] > 0 ? extents[d] : 1;

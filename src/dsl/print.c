@@ -96,10 +96,10 @@ static void expr(const mapopt__ast *ast, const mapopt__expr *e, int min,
     mapopt__sb_puts(sb, e->u.bval ? "True" : "False");
     break;
   case EX_PROC_KIND:
-    mapopt__sb_puts(sb, mapopt_proc_kind_name((mapopt_proc_kind)e->u.kind));
+    mapopt__sb_puts(sb, mapopt_shape_proc_name((mapopt_proc_kind)e->u.kind));
     break;
   case EX_MEM_KIND:
-    mapopt__sb_puts(sb, mapopt_mem_kind_name((mapopt_mem_kind)e->u.kind));
+    mapopt__sb_puts(sb, mapopt_shape_mem_name((mapopt_mem_kind)e->u.kind));
     break;
   case EX_NAME:
     mapopt__sb_puts(sb, mapopt__sym_name(ast, e->u.name.sym));
@@ -204,7 +204,7 @@ static void sel(const mapopt__sel *s, mapopt__strbuf *sb) {
     mapopt__sb_printf(sb, "%" PRId64, s->pos);
     break;
   case SEL_KIND:
-    mapopt__sb_puts(sb, mapopt_proc_kind_name((mapopt_proc_kind)s->proc_kind));
+    mapopt__sb_puts(sb, mapopt_shape_proc_name((mapopt_proc_kind)s->proc_kind));
     break;
   }
 }
@@ -226,11 +226,11 @@ static void field(const mapopt__field *f, mapopt__strbuf *sb) {
     break;
   case FIELD_PROC:
     mapopt__sb_putc(sb, ' ');
-    mapopt__sb_puts(sb, mapopt_proc_kind_name((mapopt_proc_kind)f->value));
+    mapopt__sb_puts(sb, mapopt_shape_proc_name((mapopt_proc_kind)f->value));
     break;
   case FIELD_MEM:
     mapopt__sb_putc(sb, ' ');
-    mapopt__sb_puts(sb, mapopt_mem_kind_name((mapopt_mem_kind)f->value));
+    mapopt__sb_puts(sb, mapopt_shape_mem_name((mapopt_mem_kind)f->value));
     break;
   }
 }
@@ -239,8 +239,8 @@ static void field(const mapopt__field *f, mapopt__strbuf *sb) {
 static void kinds(const uint8_t *k, int n, bool mem, mapopt__strbuf *sb) {
   for (int i = 0; i < n; i++) {
     mapopt__sb_puts(sb, i > 0 ? ", " : " ");
-    mapopt__sb_puts(sb, mem ? mapopt_mem_kind_name((mapopt_mem_kind)k[i])
-                            : mapopt_proc_kind_name((mapopt_proc_kind)k[i]));
+    mapopt__sb_puts(sb, mem ? mapopt_shape_mem_name((mapopt_mem_kind)k[i])
+                            : mapopt_shape_proc_name((mapopt_proc_kind)k[i]));
   }
 }
 

@@ -371,7 +371,7 @@ static void read_proc(loader *L, const mapopt__json *procs, int kind,
                       int64_t inner) {
   mapopt_machine *m = &L->mi->pub;
   mapopt_machine_procs *p = &m->procs[kind];
-  const char *name = mapopt_proc_kind_name((mapopt_proc_kind)kind);
+  const char *name = mapopt_shape_proc_name((mapopt_proc_kind)kind);
   char what[32];
   snprintf(what, sizeof what, "processors.%s", name);
   p->threads = 1;
@@ -502,7 +502,7 @@ static void read_memories(loader *L, const mapopt__json *root) {
     return;
   static const char *const keys[] = {"per", "capacity_mib", NULL};
   for (int k = 0; k < MAPOPT_MEM_VIRTUAL; k++) {
-    const char *name = mapopt_mem_kind_name((mapopt_mem_kind)k);
+    const char *name = mapopt_shape_mem_name((mapopt_mem_kind)k);
     const mapopt__json *e = mapopt__json_get(o, name);
     if (!e)
       continue;
@@ -564,12 +564,12 @@ static int kind_index(const char *s, bool proc) {
     static const int kinds[] = {MAPOPT_PROC_CPU, MAPOPT_PROC_GPU,
                                 MAPOPT_PROC_OMP};
     for (size_t i = 0; i < 3; i++)
-      if (strcmp(s, mapopt_proc_kind_name((mapopt_proc_kind)kinds[i])) == 0)
+      if (strcmp(s, mapopt_shape_proc_name((mapopt_proc_kind)kinds[i])) == 0)
         return kinds[i];
     return -1;
   }
   for (int k = 0; k < MAPOPT_MEM_VIRTUAL; k++)
-    if (strcmp(s, mapopt_mem_kind_name((mapopt_mem_kind)k)) == 0)
+    if (strcmp(s, mapopt_shape_mem_name((mapopt_mem_kind)k)) == 0)
       return k;
   return -1;
 }
@@ -653,8 +653,8 @@ static void read_affinity(loader *L, const mapopt__json *root) {
     int p = mandatory[i].proc, k = mandatory[i].mem;
     if (m->procs[p].count > 0 && m->mems[k].present && !seen[p][k])
       mapopt__jr_error(&L->jr, a, "missing mandatory affinity %s -> %s",
-                       mapopt_proc_kind_name((mapopt_proc_kind)p),
-                       mapopt_mem_kind_name((mapopt_mem_kind)k));
+                       mapopt_shape_proc_name((mapopt_proc_kind)p),
+                       mapopt_shape_mem_name((mapopt_mem_kind)k));
   }
 }
 

@@ -74,7 +74,7 @@ static void put_proc(mapopt__strbuf *sb, const mapopt_machine *m, int kind,
     return;
   sep(sb, first, "    ");
   mapopt__sb_printf(sb, "\"%s\": {\"count\": %" PRId64,
-                    mapopt_proc_kind_name((mapopt_proc_kind)kind), p->count);
+                    mapopt_shape_proc_name((mapopt_proc_kind)kind), p->count);
   int64_t threads = p->threads > 0 ? p->threads : 1;
   if (kind == MAPOPT_PROC_OMP)
     mapopt__sb_printf(sb, ", \"threads\": %" PRId64, threads);
@@ -140,7 +140,7 @@ mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx, const mapopt_machine *m,
     sep(&sb, &first, "    ");
     mapopt__sb_printf(
         &sb, "\"%s\": {\"per\": \"%s\", \"capacity_mib\": %" PRId64 "}",
-        mapopt_mem_kind_name((mapopt_mem_kind)k),
+        mapopt_shape_mem_name((mapopt_mem_kind)k),
         k == MAPOPT_MEM_SOCKMEM ? "socket"
         : k == MAPOPT_MEM_FBMEM ? "gpu"
                                 : "node",
@@ -158,8 +158,8 @@ mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx, const mapopt_machine *m,
         continue;
       sep(&sb, &first, "    ");
       mapopt__sb_printf(&sb, "{\"proc\": \"%s\", \"mem\": \"%s\", \"bw_gbs\": ",
-                        mapopt_proc_kind_name((mapopt_proc_kind)p),
-                        mapopt_mem_kind_name((mapopt_mem_kind)k));
+                        mapopt_shape_proc_name((mapopt_proc_kind)p),
+                        mapopt_shape_mem_name((mapopt_mem_kind)k));
       put_milli(&sb, a->bw_mbps);
       mapopt__sb_printf(
           &sb, ", \"lat_ns\": %" PRId64 ", \"gather_mps\": ", a->lat_ns);

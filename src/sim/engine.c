@@ -582,8 +582,8 @@ static int64_t create_instance(sim_t *s, int64_t op, int64_t r, int64_t mem,
               ", UID %" PRId64 "); the live instances of this mapping exceed "
               "the memory's capacity of %" PRId64 " bytes.",
               bytes, r, s->run->tasks[s->run->ops[op].task].name,
-              mapopt_mem_kind_name(mm->kind), mm->node, mm->index,
-              mapopt_proc_kind_name(dsl_kind(p->cls)), p->local, op,
+              mapopt_shape_mem_name(mm->kind), mm->node, mm->index,
+              mapopt_shape_proc_name(dsl_kind(p->cls)), p->local, op,
               mm->capacity);
     return -1;
   }
@@ -1187,8 +1187,8 @@ static void place_index_launch(sim_t *s, int64_t first) {
     }
     int64_t node, local;
     if (ans.kind == MAPOPT_MAP_UNSPECIFIED)
-      mapopt_default_index_place(o->dims, o->point, o->extents, s->nas,
-                                 procs_per_as(s, cls), &node, &local);
+      mapopt_policy_default_index_place(o->dims, o->point, o->extents, s->nas,
+                                        procs_per_as(s, cls), &node, &local);
     else {
       node = ans.points[0].node;
       local = ans.points[0].proc;
@@ -1224,7 +1224,7 @@ static bool place_single(sim_t *s, int64_t op) {
     sim_error(s, MAPOPT_SIM_NO_VARIANT,
               "Invalid policy: task %s requested %s, but has no valid task "
               "variant for the kind",
-              task_name(s, op), mapopt_proc_kind_name(kind));
+              task_name(s, op), mapopt_shape_proc_name(kind));
     return false;
   }
   mapopt_task_ref self = {task_name(s, op),
@@ -1433,8 +1433,8 @@ static bool map_instances(sim_t *s, int64_t op) {
     if (mem < 0) {
       sim_error(s, MAPOPT_SIM_MODEL,
                 "no %s memory for processor %s %" PRId64 " of node %" PRId64,
-                mapopt_mem_kind_name(mk),
-                mapopt_proc_kind_name((mapopt_proc_kind)o->kind), p->local,
+                mapopt_shape_mem_name(mk),
+                mapopt_shape_proc_name((mapopt_proc_kind)o->kind), p->local,
                 p->node);
       return false;
     }
@@ -1572,7 +1572,7 @@ static bool check_layout(sim_t *s, int64_t op) {
                   in->layout.soa == MAPOPT_LAYOUT_YES ? "SOA" : "AOS",
                   in->layout.c_order == MAPOPT_LAYOUT_YES ? "C_order"
                                                           : "F_order",
-                  mapopt_proc_kind_name((mapopt_proc_kind)o->kind),
+                  mapopt_shape_proc_name((mapopt_proc_kind)o->kind),
                   s->procs[o->proc].local);
       }
       return false;

@@ -178,7 +178,7 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
     json_t *e = json_object();
     json_object_set_new(e, "node", json_integer(m->node));
     json_object_set_new(e, "rank", json_integer(m->rank));
-    json_object_set_new(e, "kind", json_string(mapopt_mem_kind_name(m->kind)));
+    json_object_set_new(e, "kind", json_string(mapopt_shape_mem_name(m->kind)));
     json_object_set_new(e, "index", json_integer(m->index));
     json_object_set_new(e, "capacity", json_integer(m->capacity));
     json_object_set_new(e, "peak_bytes", json_integer(m->peak_bytes));
@@ -214,7 +214,8 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
     const mapopt_sim_task_stats *t = &r->top_tasks[i];
     json_t *e = json_object();
     json_object_set_new(e, "task", json_string(t->task));
-    json_object_set_new(e, "kind", json_string(mapopt_proc_kind_name(t->kind)));
+    json_object_set_new(e, "kind",
+                        json_string(mapopt_shape_proc_name(t->kind)));
     json_object_set_new(e, "points", json_integer(t->points));
     json_object_set_new(e, "busy_ns", json_integer(t->busy_ns));
     json_object_set_new(e, "mean_ns",
@@ -227,14 +228,14 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
       json_object_set_new(x, "index", json_integer(rq->index));
       json_object_set_new(x, "names", json_string(rq->name ? rq->name : ""));
       json_object_set_new(x, "memory",
-                          json_string(mapopt_mem_kind_name(rq->memory)));
+                          json_string(mapopt_shape_mem_name(rq->memory)));
       json_object_set_new(x, "layout", layout_json(&rq->layout));
       json_object_set_new(x, "mem_ns", json_integer(rq->mem_ns));
       json_object_set_new(x, "access_ns", json_integer(rq->access_ns));
       json_t *cin = json_object();
       for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++)
         if (rq->copy_in_bytes[mk])
-          json_object_set_new(cin, mapopt_mem_kind_name((mapopt_mem_kind)mk),
+          json_object_set_new(cin, mapopt_shape_mem_name((mapopt_mem_kind)mk),
                               json_integer(rq->copy_in_bytes[mk]));
       json_object_set_new(x, "copy_in_bytes", cin);
       json_array_append_new(reqs, x);
@@ -326,12 +327,12 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
       mapopt__sb_putc(&b, ']');
     }
     mapopt__sb_printf(&b, ", \"variant\": \"%s\", \"memories\": [",
-                      mapopt_proc_kind_name((mapopt_proc_kind)o->kind));
+                      mapopt_shape_proc_name((mapopt_proc_kind)o->kind));
     for (size_t r = 0; o->inst && r < ao->nreqs; r++) {
       const char *mk = "VIRTUAL";
       if (o->inst[r] >= 0) {
         const sim_inst *in = &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
-        mk = mapopt_mem_kind_name(s->mems[in->mem].kind);
+        mk = mapopt_shape_mem_name(s->mems[in->mem].kind);
       }
       mapopt__sb_printf(&b, "%s\"%s\"", r ? ", " : "", mk);
     }
@@ -366,9 +367,9 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
         ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
         "\"dst\": \"%s\", \"channel\": \"%s\"}}",
         c->bytes,
-        c->src_mem >= 0 ? mapopt_mem_kind_name(s->mems[c->src_mem].kind)
+        c->src_mem >= 0 ? mapopt_shape_mem_name(s->mems[c->src_mem].kind)
                         : "fill",
-        mapopt_mem_kind_name(s->mems[c->dst_mem].kind), ck[c->kind]);
+        mapopt_shape_mem_name(s->mems[c->dst_mem].kind), ck[c->kind]);
     events++;
   }
   /* Memory use over time: one counter row per memory. */
@@ -379,7 +380,7 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
     mapopt__sb_printf(&b,
                       "{\"ph\": \"C\", \"name\": \"%s %" PRId64 "\", "
                       "\"pid\": %" PRId64 ", \"ts\": ",
-                      mapopt_mem_kind_name(m->kind), m->index,
+                      mapopt_shape_mem_name(m->kind), m->index,
                       m->node * s->ranks + (m->rank > 0 ? m->rank : 0));
     us(&b, e[0]);
     mapopt__sb_printf(&b, ", \"args\": {\"bytes\": %" PRId64 "}}", e[2]);

@@ -130,7 +130,7 @@ static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
       const sim_copy *c = copy_at(s, o->last_copy);
       cp->copy_ns += c->end_at - c->start_at;
       add_segment(cp, segment_kinds[c->kind],
-                  mapopt_mem_kind_name(s->mems[c->dst_mem].kind), c->start_at,
+                  mapopt_shape_mem_name(s->mems[c->dst_mem].kind), c->start_at,
                   c->end_at - c->start_at);
     } else if (o->mapped_at > pred_t) {
       int64_t wait = o->mapped_at - o->mappable_at;

@@ -70,7 +70,7 @@
  *                          launched over A's domain or E: the IndexTaskMap
  *                          answer "GPU(1, 1)" (a set: its first point, then
  *                          " (first of N)"), or, when unspecified,
- *                          mapopt_default_index_place then " [default]";
+ *                          mapopt_policy_default_index_place then " [default]";
  *                          "EMAP" on a mapping error
  *   ?single TASK [parent=step:P]
  *                          single-task placement. Parents follow A: main is
@@ -256,7 +256,7 @@ static const char *const *const names_tile[] = {n_mat};
 static const char *const *const names_sum[] = {n_all_cells};
 static const char *const *const names_log[] = {n_all_cells};
 
-static const mapopt_dsl_task_info app_info[] = {
+static const mapopt_task_info app_info[] = {
     {"main", 1, names_main}, {"step", 2, names_step}, {"tile", 1, names_tile},
     {"cube", 0, NULL},       {"leaf", 0, NULL},       {"sum", 1, names_sum},
     {"log", 1, names_log},
@@ -511,7 +511,7 @@ static bool load_shape(const char *spec, mapopt_machine_shape *shape, char *err,
 }
 
 static void fmt_point(char *buf, size_t size, const mapopt_proc_point *p) {
-  const char *k = mapopt_proc_kind_name(p->kind);
+  const char *k = mapopt_shape_proc_name(p->kind);
   snprintf(buf, size, "%s(%" PRId64 ", %" PRId64 ")", k ? k : "?", p->node,
            p->proc);
 }
@@ -599,8 +599,8 @@ static bool place_point(qctx *qc, const app_task *t, int dims,
   case MAPOPT_MAP_UNSPECIFIED: {
     const mapopt_machine_shape *sh = mapopt_dsl_shape(qc->prog);
     p->kind = k;
-    mapopt_default_index_place(dims, point, ext, sh->nodes, sh->procs[k],
-                               &p->node, &p->proc);
+    mapopt_policy_default_index_place(dims, point, ext, sh->nodes, sh->procs[k],
+                                      &p->node, &p->proc);
     *deflt = true;
     break;
   }
@@ -774,7 +774,7 @@ static void q_layout(qctx *qc, const app_task *t, int arg, char **w, int nw) {
   mapopt_region_keys keys = app_keys(t, arg);
   mapopt_mem_kind m;
   if (nw == 5) {
-    if (mapopt_mem_kind_parse(w[4], &m) != MAPOPT_OK) {
+    if (mapopt_shape_mem_parse(w[4], &m) != MAPOPT_OK) {
       RESULT("!! bad memory kind");
       return;
     }
@@ -821,7 +821,7 @@ static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
   char err[512];
   mapopt_proc_kind k;
   if (nw == 4) {
-    if (mapopt_proc_kind_parse(w[3], &k) != MAPOPT_OK) {
+    if (mapopt_shape_proc_parse(w[3], &k) != MAPOPT_OK) {
       RESULT("!! bad processor kind");
       return;
     }
@@ -836,7 +836,7 @@ static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
   if (!raw) {
     mapopt_mem_kind m =
         mapopt_policy_select_memory(qc->prog, t->name, &keys, k);
-    const char *name = mapopt_mem_kind_name(m);
+    const char *name = mapopt_shape_mem_name(m);
     RESULT("%s", name ? name : "!! invalid memory kind");
     return;
   }
@@ -850,7 +850,7 @@ static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
   size_t len = (size_t)snprintf(buf, sizeof buf, "[");
   for (size_t i = 0; i < n && i < 64; i++)
     len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? ", " : "",
-                            mapopt_mem_kind_name(list[i]));
+                            mapopt_shape_mem_name(list[i]));
   snprintf(buf + len, sizeof buf - len, "]");
   RESULT("%s", buf);
 }
@@ -919,7 +919,7 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
       char err[512];
       mapopt_proc_kind k;
       if (select_kind(prog, t, c->lenient, &k, err, sizeof err))
-        RESULT("%s", mapopt_proc_kind_name(k));
+        RESULT("%s", mapopt_shape_proc_name(k));
       else
         RESULT("%s", err);
     } else if (strcmp(verb, "?kinds") == 0 && nw == 2) {
@@ -933,7 +933,7 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
         for (size_t i = 0; i < n && i < 64; i++)
           len +=
               (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
-                               i ? ", " : "", mapopt_proc_kind_name(list[i]));
+                               i ? ", " : "", mapopt_shape_proc_name(list[i]));
         snprintf(buf + len, sizeof buf - len, "]");
         RESULT("%s", buf);
       }

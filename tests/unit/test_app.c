@@ -169,7 +169,7 @@ static int32_t test_intern(void *ud, const char *s, size_t n) {
 typedef struct ex_case {
   const char *text;
   int64_t value;
-  mapopt__eval_err err; /* expected error (EVAL_OK: value) */
+  mapopt__app_eval_err err; /* expected error (EVAL_OK: value) */
 } ex_case;
 
 static void test_expr_eval(void **state) {
@@ -224,16 +224,16 @@ static void test_expr_eval(void **state) {
       {"zz", 0, EVAL_UNDEFINED},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const mapopt__ex_node *root;
+    const mapopt__app_ex_node *root;
     uint32_t off;
     char msg[200];
     bool nm;
-    if (!mapopt__expr_parse(&a, test_intern, &t, cases[i].text,
-                            strlen(cases[i].text), &root, &off, msg, sizeof msg,
-                            &nm))
+    if (!mapopt__app_expr_parse(&a, test_intern, &t, cases[i].text,
+                                strlen(cases[i].text), &root, &off, msg,
+                                sizeof msg, &nm))
       fail_msg("%s: %s", cases[i].text, msg);
-    mapopt__expr e = {.text = cases[i].text, .root = root};
-    mapopt__env env = {.params = params, .slot_of = slot_of, .nsyms = 16};
+    mapopt__app_expr e = {.text = cases[i].text, .root = root};
+    mapopt__app_env env = {.params = params, .slot_of = slot_of, .nsyms = 16};
     env.elems = elems;
     env.fbytes = fbytes;
     env.nreqs = 2;
@@ -242,7 +242,7 @@ static void test_expr_eval(void **state) {
     env.val[0] = 0;
     env.n = 1;
     int64_t v = -12345;
-    bool ok = mapopt__expr_eval(&e, &env, &v);
+    bool ok = mapopt__app_expr_eval(&e, &env, &v);
     if (cases[i].err == EVAL_OK) {
       if (!ok || v != cases[i].value)
         fail_msg("%s: got %lld (ok=%d), want %lld", cases[i].text, (long long)v,
@@ -295,13 +295,13 @@ static void test_expr_syntax(void **state) {
        "index)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const mapopt__ex_node *root;
+    const mapopt__app_ex_node *root;
     uint32_t off = 999;
     char msg[200];
     bool nm;
-    bool ok = mapopt__expr_parse(&a, test_intern, &t, cases[i].text,
-                                 strlen(cases[i].text), &root, &off, msg,
-                                 sizeof msg, &nm);
+    bool ok = mapopt__app_expr_parse(&a, test_intern, &t, cases[i].text,
+                                     strlen(cases[i].text), &root, &off, msg,
+                                     sizeof msg, &nm);
     if (ok)
       fail_msg("%s: parsed", cases[i].text);
     assert_false(nm);
@@ -1030,7 +1030,7 @@ static void test_round_trip(void **state) {
 static void test_task_info(void **state) {
   fixture *f = *state;
   mapopt_app *app = load_file(f, "heat1d.json");
-  const mapopt_dsl_task_info *ti;
+  const mapopt_task_info *ti;
   size_t n;
   assert_int_equal(mapopt_app_task_info(app, &ti, &n), MAPOPT_OK);
   assert_int_equal(n, 2);

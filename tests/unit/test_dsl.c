@@ -312,21 +312,21 @@ static void test_default_placement(void **state) {
   (void)state;
   for (int64_t l = 0; l < 8; l++) {
     int64_t node, proc, e = 8;
-    mapopt_default_index_place(1, &l, &e, 2, 4, &node, &proc);
+    mapopt_policy_default_index_place(1, &l, &e, 2, 4, &node, &proc);
     assert_int_equal(node, l / 4);
     assert_int_equal(proc, l % 4);
   }
   for (int64_t i0 = 0; i0 < 2; i0++)
     for (int64_t i1 = 0; i1 < 2; i1++) {
       int64_t p[2] = {i0, i1}, e[2] = {2, 2}, node, proc;
-      mapopt_default_index_place(2, p, e, 1, 4, &node, &proc);
+      mapopt_policy_default_index_place(2, p, e, 1, 4, &node, &proc);
       assert_int_equal(node, 0);
       assert_int_equal(proc, i0 + 2 * i1);
     }
   /* Uneven blocks: 10 points on 3 nodes x 2 GPUs stay within range. */
   for (int64_t l = 0; l < 10; l++) {
     int64_t node, proc, e = 10;
-    mapopt_default_index_place(1, &l, &e, 3, 2, &node, &proc);
+    mapopt_policy_default_index_place(1, &l, &e, 3, 2, &node, &proc);
     assert_in_range(node, 0, 2);
     assert_in_range(proc, 0, 1);
   }

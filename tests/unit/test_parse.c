@@ -110,10 +110,10 @@ static void dump(const mapopt__ast *ast, const mapopt__expr *e,
     mapopt__sb_puts(sb, e->u.bval ? "True" : "False");
     break;
   case EX_PROC_KIND:
-    mapopt__sb_puts(sb, mapopt_proc_kind_name((mapopt_proc_kind)e->u.kind));
+    mapopt__sb_puts(sb, mapopt_shape_proc_name((mapopt_proc_kind)e->u.kind));
     break;
   case EX_MEM_KIND:
-    mapopt__sb_puts(sb, mapopt_mem_kind_name((mapopt_mem_kind)e->u.kind));
+    mapopt__sb_puts(sb, mapopt_shape_mem_name((mapopt_mem_kind)e->u.kind));
     break;
   case EX_NAME:
     assert_int_equal(e->u.name.slot, -1);
@@ -845,24 +845,24 @@ static void test_print_expr(void **state) {
   assert_string_equal(mapopt__param_type_text(TYPE_MSPACE), "MSpace");
   for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++) {
     mapopt_proc_kind out;
-    const char *name = mapopt_proc_kind_name((mapopt_proc_kind)k);
-    assert_int_equal(mapopt_proc_kind_parse(name, &out), MAPOPT_OK);
+    const char *name = mapopt_shape_proc_name((mapopt_proc_kind)k);
+    assert_int_equal(mapopt_shape_proc_parse(name, &out), MAPOPT_OK);
     assert_int_equal(out, k);
   }
   for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++) {
     mapopt_mem_kind out;
-    const char *name = mapopt_mem_kind_name((mapopt_mem_kind)k);
-    assert_int_equal(mapopt_mem_kind_parse(name, &out), MAPOPT_OK);
+    const char *name = mapopt_shape_mem_name((mapopt_mem_kind)k);
+    assert_int_equal(mapopt_shape_mem_parse(name, &out), MAPOPT_OK);
     assert_int_equal(out, k);
   }
   mapopt_proc_kind pk;
   mapopt_mem_kind mk;
-  assert_int_equal(mapopt_proc_kind_parse("gpu", &pk), MAPOPT_OK);
+  assert_int_equal(mapopt_shape_proc_parse("gpu", &pk), MAPOPT_OK);
   assert_int_equal(pk, MAPOPT_PROC_GPU);
-  assert_int_equal(mapopt_proc_kind_parse("Gpu", &pk), MAPOPT_ENOTFOUND);
-  assert_int_equal(mapopt_mem_kind_parse("fbmem", &mk), MAPOPT_ENOTFOUND);
-  assert_null(mapopt_proc_kind_name(MAPOPT_PROC_KIND_COUNT));
-  assert_null(mapopt_mem_kind_name(MAPOPT_MEM_KIND_COUNT));
+  assert_int_equal(mapopt_shape_proc_parse("Gpu", &pk), MAPOPT_ENOTFOUND);
+  assert_int_equal(mapopt_shape_mem_parse("fbmem", &mk), MAPOPT_ENOTFOUND);
+  assert_null(mapopt_shape_proc_name(MAPOPT_PROC_KIND_COUNT));
+  assert_null(mapopt_shape_mem_name(MAPOPT_MEM_KIND_COUNT));
   mapopt_ctx_free(ctx);
 }
 

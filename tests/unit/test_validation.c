@@ -685,7 +685,7 @@ static const char random_functions[] =
     "def r_node(Task t) { return rg[t.parent.processor(rg)[0], *]; }\n";
 
 /* A random mapper over the DSL's statements for app's tasks and regions. */
-static char *random_mapper(rng *r, const mapopt_dsl_task_info *tasks,
+static char *random_mapper(rng *r, const mapopt_task_info *tasks,
                            size_t ntasks) {
   static const char *const kinds[] = {"GPU", "OMP", "CPU"};
   static const char *const mems[] = {"FBMEM", "ZCMEM", "SYSMEM", "SOCKMEM",
@@ -699,7 +699,7 @@ static char *random_mapper(rng *r, const mapopt_dsl_task_info *tasks,
   add(m, size, "%s", random_functions);
   int n = 1 + below(r, 10);
   for (int k = 0; k < n; k++) {
-    const mapopt_dsl_task_info *t = &tasks[below(r, (int)ntasks)];
+    const mapopt_task_info *t = &tasks[below(r, (int)ntasks)];
     const char *task = below(r, 4) ? t->name : "*";
     const char *region = "*";
     if (t->nargs && below(r, 3)) {
@@ -766,7 +766,7 @@ static void v21(void **state) {
     mapopt_ctx *ctx;
     assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
     mapopt_app *app = builtin(ctx, all_apps[a]);
-    const mapopt_dsl_task_info *tasks;
+    const mapopt_task_info *tasks;
     size_t ntasks;
     assert_int_equal(mapopt_app_task_info(app, &tasks, &ntasks), MAPOPT_OK);
     rng r = {1};

@@ -1,7 +1,9 @@
 /*
- * Machine shapes for the DSL: the default preset's shape and the one-line
- * synthetic description ("nodes=2 gpu=4 cpu=8 omp=2"), in the spirit of
- * hwloc's synthetic topologies, so tests and the CLI need no fixture files.
+ * The shared vocabulary of mapopt/shape.h: the names of the processor and
+ * memory kinds and their parsers, the default preset's shape and the
+ * one-line synthetic description ("nodes=2 gpu=4 cpu=8 omp=2"), in the
+ * spirit of hwloc's synthetic topologies, so tests and the CLI need no
+ * fixture files.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,9 +11,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/dsl.h"
+#include "mapopt/shape.h"
 
 #define BIT(m) (1u << (m))
+
+/* ---- kinds --------------------------------------------------------------- */
+
+static const char *const proc_names[MAPOPT_PROC_KIND_COUNT] = {
+    "CPU", "GPU", "OMP", "IO", "PY", "PROC"};
+static const char *const mem_names[MAPOPT_MEM_KIND_COUNT] = {
+    "SYSMEM", "FBMEM", "ZCMEM", "RDMEM", "SOCKMEM", "VIRTUAL"};
+
+const char *mapopt_shape_proc_name(mapopt_proc_kind k) {
+  return (unsigned)k < MAPOPT_PROC_KIND_COUNT ? proc_names[k] : NULL;
+}
+
+const char *mapopt_shape_mem_name(mapopt_mem_kind k) {
+  return (unsigned)k < MAPOPT_MEM_KIND_COUNT ? mem_names[k] : NULL;
+}
+
+/* Lower case of an ASCII letter; anything else unchanged. */
+static char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool equal_lower(const char *name, const char *s) {
+  for (; *name && *s; name++, s++)
+    if (lower(*name) != *s)
+      return false;
+  return *name == *s;
+}
+
+mapopt_status mapopt_shape_proc_parse(const char *s, mapopt_proc_kind *out) {
+  if (!s)
+    return MAPOPT_EINVAL;
+  for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
+    if (strcmp(proc_names[k], s) == 0 || equal_lower(proc_names[k], s)) {
+      *out = (mapopt_proc_kind)k;
+      return MAPOPT_OK;
+    }
+  return MAPOPT_ENOTFOUND;
+}
+
+mapopt_status mapopt_shape_mem_parse(const char *s, mapopt_mem_kind *out) {
+  if (!s)
+    return MAPOPT_EINVAL;
+  for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
+    if (strcmp(mem_names[k], s) == 0) {
+      *out = (mapopt_mem_kind)k;
+      return MAPOPT_OK;
+    }
+  return MAPOPT_ENOTFOUND;
+}
+
+/* ---- shapes -------------------------------------------------------------- */
 
 /* Affinity per SIMULATOR.md §2.2, restricted to the memories that exist. */
 static void set_affinity(mapopt_machine_shape *s, bool sys, bool sock, bool zc,
