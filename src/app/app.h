@@ -307,6 +307,16 @@ struct mapopt_app {
   mapopt_task_info *info;
 };
 
+/* ---- checks of a loaded model (check.c) ---------------------------------- */
+
+/* The scope check of every expression of app (SIMULATOR.md §3.2); each
+ * problem is a located error reported through jr (its status becomes
+ * MAPOPT_EINVAL, or MAPOPT_ENOMEM). */
+void mapopt__app_check_scopes(mapopt_app *app, mapopt__jr *jr);
+/* Builds app->info, the task and argument names of mapopt_app_task_info.
+ * MAPOPT_ENOMEM on failure. */
+mapopt_status mapopt__app_build_task_info(mapopt_app *app);
+
 /* Writes a JSON string literal (quotes and escapes) to sb. */
 void mapopt__app_json_string(mapopt__strbuf *sb, const char *s);
 const char *mapopt__app_redop_name(mapopt_redop r);

@@ -7,11 +7,10 @@
  * expression cannot see at the place it is used. Loading goes on after an
  * error where it safely can, so that one pass reports most problems.
  *
- * Scope is dynamic for task bodies: a body sees the names in scope where
- * its task is launched, plus the task's `point` names, so a body is checked
- * once per launch site (SIMULATOR.md §3.2). Value-dependent checks (colours
- * inside colour spaces, whole atoms under writes, totality of expressions)
- * happen at instantiation (inst.c).
+ * Once the model is walked, check.c checks the scope of every expression
+ * and collects the task names mappers are checked against. Value-dependent
+ * checks (colours inside colour spaces, whole atoms under writes, totality
+ * of expressions) happen at instantiation (inst.c).
  *
  * The JSON tree lives in a scratch arena freed before returning; the model
  * copies what it keeps into its own arena.
@@ -77,12 +76,13 @@ static void *zalloc(loader *L, size_t n, size_t size) {
 static const char *fmt(loader *L, const char *f, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *fmt(loader *L, const char *f, ...) {
-  char buf[512];
   va_list ap;
   va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
+  const char *s = mapopt__arena_vprintf(L->a, f, ap);
   va_end(ap);
-  return dup(L, buf);
+  if (!s)
+    nomem(L);
+  return s;
 }
 
 /* ---- symbols ---------------------------------------------------------------
@@ -1205,304 +1205,6 @@ static void load_stmts(loader *L, const mapopt__json *arr, const char *what,
   *out = sts;
 }
 
-/* ---- scope check ------------------------------------------------------------
- */
-
-typedef struct scope {
-  int n;
-  int32_t sym[MAPOPT__ENV_MAX];
-} scope;
-
-typedef struct check_ctx {
-  loader *L;
-  const scope *s;
-  const mapopt__app_expr *e;
-  int nreqs;        /* -1: elems()/fbytes() not allowed */
-  const char *site; /* "" or " (launched at L:C)" */
-} check_ctx;
-
-static bool visible(const mapopt_app *app, const scope *s, int32_t sym) {
-  for (int i = 0; i < s->n; i++)
-    if (s->sym[i] == sym)
-      return true;
-  return sym < app->nsyms && app->slot_of[sym] >= 0;
-}
-
-static void check_node(void *ud, const mapopt__app_ex_node *n) {
-  check_ctx *c = ud;
-  mapopt_app *app = c->L->app;
-  int col = mapopt__app_expr_col(c->e, n->off);
-  if (n->op == EX_NAME && !visible(app, c->s, (int32_t)n->v)) {
-    mapopt__jr_error_at(&c->L->jr, c->e->line, col,
-                        "undefined name \"%s\" in expression \"%s\"%s",
-                        MAPOPT__VEC_AT(&app->symnames, const char *, n->v),
-                        c->e->text, c->site);
-  } else if ((n->op == EX_ELEMS || n->op == EX_FBYTES) && c->nreqs < 0) {
-    mapopt__jr_error_at(&c->L->jr, c->e->line, col,
-                        "%s() is only allowed in task costs and requirement "
-                        "annotations (expression \"%s\")",
-                        n->op == EX_ELEMS ? "elems" : "fbytes", c->e->text);
-  } else if ((n->op == EX_ELEMS || n->op == EX_FBYTES) && n->v >= c->nreqs) {
-    mapopt__jr_error_at(&c->L->jr, c->e->line, col,
-                        "%s(%" PRId64 ") in expression \"%s\" refers to "
-                        "argument %" PRId64 ", but the launch has %d%s",
-                        n->op == EX_ELEMS ? "elems" : "fbytes", n->v,
-                        c->e->text, n->v, c->nreqs, c->site);
-  }
-}
-
-static void check_expr(loader *L, const scope *s, const mapopt__app_expr *e,
-                       int nreqs, const char *site) {
-  if (!e)
-    return;
-  check_ctx c = {L, s, e, nreqs, site ? site : ""};
-  mapopt__app_expr_walk(e->root, check_node, &c);
-}
-
-static bool push(loader *L, scope *s, int32_t sym, const mapopt__json *at,
-                 int line, int col, const char *kind) {
-  (void)at;
-  if (visible(L->app, s, sym)) {
-    mapopt__jr_error_at(&L->jr, line, col,
-                        "%s \"%s\" hides a name already "
-                        "in scope",
-                        kind,
-                        MAPOPT__VEC_AT(&L->app->symnames, const char *, sym));
-    return false;
-  }
-  if (s->n >= MAPOPT__ENV_MAX) {
-    mapopt__jr_error_at(&L->jr, line, col,
-                        "too many nested names (at most "
-                        "%d)",
-                        MAPOPT__ENV_MAX);
-    return false;
-  }
-  s->sym[s->n++] = sym;
-  return true;
-}
-
-static void check_stmts(loader *L, const mapopt__app_stmt *sts, int n,
-                        scope *s);
-
-static void check_launch(loader *L, const mapopt__app_stmt *st, scope *s) {
-  if (st->task < 0)
-    return;
-  mapopt__app_task *t = &L->app->tasks[st->task];
-  int base = s->n;
-  for (int i = 0; i < st->ndims; i++)
-    check_expr(L, s, st->domain[i], -1, NULL);
-  for (int i = 0; i < st->ndims; i++)
-    if (st->point[i] &&
-        !push(L, s, st->point_sym[i], NULL, st->line, st->col, "point name"))
-      goto out;
-  for (int i = 0; i < st->nargs; i++) {
-    const mapopt__app_req *rq = &st->args[i];
-    for (int k = 0; k < rq->nproj; k++)
-      check_expr(L, s, rq->proj[k], -1, NULL);
-    check_expr(L, s, rq->bytes, st->nargs, NULL);
-    check_expr(L, s, rq->gathers, st->nargs, NULL);
-    check_expr(L, s, rq->atomics, st->nargs, NULL);
-  }
-  const char *site = fmt(L, " (launched at %d:%d)", st->line, st->col);
-  for (int i = 0; i < t->nvariants; i++) {
-    check_expr(L, s, t->variants[i].flops, st->nargs, site);
-    check_expr(L, s, t->variants[i].fixed_ns, st->nargs, site);
-  }
-  if (!t->has_body || t->body_error)
-    goto out;
-  if (t->on_stack) {
-    mapopt__jr_error_at(&L->jr, st->line, st->col,
-                        "task \"%s\" launches itself (recursive task bodies "
-                        "are not supported)",
-                        t->name);
-    t->body_error = true;
-    goto out;
-  }
-  if (t->npoint > st->ndims) {
-    mapopt__jr_error_at(&L->jr, st->line, st->col,
-                        "task \"%s\" names %d point coordinates but this "
-                        "launch has %d",
-                        t->name, t->npoint, st->ndims);
-    t->body_error = true;
-    goto out;
-  }
-  for (int i = 0; i < t->npoint; i++)
-    if (!push(L, s, t->point_sym[i], NULL, t->line, t->col, "point name"))
-      goto out;
-  size_t before = mapopt_diags_errors(L->jr.diags);
-  t->on_stack = true;
-  check_stmts(L, t->body, t->nbody, s);
-  t->on_stack = false;
-  if (mapopt_diags_errors(L->jr.diags) != before)
-    t->body_error = true;
-out:
-  s->n = base;
-}
-
-static void check_stmts(loader *L, const mapopt__app_stmt *sts, int n,
-                        scope *s) {
-  for (int i = 0; i < n; i++) {
-    const mapopt__app_stmt *st = &sts[i];
-    switch (st->kind) {
-    case ST_INDEX:
-    case ST_SINGLE:
-      check_launch(L, st, s);
-      break;
-    case ST_FILL:
-      if (st->args)
-        for (int k = 0; k < st->args[0].nproj; k++)
-          check_expr(L, s, st->args[0].proj[k], -1, NULL);
-      break;
-    case ST_FENCE:
-      break;
-    case ST_LOOP: {
-      check_expr(L, s, st->count, -1, NULL);
-      check_expr(L, s, st->warmup, -1, NULL);
-      int base = s->n;
-      if (st->var &&
-          push(L, s, st->var_sym, NULL, st->line, st->col, "loop variable"))
-        check_stmts(L, st->body, st->nbody, s);
-      s->n = base;
-      break;
-    }
-    case ST_TIMED:
-      check_stmts(L, st->body, st->nbody, s);
-      break;
-    }
-  }
-}
-
-static void check_model(loader *L) {
-  mapopt_app *app = L->app;
-  scope *s = mapopt__calloc(app->ctx, 1, sizeof *s);
-  if (!s) {
-    nomem(L);
-    return;
-  }
-  s->n = 0;
-  check_expr(L, s, app->timing_flops, -1, NULL);
-  check_expr(L, s, app->ranks_per_node, -1, NULL);
-  for (int i = 0; i < app->nregions; i++) {
-    const mapopt__app_region *r = &app->regions[i];
-    for (int g = 0; g < r->ngroups; g++) {
-      check_expr(L, s, r->groups[g].count, -1, NULL);
-      check_expr(L, s, r->groups[g].elements, -1, NULL);
-    }
-    for (int d = 0; d < r->gdims; d++) {
-      check_expr(L, s, r->gsize[d], -1, NULL);
-      check_expr(L, s, r->gextent[d], -1, NULL);
-    }
-    check_expr(L, s, r->gelements, -1, NULL);
-  }
-  for (int i = 0; i < app->npartitions; i++) {
-    const mapopt__app_part *p = &app->parts[i];
-    for (int d = 0; d < p->ncolors; d++)
-      check_expr(L, s, p->colors[d], -1, NULL);
-    s->n = 0;
-    for (int d = 0; d < p->ncolors && p->kind != PART_GROUP; d++)
-      s->sym[s->n++] = app->csym[d];
-    for (int d = 0; d < MAPOPT_APP_MAX_DIMS; d++) {
-      check_expr(L, s, p->lo[d], -1, NULL);
-      check_expr(L, s, p->hi[d], -1, NULL);
-    }
-    for (int e = 0; e < p->nentries; e++) {
-      for (int d = 0; d < p->entries[e].natom; d++)
-        check_expr(L, s, p->entries[e].atom[d], -1, NULL);
-      check_expr(L, s, p->entries[e].count, -1, NULL);
-    }
-    s->n = 0;
-  }
-  check_stmts(L, app->program, app->nprogram, s);
-  mapopt__free(app->ctx, s, sizeof *s);
-}
-
-/* ---- task info (W11/W12)
- * ------------------------------------------------------ */
-
-typedef struct info_acc {
-  mapopt__vec *pos; /* per task: vec of mapopt__vec (names per position) */
-} info_acc;
-
-static void info_stmts(loader *L, mapopt__vec *per, const mapopt__app_stmt *sts,
-                       int n) {
-  mapopt_ctx *ctx = L->app->ctx;
-  for (int i = 0; i < n && !L->nomem; i++) {
-    const mapopt__app_stmt *st = &sts[i];
-    if ((st->kind == ST_INDEX || st->kind == ST_SINGLE) && st->task >= 0) {
-      mapopt__vec *pv = &per[st->task];
-      while ((int)pv->len < st->nargs) {
-        mapopt__vec *nv = mapopt__vec_push(pv, ctx);
-        if (!nv) {
-          nomem(L);
-          return;
-        }
-        mapopt__vec_init(nv, sizeof(const char *));
-      }
-      for (int a = 0; a < st->nargs; a++) {
-        mapopt__vec *names = &MAPOPT__VEC_AT(pv, mapopt__vec, a);
-        const mapopt__app_req *rq = &st->args[a];
-        for (size_t k = 0; k < rq->nall; k++) {
-          bool seen = false;
-          for (size_t j = 0; j < names->len && !seen; j++)
-            seen =
-                strcmp(MAPOPT__VEC_AT(names, const char *, j), rq->all[k]) == 0;
-          if (seen)
-            continue;
-          const char **slot = mapopt__vec_push(names, ctx);
-          if (!slot) {
-            nomem(L);
-            return;
-          }
-          *slot = rq->all[k];
-        }
-      }
-    }
-    if (st->kind == ST_LOOP || st->kind == ST_TIMED)
-      info_stmts(L, per, st->body, st->nbody);
-  }
-}
-
-static void build_info(loader *L) {
-  mapopt_app *app = L->app;
-  int nt = app->ntasks;
-  mapopt__vec *per =
-      mapopt__calloc(app->ctx, (size_t)(nt ? nt : 1), sizeof *per);
-  if (!per) {
-    nomem(L);
-    return;
-  }
-  for (int t = 0; t < nt; t++)
-    mapopt__vec_init(&per[t], sizeof(mapopt__vec));
-  info_stmts(L, per, app->program, app->nprogram);
-  for (int t = 0; t < nt; t++)
-    info_stmts(L, per, app->tasks[t].body, app->tasks[t].nbody);
-  app->info = zalloc(L, (size_t)nt, sizeof *app->info);
-  for (int t = 0; t < nt && app->info && !L->nomem; t++) {
-    mapopt__vec *pv = &per[t];
-    app->info[t].name = app->tasks[t].name;
-    app->info[t].nargs = pv->len;
-    const char *const **args = zalloc(L, pv->len, sizeof *args);
-    if (!args)
-      break;
-    for (size_t a = 0; a < pv->len; a++) {
-      mapopt__vec *names = &MAPOPT__VEC_AT(pv, mapopt__vec, a);
-      const char **list = zalloc(L, names->len + 1, sizeof *list);
-      if (!list)
-        break;
-      for (size_t j = 0; j < names->len; j++)
-        list[j] = MAPOPT__VEC_AT(names, const char *, j);
-      args[a] = list;
-    }
-    app->info[t].arg_names = args;
-  }
-  for (int t = 0; t < nt; t++) {
-    for (size_t a = 0; a < per[t].len; a++)
-      mapopt__vec_destroy(&MAPOPT__VEC_AT(&per[t], mapopt__vec, a), app->ctx);
-    mapopt__vec_destroy(&per[t], app->ctx);
-  }
-  mapopt__free(app->ctx, per, (size_t)(nt ? nt : 1) * sizeof *per);
-}
-
 /* ---- top level
  * ---------------------------------------------------------------- */
 
@@ -1754,9 +1456,9 @@ mapopt_status mapopt_app_load_json(mapopt_ctx *ctx, const char *file,
     if (L.jr.status == MAPOPT_OK)
       build_slots(&L);
     if (L.jr.status == MAPOPT_OK)
-      check_model(&L);
+      mapopt__app_check_scopes(app, &L.jr);
     if (L.jr.status == MAPOPT_OK)
-      build_info(&L);
+      L.jr.status = mapopt__app_build_task_info(app);
     st = L.nomem ? MAPOPT_ENOMEM : L.jr.status;
   }
   mapopt__arena_destroy(&scratch);

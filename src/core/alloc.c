@@ -130,15 +130,21 @@ char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n) {
   return d;
 }
 
-char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
+char *mapopt__arena_vprintf(mapopt__arena *a, const char *fmt, va_list ap) {
+  va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
   char *d = n < 0 ? NULL : mapopt__arena_alloc(a, (size_t)n + 1);
   if (d)
-    vsnprintf(d, (size_t)n + 1, fmt, ap2);
-  va_end(ap2);
+    vsnprintf(d, (size_t)n + 1, fmt, ap);
+  return d;
+}
+
+char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *d = mapopt__arena_vprintf(a, fmt, ap);
+  va_end(ap);
   return d;
 }

@@ -53,6 +53,8 @@ void *mapopt__arena_zalloc(mapopt__arena *a, size_t n);
 char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n);
 char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+char *mapopt__arena_vprintf(mapopt__arena *a, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* ---- vec: growable array of fixed-size elements ----------------------- */
 

@@ -491,24 +491,6 @@ static void load_eval_error(loader *l, const mapopt__eval_error *err) {
     l->status = MAPOPT_ENOMEM;
 }
 
-size_t mapopt__dsl_key(char *buf, size_t size, const char *a, const char *b,
-                       const char *c) {
-  /* Hot in policy lookups: plain copies, no formatting. */
-  const char *parts[3] = {a, b, c};
-  size_t n = 0;
-  for (int i = 0; i < 3 && parts[i]; i++) {
-    size_t len = strlen(parts[i]);
-    if (n + len + 2 > size)
-      return 0;
-    if (i)
-      buf[n++] = '\x1f';
-    memcpy(buf + n, parts[i], len);
-    n += len;
-  }
-  buf[n] = '\0';
-  return n;
-}
-
 /* The text of a selector as a table key component. */
 static const char *sel_text(const mapopt__sel *s, char *buf, size_t size) {
   switch (s->kind) {

@@ -185,50 +185,6 @@ bool mapopt_policy_replicated(const mapopt_program *prog, const char *task,
   return top_level && nodes > 1;
 }
 
-/* ---- print, scratch ----------------------------------------------------- */
-
-void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
-                            mapopt_diags *diags, mapopt__loc loc) {
-  bool emit = false, truncate = false;
-  pthread_mutex_lock(&prog->lock);
-  if (prog->printed < MAPOPT__DSL_PRINT_LIMIT) {
-    prog->printed++;
-    emit = true;
-  } else if (!prog->print_truncated) {
-    prog->print_truncated = true;
-    truncate = true;
-  }
-  pthread_mutex_unlock(&prog->lock);
-  if (emit && prog->print)
-    prog->print(prog->print_ud, line);
-  if (truncate && diags)
-    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file, loc.line,
-                     loc.col, "print output truncated after %d lines",
-                     MAPOPT__DSL_PRINT_LIMIT);
-}
-
-mapopt__scratch *mapopt__scratch_get(mapopt_program *prog) {
-  pthread_mutex_lock(&prog->lock);
-  mapopt__scratch *s = prog->scratch_pool;
-  if (s)
-    prog->scratch_pool = s->next;
-  pthread_mutex_unlock(&prog->lock);
-  if (s)
-    return s;
-  s = mapopt__malloc(prog->ctx, sizeof *s);
-  if (s)
-    mapopt__arena_init(&s->arena, prog->ctx);
-  return s;
-}
-
-void mapopt__scratch_put(mapopt_program *prog, mapopt__scratch *s) {
-  mapopt__arena_reset(&s->arena);
-  pthread_mutex_lock(&prog->lock);
-  s->next = prog->scratch_pool;
-  prog->scratch_pool = s;
-  pthread_mutex_unlock(&prog->lock);
-}
-
 /* ---- mapping functions ----------------------------------------------------
  */
 

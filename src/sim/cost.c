@@ -15,7 +15,7 @@
  * This file chooses nothing: which memory, layout and processor an op gets
  * is the engine's business; these functions only price the choice.
  */
-#include "sim/sim.h"
+#include "sim/engine.h"
 
 #include "mapopt/app.h"
 #include "mapopt/machine.h"
@@ -307,4 +307,25 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
     gsum = sat_add(gsum, gbest > 0 ? gbest : 0);
   }
   return combine(pk->overhead_ns, fixed, c, msum, gsum);
+}
+
+/* The memory kind and layout factor of each requirement of a mapped op,
+ * as the cost formula wants them. A requirement without fields has no
+ * instance; it moves no bytes, so its processor's default memory stands
+ * in. */
+void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
+                             int64_t *ppm, size_t n) {
+  const sim_op *o = &s->ops[op];
+  for (size_t r = 0; r < n; r++) {
+    if (o->inst[r] < 0) {
+      mems[r] =
+          o->kind == MAPOPT_PROC_GPU ? MAPOPT_MEM_FBMEM : MAPOPT_MEM_SYSMEM;
+      ppm[r] = 1000000;
+      continue;
+    }
+    const sim_inst *in = inst_at(s, o->inst[r]);
+    mems[r] = s->mems[in->mem].kind;
+    ppm[r] = mapopt__sim_layout_ppm(s->run, op, o->variant, (int)r, &in->layout,
+                                    in->fields);
+  }
 }

@@ -1,9 +1,17 @@
 /*
- * The simulation state shared by the engine (engine.c), the plans
- * (plan.c), the results (result.c) and the output writers (out.c): the
- * concrete machine (processors, memories, ports), the per-op runtime
- * record, instances and copies. One mapopt__sim lives for one
+ * The simulation state shared by the engine's files, the plans (plan.c),
+ * the results (result.c), the output writers (out.c) and the costs
+ * (cost.c): the concrete machine (processors, memories, ports), the per-op
+ * runtime record, instances and copies. One mapopt__sim lives for one
  * mapopt_sim_run_plan call.
+ *
+ * The engine is four files, each using only those below it:
+ *   engine.c   the run: issuing, copy planning, readiness, execution and
+ *              completion of ops, the event loop, mapopt_sim_run_plan
+ *   mapping.c  placement of ops and their mapping through the policy
+ *   data.c     instances, versions and their holders, copy records
+ *   machine.c  the concrete machine, ports and copy paths; errors and the
+ *              event queue
  */
 #ifndef MAPOPT_SRC_SIM_ENGINE_H
 #define MAPOPT_SRC_SIM_ENGINE_H
@@ -113,8 +121,7 @@ typedef struct sim_copy {
   int64_t first_af, naf; /* head of its entry list in copy_afs, count */
 } sim_copy;
 
-/* ---- issue contexts: the top level (-1) and each inner op -----------------
- */
+/* ---- issue contexts: the top level (-1) and each inner op ---------------- */
 
 /* A per-evaluation arena kept between evaluations: reset, never freed, so
  * repeated evaluations reuse warm memory (§7). */
@@ -244,10 +251,40 @@ typedef struct hnode {
   int64_t next;
 } hnode;
 
-typedef struct req_policy req_policy;
+/* The policy's answers for one requirement of one task on one kind. Every
+ * point of a launch asks the same questions, so they are asked once: one
+ * slot per (task, requirement position, kind), remembering which names
+ * it answered for. */
+typedef struct req_policy {
+  const char *const *names; /* the requirement's names array answered */
+  size_t nnames;
+  mapopt_mem_kind mem;
+  mapopt_layout layout;
+  bool collect;
+} req_policy;
+
+enum { POLICY_WAYS = 4 }; /* launches of one task with different names */
+
 typedef struct mapopt__sim sim_t;
 
 enum { COPY_FILL = MAPOPT_CHAN_COUNT, COPY_FOLD = MAPOPT_CHAN_COUNT + 1 };
+
+/* Events: a type in the top byte, an id below. */
+enum {
+  EV_ISSUE,      /* a context issues its next statements: id = ctx + 1 */
+  EV_LAUNCHED,   /* a launch's UTIL work ended: id = first op */
+  EV_MAPPED,     /* an op's mapping work ended */
+  EV_COPY_READY, /* a copy may reserve its ports */
+  EV_COPY_DONE,
+  EV_TASK_END,
+  EV_COMPLETE, /* fences and future reductions: their delay ended */
+  EV_PROC_FREE /* a processor may start its next ready op */
+};
+
+#define EV(type, id)                                                           \
+  ((void *)(uintptr_t)(((uint64_t)(type) << 56) | (uint64_t)(id)))
+#define EV_TYPE(p) ((int)((uint64_t)(uintptr_t)(p) >> 56))
+#define EV_ID(p) ((int64_t)((uint64_t)(uintptr_t)(p) & ((1ull << 56) - 1)))
 
 static inline bool failed(const sim_t *s) {
   return s->error != MAPOPT_SIM_NONE;
@@ -261,8 +298,158 @@ static inline sim_copy *copy_at(sim_t *s, int64_t i) {
   return &MAPOPT__VEC_AT(&s->copies, sim_copy, i);
 }
 
+/* ---- accessors every file of the engine uses ----------------------------- */
+
+/* The processor class of a DSL kind (IO, PY, PROC: CPU), and back. */
+static inline int proc_cls(mapopt_proc_kind k) {
+  return k == MAPOPT_PROC_GPU ? PK_GPU : k == MAPOPT_PROC_OMP ? PK_OMP : PK_CPU;
+}
+
+/* The memory of kind k that processor p uses, or -1 (DSL.md §1.2); from
+ * the table built once per run. */
+static inline int64_t mem_for(const sim_t *s, const sim_proc *p,
+                              mapopt_mem_kind k) {
+  return s->proc_mem[(p - s->procs) * MAPOPT_MEM_KIND_COUNT + k];
+}
+
+static inline mapopt_proc_kind dsl_kind(int cls) {
+  return cls == PK_GPU   ? MAPOPT_PROC_GPU
+         : cls == PK_OMP ? MAPOPT_PROC_OMP
+                         : MAPOPT_PROC_CPU;
+}
+
+/* Processor local of class cls in address space as, or -1 past the last. */
+static inline int64_t proc_id(const sim_t *s, int64_t as, int cls,
+                              int64_t local) {
+  int64_t base = s->proc_base[as * PK_COUNT + cls];
+  int64_t count = s->proc_base[as * PK_COUNT + cls + 1] - base;
+  return local < count ? base + local : -1;
+}
+
+/* Processors of class cls per address space (all have the same). */
+static inline int64_t procs_per_as(const sim_t *s, int cls) {
+  return s->proc_base[cls + 1] - s->proc_base[cls];
+}
+
+/* Index of (atom a of the piece, field f) in an instance's arrays. */
+static inline int64_t slot_of(const sim_t *s, const sim_inst *in, size_t a,
+                              int f) {
+  return (int64_t)a * s->run->regions[in->region].nfields + f;
+}
+
+/* The piece-atom index of atom in the instance's piece, or -1. */
+static inline int64_t atom_index(const mapopt_app_piece *pc, int64_t atom) {
+  size_t lo = 0, hi = pc->natoms;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (pc->atoms[mid].atom < atom)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < pc->natoms && pc->atoms[lo].atom == atom ? (int64_t)lo : -1;
+}
+
+static inline int64_t af_index(const sim_t *s, int64_t atom, int f) {
+  return s->af_off[atom] + f;
+}
+
+static inline const char *task_name(const sim_t *s, int64_t op) {
+  return s->run->tasks[s->run->ops[op].task].name;
+}
+
+static inline sim_ctx *ctx_of(sim_t *s, int64_t parent) {
+  return &s->ctxs[parent < 0 ? 0 : s->plan->ctx_of_op[parent]];
+}
+
+/* ---- machine.c: the concrete machine; errors and events ------------------ */
+
+/* Records the first simulated error; message lines go to errtext. */
+void mapopt__sim_error(sim_t *s, mapopt_sim_error e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Queues an event (type, id) at time t; out of memory is a MODEL error. */
+void mapopt__sim_schedule(sim_t *s, int64_t t, int type, int64_t id);
+/* Builds the processors, memories and ports of the run's address spaces
+ * into the simulation's arena. MAPOPT_ENOMEM on failure. */
+mapopt_status mapopt__sim_build_machine(sim_t *s);
+/* Classifies a copy between two memories (its kind) and fills its ports,
+ * bandwidth and latency (SIMULATOR.md §2.3, §4.5). */
+void mapopt__sim_copy_path(const sim_t *s, sim_copy *c, int64_t *bw,
+                           int64_t *lat);
+/* A fill of the copy's destination: its port and bandwidth. */
+void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw);
+/* Estimated end of a copy of bytes from src_mem to dst_mem started now. */
+int64_t mapopt__sim_copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
+                                  int64_t bytes);
+/* Charges cost of runtime work on the least busy UTIL processor of address
+ * space as; returns when it ends. */
+int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost);
+
+/* ---- data.c: instances, versions and holders, copy records --------------- */
+
+/* Frees an instance's bytes in its memory (once). */
+void mapopt__sim_mem_release(sim_t *s, int64_t i);
+/* A reusable instance for requirement r in memory mem (§4.4 step 1), or
+ * -1. */
+int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
+                                  const mapopt_app_req *r,
+                                  const mapopt_layout *l);
+/* Creates an instance of the piece's fields in mem for requirement r of op,
+ * collecting stale ones first (§4.7); -1 with an OOM error when it cannot
+ * fit. */
+int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
+                                    int64_t mem, const mapopt_app_piece *pc,
+                                    int region, uint64_t fields,
+                                    const mapopt_layout *l, bool reduction);
+/* Marks (atom, field) of inst as holding version v, now complete. */
+void mapopt__sim_hold(sim_t *s, int64_t inst, int64_t atom, int f, int64_t v);
+/* Whether instance i is the only holder of the newest version of some
+ * (atom, field): such an instance is never collected (§4.7). */
+bool mapopt__sim_only_newest_holder(sim_t *s, int64_t i);
+/* One user (an op or a copy) of instance i is done with it. */
+void mapopt__sim_release_user(sim_t *s, int64_t i);
+/* A new copy of kind (a channel, COPY_FILL or COPY_FOLD) into dst_inst for
+ * requirement r of op; -1 on ENOMEM (a MODEL error). */
+int64_t mapopt__sim_new_copy(sim_t *s, int kind, int64_t src_inst,
+                             int64_t dst_inst, int64_t op, int64_t r);
+/* Adds version v of (atom, f), bytes long, to copy c. */
+void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
+                             int64_t v, int64_t bytes);
+/* Copy c starts only after copy on is done. */
+void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on);
+/* The complete holder of v that serves piece want best (§4.5), or -1. */
+int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
+                                const mapopt_app_piece *want, int64_t atom,
+                                int f, int64_t dst_mem, int64_t bytes);
+/* The reduction instance through which reducer op contributed (atom, f),
+ * with its element count in *count; -1 when none. */
+int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
+                                     int64_t *count);
+/* Reserves the ports of copy c, whose prerequisites are done, and
+ * schedules its end. */
+void mapopt__sim_copy_ready(sim_t *s, int64_t c);
+
+/* ---- mapping.c: placement and mapping ------------------------------------ */
+
+/* Places every point of the index launch starting at op first (§4.2,
+ * §4.8). */
+void mapopt__sim_place_index_launch(sim_t *s, int64_t first);
+/* Places a single task (§4.2 step 2, DSL.md §4.7); false on an error. */
+bool mapopt__sim_place_single(sim_t *s, int64_t op);
+/* Starts mapping op once its predecessors are mapped (and InstanceLimit
+ * admits it). */
+void mapopt__sim_try_mappable(sim_t *s, int64_t op);
+/* Charges op's mapping work on a UTIL processor (§4.1). */
+void mapopt__sim_admit(sim_t *s, int64_t op);
+/* The policy's answers for requirement r of task on kind, asked once. */
+const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
+                                           const mapopt_app_req *req, int kind);
+/* Allocates the instances of a mapped task op (§4.2 steps 3-4, §4.4);
+ * false on an error. */
+bool mapopt__sim_map_instances(sim_t *s, int64_t op);
+
 /* The memory kind and layout factor of each of the first n requirements
- * of a mapped op, as the cost formula wants them (engine.c). */
+ * of a mapped op, as the cost formula wants them (cost.c). */
 void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
                              int64_t *ppm, size_t n);
 

@@ -13,14 +13,7 @@
 set -u
 ROOT=$1
 cd "$ROOT" || exit 2
-TABLE=$(awk -F'|' '
-  /^## Modules and who may use whom/ { on = 1; next }
-  /^## / { on = 0 }
-  on && $3 ~ /src\// {
-    m = $2; u = $4
-    gsub(/[ \t]/, "", m); gsub(/[ \t]/, "", u)
-    print m, (u == "-" ? "" : u)
-  }' docs/architecture.md)
+TABLE=$(awk -F'|' -f tests/style/modules.awk docs/architecture.md)
 if [ -z "$TABLE" ]; then
   echo "docs/architecture.md: no module table found"
   exit 2
