@@ -14,6 +14,7 @@
 #ifndef MAPOPT_CORE_H
 #define MAPOPT_CORE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,8 +79,10 @@ MAPOPT_API const char *mapopt_severity_name(mapopt_severity sev);
 
 /*
  * One diagnostic. line and col are 1-based; line == 0 means the diagnostic
- * has no position (a context note naming only the file). code is the
- * catalogue id of DSL.md §7 ("E04", "W01", "R11"), or "" when none applies.
+ * has no position (a context note naming only the file). code is the id of
+ * the DSL's diagnostic catalogue ("E04", "W01", "R11", "N02"; see
+ * MAPOPT_DSL_DIAG_LIST in mapopt/dsl.h), or "" for a diagnostic outside the
+ * mapping language (an unreadable file, a malformed JSON model).
  */
 typedef struct mapopt_diag {
   mapopt_severity severity;
@@ -103,14 +106,23 @@ MAPOPT_API const mapopt_diag *mapopt_diags_get(const mapopt_diags *diags,
 MAPOPT_API size_t mapopt_diags_errors(const mapopt_diags *diags);
 MAPOPT_API void mapopt_diags_clear(mapopt_diags *diags);
 /*
- * Appends a diagnostic; file and the formatted message are copied.
- * Returns MAPOPT_ENOMEM when the copy fails (the list is then unchanged).
+ * Appends a diagnostic; file and the formatted message are copied whole,
+ * whatever their length. Returns MAPOPT_ENOMEM when the copy fails (the
+ * list is then unchanged).
  */
 MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
                                           mapopt_severity sev, const char *code,
                                           const char *file, int line, int col,
                                           const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* mapopt_diags_add with the arguments of the message in ap (for wrappers
+ * that format their own diagnostics). ap is consumed. */
+MAPOPT_API mapopt_status mapopt_diags_addv(mapopt_diags *diags,
+                                           mapopt_severity sev,
+                                           const char *code, const char *file,
+                                           int line, int col, const char *fmt,
+                                           va_list ap)
+    __attribute__((format(printf, 7, 0)));
 /*
  * Formats diagnostic i the GCC way: "FILE:LINE:COL: error: MESSAGE", or
  * "FILE: note: MESSAGE" without a position. Writes at most size bytes

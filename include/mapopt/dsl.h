@@ -12,6 +12,7 @@
 #ifndef MAPOPT_DSL_H
 #define MAPOPT_DSL_H
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,410 @@ MAPOPT_API mapopt_status mapopt_dsl_format(const mapopt_program *prog,
 /* Structural equality of the two programs' syntax trees. */
 MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
                                  const mapopt_program *b);
+
+/* ---- the diagnostic catalogue (docs/dsl.md §11) -------------------------- */
+
+/*
+ * Every diagnostic the DSL emits, one entry per message form:
+ * X(NAME, CODE, SEVERITY, TEMPLATE), with CODE the id users and tools
+ * match on (E01-E10 found before the mapper runs, W01-W15 warnings,
+ * R01-R26 raised by mapper code or the substrate, N01-N03 context notes),
+ * SEVERITY a mapopt_severity without its MAPOPT_SEV_ prefix (an R error
+ * raised while a mapper loads is reported as an ERROR), and TEMPLATE the
+ * printf format of the message. MAPOPT_DSL_DIAG_<NAME>(X) expands one
+ * entry, so that a template can be given to a printf-checked function as
+ * a literal (MAPOPT_DSL_TEMPLATE(R18_NODE)); MAPOPT_DSL_DIAG_LIST(X)
+ * expands them all, in code order. docs/dsl.md documents each code; a test
+ * checks the two against each other.
+ */
+/* clang-format off */
+#define MAPOPT_DSL_DIAG_E01_CHAR(X) \
+  X(E01_CHAR, E01, ERROR, "Unrecognized character: %c")
+#define MAPOPT_DSL_DIAG_E01_BYTE(X) \
+  X(E01_BYTE, E01, ERROR, "Unrecognized character: \\x%02X")
+#define MAPOPT_DSL_DIAG_E02_STRING(X) \
+  X(E02_STRING, E02, ERROR, "unterminated string constant")
+#define MAPOPT_DSL_DIAG_E03_INTEGER(X) \
+  X(E03_INTEGER, E03, ERROR, "integer literal out of range: %.*s")
+#define MAPOPT_DSL_DIAG_E04_UNEXPECTED(X) \
+  X(E04_UNEXPECTED, E04, ERROR, "syntax error, unexpected %s")
+#define MAPOPT_DSL_DIAG_E04_EXPECTING(X) \
+  X(E04_EXPECTING, E04, ERROR, "syntax error, unexpected %s, expecting %s")
+#define MAPOPT_DSL_DIAG_E04_NESTING(X) \
+  X(E04_NESTING, E04, ERROR, \
+    "expression nested too deeply (more than %d levels)")
+#define MAPOPT_DSL_DIAG_E04_DEPTH(X) \
+  X(E04_DEPTH, E04, ERROR, "expression nested too deeply")
+#define MAPOPT_DSL_DIAG_E04_SELECTOR(X) \
+  X(E04_SELECTOR, E04, ERROR, "selector too long")
+#define MAPOPT_DSL_DIAG_E05_PARAMETER(X) \
+  X(E05_PARAMETER, E05, ERROR, "duplicate parameter '%s' in function '%s'")
+#define MAPOPT_DSL_DIAG_E06_UNDEFINED(X) \
+  X(E06_UNDEFINED, E06, ERROR, \
+    "%s's function undefined: '%s' is not defined before this statement")
+#define MAPOPT_DSL_DIAG_E07_NOT_FUNCTION(X) \
+  X(E07_NOT_FUNCTION, E07, ERROR, \
+    "%s's mapping function is undefined: '%s' is a %s, not a function")
+#define MAPOPT_DSL_DIAG_E08_SIGNATURE(X) \
+  X(E08_SIGNATURE, E08, ERROR, \
+    "Entry mapping function's definition must be like func(Task t): " \
+    "'%s' is declared as %s(%s)")
+#define MAPOPT_DSL_DIAG_E09_GLOBAL(X) \
+  X(E09_GLOBAL, E09, ERROR, \
+    "redefinition of global '%s' (first bound at %d:%d)")
+#define MAPOPT_DSL_DIAG_E10_ALIGN(X) \
+  X(E10_ALIGN, E10, ERROR, \
+    "Align==%" PRId64 ": alignment must be a positive power of two")
+#define MAPOPT_DSL_DIAG_W01_BINDING(X) \
+  X(W01_BINDING, W01, WARNING, \
+    "duplicate %s binding for %s ignored; the binding at %d:%d is used")
+#define MAPOPT_DSL_DIAG_W02_DEFINITION(X) \
+  X(W02_DEFINITION, W02, WARNING, \
+    "duplicate definition of '%s' ignored; the binding at %d:%d is used")
+#define MAPOPT_DSL_DIAG_W03_LEGACY(X) \
+  X(W03_LEGACY, W03, WARNING, \
+    "legacy InstanceLimit form: the processor kind is ignored")
+#define MAPOPT_DSL_DIAG_W04_LIMIT_ZERO(X) \
+  X(W04_LIMIT_ZERO, W04, WARNING, "InstanceLimit 0 has no effect")
+#define MAPOPT_DSL_DIAG_W05_EXACT(X) \
+  X(W05_EXACT, W05, WARNING, "Exact has no effect without Compact")
+#define MAPOPT_DSL_DIAG_W06_NOT_FOUND(X) \
+  X(W06_NOT_FOUND, W06, WARNING, \
+    "%s not found (in function '%s'); evaluating it will fail")
+#define MAPOPT_DSL_DIAG_W07_ARGUMENTS(X) \
+  X(W07_ARGUMENTS, W07, WARNING, \
+    "argument number mismatch: '%s' expects %d arguments, got %d")
+#define MAPOPT_DSL_DIAG_W08_NO_RETURN(X) \
+  X(W08_NO_RETURN, W08, WARNING, \
+    "function '%s' has no return statement; calling it fails with " \
+    "'function without return'")
+#define MAPOPT_DSL_DIAG_W09_DEAD_CODE(X) \
+  X(W09_DEAD_CODE, W09, WARNING, "statement after return is never executed")
+#define MAPOPT_DSL_DIAG_W10_PROPERTY(X) \
+  X(W10_PROPERTY, W10, WARNING, "'%s' is a property, not a method")
+#define MAPOPT_DSL_DIAG_W10_METHOD(X) \
+  X(W10_METHOD, W10, WARNING, "method '%s' must be called")
+#define MAPOPT_DSL_DIAG_W11_TASK(X) \
+  X(W11_TASK, W11, WARNING, \
+    "no task named '%s' in the application; this statement has no effect")
+#define MAPOPT_DSL_DIAG_W12_POSITION(X) \
+  X(W12_POSITION, W12, WARNING, \
+    "task '%s' has no region argument '%" PRId64 "'")
+#define MAPOPT_DSL_DIAG_W12_NAME(X) \
+  X(W12_NAME, W12, WARNING, "task '%s' has no region argument '%s'")
+#define MAPOPT_DSL_DIAG_W13_PLACEHOLDERS(X) \
+  X(W13_PLACEHOLDERS, W13, WARNING, \
+    "print() has %d placeholders but %d arguments")
+#define MAPOPT_DSL_DIAG_W14_PROCESSOR(X) \
+  X(W14_PROCESSOR, W14, WARNING, \
+    "task.processor(m) is undefined while placing an index point; using " \
+    "node 0, processor 0")
+#define MAPOPT_DSL_DIAG_W15_PRINT_LIMIT(X) \
+  X(W15_PRINT_LIMIT, W15, WARNING, "print output truncated after %d lines")
+#define MAPOPT_DSL_DIAG_R01_NOT_FOUND(X) \
+  X(R01_NOT_FOUND, R01, MAPPING_ERROR, "%s not found")
+#define MAPOPT_DSL_DIAG_R02_UNPACK(X) \
+  X(R02_UNPACK, R02, MAPPING_ERROR, "type mismatch: cannot unpack %s")
+#define MAPOPT_DSL_DIAG_R02_ARGUMENT(X) \
+  X(R02_ARGUMENT, R02, MAPPING_ERROR, \
+    "type mismatch: argument %d of '%s' must be %s, got %s")
+#define MAPOPT_DSL_DIAG_R02_NOT_FUNCTION(X) \
+  X(R02_NOT_FUNCTION, R02, MAPPING_ERROR, \
+    "type mismatch: '%s' is not a function")
+#define MAPOPT_DSL_DIAG_R02_INT_OPERANDS(X) \
+  X(R02_INT_OPERANDS, R02, MAPPING_ERROR, "type mismatch: int %s int")
+#define MAPOPT_DSL_DIAG_R02_BINARY(X) \
+  X(R02_BINARY, R02, MAPPING_ERROR, "type mismatch: %s %s %s")
+#define MAPOPT_DSL_DIAG_R02_UNARY(X) \
+  X(R02_UNARY, R02, MAPPING_ERROR, "type mismatch: %s %s")
+#define MAPOPT_DSL_DIAG_R02_COORDINATE(X) \
+  X(R02_COORDINATE, R02, MAPPING_ERROR, \
+    "type mismatch: machine coordinate must be int, got %s")
+#define MAPOPT_DSL_DIAG_R02_ARGUMENT_COUNT(X) \
+  X(R02_ARGUMENT_COUNT, R02, MAPPING_ERROR, \
+    "type mismatch: '%s' takes %d arguments, got %d")
+#define MAPOPT_DSL_DIAG_R02_MEMBER(X) \
+  X(R02_MEMBER, R02, MAPPING_ERROR, \
+    "type mismatch: '%s' is not defined for %s")
+#define MAPOPT_DSL_DIAG_R02_PROCESSOR_ARGUMENT(X) \
+  X(R02_PROCESSOR_ARGUMENT, R02, MAPPING_ERROR, \
+    "type mismatch: 'processor' takes one machine argument")
+#define MAPOPT_DSL_DIAG_R02_PROPERTY(X) \
+  X(R02_PROPERTY, R02, MAPPING_ERROR, \
+    "type mismatch: '%s' is a property, not a method")
+#define MAPOPT_DSL_DIAG_R02_METHOD(X) \
+  X(R02_METHOD, R02, MAPPING_ERROR, \
+    "type mismatch: method '%s' must be called")
+#define MAPOPT_DSL_DIAG_R02_HAS_ARGUMENT(X) \
+  X(R02_HAS_ARGUMENT, R02, MAPPING_ERROR, \
+    "type mismatch: 'has' takes one memory kind argument")
+#define MAPOPT_DSL_DIAG_R02_VOLUME(X) \
+  X(R02_VOLUME, R02, MAPPING_ERROR, \
+    "type mismatch: 'volume' needs an int tuple")
+#define MAPOPT_DSL_DIAG_R02_NOT_INDEXABLE(X) \
+  X(R02_NOT_INDEXABLE, R02, MAPPING_ERROR, \
+    "type mismatch: %s cannot be indexed")
+#define MAPOPT_DSL_DIAG_R02_TUPLE_INDEX(X) \
+  X(R02_TUPLE_INDEX, R02, MAPPING_ERROR, \
+    "type mismatch: a tuple index must be a single int")
+#define MAPOPT_DSL_DIAG_R02_SLICE_BOUND(X) \
+  X(R02_SLICE_BOUND, R02, MAPPING_ERROR, \
+    "type mismatch: slice bound must be int, got %s")
+#define MAPOPT_DSL_DIAG_R02_NOT_SLICEABLE(X) \
+  X(R02_NOT_SLICEABLE, R02, MAPPING_ERROR, \
+    "type mismatch: %s cannot be sliced")
+#define MAPOPT_DSL_DIAG_R02_RANGE(X) \
+  X(R02_RANGE, R02, MAPPING_ERROR, \
+    "type mismatch: comprehension range must be a tuple, got %s")
+#define MAPOPT_DSL_DIAG_R02_FUNCTION_VALUE(X) \
+  X(R02_FUNCTION_VALUE, R02, MAPPING_ERROR, \
+    "type mismatch: function '%s' used as a value")
+#define MAPOPT_DSL_DIAG_R02_MACHINE_KIND(X) \
+  X(R02_MACHINE_KIND, R02, MAPPING_ERROR, \
+    "type mismatch: Machine() takes a processor kind, got %s")
+#define MAPOPT_DSL_DIAG_R02_CONDITION(X) \
+  X(R02_CONDITION, R02, MAPPING_ERROR, \
+    "type mismatch: condition must be bool, got %s")
+#define MAPOPT_DSL_DIAG_R02_STAR(X) \
+  X(R02_STAR, R02, MAPPING_ERROR, "type mismatch: unexpected '*'")
+#define MAPOPT_DSL_DIAG_R03_ARGUMENTS(X) \
+  X(R03_ARGUMENTS, R03, MAPPING_ERROR, \
+    "argument number mismatch: '%s' expects %d arguments, got %d")
+#define MAPOPT_DSL_DIAG_R04_NO_RETURN(X) \
+  X(R04_NO_RETURN, R04, MAPPING_ERROR, "function without return: '%s'")
+#define MAPOPT_DSL_DIAG_R05_DIVISION(X) \
+  X(R05_DIVISION, R05, MAPPING_ERROR, "division by zero")
+#define MAPOPT_DSL_DIAG_R06_OVERFLOW(X) \
+  X(R06_OVERFLOW, R06, MAPPING_ERROR, "integer overflow")
+#define MAPOPT_DSL_DIAG_R07_INDEX(X) \
+  X(R07_INDEX, R07, MAPPING_ERROR, \
+    "index %" PRId64 " out of bound for tuple of length %d (Index out of " \
+    "bound for TupleIntNode)")
+#define MAPOPT_DSL_DIAG_R08_LEFT(X) \
+  X(R08_LEFT, R08, MAPPING_ERROR, \
+    "slice's left index is out of bound: %" PRId64)
+#define MAPOPT_DSL_DIAG_R08_RIGHT_LENGTH(X) \
+  X(R08_RIGHT_LENGTH, R08, MAPPING_ERROR, \
+    "slice's right index is out of bound: %" PRId64 " > %d")
+#define MAPOPT_DSL_DIAG_R08_RIGHT(X) \
+  X(R08_RIGHT, R08, MAPPING_ERROR, \
+    "slice's right index is out of bound: %" PRId64)
+#define MAPOPT_DSL_DIAG_R09_LENGTHS(X) \
+  X(R09_LENGTHS, R09, MAPPING_ERROR, "tuple length mismatch: %d vs %d")
+#define MAPOPT_DSL_DIAG_R10_NODE(X) \
+  X(R10_NODE, R10, MAPPING_ERROR, \
+    "Sharding node index out of bound! %" PRId64 " >= %" PRId64)
+#define MAPOPT_DSL_DIAG_R11_PROCESSOR(X) \
+  X(R11_PROCESSOR, R11, MAPPING_ERROR, \
+    "Slice processor index out of bound! %" PRId64 " >= %" PRId64)
+#define MAPOPT_DSL_DIAG_R12_NEGATIVE(X) \
+  X(R12_NEGATIVE, R12, MAPPING_ERROR, \
+    "negative machine coordinate %" PRId64 " in dimension %d")
+#define MAPOPT_DSL_DIAG_R13_COORDINATES(X) \
+  X(R13_COORDINATES, R13, MAPPING_ERROR, \
+    "machine index has %d coordinates but the machine model has %d " \
+    "dimensions")
+#define MAPOPT_DSL_DIAG_R14_WILDCARD(X) \
+  X(R14_WILDCARD, R14, MAPPING_ERROR, \
+    "'*' wildcard is only allowed when indexing a machine model")
+#define MAPOPT_DSL_DIAG_R15_DIMENSION(X) \
+  X(R15_DIMENSION, R15, MAPPING_ERROR, \
+    "%s: dimension %" PRId64 " out of range for a %d-dimensional machine " \
+    "model")
+#define MAPOPT_DSL_DIAG_R15_FACTOR(X) \
+  X(R15_FACTOR, R15, MAPPING_ERROR, \
+    "split: factor must be positive, got %" PRId64)
+#define MAPOPT_DSL_DIAG_R15_DIVISIBLE(X) \
+  X(R15_DIVISIBLE, R15, MAPPING_ERROR, \
+    "split: size %" PRId64 " of dimension %d is not divisible by %" \
+    PRId64)
+#define MAPOPT_DSL_DIAG_R15_SAME_DIMENSIONS(X) \
+  X(R15_SAME_DIMENSIONS, R15, MAPPING_ERROR, \
+    "%s's arguments must be different dimensions")
+#define MAPOPT_DSL_DIAG_R15_SLICE(X) \
+  X(R15_SLICE, R15, MAPPING_ERROR, \
+    "slice out of bound: [%" PRId64 ", %" PRId64 "] is not a non-empty " \
+    "range within [0, %" PRId64 ")")
+#define MAPOPT_DSL_DIAG_R15_PARTS(X) \
+  X(R15_PARTS, R15, MAPPING_ERROR, \
+    "balance_split: number of parts must be positive, got %" PRId64)
+#define MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
+  X(R15_DOMAIN, R15, MAPPING_ERROR, \
+    "%s's second argument must be a tuple of positive integers")
+#define MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
+  X(R15_TOO_MANY, R15, MAPPING_ERROR, \
+    "machine model would have more than 16 dimensions")
+#define MAPOPT_DSL_DIAG_R15_ZERO_SIZE(X) \
+  X(R15_ZERO_SIZE, R15, MAPPING_ERROR, "cannot factor dimension %d of size 0")
+#define MAPOPT_DSL_DIAG_R15_UNKNOWN(X) \
+  X(R15_UNKNOWN, R15, MAPPING_ERROR, "%s: unknown transformation")
+#define MAPOPT_DSL_DIAG_R15_CORRUPT(X) \
+  X(R15_CORRUPT, R15, MAPPING_ERROR, "corrupt machine model")
+#define MAPOPT_DSL_DIAG_R16_KIND(X) \
+  X(R16_KIND, R16, MAPPING_ERROR, \
+    "%s is actually mapped to %s, but machine model is for %s")
+#define MAPOPT_DSL_DIAG_R17_RESULT(X) \
+  X(R17_RESULT, R17, MAPPING_ERROR, \
+    "mapping function '%s' must return a machine point or a set of " \
+    "machine points, got %s")
+#define MAPOPT_DSL_DIAG_R18_NODE(X) \
+  X(R18_NODE, R18, MAPPING_ERROR, \
+    "Assertion failed: single task must stay on its parent's node")
+#define MAPOPT_DSL_DIAG_R19_INDEX_ONLY(X) \
+  X(R19_INDEX_ONLY, R19, MAPPING_ERROR, \
+    "task.%s is only defined for index-launched tasks")
+#define MAPOPT_DSL_DIAG_R20_SINGLE_ONLY(X) \
+  X(R20_SINGLE_ONLY, R20, MAPPING_ERROR, \
+    "task.parent is only defined for single tasks")
+#define MAPOPT_DSL_DIAG_R20_NO_PARENT(X) \
+  X(R20_NO_PARENT, R20, MAPPING_ERROR, "task '%s' has no parent")
+#define MAPOPT_DSL_DIAG_R21_OUTSIDE(X) \
+  X(R21_OUTSIDE, R21, MAPPING_ERROR, \
+    "processor(m): processor (%" PRId64 ", %" PRId64 ") is outside the " \
+    "machine model (coordinate %" PRId64 " not in [0, %" PRId64 ") in " \
+    "dimension %d)")
+#define MAPOPT_DSL_DIAG_R22_RECURSION(X) \
+  X(R22_RECURSION, R22, MAPPING_ERROR, \
+    "recursion depth limit (%d) exceeded in call to '%s'")
+#define MAPOPT_DSL_DIAG_R22_NESTING(X) \
+  X(R22_NESTING, R22, MAPPING_ERROR, "evaluation nested too deeply")
+#define MAPOPT_DSL_DIAG_R23_STEPS(X) \
+  X(R23_STEPS, R23, MAPPING_ERROR, "evaluation step limit (%d) exceeded")
+#define MAPOPT_DSL_DIAG_R24_PRINT_ARGUMENTS(X) \
+  X(R24_PRINT_ARGUMENTS, R24, MAPPING_ERROR, \
+    "Not enough arguments for print()")
+#define MAPOPT_DSL_DIAG_R25_SLICED(X) \
+  X(R25_SLICED, R25, MAPPING_ERROR, \
+    "machine index out of bound for sliced dimension %d: %" PRId64 " > %" \
+    PRId64)
+#define MAPOPT_DSL_DIAG_R26_NO_KIND(X) \
+  X(R26_NO_KIND, R26, MAPPING_ERROR, \
+    "Invalid policy: task %s requested %s, but has no valid task " \
+    "variant for the kind")
+#define MAPOPT_DSL_DIAG_N01_CALLED(X) \
+  X(N01_CALLED, N01, NOTE, "called from here")
+#define MAPOPT_DSL_DIAG_N02_PLACING(X) \
+  X(N02_PLACING, N02, NOTE, "while placing point %s of task '%s' with '%s'")
+#define MAPOPT_DSL_DIAG_N03_MAPPING(X) \
+  X(N03_MAPPING, N03, NOTE, "while mapping task '%s' with '%s'")
+
+#define MAPOPT_DSL_DIAG_LIST(X) \
+  MAPOPT_DSL_DIAG_E01_CHAR(X) \
+  MAPOPT_DSL_DIAG_E01_BYTE(X) \
+  MAPOPT_DSL_DIAG_E02_STRING(X) \
+  MAPOPT_DSL_DIAG_E03_INTEGER(X) \
+  MAPOPT_DSL_DIAG_E04_UNEXPECTED(X) \
+  MAPOPT_DSL_DIAG_E04_EXPECTING(X) \
+  MAPOPT_DSL_DIAG_E04_NESTING(X) \
+  MAPOPT_DSL_DIAG_E04_DEPTH(X) \
+  MAPOPT_DSL_DIAG_E04_SELECTOR(X) \
+  MAPOPT_DSL_DIAG_E05_PARAMETER(X) \
+  MAPOPT_DSL_DIAG_E06_UNDEFINED(X) \
+  MAPOPT_DSL_DIAG_E07_NOT_FUNCTION(X) \
+  MAPOPT_DSL_DIAG_E08_SIGNATURE(X) \
+  MAPOPT_DSL_DIAG_E09_GLOBAL(X) \
+  MAPOPT_DSL_DIAG_E10_ALIGN(X) \
+  MAPOPT_DSL_DIAG_W01_BINDING(X) \
+  MAPOPT_DSL_DIAG_W02_DEFINITION(X) \
+  MAPOPT_DSL_DIAG_W03_LEGACY(X) \
+  MAPOPT_DSL_DIAG_W04_LIMIT_ZERO(X) \
+  MAPOPT_DSL_DIAG_W05_EXACT(X) \
+  MAPOPT_DSL_DIAG_W06_NOT_FOUND(X) \
+  MAPOPT_DSL_DIAG_W07_ARGUMENTS(X) \
+  MAPOPT_DSL_DIAG_W08_NO_RETURN(X) \
+  MAPOPT_DSL_DIAG_W09_DEAD_CODE(X) \
+  MAPOPT_DSL_DIAG_W10_PROPERTY(X) \
+  MAPOPT_DSL_DIAG_W10_METHOD(X) \
+  MAPOPT_DSL_DIAG_W11_TASK(X) \
+  MAPOPT_DSL_DIAG_W12_POSITION(X) \
+  MAPOPT_DSL_DIAG_W12_NAME(X) \
+  MAPOPT_DSL_DIAG_W13_PLACEHOLDERS(X) \
+  MAPOPT_DSL_DIAG_W14_PROCESSOR(X) \
+  MAPOPT_DSL_DIAG_W15_PRINT_LIMIT(X) \
+  MAPOPT_DSL_DIAG_R01_NOT_FOUND(X) \
+  MAPOPT_DSL_DIAG_R02_UNPACK(X) \
+  MAPOPT_DSL_DIAG_R02_ARGUMENT(X) \
+  MAPOPT_DSL_DIAG_R02_NOT_FUNCTION(X) \
+  MAPOPT_DSL_DIAG_R02_INT_OPERANDS(X) \
+  MAPOPT_DSL_DIAG_R02_BINARY(X) \
+  MAPOPT_DSL_DIAG_R02_UNARY(X) \
+  MAPOPT_DSL_DIAG_R02_COORDINATE(X) \
+  MAPOPT_DSL_DIAG_R02_ARGUMENT_COUNT(X) \
+  MAPOPT_DSL_DIAG_R02_MEMBER(X) \
+  MAPOPT_DSL_DIAG_R02_PROCESSOR_ARGUMENT(X) \
+  MAPOPT_DSL_DIAG_R02_PROPERTY(X) \
+  MAPOPT_DSL_DIAG_R02_METHOD(X) \
+  MAPOPT_DSL_DIAG_R02_HAS_ARGUMENT(X) \
+  MAPOPT_DSL_DIAG_R02_VOLUME(X) \
+  MAPOPT_DSL_DIAG_R02_NOT_INDEXABLE(X) \
+  MAPOPT_DSL_DIAG_R02_TUPLE_INDEX(X) \
+  MAPOPT_DSL_DIAG_R02_SLICE_BOUND(X) \
+  MAPOPT_DSL_DIAG_R02_NOT_SLICEABLE(X) \
+  MAPOPT_DSL_DIAG_R02_RANGE(X) \
+  MAPOPT_DSL_DIAG_R02_FUNCTION_VALUE(X) \
+  MAPOPT_DSL_DIAG_R02_MACHINE_KIND(X) \
+  MAPOPT_DSL_DIAG_R02_CONDITION(X) \
+  MAPOPT_DSL_DIAG_R02_STAR(X) \
+  MAPOPT_DSL_DIAG_R03_ARGUMENTS(X) \
+  MAPOPT_DSL_DIAG_R04_NO_RETURN(X) \
+  MAPOPT_DSL_DIAG_R05_DIVISION(X) \
+  MAPOPT_DSL_DIAG_R06_OVERFLOW(X) \
+  MAPOPT_DSL_DIAG_R07_INDEX(X) \
+  MAPOPT_DSL_DIAG_R08_LEFT(X) \
+  MAPOPT_DSL_DIAG_R08_RIGHT_LENGTH(X) \
+  MAPOPT_DSL_DIAG_R08_RIGHT(X) \
+  MAPOPT_DSL_DIAG_R09_LENGTHS(X) \
+  MAPOPT_DSL_DIAG_R10_NODE(X) \
+  MAPOPT_DSL_DIAG_R11_PROCESSOR(X) \
+  MAPOPT_DSL_DIAG_R12_NEGATIVE(X) \
+  MAPOPT_DSL_DIAG_R13_COORDINATES(X) \
+  MAPOPT_DSL_DIAG_R14_WILDCARD(X) \
+  MAPOPT_DSL_DIAG_R15_DIMENSION(X) \
+  MAPOPT_DSL_DIAG_R15_FACTOR(X) \
+  MAPOPT_DSL_DIAG_R15_DIVISIBLE(X) \
+  MAPOPT_DSL_DIAG_R15_SAME_DIMENSIONS(X) \
+  MAPOPT_DSL_DIAG_R15_SLICE(X) \
+  MAPOPT_DSL_DIAG_R15_PARTS(X) \
+  MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
+  MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
+  MAPOPT_DSL_DIAG_R15_ZERO_SIZE(X) \
+  MAPOPT_DSL_DIAG_R15_UNKNOWN(X) \
+  MAPOPT_DSL_DIAG_R15_CORRUPT(X) \
+  MAPOPT_DSL_DIAG_R16_KIND(X) \
+  MAPOPT_DSL_DIAG_R17_RESULT(X) \
+  MAPOPT_DSL_DIAG_R18_NODE(X) \
+  MAPOPT_DSL_DIAG_R19_INDEX_ONLY(X) \
+  MAPOPT_DSL_DIAG_R20_SINGLE_ONLY(X) \
+  MAPOPT_DSL_DIAG_R20_NO_PARENT(X) \
+  MAPOPT_DSL_DIAG_R21_OUTSIDE(X) \
+  MAPOPT_DSL_DIAG_R22_RECURSION(X) \
+  MAPOPT_DSL_DIAG_R22_NESTING(X) \
+  MAPOPT_DSL_DIAG_R23_STEPS(X) \
+  MAPOPT_DSL_DIAG_R24_PRINT_ARGUMENTS(X) \
+  MAPOPT_DSL_DIAG_R25_SLICED(X) \
+  MAPOPT_DSL_DIAG_R26_NO_KIND(X) \
+  MAPOPT_DSL_DIAG_N01_CALLED(X) \
+  MAPOPT_DSL_DIAG_N02_PLACING(X) \
+  MAPOPT_DSL_DIAG_N03_MAPPING(X)
+
+
+typedef enum mapopt_dsl_diag {
+#define MAPOPT_DSL_DIAG_ENUM(name, code, sev, tpl) MAPOPT_DSL_##name,
+  MAPOPT_DSL_DIAG_LIST(MAPOPT_DSL_DIAG_ENUM)
+#undef MAPOPT_DSL_DIAG_ENUM
+  MAPOPT_DSL_DIAG_COUNT
+} mapopt_dsl_diag;
+/* clang-format on */
+
+/* The template of entry NAME as a string literal. */
+#define MAPOPT_DSL_TEMPLATE_OF(name, code, sev, tpl) tpl
+#define MAPOPT_DSL_TEMPLATE(name) MAPOPT_DSL_DIAG_##name(MAPOPT_DSL_TEMPLATE_OF)
+
+/* The code ("R11"), severity and template of a catalogue entry; "", NOTE
+ * and "" for an id out of range. */
+MAPOPT_API const char *mapopt_dsl_diag_code(mapopt_dsl_diag id);
+MAPOPT_API mapopt_severity mapopt_dsl_diag_severity(mapopt_dsl_diag id);
+MAPOPT_API const char *mapopt_dsl_diag_template(mapopt_dsl_diag id);
 
 /* ---- policy queries (SIMULATOR.md §1) ---------------------------------------
  */
@@ -187,13 +592,15 @@ MAPOPT_API mapopt_status mapopt_policy_single_map(
  * The processor kind of task given the kinds it has variants for (bit
  * 1u << kind): the first usable kind of its Task list, else of the default
  * order GPU, OMP, CPU, IO, PY, PROC. A kind is usable when it has a variant
- * and the shape has processors of it. With lenient false, a list without a
- * usable kind fails; the message of R26 is then written to err and
- * MAPOPT_EMAP returned (also when nothing at all is usable).
+ * and the shape has processors of it. *out is written only on success.
+ * Errors: MAPOPT_EMAP when nothing is usable -- with lenient false, a Task
+ * list without a usable kind; either way, no usable kind at all -- with
+ * the mapping error R26 appended to diags (when not NULL; it has no
+ * position); MAPOPT_ENOMEM when that diagnostic cannot be stored.
  */
 MAPOPT_API mapopt_status mapopt_policy_select_kind(
     const mapopt_program *prog, const char *task, unsigned variants,
-    bool lenient, mapopt_proc_kind *out, char *err, size_t errlen);
+    bool lenient, mapopt_proc_kind *out, mapopt_diags *diags);
 
 /*
  * The memory kind for an argument of task run on kind (DSL.md §4.2 and the

@@ -69,13 +69,14 @@ typedef int32_t (*mapopt__app_intern_fn)(void *ud, const char *s, size_t n);
 
 /*
  * Parses text into a tree allocated in arena. On a syntax error returns
- * false with *err_off the offending byte offset and msg a description
- * ("expected ')'"); on ENOMEM returns false with *nomem set.
+ * false with *err_off the offending byte offset and *msg a description
+ * ("expected ')'") allocated in arena; on ENOMEM returns false with *nomem
+ * set.
  */
 bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
                             void *ud, const char *text, size_t len,
                             const mapopt__app_ex_node **root, uint32_t *err_off,
-                            char *msg, size_t msglen, bool *nomem);
+                            const char **msg, bool *nomem);
 
 enum { MAPOPT__ENV_MAX = 256 };
 

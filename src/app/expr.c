@@ -59,8 +59,7 @@ typedef struct parser {
   /* error */
   bool failed, nomem;
   uint32_t err_off;
-  char *msg;
-  size_t msglen;
+  const char *msg; /* in the arena */
 } parser;
 
 static bool is_name_start(char c) {
@@ -180,8 +179,10 @@ static void fail(parser *p, size_t off, const char *fmt, ...) {
   p->err_off = (uint32_t)off;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(p->msg, p->msglen, fmt, ap);
+  p->msg = mapopt__arena_vprintf(p->arena, fmt, ap);
   va_end(ap);
+  if (!p->msg)
+    p->nomem = true;
 }
 
 /* What the current token is, for "expected X, got Y" messages. */
@@ -449,18 +450,16 @@ static const mapopt__app_ex_node *expr(parser *p) {
 bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
                             void *ud, const char *text, size_t len,
                             const mapopt__app_ex_node **root, uint32_t *err_off,
-                            char *msg, size_t msglen, bool *nomem) {
+                            const char **msg, bool *nomem) {
   parser p = {0};
   p.arena = arena;
   p.intern = intern;
   p.ud = ud;
   p.text = text;
   p.len = len;
-  p.msg = msg;
-  p.msglen = msglen;
   *nomem = false;
   if (len > UINT32_MAX) {
-    snprintf(msg, msglen, "expression too long");
+    *msg = "expression too long";
     *err_off = 0;
     return false;
   }
@@ -480,6 +479,7 @@ bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
   if (p.failed) {
     *nomem = p.nomem;
     *err_off = p.err_off;
+    *msg = p.msg;
     return false;
   }
   *root = e;

@@ -80,14 +80,12 @@ typedef struct inst {
 static bool ierr(inst *I, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static bool ierr(inst *I, int line, int col, const char *fmt, ...) {
-  char msg[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   if (I->status == MAPOPT_OK) {
-    mapopt_status st = mapopt_diags_add(I->diags, MAPOPT_SEV_ERROR, "",
-                                        I->app->file, line, col, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    mapopt_status st = mapopt_diags_addv(I->diags, MAPOPT_SEV_ERROR, "",
+                                         I->app->file, line, col, fmt, ap);
+    va_end(ap);
     I->status = st == MAPOPT_OK ? MAPOPT_EINVAL : MAPOPT_ENOMEM;
   }
   return false;
@@ -100,24 +98,32 @@ static bool nomem(inst *I) {
 }
 
 /* " at point (1, 2) of the index launch of "t"" and the like. */
-static void site(const inst *I, char *buf, size_t n) {
-  buf[0] = '\0';
+/* Where the evaluation in progress happens, for messages: "" or " at point
+ * (1, 2) of the index launch of "t"" (in the run's arena). */
+static const char *site(inst *I) {
   if (!I->site_part && !I->site_task)
-    return;
+    return "";
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, I->ri->ctx);
   if (!I->site_part && !I->site_dims) {
-    snprintf(buf, n, " in the single launch of \"%s\"", I->site_task);
-    return;
+    mapopt__sb_printf(&sb, " in the single launch of \"%s\"", I->site_task);
+  } else {
+    mapopt__sb_printf(&sb, " at %s (", I->site_part ? "colour" : "point");
+    for (int d = 0; d < I->site_dims; d++)
+      mapopt__sb_printf(&sb, "%s%" PRId64, d ? ", " : "", I->site_point[d]);
+    if (I->site_part)
+      mapopt__sb_printf(&sb, ") of partition \"%s\"", I->site_part);
+    else
+      mapopt__sb_printf(&sb, ") of the index launch of \"%s\"", I->site_task);
   }
-  snprintf(buf, n, " at %s (", I->site_part ? "colour" : "point");
-  for (int d = 0; d < I->site_dims; d++)
-    snprintf(buf + strlen(buf), n - strlen(buf), "%s%" PRId64, d ? ", " : "",
-             I->site_point[d]);
-  if (I->site_part)
-    snprintf(buf + strlen(buf), n - strlen(buf), ") of partition \"%s\"",
-             I->site_part);
-  else
-    snprintf(buf + strlen(buf), n - strlen(buf),
-             ") of the index launch of \"%s\"", I->site_task);
+  const char *where =
+      sb.failed || !sb.data
+          ? NULL
+          : mapopt__arena_strndup(&I->ri->arena, sb.data, sb.len);
+  mapopt__sb_destroy(&sb);
+  if (!where)
+    nomem(I);
+  return where ? where : "";
 }
 
 static bool eval(inst *I, const mapopt__app_expr *e, int64_t *out) {
@@ -126,11 +132,9 @@ static bool eval(inst *I, const mapopt__app_expr *e, int64_t *out) {
   static const char *const kinds[] = {"", "integer overflow",
                                       "division by zero", "undefined name",
                                       "no such argument"};
-  char where[256];
-  site(I, where, sizeof where);
   ierr(I, e->line, mapopt__app_expr_col(e, I->env.err_off),
        "%s in expression \"%s\" (%s)%s", kinds[I->env.err], e->text, e->what,
-       where);
+       site(I));
   I->env.err = EVAL_OK;
   return false;
 }
@@ -140,12 +144,10 @@ static bool eval_nn(inst *I, const mapopt__app_expr *e, int64_t *out) {
   if (!eval(I, e, out))
     return false;
   if (*out < 0) {
-    char where[256];
-    site(I, where, sizeof where);
     return ierr(I, e->line, e->col,
                 "expression \"%s\" (%s) is %" PRId64 ", and must not be "
                 "negative%s",
-                e->text, e->what, *out, where);
+                e->text, e->what, *out, site(I));
   }
   return true;
 }
@@ -246,7 +248,6 @@ static bool apply_size(inst *I, const mapopt__app_size *sz) {
 static bool apply_spec(inst *I, const char *spec) {
   const mapopt_app *app = I->app;
   const mapopt__app_size *size = NULL;
-  char list[512];
   for (int pass = 0; pass < 2; pass++) {
     const char *p = spec ? spec : "";
     bool first = true;
@@ -265,12 +266,16 @@ static bool apply_spec(inst *I, const char *spec) {
               memcmp(app->sizes[s].name, p, n) == 0)
             size = &app->sizes[s];
         if (!size) {
-          list[0] = '\0';
+          mapopt__strbuf list;
+          mapopt__sb_init(&list, I->ri->ctx);
           for (int s = 0; s < app->nsizes; s++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                     s ? ", " : "", app->sizes[s].name);
-          return ierr(I, 0, 0, "unknown size \"%.*s\" of \"%s\" (sizes: %s)",
-                      (int)n, p, app->name, list);
+            mapopt__sb_printf(&list, "%s%s", s ? ", " : "", app->sizes[s].name);
+          if (list.failed)
+            nomem(I);
+          ierr(I, 0, 0, "unknown size \"%.*s\" of \"%s\" (sizes: %s)", (int)n,
+               p, app->name, list.data ? list.data : "");
+          mapopt__sb_destroy(&list);
+          return false;
         }
       } else if (eq && pass == 1) {
         size_t kn = (size_t)(eq - p);
@@ -280,13 +285,17 @@ static bool apply_spec(inst *I, const char *spec) {
               memcmp(app->params[q].name, p, kn) == 0)
             k = q;
         if (k < 0) {
-          list[0] = '\0';
+          mapopt__strbuf list;
+          mapopt__sb_init(&list, I->ri->ctx);
           for (int q = 0; q < app->nparams; q++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                     q ? ", " : "", app->params[q].name);
-          return ierr(I, 0, 0,
-                      "unknown parameter \"%.*s\" of \"%s\" (parameters: %s)",
-                      (int)kn, p, app->name, list);
+            mapopt__sb_printf(&list, "%s%s", q ? ", " : "",
+                              app->params[q].name);
+          if (list.failed)
+            nomem(I);
+          ierr(I, 0, 0, "unknown parameter \"%.*s\" of \"%s\" (parameters: %s)",
+               (int)kn, p, app->name, list.data ? list.data : "");
+          mapopt__sb_destroy(&list);
+          return false;
         }
         int64_t v;
         if (!parse_value(eq + 1, n - kn - 1, &v))
@@ -549,12 +558,10 @@ static bool piece_of_colour(inst *I, int pi, mapopt_app_piece *pc) {
       if (!eval(I, en->count, &cnt))
         return false;
       if (cnt > size) {
-        char where[256];
-        site(I, where, sizeof where);
         return ierr(I, en->count->line, en->count->col,
                     "count %" PRId64 " of entry %d of partition \"%s\" exceeds "
                     "the %" PRId64 " elements of its atom%s",
-                    cnt, e, p->name, size, where);
+                    cnt, e, p->name, size, site(I));
       }
       if (cnt <= 0)
         continue;
@@ -872,19 +879,19 @@ static const mapopt_app_piece *resolve(inst *I, const mapopt__app_stmt *st,
     mul *= I->part_ext[rq->part][d];
   }
   if (!in) {
-    char col[96] = "", space[96] = "", where[256];
+    /* At most MAPOPT_APP_MAX_DIMS numbers each: the buffers always fit. */
+    char col[96] = "", space[96] = "";
     for (int d = 0; d < nd; d++) {
       snprintf(col + strlen(col), sizeof col - strlen(col), "%s%" PRId64,
                d ? ", " : "", c[d]);
       snprintf(space + strlen(space), sizeof space - strlen(space),
                "%s%" PRId64, d ? ", " : "", I->part_ext[rq->part][d]);
     }
-    site(I, where, sizeof where);
     ierr(I, rq->line, rq->col,
          "the projection of %s %d gives colour (%s), outside the colour space "
          "[%s] of partition \"%s\"%s",
          st->kind == ST_FILL ? "the fill's requirement" : "argument", k, col,
-         space, p->name, where);
+         space, p->name, site(I));
     return NULL;
   }
   return &I->pieces[I->part_base[rq->part] + lin];
@@ -904,8 +911,6 @@ static bool build_req(inst *I, const mapopt__app_stmt *st, int k,
     while (j + 1 < pc->natoms &&
            pc->atoms[j].count == I->run->atom_elements[pc->atoms[j].atom])
       j++;
-    char where[256];
-    site(I, where, sizeof where);
     return ierr(
         I, rq->line, rq->col,
         "%s %d writes (%s) through partition \"%s\" colour %" PRId64
@@ -914,7 +919,7 @@ static bool build_req(inst *I, const mapopt__app_stmt *st, int k,
         st->kind == ST_FILL ? "the fill's requirement" : "argument", k,
         mapopt__app_priv_name(rq->priv), I->app->parts[rq->part].name,
         pc->color, pc->atoms[j].count, I->run->atom_elements[pc->atoms[j].atom],
-        pc->atoms[j].atom - I->run->regions[pc->region].first_atom, where);
+        pc->atoms[j].atom - I->run->regions[pc->region].first_atom, site(I));
   }
   const char *const *names = req_names(I, rq);
   if (!names)

@@ -198,11 +198,11 @@ static mapopt__app_expr *mkexpr(loader *L, const mapopt__json *v,
     nomem(L);
     return NULL;
   }
-  char msg[200];
+  const char *msg;
   uint32_t off;
   bool nm;
   if (!mapopt__app_expr_parse(L->a, intern, L->app, e->text, v->u.str.len,
-                              &e->root, &off, msg, sizeof msg, &nm)) {
+                              &e->root, &off, &msg, &nm)) {
     if (nm)
       nomem(L);
     else

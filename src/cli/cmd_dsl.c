@@ -600,10 +600,13 @@ int cli_show(int argc, char **argv) {
     goto done;
   }
   mapopt_proc_kind kind;
-  char err[512];
-  if (mapopt_policy_select_kind(prog, a.task, a.variants, a.lenient, &kind, err,
-                                sizeof err) != MAPOPT_OK) {
-    printf("task %s: error: %s\n", a.task, err);
+  if (mapopt_policy_select_kind(prog, a.task, a.variants, a.lenient, &kind,
+                                diags) != MAPOPT_OK) {
+    /* R26, printed as the answer rather than as a diagnostic. */
+    const mapopt_diag *r26 = mapopt_diags_get(diags, shown);
+    printf("task %s: error: %s\n", a.task,
+           r26 ? r26->message : "out of memory");
+    shown = mapopt_diags_count(diags);
     status = EXIT_INVALID;
     goto done;
   }
@@ -673,8 +676,7 @@ int cli_show(int argc, char **argv) {
       printf(" (SingleTaskMap %s)\n", ans.function);
       for (size_t i = 0; i < ans.npoints && i < 64; i++)
         if (set[i].node != self.proc.node) {
-          printf("  error: Assertion failed: single task must stay on its "
-                 "parent's node\n");
+          printf("  error: " MAPOPT_DSL_TEMPLATE(R18_NODE) "\n");
           status = EXIT_INVALID;
           break;
         }

@@ -90,6 +90,8 @@ void mapopt__sb_printf(mapopt__strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void mapopt__sb_vprintf(mapopt__strbuf *sb, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* Appends diagnostic d formatted as mapopt_diag_format does, whole. */
+void mapopt__sb_diag(mapopt__strbuf *sb, const mapopt_diag *d);
 /* Takes the buffer (caller frees with mapopt__free(ctx, p, len + 1)). */
 char *mapopt__sb_take(mapopt__strbuf *sb, size_t *len);
 

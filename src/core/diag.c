@@ -72,15 +72,12 @@ size_t mapopt_diags_errors(const mapopt_diags *diags) {
   return n;
 }
 
-mapopt_status mapopt_diags_add(mapopt_diags *diags, mapopt_severity sev,
-                               const char *code, const char *file, int line,
-                               int col, const char *fmt, ...) {
+mapopt_status mapopt_diags_addv(mapopt_diags *diags, mapopt_severity sev,
+                                const char *code, const char *file, int line,
+                                int col, const char *fmt, va_list ap) {
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, diags->ctx);
-  va_list ap;
-  va_start(ap, fmt);
   mapopt__sb_vprintf(&sb, fmt, ap);
-  va_end(ap);
   size_t mlen;
   char *msg = mapopt__sb_take(&sb, &mlen);
   if (!file)
@@ -104,10 +101,33 @@ mapopt_status mapopt_diags_add(mapopt_diags *diags, mapopt_severity sev,
   return MAPOPT_OK;
 }
 
+mapopt_status mapopt_diags_add(mapopt_diags *diags, mapopt_severity sev,
+                               const char *code, const char *file, int line,
+                               int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  mapopt_status st =
+      mapopt_diags_addv(diags, sev, code, file, line, col, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* The GCC layout, with and without a position. */
+#define DIAG_AT "%s:%d:%d: %s: %s"
+#define DIAG_FILE "%s: %s: %s"
+
 int mapopt_diag_format(const mapopt_diag *d, char *buf, size_t size) {
   const char *sev = mapopt_severity_name(d->severity);
   if (d->line > 0)
-    return snprintf(buf, size, "%s:%d:%d: %s: %s", d->file, d->line, d->col,
-                    sev, d->message);
-  return snprintf(buf, size, "%s: %s: %s", d->file, sev, d->message);
+    return snprintf(buf, size, DIAG_AT, d->file, d->line, d->col, sev,
+                    d->message);
+  return snprintf(buf, size, DIAG_FILE, d->file, sev, d->message);
+}
+
+void mapopt__sb_diag(mapopt__strbuf *sb, const mapopt_diag *d) {
+  const char *sev = mapopt_severity_name(d->severity);
+  if (d->line > 0)
+    mapopt__sb_printf(sb, DIAG_AT, d->file, d->line, d->col, sev, d->message);
+  else
+    mapopt__sb_printf(sb, DIAG_FILE, d->file, sev, d->message);
 }

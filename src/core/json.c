@@ -37,16 +37,13 @@ static bool perr(parser *ps, const char *at, const char *fmt, ...)
 static bool perr(parser *ps, const char *at, const char *fmt, ...) {
   if (ps->status != MAPOPT_OK)
     return false;
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  ps->status = mapopt_diags_addv(ps->diags, MAPOPT_SEV_ERROR, "", ps->file,
+                                 ps->line, col_of(ps, at), fmt, ap) == MAPOPT_OK
+                   ? MAPOPT_EINVAL
+                   : MAPOPT_ENOMEM;
   va_end(ap);
-  ps->status =
-      mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file, ps->line,
-                       col_of(ps, at), "%s", msg) == MAPOPT_OK
-          ? MAPOPT_EINVAL
-          : MAPOPT_ENOMEM;
   return false;
 }
 
@@ -348,13 +345,13 @@ static bool parse_object(parser *ps, mapopt__json **out) {
       return perr(ps, ps->p, "key contains a NUL character");
     for (size_t i = 0; i < v->u.obj.n; i++)
       if (strcmp(v->u.obj.members[i].key, key) == 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "duplicate key \"%.80s\" (first at %d:%d)",
-                 key, v->u.obj.members[i].line, v->u.obj.members[i].col);
-        ps->status = mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file,
-                                      kline, kcol, "%s", msg) == MAPOPT_OK
-                         ? MAPOPT_EINVAL
-                         : MAPOPT_ENOMEM;
+        ps->status =
+            mapopt_diags_add(ps->diags, MAPOPT_SEV_ERROR, "", ps->file, kline,
+                             kcol, "duplicate key \"%.80s\" (first at %d:%d)",
+                             key, v->u.obj.members[i].line,
+                             v->u.obj.members[i].col) == MAPOPT_OK
+                ? MAPOPT_EINVAL
+                : MAPOPT_ENOMEM;
         return false;
       }
     skip_ws(ps);
@@ -508,10 +505,8 @@ static void jr_vreport(mapopt__jr *jr, int line, int col, const char *fmt,
 
 static void jr_vreport(mapopt__jr *jr, int line, int col, const char *fmt,
                        va_list ap) {
-  char msg[512];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  mapopt_status st = mapopt_diags_add(jr->diags, MAPOPT_SEV_ERROR, "", jr->file,
-                                      line, col, "%s", msg);
+  mapopt_status st = mapopt_diags_addv(jr->diags, MAPOPT_SEV_ERROR, "",
+                                       jr->file, line, col, fmt, ap);
   if (jr->status == MAPOPT_OK)
     jr->status = st == MAPOPT_OK ? MAPOPT_EINVAL : MAPOPT_ENOMEM;
 }

@@ -26,6 +26,26 @@ typedef struct mapopt__loc {
   int col;
 } mapopt__loc;
 
+/* ---- diagnostics (diag.c) ------------------------------------------------ */
+
+/*
+ * A catalogue entry as the two arguments (id, template literal) that the
+ * emitters take, so that the compiler checks the arguments of the message
+ * against its template: mapopt__dsl_diag(d, MAPOPT__DIAG(W05_EXACT), ...).
+ */
+#define MAPOPT__DIAG(name) MAPOPT_DSL_##name, MAPOPT_DSL_TEMPLATE(name)
+
+/* Appends the diagnostic id at loc of file: the entry's code and severity,
+ * the message fmt (its template) formatted. MAPOPT_ENOMEM on failure. */
+mapopt_status mapopt__dsl_diag(mapopt_diags *diags, mapopt_dsl_diag id,
+                               const char *fmt, const char *file,
+                               mapopt__loc loc, ...)
+    __attribute__((format(printf, 3, 6)));
+mapopt_status mapopt__dsl_diagv(mapopt_diags *diags, mapopt_dsl_diag id,
+                                const char *fmt, const char *file,
+                                mapopt__loc loc, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
 /* Operators, by token; the printer and the diagnostics spell them. */
 typedef enum mapopt__op {
   OP_ADD,

@@ -116,12 +116,16 @@ struct mapopt_program {
 /* What an evaluation reports besides its value. */
 typedef struct mapopt__eval_error {
   bool failed;
-  char code[4]; /* "R01".."R26" */
+  bool nomem;   /* out of memory: no diagnostic, MAPOPT_ENOMEM */
+  char code[4]; /* the R-code of the catalogue entry raised */
   mapopt__loc loc;
-  char msg[512];
+  char *msg; /* the message, owned (mapopt__eval_error_clear); NULL if nomem */
   bool in_call;         /* raised inside a function called at top level */
   mapopt__loc call_loc; /* the outermost call at top level */
 } mapopt__eval_error;
+
+/* Frees the message of an error an evaluation filled (NULL-safe). */
+void mapopt__eval_error_clear(mapopt_ctx *ctx, mapopt__eval_error *err);
 
 typedef struct mapopt__eval mapopt__eval;
 

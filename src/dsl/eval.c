@@ -43,34 +43,55 @@ static bool eval(ev_t *ev, const mapopt__expr *e, value *out);
 
 /* ---- errors ------------------------------------------------------------ */
 
-static bool fail(ev_t *ev, const char *code, mapopt__loc loc, const char *fmt,
-                 ...) __attribute__((format(printf, 4, 5)));
-
-static bool fail(ev_t *ev, const char *code, mapopt__loc loc, const char *fmt,
-                 ...) {
+/* Records the first error of an evaluation: code at loc with message msg
+ * (owned from here; NULL: out of memory). Returns false. */
+static bool raise(ev_t *ev, const char *code, mapopt__loc loc, char *msg) {
   mapopt__eval_error *err = ev->err;
-  if (err->failed)
-    return false;
-  err->failed = true;
   snprintf(err->code, sizeof err->code, "%s", code);
   err->loc = loc;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-  va_end(ap);
+  err->msg = msg;
+  err->nomem = !msg;
   err->in_call = ev->depth > 0 && ev->have_call_loc;
   return false;
 }
 
+/* Raises the catalogue entry id (give it as MAPOPT__DIAG(NAME)) at loc,
+ * its message formatted from fmt (the entry's template). Only the first
+ * error of an evaluation counts. Returns false. */
+static bool fail(ev_t *ev, mapopt_dsl_diag id, const char *fmt, mapopt__loc loc,
+                 ...) __attribute__((format(printf, 3, 5)));
+
+static bool fail(ev_t *ev, mapopt_dsl_diag id, const char *fmt, mapopt__loc loc,
+                 ...) {
+  if (ev->err->failed)
+    return false;
+  ev->err->failed = true;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ev->prog->ctx);
+  va_list ap;
+  va_start(ap, loc);
+  mapopt__sb_vprintf(&sb, fmt, ap);
+  va_end(ap);
+  return raise(ev, mapopt_dsl_diag_code(id), loc, mapopt__sb_take(&sb, NULL));
+}
+
 static bool nomem(ev_t *ev, mapopt__loc loc) {
-  return fail(ev, "R00", loc, "out of memory");
+  if (ev->err->failed)
+    return false;
+  ev->err->failed = true;
+  return raise(ev, "", loc, NULL);
+}
+
+void mapopt__eval_error_clear(mapopt_ctx *ctx, mapopt__eval_error *err) {
+  if (err->msg)
+    mapopt__free(ctx, err->msg, strlen(err->msg) + 1);
+  err->msg = NULL;
 }
 
 static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
   ev->steps += n;
   if (ev->steps > MAPOPT__DSL_STEP_LIMIT)
-    return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
-                MAPOPT__DSL_STEP_LIMIT);
+    return fail(ev, MAPOPT__DIAG(R23_STEPS), loc, MAPOPT__DSL_STEP_LIMIT);
   return true;
 }
 
@@ -313,8 +334,7 @@ static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
       const value *items;
       int n;
       if (!as_seq(&v, tmp, &items, &n))
-        return fail(ev, "R02", it->loc, "type mismatch: cannot unpack %s",
-                    tname(&v));
+        return fail(ev, MAPOPT__DIAG(R02_UNPACK), it->loc, tname(&v));
       if (!step(ev, n, it->loc))
         return false;
       for (int j = 0; j < n; j++)
@@ -341,7 +361,7 @@ static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
     *out = p->globals[ref->sym];
     return true;
   }
-  return fail(ev, "R01", loc, "%s not found",
+  return fail(ev, MAPOPT__DIAG(R01_NOT_FOUND), loc,
               mapopt__sym_name(&p->ast, ref->sym));
 }
 
@@ -369,18 +389,15 @@ static bool call_def(ev_t *ev, const mapopt__stmt *fn, const value *args,
                      int nargs, mapopt__loc loc, value *out) {
   const char *name = mapopt__sym_name(&ev->prog->ast, fn->u.def.sym);
   if (nargs != fn->u.def.nparams)
-    return fail(ev, "R03", loc,
-                "argument number mismatch: '%s' expects %d arguments, got %d",
-                name, fn->u.def.nparams, nargs);
+    return fail(ev, MAPOPT__DIAG(R03_ARGUMENTS), loc, name, fn->u.def.nparams,
+                nargs);
   for (int i = 0; i < nargs; i++)
     if (!param_accepts(fn->u.def.params[i].type, &args[i]))
-      return fail(
-          ev, "R02", loc,
-          "type mismatch: argument %d of '%s' must be %s, got %s", i + 1, name,
-          mapopt__param_type_text(fn->u.def.params[i].type), tname(&args[i]));
+      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, i + 1, name,
+                  mapopt__param_type_text(fn->u.def.params[i].type),
+                  tname(&args[i]));
   if (ev->depth >= MAPOPT__DSL_MAX_CALL_DEPTH)
-    return fail(ev, "R22", loc,
-                "recursion depth limit (%d) exceeded in call to '%s'",
+    return fail(ev, MAPOPT__DIAG(R22_RECURSION), loc,
                 MAPOPT__DSL_MAX_CALL_DEPTH, name);
   int nslots = fn->u.def.nslots > 0 ? fn->u.def.nslots : 1;
   value *slots =
@@ -410,7 +427,7 @@ static bool eval_call(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!lookup(ev, &e->u.call.fn, e->loc, &f))
     return false;
   if (f.kind != V_FUNC)
-    return fail(ev, "R02", e->loc, "type mismatch: '%s' is not a function",
+    return fail(ev, MAPOPT__DIAG(R02_NOT_FUNCTION), e->loc,
                 mapopt__sym_name(&ev->prog->ast, e->u.call.fn.sym));
   vlist args;
   if (!eval_items(ev, &e->u.call.args, &args))
@@ -437,10 +454,10 @@ static bool int_op(ev_t *ev, mapopt__op op, int64_t a, int64_t b, value *out,
   case OP_DIV:
   case OP_MOD:
     if (b == 0)
-      return fail(ev, "R05", loc, "division by zero");
+      return fail(ev, MAPOPT__DIAG(R05_DIVISION), loc);
     if (a == INT64_MIN && b == -1) {
       if (op == OP_DIV)
-        return fail(ev, "R06", loc, "integer overflow");
+        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
       r = 0;
     } else {
       r = op == OP_DIV ? a / b : a % b;
@@ -465,11 +482,10 @@ static bool int_op(ev_t *ev, mapopt__op op, int64_t a, int64_t b, value *out,
     *out = mk_bool(a != b);
     return true;
   default:
-    return fail(ev, "R02", loc, "type mismatch: int %s int",
-                mapopt__op_text(op));
+    return fail(ev, MAPOPT__DIAG(R02_INT_OPERANDS), loc, mapopt__op_text(op));
   }
   if (ovf)
-    return fail(ev, "R06", loc, "integer overflow");
+    return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
   *out = mk_int(r);
   return true;
 }
@@ -495,7 +511,7 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.binary.rhs, &b))
       return false;
     if (a.kind != V_BOOL || b.kind != V_BOOL)
-      return fail(ev, "R02", e->loc, "type mismatch: %s %s %s", tname(&a),
+      return fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc, tname(&a),
                   mapopt__op_text(op), tname(&b));
     *out = b;
     return true;
@@ -515,7 +531,7 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     as_seq(&a, ta, &ia, &na);
     as_seq(&b, tb, &ib, &nb);
     if (na != nb)
-      return fail(ev, "R09", e->loc, "tuple length mismatch: %d vs %d", na, nb);
+      return fail(ev, MAPOPT__DIAG(R09_LENGTHS), e->loc, na, nb);
     value *items = new_items(ev, na);
     if (!items)
       return nomem(ev, e->loc);
@@ -529,7 +545,7 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     out->u.tuple.items = items;
     return true;
   }
-  return fail(ev, "R02", e->loc, "type mismatch: %s %s %s", tname(&a),
+  return fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc, tname(&a),
               mapopt__op_text(op), tname(&b));
 }
 
@@ -544,7 +560,7 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
   }
   if (op == OP_NEG && a.kind == V_INT) {
     if (a.u.i == INT64_MIN)
-      return fail(ev, "R06", e->loc, "integer overflow");
+      return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
     *out = mk_int(-a.u.i);
     return true;
   }
@@ -560,7 +576,7 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
       return false;
     for (int i = 0; i < n; i++) {
       if (items[i].u.i == INT64_MIN)
-        return fail(ev, "R06", e->loc, "integer overflow");
+        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
       r[i] = mk_int(-items[i].u.i);
     }
     out->kind = V_TUPLE;
@@ -568,27 +584,29 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
     out->u.tuple.items = r;
     return true;
   }
-  return fail(ev, "R02", e->loc, "type mismatch: %s %s", mapopt__op_text(op),
+  return fail(ev, MAPOPT__DIAG(R02_UNARY), e->loc, mapopt__op_text(op),
               tname(&a));
 }
 
 /* ---- machine models ---------------------------------------------------- */
 
+/* An error of the machine-model functions: its R-code and the message
+ * they formatted from the catalogue. */
 static bool ms_fail(ev_t *ev, mapopt__ms_err code, mapopt__loc loc,
                     const char *msg) {
+  if (ev->err->failed)
+    return false;
+  ev->err->failed = true;
   char c[4];
   snprintf(c, sizeof c, "R%02d", (int)code);
-  return fail(ev, c, loc, "%s", msg);
+  return raise(ev, c, loc, mapopt__strndup(ev->prog->ctx, msg, strlen(msg)));
 }
 
 /* m[c0, ..., c(r-1)] (DSL.md §5.8): a point, or a point set for wildcards. */
 static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
                           mapopt__loc loc, value *out) {
   if (subs->n != m->ndims)
-    return fail(ev, "R13", loc,
-                "machine index has %d coordinates but the machine model has "
-                "%d dimensions",
-                subs->n, m->ndims);
+    return fail(ev, MAPOPT__DIAG(R13_COORDINATES), loc, subs->n, m->ndims);
   int64_t coords[MAPOPT__MS_MAX_DIMS];
   int wild[MAPOPT__MS_MAX_DIMS], nwild = 0;
   int64_t total = 1;
@@ -604,16 +622,12 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
       continue;
     }
     if (c->kind != V_INT)
-      return fail(ev, "R02", loc,
-                  "type mismatch: machine coordinate must be int, got %s",
-                  tname(c));
+      return fail(ev, MAPOPT__DIAG(R02_COORDINATE), loc, tname(c));
     if (c->u.i < 0)
-      return fail(ev, "R12", loc,
-                  "negative machine coordinate %" PRId64 " in dimension %d",
-                  c->u.i, d);
+      return fail(ev, MAPOPT__DIAG(R12_NEGATIVE), loc, c->u.i, d);
     coords[d] = c->u.i;
   }
-  char msg[256];
+  char msg[MAPOPT__MS_ERR_MAX];
   mapopt_proc_point pt = {(mapopt_proc_kind)m->proc_kind, 0, 0};
   if (nwild == 0) {
     mapopt__ms_err r =
@@ -662,7 +676,7 @@ static bool ms_apply(ev_t *ev, const mapopt__mspace *in, mapopt__ms_op op,
     return nomem(ev, loc);
   if (in->nsteps)
     memcpy(steps, in->steps, (size_t)in->nsteps * sizeof *steps);
-  char msg[256];
+  char msg[MAPOPT__MS_ERR_MAX];
   mapopt__ms_err r =
       mapopt__ms_transform(in, op, name, a, b, f, lo, hi, factors, nf,
                            &steps[in->nsteps], m, msg, sizeof msg);
@@ -695,8 +709,7 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
   mapopt__ms_err r =
       mapopt__factor_decompose(n, l, k, res, &steps, MAPOPT__DSL_STEP_LIMIT);
   if (r != MS_OK)
-    return fail(ev, "R23", loc, "evaluation step limit (%d) exceeded",
-                MAPOPT__DSL_STEP_LIMIT);
+    return fail(ev, MAPOPT__DIAG(R23_STEPS), loc, MAPOPT__DSL_STEP_LIMIT);
   ev->steps = steps;
   pthread_mutex_lock(&p->lock);
   char *kcopy = mapopt__arena_alloc(&p->cache_arena, klen);
@@ -719,14 +732,12 @@ static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
 static bool want_ints(ev_t *ev, const char *method, const vlist *args,
                       int count, mapopt__loc loc) {
   if (args->n != count)
-    return fail(ev, "R02", loc,
-                "type mismatch: '%s' takes %d arguments, got %d", method, count,
+    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT_COUNT), loc, method, count,
                 args->n);
   for (int i = 0; i < count; i++)
     if (args->items[i].kind != V_INT)
-      return fail(ev, "R02", loc,
-                  "type mismatch: argument %d of '%s' must be int, got %s",
-                  i + 1, method, tname(&args->items[i]));
+      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, i + 1, method, "int",
+                  tname(&args->items[i]));
   return true;
 }
 
@@ -739,10 +750,7 @@ static int to_dim(int64_t v) {
 static bool factor_dim(ev_t *ev, const mapopt__mspace *m, const char *method,
                        int64_t d, mapopt__loc loc) {
   if (d < 0 || d >= m->ndims)
-    return fail(ev, "R15", loc,
-                "%s: dimension %" PRId64
-                " out of range for a %d-dimensional machine model",
-                method, d, m->ndims);
+    return fail(ev, MAPOPT__DIAG(R15_DIMENSION), loc, method, d, m->ndims);
   return true;
 }
 
@@ -753,11 +761,9 @@ static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
   const char *name = mapopt__member_text(mem);
   const value *a = args->items;
   if (args->n != 2)
-    return fail(ev, "R02", loc, "type mismatch: '%s' takes 2 arguments, got %d",
-                name, args->n);
+    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT_COUNT), loc, name, 2, args->n);
   if (a[0].kind != V_INT)
-    return fail(ev, "R02", loc,
-                "type mismatch: argument 1 of '%s' must be int, got %s", name,
+    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, 1, name, "int",
                 tname(&a[0]));
   if (!factor_dim(ev, m, name, a[0].u.i, loc))
     return false;
@@ -765,14 +771,10 @@ static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
   int k = 0;
   if (mem == MEM_BALANCE_SPLIT) {
     if (a[1].kind != V_INT)
-      return fail(ev, "R02", loc,
-                  "type mismatch: argument 2 of '%s' must be int, got %s", name,
+      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, 2, name, "int",
                   tname(&a[1]));
     if (a[1].u.i < 1)
-      return fail(
-          ev, "R15", loc,
-          "balance_split: number of parts must be positive, got %" PRId64,
-          a[1].u.i);
+      return fail(ev, MAPOPT__DIAG(R15_PARTS), loc, a[1].u.i);
     k = a[1].u.i > MAPOPT__MS_MAX_DIMS ? MAPOPT__MS_MAX_DIMS + 1
                                        : (int)a[1].u.i;
   } else {
@@ -780,16 +782,13 @@ static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
     for (int i = 0; ok && i < k; i++)
       ok = l[i] >= 1;
     if (!ok)
-      return fail(ev, "R15", loc,
-                  "%s's second argument must be a tuple of positive integers",
-                  name);
+      return fail(ev, MAPOPT__DIAG(R15_DOMAIN), loc, name);
   }
   int d = (int)a[0].u.i;
   if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
-    return fail(ev, "R15", loc,
-                "machine model would have more than 16 dimensions");
+    return fail(ev, MAPOPT__DIAG(R15_TOO_MANY), loc);
   if (m->size[d] < 1)
-    return fail(ev, "R15", loc, "cannot factor dimension %d of size 0", d);
+    return fail(ev, MAPOPT__DIAG(R15_ZERO_SIZE), loc, d);
   int64_t f[MAPOPT__MS_MAX_DIMS];
   if (mem == MEM_BALANCE_SPLIT)
     mapopt__factor_balance(m->size[d], k, f);
@@ -835,8 +834,7 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
   default:
     break;
   }
-  return fail(ev, "R02", loc, "type mismatch: '%s' is not defined for machine",
-              name);
+  return fail(ev, MAPOPT__DIAG(R02_MEMBER), loc, name, "machine");
 }
 
 /* ---- the task object --------------------------------------------------- */
@@ -844,8 +842,7 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
 static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
                            const vlist *args, mapopt__loc loc, value *out) {
   if (args->n != 1 || args->items[0].kind != V_MACHINE)
-    return fail(ev, "R02", loc,
-                "type mismatch: 'processor' takes one machine argument");
+    return fail(ev, MAPOPT__DIAG(R02_PROCESSOR_ARGUMENT), loc);
   const mapopt__mspace *m = args->items[0].u.ms;
   int64_t node = t->ref->proc.node, proc = t->ref->proc.proc;
   if (t->placing) {
@@ -861,14 +858,12 @@ static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
     }
     pthread_mutex_unlock(&p->lock);
     if (first && ev->env->diags)
-      mapopt_diags_add(ev->env->diags, MAPOPT_SEV_WARNING, "W14", p->ast.file,
-                       loc.line, loc.col,
-                       "task.processor(m) is undefined while placing an index "
-                       "point; using node 0, processor 0");
+      mapopt__dsl_diag(ev->env->diags, MAPOPT__DIAG(W14_PROCESSOR), p->ast.file,
+                       loc);
     node = proc = 0;
   }
   int64_t coords[MAPOPT__MS_MAX_DIMS];
-  char msg[256];
+  char msg[MAPOPT__MS_ERR_MAX];
   mapopt__ms_err r = mapopt__ms_forward(m, node, proc, coords, msg, sizeof msg);
   if (r != MS_OK)
     return ms_fail(ev, r, loc, msg);
@@ -898,8 +893,7 @@ static bool int_property(ev_t *ev, const mapopt__expr *e, const value *base,
   *handled = true;
   const mapopt__taskobj *t = base->u.task;
   if (t->is_parent || !t->ref->is_index)
-    return fail(ev, "R19", e->loc,
-                "task.%s is only defined for index-launched tasks",
+    return fail(ev, MAPOPT__DIAG(R19_INDEX_ONLY), e->loc,
                 mapopt__member_text(m));
   *vals = m == MEM_IPOINT ? t->ref->point : t->ref->extents;
   *n = t->ref->dims;
@@ -913,10 +907,9 @@ static bool task_member(ev_t *ev, const mapopt__expr *e,
   switch (e->u.member.member) {
   case MEM_PARENT: {
     if (!t->is_parent && r->is_index)
-      return fail(ev, "R20", e->loc,
-                  "task.parent is only defined for single tasks");
+      return fail(ev, MAPOPT__DIAG(R20_SINGLE_ONLY), e->loc);
     if (!r->parent)
-      return fail(ev, "R20", e->loc, "task '%s' has no parent", r->name);
+      return fail(ev, MAPOPT__DIAG(R20_NO_PARENT), e->loc, r->name);
     mapopt__taskobj *po = mapopt__arena_alloc(ev->arena, sizeof *po);
     if (!po)
       return nomem(ev, e->loc);
@@ -932,8 +925,8 @@ static bool task_member(ev_t *ev, const mapopt__expr *e,
   default:
     break;
   }
-  return fail(ev, "R02", e->loc, "type mismatch: '%s' is not defined for task",
-              mapopt__member_text(e->u.member.member));
+  return fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc,
+              mapopt__member_text(e->u.member.member), "task");
 }
 
 static bool is_property(mapopt__member m) {
@@ -947,13 +940,9 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
   mapopt__member mem = e->u.member.member;
   const char *name = mapopt__member_text(mem);
   if (is_property(mem) && e->u.member.call)
-    return fail(ev, "R02", e->loc,
-                "type mismatch: '%s' is a property, not a "
-                "method",
-                name);
+    return fail(ev, MAPOPT__DIAG(R02_PROPERTY), e->loc, name);
   if (!is_property(mem) && !e->u.member.call)
-    return fail(ev, "R02", e->loc, "type mismatch: method '%s' must be called",
-                name);
+    return fail(ev, MAPOPT__DIAG(R02_METHOD), e->loc, name);
   const int64_t *vals = NULL;
   int n = 0;
   bool handled;
@@ -977,7 +966,7 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
       int64_t v = 1;
       for (int i = 0; i < m->ndims; i++)
         if (mapopt__mul_ovf(v, m->size[i], &v))
-          return fail(ev, "R06", e->loc, "integer overflow");
+          return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
       *out = mk_int(v);
       return true;
     }
@@ -985,8 +974,7 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
   }
   if (base.kind == V_POINT && mem == MEM_HAS) {
     if (args.n != 1 || args.items[0].kind != V_MEM_KIND)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: 'has' takes one memory kind argument");
+      return fail(ev, MAPOPT__DIAG(R02_HAS_ARGUMENT), e->loc);
     int mk = args.items[0].u.k;
     unsigned aff = ev->prog->shape.affinity[base.u.pt.kind];
     *out = mk_bool(mk == MAPOPT_MEM_VIRTUAL || (aff >> mk) & 1u);
@@ -1009,16 +997,14 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
     int64_t v = 1;
     for (int i = 0; i < len; i++) {
       if (items[i].kind != V_INT)
-        return fail(ev, "R02", e->loc,
-                    "type mismatch: 'volume' needs an int tuple");
+        return fail(ev, MAPOPT__DIAG(R02_VOLUME), e->loc);
       if (mapopt__mul_ovf(v, items[i].u.i, &v))
-        return fail(ev, "R06", e->loc, "integer overflow");
+        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
     }
     *out = mk_int(v);
     return true;
   }
-  return fail(ev, "R02", e->loc, "type mismatch: '%s' is not defined for %s",
-              name, tname(&base));
+  return fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc, name, tname(&base));
 }
 
 static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
@@ -1033,10 +1019,7 @@ static bool tuple_at(ev_t *ev, const mapopt__expr *e, int64_t i, int n,
                      int64_t *j) {
   *j = i < 0 ? i + n : i;
   if (*j < 0 || *j >= n)
-    return fail(ev, "R07", e->loc,
-                "index %" PRId64 " out of bound for tuple of length %d "
-                "(Index out of bound for TupleIntNode)",
-                i, n);
+    return fail(ev, MAPOPT__DIAG(R07_INDEX), e->loc, i, n);
   return true;
 }
 
@@ -1047,17 +1030,14 @@ static bool index_value(ev_t *ev, const mapopt__expr *e, const value *base,
     return index_machine(ev, base->u.ms, subs, e->loc, out);
   for (int i = 0; i < subs->n; i++)
     if (subs->items[i].kind == V_UNSET)
-      return fail(ev, "R14", e->loc,
-                  "'*' wildcard is only allowed when indexing a machine model");
+      return fail(ev, MAPOPT__DIAG(R14_WILDCARD), e->loc);
   value tmp[2];
   const value *items = NULL;
   int n = 0;
   if (!as_seq(base, tmp, &items, &n))
-    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be indexed",
-                tname(base));
+    return fail(ev, MAPOPT__DIAG(R02_NOT_INDEXABLE), e->loc, tname(base));
   if (subs->n != 1 || subs->items[0].kind != V_INT)
-    return fail(ev, "R02", e->loc,
-                "type mismatch: a tuple index must be a single int");
+    return fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
   int64_t j;
   if (!tuple_at(ev, e, subs->items[0].u.i, n, &j))
     return false;
@@ -1102,8 +1082,7 @@ static bool index_property(ev_t *ev, const mapopt__expr *e, value *out,
   if (!step(ev, n, mem->loc) || !eval(ev, subs->items[0], &idx))
     return false;
   if (idx.kind != V_INT)
-    return fail(ev, "R02", e->loc,
-                "type mismatch: a tuple index must be a single int");
+    return fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
   int64_t j;
   if (!tuple_at(ev, e, idx.u.i, n, &j))
     return false;
@@ -1132,10 +1111,7 @@ static bool slice_bound(ev_t *ev, const mapopt__expr *x, int64_t *v,
   if (!eval(ev, x, &b))
     return false;
   if (b.kind != V_INT)
-    return fail(ev, "R02", x->loc,
-                "type mismatch: slice bound must be int, "
-                "got %s",
-                tname(&b));
+    return fail(ev, MAPOPT__DIAG(R02_SLICE_BOUND), x->loc, tname(&b));
   *v = b.u.i;
   return true;
 }
@@ -1158,22 +1134,17 @@ static bool slice_expr(ev_t *ev, const mapopt__expr *e, value *out) {
     base = sizes;
   }
   if (!as_seq(&base, tmp, &items, &n))
-    return fail(ev, "R02", e->loc, "type mismatch: %s cannot be sliced",
-                tname(&base));
+    return fail(ev, MAPOPT__DIAG(R02_NOT_SLICEABLE), e->loc, tname(&base));
   int64_t a = lo < 0 ? lo + n : lo;
   if (a < 0)
-    return fail(ev, "R08", e->loc,
-                "slice's left index is out of bound: %" PRId64, lo);
+    return fail(ev, MAPOPT__DIAG(R08_LEFT), e->loc, lo);
   int64_t b = n;
   if (has_hi && hi != 0) {
     if (hi > n)
-      return fail(ev, "R08", e->loc,
-                  "slice's right index is out of bound: %" PRId64 " > %d", hi,
-                  n);
+      return fail(ev, MAPOPT__DIAG(R08_RIGHT_LENGTH), e->loc, hi, n);
     b = hi < 0 ? hi + n : hi;
     if (b < 0)
-      return fail(ev, "R08", e->loc,
-                  "slice's right index is out of bound: %" PRId64, hi);
+      return fail(ev, MAPOPT__DIAG(R08_RIGHT), e->loc, hi);
   }
   int64_t len = a < b ? b - a : 0;
   value *r = new_items(ev, len);
@@ -1199,8 +1170,7 @@ static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
   const value *items;
   int n;
   if (!as_seq(&range, tmp, &items, &n))
-    return fail(ev, "R02", e->u.comp.range->loc,
-                "type mismatch: comprehension range must be a tuple, got %s",
+    return fail(ev, MAPOPT__DIAG(R02_RANGE), e->u.comp.range->loc,
                 tname(&range));
   value *r = new_items(ev, n);
   if (!r)
@@ -1241,8 +1211,7 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!lookup(ev, &e->u.name, e->loc, out))
       return false;
     if (out->kind == V_FUNC)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: function '%s' used as a value",
+      return fail(ev, MAPOPT__DIAG(R02_FUNCTION_VALUE), e->loc,
                   mapopt__sym_name(&ev->prog->ast, e->u.name.sym));
     return true;
   case EX_CALL:
@@ -1252,9 +1221,7 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.machine, &k))
       return false;
     if (k.kind != V_PROC_KIND)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: Machine() takes a processor kind, got %s",
-                  tname(&k));
+      return fail(ev, MAPOPT__DIAG(R02_MACHINE_KIND), e->loc, tname(&k));
     mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
     if (!m)
       return nomem(ev, e->loc);
@@ -1284,8 +1251,7 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.cond.cond, &c))
       return false;
     if (c.kind != V_BOOL)
-      return fail(ev, "R02", e->loc,
-                  "type mismatch: condition must be bool, got %s", tname(&c));
+      return fail(ev, MAPOPT__DIAG(R02_CONDITION), e->loc, tname(&c));
     return eval(ev, c.u.b ? e->u.cond.then : e->u.cond.els, out);
   }
   case EX_INDEX:
@@ -1298,14 +1264,14 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
   case EX_WILDCARD:
     break; /* the parser only puts these inside item lists */
   }
-  return fail(ev, "R02", e->loc, "type mismatch: unexpected '*'");
+  return fail(ev, MAPOPT__DIAG(R02_STAR), e->loc);
 }
 
 static bool eval(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!step(ev, 1, e->loc))
     return false;
   if (ev->cdepth >= MAPOPT__DSL_MAX_EVAL_DEPTH)
-    return fail(ev, "R22", e->loc, "evaluation nested too deeply");
+    return fail(ev, MAPOPT__DIAG(R22_NESTING), e->loc);
   ev->cdepth++;
   bool ok = eval_inner(ev, e, out);
   ev->cdepth--;
@@ -1328,7 +1294,7 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
   const char *fmt = s->u.print.fmt;
   int len = s->u.print.fmtlen;
   if (mapopt__print_placeholders(fmt, len) > s->u.print.args.n)
-    return fail(ev, "R24", s->loc, "Not enough arguments for print()");
+    return fail(ev, MAPOPT__DIAG(R24_PRINT_ARGUMENTS), s->loc);
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);
   int arg = 0;
@@ -1355,13 +1321,16 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
 
 /* Reports one executed statement to the trace callback, indented by call
  * depth: "f 3:5: i = 5" or "f 4:5: return GPU(1, 1)". */
-static void trace(ev_t *ev, const mapopt__stmt *s, const char *what,
+/* One trace line: "f 3:5: i = 5" for an assignment to the local named
+ * target, "f 4:3: return 5" when target is NULL. */
+static void trace(ev_t *ev, const mapopt__stmt *s, const char *target,
                   const value *v) {
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);
-  mapopt__sb_printf(&sb, "%*s%s %d:%d: %s", 2 * (ev->depth - 1), "",
+  mapopt__sb_printf(&sb, "%*s%s %d:%d: %s%s", 2 * (ev->depth - 1), "",
                     mapopt__sym_name(&ev->prog->ast, ev->fr->fn->u.def.sym),
-                    s->loc.line, s->loc.col, what);
+                    s->loc.line, s->loc.col, target ? target : "return",
+                    target ? " = " : " ");
   mapopt__value_print(ev->prog, v, &sb);
   if (!sb.failed)
     ev->prog->trace(ev->prog->trace_ud, sb.data);
@@ -1380,12 +1349,9 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
       if (!eval(ev, s->u.assign.value, &v))
         return false;
       ev->fr->slots[s->u.assign.target.slot] = v;
-      if (ev->prog->trace) {
-        char what[300];
-        snprintf(what, sizeof what, "%s = ",
-                 mapopt__sym_name(&ev->prog->ast, s->u.assign.target.sym));
-        trace(ev, s, what, &v);
-      }
+      if (ev->prog->trace)
+        trace(ev, s, mapopt__sym_name(&ev->prog->ast, s->u.assign.target.sym),
+              &v);
       break;
     }
     case ST_RETURN:
@@ -1393,7 +1359,7 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
       if (!eval(ev, s->u.ret.value, out))
         return false;
       if (ev->prog->trace)
-        trace(ev, s, "return ", out);
+        trace(ev, s, NULL, out);
       return true;
     case ST_PRINT:
       if (!exec_print(ev, s))
@@ -1403,7 +1369,7 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
       break;
     }
   }
-  return fail(ev, "R04", fn->u.def.name_loc, "function without return: '%s'",
+  return fail(ev, MAPOPT__DIAG(R04_NO_RETURN), fn->u.def.name_loc,
               mapopt__sym_name(&ev->prog->ast, fn->u.def.sym));
 }
 
@@ -1412,10 +1378,7 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
 static void ev_init(ev_t *ev, const mapopt__eval_env *env,
                     mapopt__eval_error *err, frame *fr) {
   memset(ev, 0, sizeof *ev);
-  /* The error's text buffers are written only when it fails. */
-  err->failed = false;
-  err->in_call = false;
-  err->code[0] = '\0';
+  memset(err, 0, sizeof *err);
   ev->env = env;
   ev->prog = env->prog;
   ev->arena = env->arena;
@@ -1468,15 +1431,12 @@ bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
     pts = r.u.set.pts;
     n = r.u.set.n;
   } else {
-    return fail(&ev, "R17", ev.ret_loc,
-                "mapping function '%s' must return a machine point or a set "
-                "of machine points, got %s",
-                fname, mapopt__value_type_name(&r));
+    return fail(&ev, MAPOPT__DIAG(R17_RESULT), ev.ret_loc, fname,
+                mapopt__value_type_name(&r));
   }
   if (pts[0].kind != kind)
-    return fail(&ev, "R16", ev.ret_loc,
-                "%s is actually mapped to %s, but machine model is for %s",
-                task->ref->name, mapopt_shape_proc_name(kind),
+    return fail(&ev, MAPOPT__DIAG(R16_KIND), ev.ret_loc, task->ref->name,
+                mapopt_shape_proc_name(kind),
                 mapopt_shape_proc_name(pts[0].kind));
   out->kind = r.kind == V_POINT ? MAPOPT_MAP_POINT : MAPOPT_MAP_SET;
   out->function = fname;

@@ -57,26 +57,26 @@ _Noreturn void mapopt__lex_throw(mapopt__lexer *lx, mapopt_status status) {
 }
 
 /* The one place where a parse diagnostic is stored. */
-_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, const char *code,
+_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
                                     mapopt__loc loc, mapopt__strbuf *msg) {
   mapopt_status st = MAPOPT_ENOMEM;
   if (!msg->failed && msg->data &&
-      mapopt_diags_add(lx->diags, MAPOPT_SEV_ERROR, code, lx->file, loc.line,
-                       loc.col, "%s", msg->data) == MAPOPT_OK)
+      mapopt__dsl_diag(lx->diags, id, "%s", lx->file, loc, msg->data) ==
+          MAPOPT_OK)
     st = MAPOPT_ESYNTAX;
   mapopt__sb_destroy(msg);
   mapopt__lex_throw(lx, st);
 }
 
-_Noreturn void mapopt__lex_error(mapopt__lexer *lx, const char *code,
-                                 mapopt__loc loc, const char *fmt, ...) {
+_Noreturn void mapopt__lex_error(mapopt__lexer *lx, mapopt_dsl_diag id,
+                                 const char *fmt, mapopt__loc loc, ...) {
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, lx->ctx);
   va_list ap;
-  va_start(ap, fmt);
+  va_start(ap, loc);
   mapopt__sb_vprintf(&sb, fmt, ap);
   va_end(ap);
-  mapopt__lex_error_sb(lx, code, loc, &sb);
+  mapopt__lex_error_sb(lx, id, loc, &sb);
 }
 
 static mapopt__loc here(const mapopt__lexer *lx, size_t pos) {
@@ -231,7 +231,7 @@ static void scan(mapopt__lexer *lx, mapopt__token *t) {
       p++;
     }
     if (big)
-      mapopt__lex_error(lx, "E03", t->loc, "integer literal out of range: %.*s",
+      mapopt__lex_error(lx, MAPOPT__DIAG(E03_INTEGER), t->loc,
                         (int)(p - start > INT32_MAX ? INT32_MAX : p - start),
                         s + start);
     t->type = TK_INT;
@@ -241,7 +241,7 @@ static void scan(mapopt__lexer *lx, mapopt__token *t) {
     while (p < lx->len && s[p] != '"' && s[p] != '\n')
       p++;
     if (p == lx->len || s[p] != '"')
-      mapopt__lex_error(lx, "E02", t->loc, "unterminated string constant");
+      mapopt__lex_error(lx, MAPOPT__DIAG(E02_STRING), t->loc);
     p++;
     t->type = TK_STRING;
   } else {
@@ -249,9 +249,8 @@ static void scan(mapopt__lexer *lx, mapopt__token *t) {
     t->type = punct(s + start, lx->len - start, &n);
     if (t->type == TK_EOF) {
       if (c > 0x20 && c < 0x7f)
-        mapopt__lex_error(lx, "E01", t->loc, "Unrecognized character: %c", c);
-      mapopt__lex_error(lx, "E01", t->loc, "Unrecognized character: \\x%02X",
-                        c);
+        mapopt__lex_error(lx, MAPOPT__DIAG(E01_CHAR), t->loc, c);
+      mapopt__lex_error(lx, MAPOPT__DIAG(E01_BYTE), t->loc, c);
     }
     p += n;
   }

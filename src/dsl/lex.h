@@ -110,14 +110,16 @@ mapopt__tok mapopt__lex_peek(mapopt__lexer *lx);
 const char *mapopt__tok_spelling(mapopt__tok t);
 
 /*
- * Adds one error diagnostic (code "E01".."E04") at loc and jumps out with
- * MAPOPT_ESYNTAX, or with MAPOPT_ENOMEM if the diagnostic cannot be stored.
+ * Adds the error diagnostic id (E01-E04; give it as MAPOPT__DIAG(NAME)) at
+ * loc and jumps out with MAPOPT_ESYNTAX, or with MAPOPT_ENOMEM if the
+ * diagnostic cannot be stored.
  */
-_Noreturn void mapopt__lex_error(mapopt__lexer *lx, const char *code,
-                                 mapopt__loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* The same with a message already built in msg, which this destroys. */
-_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, const char *code,
+_Noreturn void mapopt__lex_error(mapopt__lexer *lx, mapopt_dsl_diag id,
+                                 const char *fmt, mapopt__loc loc, ...)
+    __attribute__((format(printf, 3, 5)));
+/* The same with the message of id already formatted in msg, which this
+ * destroys. */
+_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
                                     mapopt__loc loc, mapopt__strbuf *msg);
 /* Jumps out with status (MAPOPT_ENOMEM), adding no diagnostic. */
 _Noreturn void mapopt__lex_throw(mapopt__lexer *lx, mapopt_status status);

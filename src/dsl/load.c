@@ -39,38 +39,27 @@ static const char *file_of(const mapopt_program *p) {
   return p->ast.file;
 }
 
-static void warn(checker *c, const char *code, mapopt__loc loc, const char *fmt,
-                 ...) __attribute__((format(printf, 4, 5)));
+/* Appends diagnostic id of the catalogue (give it as MAPOPT__DIAG(NAME))
+ * at loc. The first error stops the checks (MAPOPT_ELOAD); a diagnostic
+ * that cannot be stored makes the check fail with MAPOPT_ENOMEM. */
+static void check_diag(checker *c, mapopt_dsl_diag id, const char *fmt,
+                       mapopt__loc loc, ...)
+    __attribute__((format(printf, 3, 5)));
 
-static void warn(checker *c, const char *code, mapopt__loc loc, const char *fmt,
-                 ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (mapopt_diags_add(c->diags, MAPOPT_SEV_WARNING, code, file_of(c->prog),
-                       loc.line, loc.col, "%s", msg) != MAPOPT_OK)
-    c->status = MAPOPT_ENOMEM;
-}
-
-static void error(checker *c, const char *code, mapopt__loc loc,
-                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void error(checker *c, const char *code, mapopt__loc loc,
-                  const char *fmt, ...) {
-  if (c->status != MAPOPT_OK)
+static void check_diag(checker *c, mapopt_dsl_diag id, const char *fmt,
+                       mapopt__loc loc, ...) {
+  bool error = mapopt_dsl_diag_severity(id) == MAPOPT_SEV_ERROR;
+  if (error && c->status != MAPOPT_OK)
     return;
-  char msg[512];
   va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_start(ap, loc);
+  mapopt_status st =
+      mapopt__dsl_diagv(c->diags, id, fmt, file_of(c->prog), loc, ap);
   va_end(ap);
-  c->status =
-      mapopt_diags_add(c->diags, MAPOPT_SEV_ERROR, code, file_of(c->prog),
-                       loc.line, loc.col, "%s", msg) == MAPOPT_OK
-          ? MAPOPT_ELOAD
-          : MAPOPT_ENOMEM;
+  if (st != MAPOPT_OK)
+    c->status = MAPOPT_ENOMEM;
+  else if (error)
+    c->status = MAPOPT_ELOAD;
 }
 
 static const char *sym(const checker *c, int s) {
@@ -99,10 +88,8 @@ static void resolve(checker *c, mapopt__name_ref *ref, mapopt__loc loc) {
     return;
   bool local_now = ref->slot >= 0 && c->bound_now[ref->sym];
   if (!local_now && !c->global_anywhere[ref->sym])
-    warn(c, "W06", loc,
-         "%s not found (in function '%s'); evaluating it will "
-         "fail",
-         sym(c, ref->sym), sym(c, c->fn->u.def.sym));
+    check_diag(c, MAPOPT__DIAG(W06_NOT_FOUND), loc, sym(c, ref->sym),
+               sym(c, c->fn->u.def.sym));
 }
 
 static bool has_unpack(const mapopt__expr_list *l) {
@@ -127,9 +114,9 @@ static void check_expr(checker *c, mapopt__expr *e) {
     bool shadowed = e->u.call.fn.slot >= 0;
     if (def && !shadowed && !has_unpack(&e->u.call.args) &&
         def->u.def.nparams != e->u.call.args.n)
-      warn(c, "W07", e->loc,
-           "argument number mismatch: '%s' expects %d arguments, got %d",
-           sym(c, e->u.call.fn.sym), def->u.def.nparams, e->u.call.args.n);
+      check_diag(c, MAPOPT__DIAG(W07_ARGUMENTS), e->loc,
+                 sym(c, e->u.call.fn.sym), def->u.def.nparams,
+                 e->u.call.args.n);
     check_list(c, &e->u.call.args);
     break;
   }
@@ -142,7 +129,7 @@ static void check_expr(checker *c, mapopt__expr *e) {
   case EX_COMP: {
     check_expr(c, e->u.comp.range);
     if (c->ncomp >= (int)(sizeof c->comp_sym / sizeof c->comp_sym[0])) {
-      error(c, "E04", e->loc, "expression nested too deeply");
+      check_diag(c, MAPOPT__DIAG(E04_DEPTH), e->loc);
       break;
     }
     int slot = c->nslots++;
@@ -181,11 +168,9 @@ static void check_expr(checker *c, mapopt__expr *e) {
     check_expr(c, e->u.member.base);
     mapopt__member m = e->u.member.member;
     if (is_property(m) && e->u.member.call)
-      warn(c, "W10", e->loc, "'%s' is a property, not a method",
-           mapopt__member_text(m));
+      check_diag(c, MAPOPT__DIAG(W10_PROPERTY), e->loc, mapopt__member_text(m));
     else if (!is_property(m) && !e->u.member.call)
-      warn(c, "W10", e->loc, "method '%s' must be called",
-           mapopt__member_text(m));
+      check_diag(c, MAPOPT__DIAG(W10_METHOD), e->loc, mapopt__member_text(m));
     if (e->u.member.call)
       check_list(c, &e->u.member.args);
     break;
@@ -201,8 +186,8 @@ static void check_expr(checker *c, mapopt__expr *e) {
 static void check_print(checker *c, mapopt__stmt *s) {
   int ph = mapopt__print_placeholders(s->u.print.fmt, s->u.print.fmtlen);
   if (s->u.print.args.n > ph && !has_unpack(&s->u.print.args))
-    warn(c, "W13", s->loc, "print() has %d placeholders but %d arguments", ph,
-         s->u.print.args.n);
+    check_diag(c, MAPOPT__DIAG(W13_PLACEHOLDERS), s->loc, ph,
+               s->u.print.args.n);
   check_list(c, &s->u.print.args);
 }
 
@@ -222,9 +207,7 @@ static const mapopt_task_info *check_task_name(checker *c,
     return NULL;
   const mapopt_task_info *info = app_task(c, t->name);
   if (!info)
-    warn(c, "W11", t->loc,
-         "no task named '%s' in the application; this statement has no effect",
-         t->name);
+    check_diag(c, MAPOPT__DIAG(W11_TASK), t->loc, t->name);
   return info;
 }
 
@@ -242,11 +225,9 @@ static void check_region_name(checker *c, const mapopt__sel *t,
         return;
   }
   if (r->kind == SEL_INT)
-    warn(c, "W12", r->loc, "task '%s' has no region argument '%" PRId64 "'",
-         info->name, r->pos);
+    check_diag(c, MAPOPT__DIAG(W12_POSITION), r->loc, info->name, r->pos);
   else
-    warn(c, "W12", r->loc, "task '%s' has no region argument '%s'", info->name,
-         r->name);
+    check_diag(c, MAPOPT__DIAG(W12_NAME), r->loc, info->name, r->name);
 }
 
 /* ---- statements -------------------------------------------------------- */
@@ -256,9 +237,8 @@ static void check_def(checker *c, mapopt__stmt *s) {
   for (int i = 0; i < np; i++)
     for (int j = 0; j < i; j++)
       if (s->u.def.params[i].sym == s->u.def.params[j].sym) {
-        error(c, "E05", s->u.def.params[i].loc,
-              "duplicate parameter '%s' in function '%s'",
-              sym(c, s->u.def.params[i].sym), sym(c, s->u.def.sym));
+        check_diag(c, MAPOPT__DIAG(E05_PARAMETER), s->u.def.params[i].loc,
+                   sym(c, s->u.def.params[i].sym), sym(c, s->u.def.sym));
         return;
       }
   /* Slots: parameters, then every assigned name. */
@@ -278,7 +258,7 @@ static void check_def(checker *c, mapopt__stmt *s) {
   for (int i = 0; i < body->n && c->status == MAPOPT_OK; i++) {
     mapopt__stmt *b = body->items[i];
     if (returned && !warned_dead) {
-      warn(c, "W09", b->loc, "statement after return is never executed");
+      check_diag(c, MAPOPT__DIAG(W09_DEAD_CODE), b->loc);
       warned_dead = true;
     }
     switch (b->kind) {
@@ -302,10 +282,8 @@ static void check_def(checker *c, mapopt__stmt *s) {
   for (int i = 0; i < body->n; i++)
     any_return |= body->items[i]->kind == ST_RETURN;
   if (!any_return)
-    warn(c, "W08", s->u.def.name_loc,
-         "function '%s' has no return statement; calling it fails with "
-         "'function without return'",
-         sym(c, s->u.def.sym));
+    check_diag(c, MAPOPT__DIAG(W08_NO_RETURN), s->u.def.name_loc,
+               sym(c, s->u.def.sym));
   s->u.def.nslots = c->nslots;
   /* Reset the per-symbol scratch for the next function. */
   for (int i = 0; i < np; i++) {
@@ -328,9 +306,7 @@ static void check_layout(checker *c, mapopt__stmt *s) {
     const mapopt__constraint *k = &s->u.layout.cons[i];
     if (k->kind == CONS_ALIGN && k->align_op == OP_EQ &&
         (k->align <= 0 || (k->align & (k->align - 1)) != 0)) {
-      error(c, "E10", k->loc,
-            "Align==%" PRId64 ": alignment must be a positive power of two",
-            k->align);
+      check_diag(c, MAPOPT__DIAG(E10_ALIGN), k->loc, k->align);
       return;
     }
     compact |= k->kind == CONS_COMPACT;
@@ -338,7 +314,7 @@ static void check_layout(checker *c, mapopt__stmt *s) {
       exact = k;
   }
   if (exact && !compact)
-    warn(c, "W05", exact->loc, "Exact has no effect without Compact");
+    check_diag(c, MAPOPT__DIAG(W05_EXACT), exact->loc);
 }
 
 static void check_stmt(checker *c, mapopt__stmt *s) {
@@ -356,10 +332,9 @@ static void check_stmt(checker *c, mapopt__stmt *s) {
   case ST_LIMIT:
     check_task_name(c, &s->u.limit.task);
     if (s->u.limit.legacy.kind != FIELD_NONE)
-      warn(c, "W03", s->u.limit.legacy.loc,
-           "legacy InstanceLimit form: the processor kind is ignored");
+      check_diag(c, MAPOPT__DIAG(W03_LEGACY), s->u.limit.legacy.loc);
     if (s->u.limit.limit == 0)
-      warn(c, "W04", s->u.limit.limit_loc, "InstanceLimit 0 has no effect");
+      check_diag(c, MAPOPT__DIAG(W04_LIMIT_ZERO), s->u.limit.limit_loc);
     break;
   case ST_COLLECT:
     check_region_name(c, &s->u.collect.task, &s->u.collect.region);
@@ -436,59 +411,41 @@ static const char *lfile(const loader *l) {
   return l->prog->ast.file;
 }
 
-/* Records one diagnostic. An error marks the load as failed; a diagnostic
- * that cannot be recorded marks it as out of memory. */
-static void load_diag(loader *l, mapopt_severity sev, const char *code,
-                      mapopt__loc loc, const char *fmt, va_list ap)
-    __attribute__((format(printf, 5, 0)));
+/* Records diagnostic id of the catalogue (give it as MAPOPT__DIAG(NAME)).
+ * An error marks the load as failed; a diagnostic that cannot be recorded
+ * marks it as out of memory. */
+static void load_diag(loader *l, mapopt_dsl_diag id, const char *fmt,
+                      mapopt__loc loc, ...)
+    __attribute__((format(printf, 3, 5)));
 
-static void load_diag(loader *l, mapopt_severity sev, const char *code,
-                      mapopt__loc loc, const char *fmt, va_list ap) {
-  char msg[600];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  if (mapopt_diags_add(l->diags, sev, code, lfile(l), loc.line, loc.col, "%s",
-                       msg) != MAPOPT_OK)
+static void load_diag(loader *l, mapopt_dsl_diag id, const char *fmt,
+                      mapopt__loc loc, ...) {
+  va_list ap;
+  va_start(ap, loc);
+  mapopt_status st = mapopt__dsl_diagv(l->diags, id, fmt, lfile(l), loc, ap);
+  va_end(ap);
+  if (st != MAPOPT_OK)
     l->status = MAPOPT_ENOMEM;
-  else if (sev == MAPOPT_SEV_ERROR)
+  else if (mapopt_dsl_diag_severity(id) == MAPOPT_SEV_ERROR)
     l->status = MAPOPT_ELOAD;
 }
 
-static void load_error(loader *l, const char *code, mapopt__loc loc,
-                       const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void load_error(loader *l, const char *code, mapopt__loc loc,
-                       const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  load_diag(l, MAPOPT_SEV_ERROR, code, loc, fmt, ap);
-  va_end(ap);
-}
-
-static void load_warn(loader *l, const char *code, mapopt__loc loc,
-                      const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void load_warn(loader *l, const char *code, mapopt__loc loc,
-                      const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  load_diag(l, MAPOPT_SEV_WARNING, code, loc, fmt, ap);
-  va_end(ap);
-}
-
-/* Reports a runtime error raised at load time, with its call note. */
-static void load_eval_error(loader *l, const mapopt__eval_error *err) {
-  if (strcmp(err->code, "R00") == 0) {
+/* Reports a runtime error raised at load time as an error (its R-code
+ * kept), with its call note, and frees its message. */
+static void load_eval_error(loader *l, mapopt__eval_error *err) {
+  if (err->nomem) {
     l->status = MAPOPT_ENOMEM;
     return;
   }
-  load_error(l, err->code, err->loc, "%s", err->msg);
-  if (l->status == MAPOPT_ELOAD && err->in_call &&
-      mapopt_diags_add(l->diags, MAPOPT_SEV_NOTE, "", lfile(l),
-                       err->call_loc.line, err->call_loc.col,
-                       "called from here") != MAPOPT_OK)
+  if (mapopt_diags_add(l->diags, MAPOPT_SEV_ERROR, err->code, lfile(l),
+                       err->loc.line, err->loc.col, "%s",
+                       err->msg) != MAPOPT_OK)
     l->status = MAPOPT_ENOMEM;
+  else
+    l->status = MAPOPT_ELOAD;
+  if (l->status == MAPOPT_ELOAD && err->in_call)
+    load_diag(l, MAPOPT__DIAG(N01_CALLED), err->call_loc);
+  mapopt__eval_error_clear(l->prog->ctx, err);
 }
 
 /* The text of a selector as a table key component. */
@@ -538,10 +495,8 @@ static void bind(loader *l, mapopt__map *table, const char *stmt_name,
   }
   if (!inserted) {
     const mapopt__binding *first = e->value;
-    load_warn(l, "W01", loc,
-              "duplicate %s binding for %s ignored; the binding at %d:%d is "
-              "used",
-              stmt_name, display, first->loc.line, first->loc.col);
+    load_diag(l, MAPOPT__DIAG(W01_BINDING), loc, stmt_name, display,
+              first->loc.line, first->loc.col);
     return;
   }
   b->loc = loc;
@@ -570,17 +525,12 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
   const char *fname = mapopt__sym_name(&p->ast, fn);
   const mapopt__value *g = &p->globals[fn];
   if (g->kind == V_UNSET) {
-    load_error(l, "E06", s->u.map.fn_loc,
-               "%s's function undefined: '%s' is not defined before this "
-               "statement",
-               stmt, fname);
+    load_diag(l, MAPOPT__DIAG(E06_UNDEFINED), s->u.map.fn_loc, stmt, fname);
     return;
   }
   if (g->kind != V_FUNC) {
-    load_error(l, "E07", s->u.map.fn_loc,
-               "%s's mapping function is undefined: '%s' is a %s, not a "
-               "function",
-               stmt, fname, mapopt__value_type_name(g));
+    load_diag(l, MAPOPT__DIAG(E07_NOT_FUNCTION), s->u.map.fn_loc, stmt, fname,
+              mapopt__value_type_name(g));
     return;
   }
   const mapopt__stmt *def = g->u.fn;
@@ -591,10 +541,8 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
       mapopt__sb_printf(&sb, "%s%s %s", i ? ", " : "",
                         mapopt__param_type_text(def->u.def.params[i].type),
                         mapopt__sym_name(&p->ast, def->u.def.params[i].sym));
-    load_error(l, "E08", s->u.map.fn_loc,
-               "Entry mapping function's definition must be like func(Task "
-               "t): '%s' is declared as %s(%s)",
-               fname, fname, sb.data ? sb.data : "");
+    load_diag(l, MAPOPT__DIAG(E08_SIGNATURE), s->u.map.fn_loc, fname, fname,
+              sb.data ? sb.data : "");
     mapopt__sb_destroy(&sb);
     return;
   }
@@ -613,12 +561,14 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
 static void bind_triple(loader *l, mapopt__map *table, const char *stmt_name,
                         const mapopt__stmt *s, const mapopt__sel *task,
                         const mapopt__sel *region, const mapopt__field *field) {
-  char key[1024], disp[1024], b1[32], b2[32];
+  /* disp has the key's parts and 6 more bytes where the key has 2
+   * separators: it always fits once the key does. */
+  char key[1024], disp[sizeof key + 4], b1[32], b2[32];
   const char *t = sel_text(task, b1, sizeof b1);
   const char *r = sel_text(region, b2, sizeof b2);
   const char *f = field_text(field);
   if (!mapopt__dsl_key(key, sizeof key, t, r, f)) {
-    load_error(l, "E04", s->loc, "selector too long");
+    load_diag(l, MAPOPT__DIAG(E04_SELECTOR), s->loc);
     return;
   }
   snprintf(disp, sizeof disp, "(%s, %s, %s)", t, r, f);
@@ -653,7 +603,7 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
     const char *t = sel_text(&s->u.collect.task, b1, sizeof b1);
     const char *r = sel_text(&s->u.collect.region, b2, sizeof b2);
     if (!mapopt__dsl_key(key, sizeof key, t, r, NULL)) {
-      load_error(l, "E04", s->loc, "selector too long");
+      load_diag(l, MAPOPT__DIAG(E04_SELECTOR), s->loc);
       break;
     }
     set_add(l, &p->collects, key, s);
@@ -671,9 +621,7 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
   case ST_DEF: {
     int fs = s->u.def.sym;
     if (p->globals[fs].kind != V_UNSET) {
-      load_warn(l, "W02", s->u.def.name_loc,
-                "duplicate definition of '%s' ignored; the binding at %d:%d "
-                "is used",
+      load_diag(l, MAPOPT__DIAG(W02_DEFINITION), s->u.def.name_loc,
                 mapopt__sym_name(&p->ast, fs), p->global_loc[fs].line,
                 p->global_loc[fs].col);
       break;
@@ -686,10 +634,9 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
   case ST_ASSIGN: {
     int gs = s->u.assign.target.sym;
     if (p->globals[gs].kind != V_UNSET) {
-      load_error(l, "E09", s->loc,
-                 "redefinition of global '%s' (first bound at %d:%d)",
-                 mapopt__sym_name(&p->ast, gs), p->global_loc[gs].line,
-                 p->global_loc[gs].col);
+      load_diag(l, MAPOPT__DIAG(E09_GLOBAL), s->loc,
+                mapopt__sym_name(&p->ast, gs), p->global_loc[gs].line,
+                p->global_loc[gs].col);
       break;
     }
     mapopt__eval_env env = {p, &p->ast.arena, l->diags, true};

@@ -7,10 +7,10 @@
  * A model is a value: transform() writes a new model and one new step and
  * never touches the old model. Every step records the size tuple it was
  * applied to, so both mappings walk the chain without recomputing sizes.
- * Nothing here allocates; errors come back as an R-code plus the exact
- * DSL.md §7.4 message in a caller buffer. The factorization algorithms
- * themselves live in factor.c; MS_FACTORS steps receive their factors
- * already computed.
+ * Nothing here allocates; errors come back as an R-code plus the message of
+ * their catalogue entry (mapopt/dsl.h) in a caller buffer. The factorization
+ * algorithms themselves live in factor.c; MS_FACTORS steps receive their
+ * factors already computed.
  *
  * Arithmetic on sizes and coordinates is int64 and checked: an overflow is
  * R06 "integer overflow" (only reachable with absurd user coordinates or
@@ -18,8 +18,10 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "dsl/ast.h"
 #include "dsl/mspace.h"
 
 #define MAXD MAPOPT__MS_MAX_DIMS
@@ -30,20 +32,21 @@
 #define PRINTF_LIKE(f, a)
 #endif
 
-/* Writes a formatted message into err (if any, truncating); returns code. */
-static PRINTF_LIKE(4, 5) mapopt__ms_err
-    fail(mapopt__ms_err code, char *err, size_t errlen, const char *fmt, ...) {
+/* Writes the message of catalogue entry id (give it as MAPOPT__DIAG(NAME))
+ * into err (if any, truncating as snprintf does); returns its R-code. */
+static PRINTF_LIKE(2, 5) mapopt__ms_err
+    fail(mapopt_dsl_diag id, const char *fmt, char *err, size_t errlen, ...) {
   if (err && errlen) {
     va_list ap;
-    va_start(ap, fmt);
+    va_start(ap, errlen);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
   }
-  return code;
+  return (mapopt__ms_err)atoi(mapopt_dsl_diag_code(id) + 1);
 }
 
 static mapopt__ms_err overflow(char *err, size_t errlen) {
-  return fail(MS_R06, err, errlen, "integer overflow");
+  return fail(MAPOPT__DIAG(R06_OVERFLOW), err, errlen);
 }
 
 void mapopt__ms_base(mapopt__mspace *m, int proc_kind, int64_t nodes,
@@ -61,15 +64,11 @@ void mapopt__ms_base(mapopt__mspace *m, int proc_kind, int64_t nodes,
 /* R15 for a dimension argument outside [0, n). */
 static mapopt__ms_err bad_dim(const char *name, int d, int n, char *err,
                               size_t errlen) {
-  return fail(MS_R15, err, errlen,
-              "%s: dimension %d out of range for a %d-dimensional machine "
-              "model",
-              name, d, n);
+  return fail(MAPOPT__DIAG(R15_DIMENSION), err, errlen, name, (int64_t)d, n);
 }
 
 static mapopt__ms_err too_many_dims(char *err, size_t errlen) {
-  return fail(MS_R15, err, errlen,
-              "machine model would have more than 16 dimensions");
+  return fail(MAPOPT__DIAG(R15_TOO_MANY), err, errlen);
 }
 
 /*
@@ -97,12 +96,10 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
   switch (op) {
   case MS_SPLIT:
     if (f < 1)
-      return fail(MS_R15, err, errlen,
-                  "split: factor must be positive, got %lld", (long long)f);
+      return fail(MAPOPT__DIAG(R15_FACTOR), err, errlen, (int64_t)f);
     if (s[a] % f != 0)
-      return fail(MS_R15, err, errlen,
-                  "split: size %lld of dimension %d is not divisible by %lld",
-                  (long long)s[a], a, (long long)f);
+      return fail(MAPOPT__DIAG(R15_DIVISIBLE), err, errlen, (int64_t)s[a], a,
+                  (int64_t)f);
     if (n + 1 > MAXD)
       return too_many_dims(err, errlen);
     nn = n + 1;
@@ -117,8 +114,7 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
     if (b < 0 || b >= n)
       return bad_dim(name, b, n, err, errlen);
     if (a == b)
-      return fail(MS_R15, err, errlen,
-                  "%s's arguments must be different dimensions", name);
+      return fail(MAPOPT__DIAG(R15_SAME_DIMENSIONS), err, errlen, name);
     if (op == MS_SWAP) {
       memcpy(ns, s, (size_t)n * sizeof *ns);
       ns[a] = s[b];
@@ -137,10 +133,8 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
 
   case MS_SLICE:
     if (lo < 0 || lo > hi || hi >= s[a])
-      return fail(MS_R15, err, errlen,
-                  "slice out of bound: [%lld, %lld] is not a non-empty range "
-                  "within [0, %lld)",
-                  (long long)lo, (long long)hi, (long long)s[a]);
+      return fail(MAPOPT__DIAG(R15_SLICE), err, errlen, (int64_t)lo,
+                  (int64_t)hi, (int64_t)s[a]);
     memcpy(ns, s, (size_t)n * sizeof *ns);
     ns[a] = hi - lo + 1;
     break;
@@ -152,16 +146,11 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
   case MS_FACTORS:
     if (nf < 1) {
       if (strcmp(name, "balance_split") == 0)
-        return fail(MS_R15, err, errlen,
-                    "balance_split: number of parts must be positive, got %d",
-                    nf);
-      return fail(MS_R15, err, errlen,
-                  "%s's second argument must be a tuple of positive integers",
-                  name);
+        return fail(MAPOPT__DIAG(R15_PARTS), err, errlen, (int64_t)nf);
+      return fail(MAPOPT__DIAG(R15_DOMAIN), err, errlen, name);
     }
     if (s[a] < 1)
-      return fail(MS_R15, err, errlen, "cannot factor dimension %d of size 0",
-                  a);
+      return fail(MAPOPT__DIAG(R15_ZERO_SIZE), err, errlen, a);
     if (nf > MAXD || n - 1 + nf > MAXD)
       return too_many_dims(err, errlen);
     nn = n - 1 + nf;
@@ -171,7 +160,7 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
     break;
 
   default:
-    return fail(MS_R15, err, errlen, "%s: unknown transformation", name);
+    return fail(MAPOPT__DIAG(R15_UNKNOWN), err, errlen, name);
   }
 
   /* All checks passed: write the step, then the model. */
@@ -219,9 +208,8 @@ mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
 
   for (int i = 0; i < n0; i++) {
     if (coords[i] < 0)
-      return fail(MS_R12, err, errlen,
-                  "negative machine coordinate %lld in dimension %d",
-                  (long long)coords[i], i);
+      return fail(MAPOPT__DIAG(R12_NEGATIVE), err, errlen, (int64_t)coords[i],
+                  i);
     q[i] = coords[i];
   }
 
@@ -267,19 +255,15 @@ mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
     }
     case MS_SLICE:
       if (q[d] > st->hi - st->lo)
-        return fail(MS_R25, err, errlen,
-                    "machine index out of bound for sliced dimension %d: "
-                    "%lld > %lld",
-                    d, (long long)q[d], (long long)(st->hi - st->lo));
+        return fail(MAPOPT__DIAG(R25_SLICED), err, errlen, d, (int64_t)q[d],
+                    (int64_t)(st->hi - st->lo));
       q[d] += st->lo;
       break;
     case MS_REVERSE:
       /* p >= 0 and s >= 0, so this cannot overflow. */
       q[d] = st->in_size[d] - 1 - q[d];
       if (q[d] < 0)
-        return fail(MS_R12, err, errlen,
-                    "negative machine coordinate %lld in dimension %d",
-                    (long long)q[d], d);
+        return fail(MAPOPT__DIAG(R12_NEGATIVE), err, errlen, (int64_t)q[d], d);
       break;
     case MS_FACTORS: {
       /* q[d] = sum_j p[d+j] * prod_{i<j} F_i, by Horner from the last
@@ -297,18 +281,16 @@ mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
       break;
     }
     default:
-      return fail(MS_R15, err, errlen, "corrupt machine model");
+      return fail(MAPOPT__DIAG(R15_CORRUPT), err, errlen);
     }
   }
 
   if (q[0] >= m->nodes)
-    return fail(MS_R10, err, errlen,
-                "Sharding node index out of bound! %lld >= %lld",
-                (long long)q[0], (long long)m->nodes);
+    return fail(MAPOPT__DIAG(R10_NODE), err, errlen, (int64_t)q[0],
+                (int64_t)m->nodes);
   if (q[1] >= m->procs)
-    return fail(MS_R11, err, errlen,
-                "Slice processor index out of bound! %lld >= %lld",
-                (long long)q[1], (long long)m->procs);
+    return fail(MAPOPT__DIAG(R11_PROCESSOR), err, errlen, (int64_t)q[1],
+                (int64_t)m->procs);
   *node = q[0];
   *proc = q[1];
   return MS_OK;
@@ -317,11 +299,8 @@ mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
 /* R21 for coordinate c of dimension d of a model of that size. */
 static mapopt__ms_err outside(int64_t node, int64_t proc, int64_t c,
                               int64_t size, int d, char *err, size_t errlen) {
-  return fail(MS_R21, err, errlen,
-              "processor(m): processor (%lld, %lld) is outside the machine "
-              "model (coordinate %lld not in [0, %lld) in dimension %d)",
-              (long long)node, (long long)proc, (long long)c, (long long)size,
-              d);
+  return fail(MAPOPT__DIAG(R21_OUTSIDE), err, errlen, (int64_t)node,
+              (int64_t)proc, (int64_t)c, (int64_t)size, d);
 }
 
 /*
@@ -395,7 +374,7 @@ mapopt__ms_err mapopt__ms_forward(const mapopt__mspace *m, int64_t node,
       break;
     }
     default:
-      return fail(MS_R15, err, errlen, "corrupt machine model");
+      return fail(MAPOPT__DIAG(R15_CORRUPT), err, errlen);
     }
   }
 

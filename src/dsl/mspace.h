@@ -60,6 +60,12 @@ typedef struct mapopt__mspace {
   int64_t size[MAPOPT__MS_MAX_DIMS];
 } mapopt__mspace;
 
+/* Every message of this module fits in MAPOPT__MS_ERR_MAX bytes: its
+ * catalogue templates have at most 110 bytes of text, four int64 numbers
+ * (20 bytes each) and a method name (the longest, "balance_split", has 13
+ * bytes), so a caller's buffer of this size never cuts one short. */
+#define MAPOPT__MS_ERR_MAX 256
+
 /* Error codes of this module: the DSL.md §7.4 ids. */
 typedef enum mapopt__ms_err {
   MS_OK = 0,

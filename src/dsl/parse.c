@@ -68,42 +68,54 @@ static int cmp_spelling(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* "syntax error, unexpected TOK[, expecting LIST]" at the current token. */
+/* "syntax error, unexpected TOK[, expecting LIST]" at the current token
+ * (E04_UNEXPECTED, E04_EXPECTING). */
 static _Noreturn void syntax_error(parser *p) {
   const mapopt__token *t = &p->lx.tok;
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, p->lx.ctx);
-  mapopt__sb_puts(&sb, "syntax error, unexpected ");
-  mapopt__sb_puts(&sb, mapopt__tok_spelling(t->type));
+  mapopt__strbuf tok, list, msg;
+  mapopt__sb_init(&tok, p->lx.ctx);
+  mapopt__sb_init(&list, p->lx.ctx);
+  mapopt__sb_init(&msg, p->lx.ctx);
+  mapopt__sb_puts(&tok, mapopt__tok_spelling(t->type));
   if (t->type == TK_IDENT) {
-    mapopt__sb_puts(&sb, " '");
-    mapopt__sb_putn(&sb, t->text, t->len);
-    mapopt__sb_putc(&sb, '\'');
+    mapopt__sb_puts(&tok, " '");
+    mapopt__sb_putn(&tok, t->text, t->len);
+    mapopt__sb_putc(&tok, '\'');
   } else if (t->type == TK_INT || t->type == TK_STRING) {
-    mapopt__sb_putc(&sb, ' ');
-    mapopt__sb_putn(&sb, t->text, t->len);
+    mapopt__sb_putc(&tok, ' ');
+    mapopt__sb_putn(&tok, t->text, t->len);
   }
   enum { MAX_LISTED = 4 };
-  const char *list[MAX_LISTED + 1];
+  const char *listed[MAX_LISTED + 1];
   int n = 0;
   for (int k = 0; k < TK__COUNT && n <= MAX_LISTED; k++)
     if (ts_has(&p->expected, (mapopt__tok)k))
-      list[n++] = mapopt__tok_spelling((mapopt__tok)k);
-  if (n > 0 && n <= MAX_LISTED) {
-    qsort(list, (size_t)n, sizeof list[0], cmp_spelling);
-    mapopt__sb_puts(&sb, ", expecting ");
+      listed[n++] = mapopt__tok_spelling((mapopt__tok)k);
+  bool expecting = n > 0 && n <= MAX_LISTED;
+  if (expecting) {
+    qsort(listed, (size_t)n, sizeof listed[0], cmp_spelling);
     for (int i = 0; i < n; i++) {
       if (i > 0)
-        mapopt__sb_puts(&sb, " or ");
-      mapopt__sb_puts(&sb, list[i]);
+        mapopt__sb_puts(&list, " or ");
+      mapopt__sb_puts(&list, listed[i]);
     }
   }
-  mapopt__lex_error_sb(&p->lx, "E04", t->loc, &sb);
+  mapopt_dsl_diag id;
+  if (tok.failed || list.failed)
+    msg.failed = true;
+  else if (expecting)
+    mapopt__sb_printf(&msg, MAPOPT_DSL_TEMPLATE(E04_EXPECTING), tok.data,
+                      list.data);
+  else
+    mapopt__sb_printf(&msg, MAPOPT_DSL_TEMPLATE(E04_UNEXPECTED), tok.data);
+  id = expecting ? MAPOPT_DSL_E04_EXPECTING : MAPOPT_DSL_E04_UNEXPECTED;
+  mapopt__sb_destroy(&tok);
+  mapopt__sb_destroy(&list);
+  mapopt__lex_error_sb(&p->lx, id, t->loc, &msg);
 }
 
 static _Noreturn void nesting_error(parser *p, mapopt__loc loc) {
-  mapopt__lex_error(&p->lx, "E04", loc,
-                    "expression nested too deeply (more than %d levels)",
+  mapopt__lex_error(&p->lx, MAPOPT__DIAG(E04_NESTING), loc,
                     MAPOPT__DSL_MAX_NESTING);
 }
 

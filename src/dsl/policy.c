@@ -201,13 +201,12 @@ static const mapopt__stmt *map_function(const mapopt__map *table,
   return b ? b->value : NULL;
 }
 
-static void format_point(char *buf, size_t size, int dims, const int64_t *p) {
-  size_t n = (size_t)snprintf(buf, size, "(");
-  for (int i = 0; i < dims && n < size; i++)
-    n += (size_t)snprintf(buf + n, size - n, i ? ", %" PRId64 : "%" PRId64,
-                          p[i]);
-  if (n < size)
-    snprintf(buf + n, size - n, dims == 1 ? ",)" : ")");
+/* "(3, 1)", "(5,)": the point as the N02 note shows it. */
+static void format_point(mapopt__strbuf *sb, int dims, const int64_t *p) {
+  mapopt__sb_putc(sb, '(');
+  for (int i = 0; i < dims; i++)
+    mapopt__sb_printf(sb, i ? ", %" PRId64 : "%" PRId64, p[i]);
+  mapopt__sb_puts(sb, dims == 1 ? ",)" : ")");
 }
 
 /* A memoized index-map result: the answer, or the error to re-report. */
@@ -216,20 +215,42 @@ typedef struct memo_entry {
   const mapopt__eval_error *err; /* NULL on success */
 } memo_entry;
 
-/* Reports a mapping error with its context line. */
+/* What was being mapped when a mapping error occurred: an index point (N02)
+ * or a single task (N03). */
+typedef struct map_context {
+  const char *task, *function;
+  int dims; /* -1: a single task */
+  const int64_t *point;
+} map_context;
+
+/* Reports a mapping error with its context note. */
 static mapopt_status report_mapping_error(const mapopt_program *prog,
                                           const mapopt__eval_error *err,
-                                          const char *context,
+                                          const map_context *c,
                                           mapopt_diags *diags) {
-  if (strcmp(err->code, "R00") == 0)
+  if (err->nomem)
     return MAPOPT_ENOMEM;
-  if (diags) {
-    mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code, prog->ast.file,
-                     err->loc.line, err->loc.col, "%s", err->msg);
-    mapopt_diags_add(diags, MAPOPT_SEV_NOTE, "", prog->ast.file, 0, 0, "%s",
-                     context);
+  if (!diags)
+    return MAPOPT_EMAP;
+  const char *file = prog->ast.file;
+  mapopt__loc none = {0, 0};
+  mapopt_status st =
+      mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code, file,
+                       err->loc.line, err->loc.col, "%s", err->msg);
+  if (st == MAPOPT_OK && c->dims < 0) {
+    st = mapopt__dsl_diag(diags, MAPOPT__DIAG(N03_MAPPING), file, none, c->task,
+                          c->function);
+  } else if (st == MAPOPT_OK) {
+    mapopt__strbuf point;
+    mapopt__sb_init(&point, prog->ctx);
+    format_point(&point, c->dims, c->point);
+    st = point.failed
+             ? MAPOPT_ENOMEM
+             : mapopt__dsl_diag(diags, MAPOPT__DIAG(N02_PLACING), file, none,
+                                point.data, c->task, c->function);
+    mapopt__sb_destroy(&point);
   }
-  return MAPOPT_EMAP;
+  return st == MAPOPT_OK ? MAPOPT_EMAP : MAPOPT_ENOMEM;
 }
 
 /* Runs an entry function in a pooled scratch arena. */
@@ -242,8 +263,7 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
   mapopt__scratch *s = mapopt__scratch_get(prog);
   if (!s) {
     memset(err, 0, sizeof *err);
-    err->failed = true;
-    strcpy(err->code, "R00");
+    err->failed = err->nomem = true;
     return false;
   }
   mapopt__eval_env env = {prog, &s->arena, diags, false};
@@ -271,14 +291,8 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
   size_t klen = (size_t)(2 + 2 * dims) * sizeof(int64_t) + tlen;
   char kbuf[1024];
   bool memo = !prog->no_memo && klen <= sizeof kbuf;
-  /* The context line of a mapping error is built only when one occurs. */
-  char context[512], pbuf[256];
-#define INDEX_CONTEXT()                                                        \
-  (format_point(pbuf, sizeof pbuf, dims, point),                               \
-   snprintf(context, sizeof context,                                           \
-            "while placing point %s of task '%s' with '%s'", pbuf, task,       \
-            mapopt__sym_name(&prog->ast, fn->u.def.sym)),                      \
-   context)
+  map_context context = {task, mapopt__sym_name(&prog->ast, fn->u.def.sym),
+                         dims, point};
   if (memo) {
     int64_t hdr[2] = {kind, dims};
     memcpy(kbuf, hdr, sizeof hdr);
@@ -296,7 +310,7 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
     if (e) {
       /* Entries and their errors are immutable once inserted. */
       if (hit.err)
-        return report_mapping_error(prog, hit.err, INDEX_CONTEXT(), diags);
+        return report_mapping_error(prog, hit.err, &context, diags);
       *out = hit.answer;
       return MAPOPT_OK;
     }
@@ -305,7 +319,7 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
   mapopt__taskobj obj = {&ref, false, true};
   mapopt__eval_error err;
   bool ok = run_entry(prog, fn, &obj, kind, out, NULL, 0, &err, diags);
-  if (!ok && strcmp(err.code, "R00") == 0)
+  if (!ok && err.nomem)
     return MAPOPT_ENOMEM;
   if (memo) {
     pthread_mutex_lock(&prog->lock);
@@ -313,9 +327,14 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
     memo_entry *v = mapopt__arena_alloc(&prog->cache_arena, sizeof *v);
     mapopt__eval_error *ecopy =
         ok ? NULL : mapopt__arena_alloc(&prog->cache_arena, sizeof *ecopy);
+    /* The memo's copy of the message lives in the cache arena. */
+    char *mcopy = ok || !ecopy
+                      ? NULL
+                      : mapopt__arena_strndup(&prog->cache_arena, err.msg,
+                                              strlen(err.msg));
     bool ins = false;
     mapopt__map_entry *e =
-        k && v && (ok || ecopy)
+        k && v && (ok || mcopy)
             ? (memcpy(k, kbuf, klen),
                mapopt__map_upsert(&prog->index_memo, prog->ctx, k, klen, &ins))
             : NULL;
@@ -325,16 +344,18 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
         v->err = NULL;
       } else {
         *ecopy = err;
+        ecopy->msg = mcopy;
         v->err = ecopy;
       }
       e->value = v;
     }
     pthread_mutex_unlock(&prog->lock);
   }
-  if (!ok)
-    return report_mapping_error(prog, &err, INDEX_CONTEXT(), diags);
-  return MAPOPT_OK;
-#undef INDEX_CONTEXT
+  if (ok)
+    return MAPOPT_OK;
+  mapopt_status st = report_mapping_error(prog, &err, &context, diags);
+  mapopt__eval_error_clear(prog->ctx, &err);
+  return st;
 }
 
 mapopt_status mapopt_policy_single_map(const mapopt_program *prog,
@@ -355,10 +376,11 @@ mapopt_status mapopt_policy_single_map(const mapopt_program *prog,
   mapopt__eval_error err;
   if (run_entry(prog, fn, &obj, kind, out, set, cap, &err, diags))
     return MAPOPT_OK;
-  char context[512];
-  snprintf(context, sizeof context, "while mapping task '%s' with '%s'",
-           self->name, mapopt__sym_name(&prog->ast, fn->u.def.sym));
-  return report_mapping_error(prog, &err, context, diags);
+  map_context context = {self->name,
+                         mapopt__sym_name(&prog->ast, fn->u.def.sym), -1, NULL};
+  mapopt_status st = report_mapping_error(prog, &err, &context, diags);
+  mapopt__eval_error_clear(prog->ctx, &err);
+  return st;
 }
 
 /* ---- resolution with defaults ------------------------------------------ */
@@ -370,7 +392,7 @@ static const mapopt_proc_kind default_order[] = {
 mapopt_status mapopt_policy_select_kind(const mapopt_program *prog,
                                         const char *task, unsigned variants,
                                         bool lenient, mapopt_proc_kind *out,
-                                        char *err, size_t errlen) {
+                                        mapopt_diags *diags) {
   mapopt_proc_kind list[64];
   size_t n = mapopt_policy_proc_kinds(prog, task, list, 64);
   if (n > 64)
@@ -389,10 +411,12 @@ mapopt_status mapopt_policy_select_kind(const mapopt_program *prog,
         return MAPOPT_OK;
       }
     }
-  snprintf(err, errlen,
-           "Invalid policy: task %s requested %s, but has no valid task "
-           "variant for the kind",
-           task, mapopt_shape_proc_name(n ? list[0] : MAPOPT_PROC_GPU));
+  if (diags &&
+      mapopt__dsl_diag(diags, MAPOPT__DIAG(R26_NO_KIND), prog->ast.file,
+                       (mapopt__loc){0, 0}, task,
+                       mapopt_shape_proc_name(n ? list[0] : MAPOPT_PROC_GPU)) !=
+          MAPOPT_OK)
+    return MAPOPT_ENOMEM;
   return MAPOPT_EMAP;
 }
 

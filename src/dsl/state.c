@@ -29,8 +29,7 @@ void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
   if (emit && prog->print)
     prog->print(prog->print_ud, line);
   if (truncate && diags)
-    mapopt_diags_add(diags, MAPOPT_SEV_WARNING, "W15", prog->ast.file, loc.line,
-                     loc.col, "print output truncated after %d lines",
+    mapopt__dsl_diag(diags, MAPOPT__DIAG(W15_PRINT_LIMIT), prog->ast.file, loc,
                      MAPOPT__DSL_PRINT_LIMIT);
 }
 

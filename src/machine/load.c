@@ -87,13 +87,12 @@ static bool is_object(const mapopt__json *v) {
 static void param_error(loader *L, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void param_error(loader *L, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  mapopt_status st = mapopt_diags_addv(L->diags, MAPOPT_SEV_ERROR, "",
+                                       L->params->arg, 0, 0, fmt, ap);
   va_end(ap);
-  if (mapopt_diags_add(L->diags, MAPOPT_SEV_ERROR, "", L->params->arg, 0, 0,
-                       "%s", msg) != MAPOPT_OK)
+  if (st != MAPOPT_OK)
     L->jr.status = MAPOPT_ENOMEM;
   else if (L->jr.status == MAPOPT_OK)
     L->jr.status = MAPOPT_EINVAL;
@@ -463,16 +462,11 @@ static void read_processors(loader *L, const mapopt__json *root,
                      "the machine has no CPU, GPU or OMP processors");
   int64_t gpus = m->procs[MAPOPT_PROC_GPU].count;
   if (L->jr.status == MAPOPT_OK && gpus % m->ranks_per_node != 0) {
-    char msg[160];
-    snprintf(msg, sizeof msg,
-             "ranks_per_node (%" PRId64 ") must divide the GPU count (%" PRId64
-             ")",
-             m->ranks_per_node, gpus);
     if (L->params && L->params->value[MAPOPT__MPARAM_RANKS])
-      param_error(L, "%s", msg);
+      param_error(L, MAPOPT__MACHINE_RANKS_ERROR, m->ranks_per_node, gpus);
     else
-      mapopt__jr_error(&L->jr, mapopt__json_get(root, "ranks_per_node"), "%s",
-                       msg);
+      mapopt__jr_error(&L->jr, mapopt__json_get(root, "ranks_per_node"),
+                       MAPOPT__MACHINE_RANKS_ERROR, m->ranks_per_node, gpus);
   }
 }
 

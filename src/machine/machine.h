@@ -11,6 +11,8 @@
 #ifndef MAPOPT_SRC_MACHINE_H
 #define MAPOPT_SRC_MACHINE_H
 
+#include <inttypes.h>
+
 #include "core/core.h"
 #include "mapopt/machine.h"
 
@@ -39,6 +41,11 @@ static inline const mapopt__machine_impl *
 mapopt__machine_cimpl_of(const mapopt_machine *m) {
   return (const mapopt__machine_impl *)m;
 }
+
+/* The message of a rank split that does not divide the GPUs of a node
+ * (SIMULATOR.md §2.5): ranks per node, then GPUs per node. */
+#define MAPOPT__MACHINE_RANKS_ERROR                                            \
+  "ranks_per_node (%" PRId64 ") must divide the GPU count (%" PRId64 ")"
 
 /* A zeroed machine with its arena; NULL on ENOMEM. */
 mapopt__machine_impl *mapopt__machine_new(mapopt_ctx *ctx);

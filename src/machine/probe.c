@@ -106,15 +106,19 @@ static void json_str(mapopt__strbuf *sb, const char *s) {
 static void source(probe *P, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void source(probe *P, const char *key, const char *fmt, ...) {
-  char msg[512];
+  mapopt__strbuf msg;
+  mapopt__sb_init(&msg, P->src.ctx);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  mapopt__sb_vprintf(&msg, fmt, ap);
   va_end(ap);
   mapopt__sb_puts(&P->src, P->src.len ? ",\n    " : "\n    ");
   json_str(&P->src, key);
   mapopt__sb_puts(&P->src, ": ");
-  json_str(&P->src, msg);
+  json_str(&P->src, msg.data ? msg.data : "");
+  if (msg.failed)
+    P->src.failed = true;
+  mapopt__sb_destroy(&msg);
 }
 
 static FILE *open_at(const probe *P, const char *path) {

@@ -36,15 +36,12 @@ static mapopt_status arg_error(mapopt_diags *diags, const char *arg,
     __attribute__((format(printf, 4, 5)));
 static mapopt_status arg_error(mapopt_diags *diags, const char *arg,
                                mapopt_status st, const char *fmt, ...) {
-  char msg[768];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  mapopt_status added =
+      mapopt_diags_addv(diags, MAPOPT_SEV_ERROR, "", arg, 0, 0, fmt, ap);
   va_end(ap);
-  if (mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", arg, 0, 0, "%s", msg) !=
-      MAPOPT_OK)
-    return MAPOPT_ENOMEM;
-  return st;
+  return added == MAPOPT_OK ? st : MAPOPT_ENOMEM;
 }
 
 static mapopt_status load_file(mapopt_ctx *ctx, const char *path,
@@ -161,10 +158,18 @@ static int64_t *socket_list(mapopt__arena *a, int64_t count, int64_t sockets,
 static mapopt_status from_shape(mapopt_ctx *ctx, const char *arg,
                                 mapopt_diags *diags, mapopt_machine **out) {
   mapopt_machine_shape shape;
-  char err[256];
-  if (mapopt_shape_parse(arg, &shape, err, sizeof err) != MAPOPT_OK)
-    return arg_error(diags, arg, MAPOPT_EINVAL,
-                     "invalid machine description: %s", err);
+  /* Large enough for any message of mapopt_shape_parse (see its header). */
+  size_t errlen = 2 * strlen(arg) + 200;
+  char *err = mapopt__malloc(ctx, errlen);
+  if (!err)
+    return MAPOPT_ENOMEM;
+  if (mapopt_shape_parse(arg, &shape, err, errlen) != MAPOPT_OK) {
+    mapopt_status st = arg_error(diags, arg, MAPOPT_EINVAL,
+                                 "invalid machine description: %s", err);
+    mapopt__free(ctx, err, errlen);
+    return st;
+  }
+  mapopt__free(ctx, err, errlen);
   if (shape.procs[MAPOPT_PROC_IO] || shape.procs[MAPOPT_PROC_PY] ||
       shape.procs[MAPOPT_PROC_PROC])
     return arg_error(diags, arg, MAPOPT_EINVAL,

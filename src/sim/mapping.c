@@ -20,14 +20,14 @@
 static void dsl_error(sim_t *s, mapopt_sim_error e, size_t from) {
   if (failed(s))
     return;
-  char line[1024];
   mapopt__strbuf *t = &s->errtext;
   for (size_t i = from; i < mapopt_diags_count(s->diags); i++) {
     const mapopt_diag *d = mapopt_diags_get(s->diags, i);
     if (d->severity == MAPOPT_SEV_WARNING)
       continue;
-    mapopt_diag_format(d, line, sizeof line);
-    mapopt__sb_printf(t, "%s%s", t->len ? "\n" : "", line);
+    if (t->len)
+      mapopt__sb_putc(t, '\n');
+    mapopt__sb_diag(t, d);
   }
   s->error = e;
   s->error_time = s->now;
@@ -50,13 +50,18 @@ static mapopt_sim_error class_of(const mapopt_diags *d, size_t from) {
 static int task_kind(sim_t *s, int task) {
   if (s->task_kind[task] != -1)
     return s->task_kind[task];
-  char err[512];
   mapopt_proc_kind k;
   const mapopt_app_task *t = &s->run->tasks[task];
-  if (mapopt_policy_select_kind(s->prog, t->name, t->variant_kinds,
-                                s->opts->lenient_kinds, &k, err,
-                                sizeof err) != MAPOPT_OK) {
-    mapopt__sim_error(s, MAPOPT_SIM_NO_VARIANT, "%s", err);
+  size_t from = mapopt_diags_count(s->diags);
+  mapopt_status st = mapopt_policy_select_kind(
+      s->prog, t->name, t->variant_kinds, s->opts->lenient_kinds, &k, s->diags);
+  if (st != MAPOPT_OK) {
+    /* R26: its message is the runtime's error. */
+    if (st == MAPOPT_EMAP)
+      mapopt__sim_error(s, MAPOPT_SIM_NO_VARIANT, "%s",
+                        mapopt_diags_get(s->diags, from)->message);
+    else
+      mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
     s->task_kind[task] = -2;
     return -2;
   }
@@ -207,11 +212,11 @@ bool mapopt__sim_place_single(sim_t *s, int64_t op) {
     size_t best = 0;
     for (size_t i = 0; i < n; i++) {
       if (set[i].node != as) {
+        /* R18 is the substrate's check (DSL.md §4.7), with N03. */
         mapopt__sim_error(
             s, MAPOPT_SIM_INDEX,
-            "Assertion failed: single task must stay on its parent's "
-            "node\n%s: note: while mapping task '%s' with '%s'",
-            mapopt_diags_count(s->diags) ? "mapper" : "mapper",
+            MAPOPT_DSL_TEMPLATE(
+                R18_NODE) "\nmapper: note: " MAPOPT_DSL_TEMPLATE(N03_MAPPING),
             task_name(s, op), ans.function ? ans.function : "?");
         return false;
       }

@@ -475,7 +475,7 @@ static void push_diags(strlist *out, const mapopt_diags *diags, size_t from) {
     bool ok;
     switch (d->severity) {
     case MAPOPT_SEV_NOTE:
-      ok = c[0] == '\0';
+      ok = c[0] == 'N';
       break;
     case MAPOPT_SEV_WARNING:
       ok = c[0] == 'W';
@@ -487,7 +487,7 @@ static void push_diags(strlist *out, const mapopt_diags *diags, size_t from) {
       ok = c[0] == 'R';
       break;
     }
-    if (ok && c[0] != '\0')
+    if (ok)
       ok = c[1] >= '0' && c[1] <= '9' && c[2] >= '0' && c[2] <= '9' &&
            c[3] == '\0';
     if (!ok)
@@ -536,18 +536,23 @@ static int parse_coords(const char *s, int64_t *v, int cap) {
 }
 
 /* Selected kind of t, or false with the R26 message in err. */
-static bool select_kind(const mapopt_program *prog, const app_task *t,
-                        bool lenient, mapopt_proc_kind *k, char *err,
-                        size_t errlen) {
-  err[0] = '\0';
-  mapopt_status st = mapopt_policy_select_kind(prog, t->name, t->variants,
-                                               lenient, k, err, errlen);
+static bool select_kind(mapopt_ctx *ctx, const mapopt_program *prog,
+                        const app_task *t, bool lenient, mapopt_proc_kind *k,
+                        char *err, size_t errlen) {
+  mapopt_diags *d = NULL;
+  mapopt_status st = mapopt_diags_new(ctx, &d);
   if (st == MAPOPT_OK)
-    return true;
-  if (err[0] == '\0')
-    snprintf(err, errlen, "select_kind failed with %s (no message)",
-             mapopt_status_name(st));
-  return false;
+    st = mapopt_policy_select_kind(prog, t->name, t->variants, lenient, k, d);
+  if (st != MAPOPT_OK) {
+    const mapopt_diag *r26 = d ? mapopt_diags_get(d, 0) : NULL;
+    if (r26)
+      snprintf(err, errlen, "%s", r26->message);
+    else
+      snprintf(err, errlen, "select_kind failed with %s (no message)",
+               mapopt_status_name(st));
+  }
+  mapopt_diags_free(d);
+  return st == MAPOPT_OK;
 }
 
 typedef struct qctx {
@@ -579,7 +584,8 @@ static bool place_point(qctx *qc, const app_task *t, int dims,
                         mapopt_proc_point *p, size_t *setn, bool *deflt) {
   char err[512];
   mapopt_proc_kind k;
-  if (!select_kind(qc->prog, t, qc->c->lenient, &k, err, sizeof err)) {
+  if (!select_kind(qc->r->ctx, qc->prog, t, qc->c->lenient, &k, err,
+                   sizeof err)) {
     RESULT("%s", err);
     return false;
   }
@@ -655,7 +661,8 @@ static void q_single(qctx *qc, const app_task *t, char **w, int nw) {
   char err[512];
   const app_task *mainp = app_find("main");
   mapopt_proc_kind kmain, k;
-  if (!select_kind(qc->prog, mainp, qc->c->lenient, &kmain, err, sizeof err)) {
+  if (!select_kind(qc->r->ctx, qc->prog, mainp, qc->c->lenient, &kmain, err,
+                   sizeof err)) {
     RESULT("%s", err);
     return;
   }
@@ -686,7 +693,8 @@ static void q_single(qctx *qc, const app_task *t, char **w, int nw) {
   } else if (t->parent) {
     parent = &mref;
   }
-  if (!select_kind(qc->prog, t, qc->c->lenient, &k, err, sizeof err)) {
+  if (!select_kind(qc->r->ctx, qc->prog, t, qc->c->lenient, &k, err,
+                   sizeof err)) {
     RESULT("%s", err);
     return;
   }
@@ -767,7 +775,8 @@ static void q_layout(qctx *qc, const app_task *t, int arg, char **w, int nw) {
     RESULT("!! bad dimension count");
     return;
   }
-  if (!select_kind(qc->prog, t, qc->c->lenient, &k, err, sizeof err)) {
+  if (!select_kind(qc->r->ctx, qc->prog, t, qc->c->lenient, &k, err,
+                   sizeof err)) {
     RESULT("%s", err);
     return;
   }
@@ -828,7 +837,8 @@ static void q_memory(qctx *qc, const app_task *t, int arg, char **w, int nw,
   } else if (nw != 3) {
     RESULT("!! bad query");
     return;
-  } else if (!select_kind(qc->prog, t, qc->c->lenient, &k, err, sizeof err)) {
+  } else if (!select_kind(qc->r->ctx, qc->prog, t, qc->c->lenient, &k, err,
+                          sizeof err)) {
     RESULT("%s", err);
     return;
   }
@@ -918,7 +928,7 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
     } else if (strcmp(verb, "?kind") == 0 && nw == 2) {
       char err[512];
       mapopt_proc_kind k;
-      if (select_kind(prog, t, c->lenient, &k, err, sizeof err))
+      if (select_kind(r->ctx, prog, t, c->lenient, &k, err, sizeof err))
         RESULT("%s", mapopt_shape_proc_name(k));
       else
         RESULT("%s", err);

@@ -22,9 +22,8 @@ static void query(const mapopt_program *prog, mapopt_diags *diags) {
   static const char *const tasks[] = {"step", "tile", "leaf", "main"};
   for (int t = 0; t < 4; t++) {
     mapopt_proc_kind kind;
-    char err[256];
-    if (mapopt_policy_select_kind(prog, tasks[t], 0x7u, false, &kind, err,
-                                  sizeof err) != MAPOPT_OK)
+    if (mapopt_policy_select_kind(prog, tasks[t], 0x7u, false, &kind, diags) !=
+        MAPOPT_OK)
       continue;
     for (int64_t i = 0; i < 3; i++) {
       int64_t pt[2] = {i, 2 - i}, sp[2] = {4, 3};

@@ -226,11 +226,10 @@ static void test_expr_eval(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const mapopt__app_ex_node *root;
     uint32_t off;
-    char msg[200];
+    const char *msg;
     bool nm;
     if (!mapopt__app_expr_parse(&a, test_intern, &t, cases[i].text,
-                                strlen(cases[i].text), &root, &off, msg,
-                                sizeof msg, &nm))
+                                strlen(cases[i].text), &root, &off, &msg, &nm))
       fail_msg("%s: %s", cases[i].text, msg);
     mapopt__app_expr e = {.text = cases[i].text, .root = root};
     mapopt__app_env env = {.params = params, .slot_of = slot_of, .nsyms = 16};
@@ -297,11 +296,11 @@ static void test_expr_syntax(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const mapopt__app_ex_node *root;
     uint32_t off = 999;
-    char msg[200];
+    const char *msg;
     bool nm;
-    bool ok = mapopt__app_expr_parse(&a, test_intern, &t, cases[i].text,
-                                     strlen(cases[i].text), &root, &off, msg,
-                                     sizeof msg, &nm);
+    bool ok =
+        mapopt__app_expr_parse(&a, test_intern, &t, cases[i].text,
+                               strlen(cases[i].text), &root, &off, &msg, &nm);
     if (ok)
       fail_msg("%s: parsed", cases[i].text);
     assert_false(nm);
