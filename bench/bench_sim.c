@@ -99,7 +99,8 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   double inst_s = now() - t0;
   int64_t run_bytes = cnt->live - live0;
 
-  mapopt_program *prog = gen_compile_mapper(ctx, m, app, diags, "bench_sim");
+  mapopt_program *prog =
+      gen_compile_mapper(ctx, m, app, run, diags, "bench_sim");
 
   live0 = cnt->live;
   t0 = now();
@@ -148,7 +149,7 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
     for (int k = 0; k < MAPOPT_CHAN_COUNT; k++)
       copy_count += res->copies[k].count;
     net_count = res->copies[MAPOPT_CHAN_NETWORK].count;
-    mapopt_sim_result_free(ctx, res);
+    mapopt_sim_result_free(res);
   }
   long rss1 = maxrss_kib();
   /* The rate of the best repetition: the first one also pays for faulting

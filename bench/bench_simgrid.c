@@ -117,7 +117,7 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
   if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     gen_die("bench_simgrid", "instantiate", diags);
   mapopt_program *prog =
-      gen_compile_mapper(ctx, m, app, diags, "bench_simgrid");
+      gen_compile_mapper(ctx, m, app, run, diags, "bench_simgrid");
 
   double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   mapopt_sim_plan *plan;
@@ -154,7 +154,7 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
       else if (!strcmp(ts->task, "publish"))
         out->publish_ns = per;
     }
-    mapopt_sim_result_free(ctx, res);
+    mapopt_sim_result_free(res);
   }
   out->nodes = m->nodes;
   out->gpus_per_node = gpn;

@@ -39,6 +39,7 @@
 #include "mapopt/core.h"
 #include "mapopt/dsl.h"
 #include "mapopt/machine.h"
+#include "mapopt/sim.h"
 
 typedef struct gen_graph {
   int64_t P; /* pieces (points per launch) */
@@ -193,13 +194,12 @@ static const char gen_mapper[] =
     "IndexTaskMap relax, publish block;\n";
 
 /* Compiles the block mapper for app on machine m, or exits naming prog. */
-static inline mapopt_program *gen_compile_mapper(mapopt_ctx *ctx,
-                                                 const mapopt_machine *m,
-                                                 const mapopt_app *app,
-                                                 mapopt_diags *diags,
-                                                 const char *prog) {
+static inline mapopt_program *
+gen_compile_mapper(mapopt_ctx *ctx, const mapopt_machine *m,
+                   const mapopt_app *app, const mapopt_app_run *run,
+                   mapopt_diags *diags, const char *prog) {
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, run, &shape);
   mapopt_dsl_options dopts = {.file = "block.map", .shape = &shape};
   mapopt_app_task_info(app, &dopts.tasks, &dopts.ntasks);
   mapopt_program *compiled;

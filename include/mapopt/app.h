@@ -215,8 +215,10 @@ typedef struct mapopt_app_run {
 
 /*
  * Loads a `mapopt-app/1` model from JSON text, validating its structure
- * (SIMULATOR.md §3.3): every problem is a located error diagnostic
- * (FILE:LINE:COL) and MAPOPT_EINVAL.
+ * (SIMULATOR.md §3.3). On success *out is owned by the caller
+ * (mapopt_app_free). Errors: MAPOPT_EINVAL for a NULL argument, or with
+ * every problem as a located error diagnostic (FILE:LINE:COL);
+ * MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_app_load_json(mapopt_ctx *ctx, const char *file,
                                               const char *text, size_t len,
@@ -248,7 +250,10 @@ typedef struct mapopt_app_options {
  * expression (int64; overflow and division by zero are MODEL errors),
  * validates the model (SIMULATOR.md §3.4: projections inside colour
  * spaces, writes through whole atoms only, ...) and expands the program.
- * Errors are located diagnostics and MAPOPT_EINVAL.
+ * On success *out is owned by the caller (mapopt_app_run_free); it does not
+ * point into app. Errors: MAPOPT_EINVAL for a NULL argument, or with a
+ * located error diagnostic for any of the problems above or a run larger
+ * than opts->max_ops or max_bytes; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_app_instantiate(const mapopt_app *app,
                                                 const mapopt_app_options *opts,
@@ -258,13 +263,15 @@ MAPOPT_API mapopt_status mapopt_app_instantiate(const mapopt_app *app,
 MAPOPT_API void mapopt_app_run_free(mapopt_app_run *run);
 
 /* The task names and argument names of a model, for the DSL's W11/W12
- * checks; valid while app lives. */
+ * checks: n entries at *out, owned by app and valid while it lives.
+ * Error: MAPOPT_EINVAL when an argument is NULL. */
 MAPOPT_API mapopt_status mapopt_app_task_info(const mapopt_app *app,
                                               const mapopt_task_info **out,
                                               size_t *n);
 
 /* Serializes the model as `mapopt-app/1` JSON (loads back to an equal
- * model). Free with mapopt_text_free. */
+ * model) into *text, freed with mapopt_text_free. Errors: MAPOPT_EINVAL
+ * when an argument is NULL; MAPOPT_ENOMEM. */
 MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
                                             const mapopt_app *app, char **text);
 
@@ -296,8 +303,10 @@ MAPOPT_API const char *mapopt_app_builtin_mapper(const char *app,
  * "cannon:n=4096,gx=2,gy=2"), or the path of a JSON file (also with an
  * optional ":spec" suffix when the path itself has no ':'). Loads the
  * model into *out and points *spec at the part after ':' inside arg (NULL
- * when there is none). MAPOPT_ENOTFOUND for an unknown name, MAPOPT_EIO for
- * an unreadable file, MAPOPT_EINVAL for a bad model; each with a diagnostic.
+ * when there is none); *out is owned by the caller (mapopt_app_free).
+ * Errors, each with a diagnostic: MAPOPT_ENOTFOUND for an unknown name,
+ * MAPOPT_EIO for an unreadable file, MAPOPT_EINVAL for a bad model;
+ * MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
                                             mapopt_diags *diags,

@@ -10,6 +10,12 @@
  * A mapopt_ctx holds the allocator hook and the limits. There is no mutable
  * global state: two contexts never interfere, and a context may be shared by
  * threads as long as its allocator is thread-safe (the default is).
+ *
+ * Whatever the library allocates for a caller is freed by the one function
+ * of its kind, mapopt_<kind>_free(object), which takes only the object and
+ * ignores NULL: mapopt_ctx_free, mapopt_diags_free, mapopt_text_free,
+ * mapopt_machine_free, mapopt_app_free, mapopt_app_run_free,
+ * mapopt_dsl_free, mapopt_sim_plan_free, mapopt_sim_result_free.
  */
 #ifndef MAPOPT_CORE_H
 #define MAPOPT_CORE_H
@@ -59,8 +65,9 @@ typedef void *(*mapopt_alloc_fn)(void *ud, void *ptr, size_t osize,
 typedef struct mapopt_ctx mapopt_ctx;
 
 /*
- * Creates a context. alloc may be NULL for the C library's allocator.
- * Returns MAPOPT_ENOMEM if the context itself cannot be allocated.
+ * Creates a context; *out is owned by the caller (mapopt_ctx_free). alloc
+ * may be NULL for the C library's allocator. Errors: MAPOPT_EINVAL when
+ * out is NULL; MAPOPT_ENOMEM when the context cannot be allocated.
  */
 MAPOPT_API mapopt_status mapopt_ctx_new(mapopt_alloc_fn alloc, void *ud,
                                         mapopt_ctx **out);
@@ -96,6 +103,8 @@ typedef struct mapopt_diag {
 /* A growable list of diagnostics; it owns the strings of its entries. */
 typedef struct mapopt_diags mapopt_diags;
 
+/* An empty list in *out, owned by the caller (mapopt_diags_free). Error:
+ * MAPOPT_ENOMEM (*out untouched). */
 MAPOPT_API mapopt_status mapopt_diags_new(mapopt_ctx *ctx, mapopt_diags **out);
 MAPOPT_API void mapopt_diags_free(mapopt_diags *diags);
 MAPOPT_API size_t mapopt_diags_count(const mapopt_diags *diags);
@@ -133,22 +142,25 @@ MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf, size_t size);
 
 /*
  * Reads a whole file. *buf is NUL-terminated (the file itself may contain
- * NUL bytes: *len is the true length); free it with mapopt_buffer_free.
- * MAPOPT_EIO with errno set when the file cannot be read; then, when diags
- * is not NULL, the error "PATH: error: cannot read file: REASON" is
- * appended to it.
+ * NUL bytes: *len is the true length); free it with mapopt_text_free.
+ * *buf and *len are written only on success. Errors: MAPOPT_EIO with errno
+ * set when the file cannot be read (then, when diags is not NULL, the
+ * error "PATH: error: cannot read file: REASON" is appended to it);
+ * MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
                                           mapopt_diags *diags, char **buf,
                                           size_t *len);
-MAPOPT_API void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len);
-/* Frees a NUL-terminated text the library allocated with ctx (a JSON
- * serialization, a formatted program); NULL is ignored. */
-MAPOPT_API void mapopt_text_free(mapopt_ctx *ctx, char *text);
+/* Frees a text the library handed out (mapopt_file_read, the *_to_json
+ * and *_format functions, mapopt_sim_report_json): it remembers its
+ * context. NULL is ignored. */
+MAPOPT_API void mapopt_text_free(char *text);
 /*
  * Replaces path with data atomically: a temporary file in the same folder
  * is written, synced and renamed over path, keeping path's permissions.
- * Either the old or the new content is there, whatever happens.
+ * Either the old or the new content is there, whatever happens. Errors:
+ * MAPOPT_EIO with errno set (the temporary file cannot be created,
+ * written, synced or renamed; path is then unchanged); MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_file_replace(const char *path, const char *data,
                                              size_t len);

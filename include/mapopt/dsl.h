@@ -50,9 +50,11 @@ typedef struct mapopt_dsl_options {
  * Parses, checks and loads a mapper (DSL.md §1.4). text has len bytes (it
  * need not be NUL-terminated). Diagnostics -- warnings, then the first error
  * -- are appended to diags in the order of DSL.md §7.1. Returns MAPOPT_OK and
- * the program in *out; MAPOPT_ESYNTAX (lexical or syntax error, E01-E04),
- * MAPOPT_ELOAD (check or load error: E05-E10 and R-errors at load time), or
- * MAPOPT_ENOMEM, with *out untouched. The options and the shape are copied.
+ * the program in *out (owned by the caller: mapopt_dsl_free). Errors, with
+ * *out untouched: MAPOPT_EINVAL for a NULL ctx, diags or out (or NULL text
+ * with len > 0); MAPOPT_ESYNTAX (lexical or syntax error, E01-E04);
+ * MAPOPT_ELOAD (check or load error: E05-E10 and R-errors at load time);
+ * MAPOPT_ENOMEM. The options and the shape are copied.
  */
 MAPOPT_API mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text,
                                             size_t len,
@@ -62,8 +64,9 @@ MAPOPT_API mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text,
 MAPOPT_API void mapopt_dsl_free(mapopt_program *prog);
 
 /*
- * The canonical text of the program (DSL.md §3.5). *text is allocated with
- * the program's context; free it with mapopt_text_free.
+ * The canonical text of the program (DSL.md §3.5) in *text, freed with
+ * mapopt_text_free, and its length in *len (len may be NULL). Error:
+ * MAPOPT_ENOMEM (*text untouched).
  */
 MAPOPT_API mapopt_status mapopt_dsl_format(const mapopt_program *prog,
                                            char **text, size_t *len);
@@ -562,11 +565,13 @@ typedef struct mapopt_map_answer {
 
 /*
  * IndexTaskMap (DSL.md §4.6) for one point of an index launch of task,
- * mapped to kind: point and extents have dims coordinates. On a mapping
- * error returns MAPOPT_EMAP and appends the "mapping error:" diagnostic and
- * its context note to diags. Warnings raised while mapping (W14, W15) are
- * appended to diags too. Results (including errors) are memoized by
- * (task, kind, point, extents).
+ * mapped to kind: point and extents have dims coordinates. Warnings raised
+ * while mapping (W14, W15) are appended to diags (which may be NULL).
+ * Results (including errors) are memoized by (task, kind, point, extents).
+ * Errors: MAPOPT_EINVAL for a NULL task or out, or dims outside [0, 16];
+ * MAPOPT_EMAP for a mapping error (an R error of the function), with the
+ * "mapping error:" diagnostic and its N02 context note appended to diags;
+ * MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_policy_index_map(
     const mapopt_program *prog, const char *task, int dims,
@@ -578,7 +583,10 @@ MAPOPT_API mapopt_status mapopt_policy_index_map(
  * initial processor: local index 0 of its kind on the parent's node). Up to
  * cap points of a point set are written to set (which may be NULL);
  * out->npoints gives the full count. R18 (another node) is the caller's
- * check: it is the substrate's error.
+ * check: it is the substrate's error. Errors: MAPOPT_EINVAL for a NULL self
+ * or out; MAPOPT_EMAP for a mapping error, with the "mapping error:"
+ * diagnostic and its N03 context note appended to diags (which may be
+ * NULL); MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_policy_single_map(
     const mapopt_program *prog, const mapopt_task_ref *self,

@@ -105,8 +105,9 @@ typedef struct mapopt_machine {
  * Loads a machine from `mapopt-machine/1` JSON text. file names the input
  * in diagnostics. Every problem -- malformed JSON, unknown keys, missing
  * mandatory edges, impossible numbers -- is an error diagnostic located at
- * FILE:LINE:COL of the offending key or value; the first error makes it
- * return MAPOPT_EINVAL. On success *out is owned by the caller.
+ * FILE:LINE:COL of the offending key or value. On success *out is owned by
+ * the caller (mapopt_machine_free). Errors: MAPOPT_EINVAL when there is an
+ * error diagnostic; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_machine_load_json(mapopt_ctx *ctx,
                                                   const char *file,
@@ -119,9 +120,10 @@ MAPOPT_API mapopt_status mapopt_machine_load_json(mapopt_ctx *ctx,
  * optional parameters ("lassen:nodes=4"), "local" (the probe's file), the
  * path of a JSON file (it ends in ".json" or contains '/'), or the one-line
  * shape ("nodes=2 gpu=4 ..."), which takes the p100x4 preset's rates for
- * what it does not say. MAPOPT_ENOTFOUND for an unknown preset or an
- * unprobed "local", MAPOPT_EINVAL for a bad value, MAPOPT_EIO for an
- * unreadable file, each with a diagnostic.
+ * what it does not say. *out is owned by the caller (mapopt_machine_free).
+ * Errors, each with a diagnostic: MAPOPT_ENOTFOUND for an unknown preset or
+ * an unprobed "local", MAPOPT_EINVAL for a bad value, MAPOPT_EIO for an
+ * unreadable file; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx,
                                                 const char *arg,
@@ -136,6 +138,18 @@ MAPOPT_API const char *const *mapopt_machine_presets(void);
 MAPOPT_API const char *mapopt_machine_preset_json(const char *name);
 
 /*
+ * Whether m can run ranks ranks per node (SIMULATOR.md §2.5): ranks must
+ * divide the GPUs of a node, as the loader also requires of a machine's
+ * own ranks_per_node. Error: MAPOPT_EINVAL with the error "WHO: error:
+ * ranks_per_node (R) must divide the GPU count (G)" appended to diags
+ * (MAPOPT_ENOMEM when it cannot be).
+ */
+MAPOPT_API mapopt_status mapopt_machine_check_ranks(const mapopt_machine *m,
+                                                    int64_t ranks,
+                                                    const char *who,
+                                                    mapopt_diags *diags);
+
+/*
  * The DSL's view of the machine (DSL.md §1.2): address spaces (nodes x
  * ranks) and processors of each kind per address space (§2.5), and the
  * affinity kinds for point.has().
@@ -143,8 +157,8 @@ MAPOPT_API const char *mapopt_machine_preset_json(const char *name);
 MAPOPT_API void mapopt_machine_shape_of(const mapopt_machine *m,
                                         mapopt_machine_shape *shape);
 
-/* Serializes m as `mapopt-machine/1` JSON (loads back to an equal model).
- * *text is freed with mapopt_text_free. */
+/* Serializes m as `mapopt-machine/1` JSON (loads back to an equal model)
+ * into *text, freed with mapopt_text_free. Error: MAPOPT_ENOMEM. */
 MAPOPT_API mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx,
                                                 const mapopt_machine *m,
                                                 char **text);
@@ -154,8 +168,10 @@ MAPOPT_API mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx,
  * measure, runs a 0.5 s copy micro-benchmark for bandwidth. Missing or
  * unreadable /sys and /proc files fall back to defaults, which the
  * machine's "sources" (in its JSON) record. On success *out is owned by the
- * caller; the CLI writes mapopt_machine_to_json of it to
- * ~/.cache/mapopt/local.json, which resolve("local") reads.
+ * caller (mapopt_machine_free); the CLI writes mapopt_machine_to_json of it
+ * to ~/.cache/mapopt/local.json, which resolve("local") reads. Errors:
+ * MAPOPT_ENOMEM; MAPOPT_EINVAL, with its diagnostics, if the model derived
+ * from this host fails its own validation (an internal error).
  */
 MAPOPT_API mapopt_status mapopt_machine_probe(mapopt_ctx *ctx, bool measure,
                                               mapopt_diags *diags,

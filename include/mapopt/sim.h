@@ -86,6 +86,13 @@ typedef struct mapopt_sim_mem_stats {
   int64_t capacity, peak_bytes, peak_instances;
 } mapopt_sim_mem_stats;
 
+/* The fixed sizes of the arrays in a result: requirements recorded per task
+ * (statistics and decisions; later ones are left out), segments of the
+ * critical path and busiest tasks kept. */
+#define MAPOPT_SIM_MAX_REQS 8
+#define MAPOPT_SIM_MAX_SEGMENTS 10
+#define MAPOPT_SIM_MAX_TOP_TASKS 10
+
 typedef struct mapopt_sim_req_stats {
   int index;
   const char *name; /* first mapper-visible name */
@@ -100,7 +107,7 @@ typedef struct mapopt_sim_task_stats {
   mapopt_proc_kind kind;
   int64_t points, busy_ns, max_ns;
   int nreqs;
-  mapopt_sim_req_stats reqs[8];
+  mapopt_sim_req_stats reqs[MAPOPT_SIM_MAX_REQS];
 } mapopt_sim_task_stats;
 
 /* One op or copy on the critical path. */
@@ -113,7 +120,7 @@ typedef struct mapopt_sim_segment {
 typedef struct mapopt_sim_critical_path {
   int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns, backpressure_ns;
   size_t nsegments;
-  mapopt_sim_segment segments[10]; /* the longest, by duration */
+  mapopt_sim_segment segments[MAPOPT_SIM_MAX_SEGMENTS]; /* the longest */
 } mapopt_sim_critical_path;
 
 /* What the mapper decided for one task op, as the simulation applied it. */
@@ -125,13 +132,13 @@ typedef struct mapopt_sim_decision {
   int64_t point[MAPOPT_APP_MAX_DIMS];
   mapopt_proc_point proc;
   bool inner;
-  int nreqs; /* at most 8 are recorded */
+  int nreqs; /* at most MAPOPT_SIM_MAX_REQS are recorded */
   struct {
     const char *name;       /* first mapper-visible name */
     mapopt_mem_kind memory; /* VIRTUAL for inner tasks */
     mapopt_layout layout;
     int64_t instance_bytes;
-  } reqs[8];
+  } reqs[MAPOPT_SIM_MAX_REQS];
 } mapopt_sim_decision;
 
 typedef struct mapopt_sim_result {
@@ -150,7 +157,7 @@ typedef struct mapopt_sim_result {
   mapopt_sim_mem_stats *mems;
   mapopt_sim_critical_path critical_path;
   size_t ntop;
-  mapopt_sim_task_stats top_tasks[10];
+  mapopt_sim_task_stats top_tasks[MAPOPT_SIM_MAX_TOP_TASKS];
   int64_t lower_bound_ns;
   double efficiency;
   int64_t events;
@@ -158,31 +165,45 @@ typedef struct mapopt_sim_result {
   char *log;         /* the raw log (§5.2), NUL-terminated */
   size_t ndecisions; /* with record_decisions: mapped task ops */
   mapopt_sim_decision *decisions;
-  void *strings; /* owns the names above; private */
 } mapopt_sim_result;
 
 /*
  * Instantiates app for machine: the run takes its node and GPU counts from
- * machine and its sizes from opts. An app that asks for its own rank split
- * (DISTAL's one rank per GPU) sets it on machine as well, so that the
- * machine's shape is the one the app's mappers are compiled against. Every
- * caller that simulates an app on a machine starts here.
+ * machine and its sizes from opts. Every caller that simulates an app on a
+ * machine starts here. An app may ask for its own rank split (DISTAL's one
+ * rank per GPU, run->ranks_per_node); the machine is not changed: the
+ * simulation applies the split, and mapopt_sim_shape gives the shape that
+ * the run's mappers must be compiled against. On success *out is owned by
+ * the caller (mapopt_app_run_free). Errors: MAPOPT_EINVAL for a NULL
+ * argument, or with an error diagnostic for an invalid model, size or
+ * override, or a rank split that does not divide the machine's GPUs per
+ * node (mapopt_machine_check_ranks); MAPOPT_ENOMEM.
  */
-MAPOPT_API mapopt_status mapopt_sim_instantiate(mapopt_machine *machine,
+MAPOPT_API mapopt_status mapopt_sim_instantiate(const mapopt_machine *machine,
                                                 const mapopt_app *app,
                                                 const mapopt_app_options *opts,
                                                 mapopt_diags *diags,
                                                 mapopt_app_run **out);
 
 /*
+ * The shape of machine as the mappers of run see it (DSL.md §1.2): that of
+ * mapopt_machine_shape_of with the run's rank split applied.
+ */
+MAPOPT_API void mapopt_sim_shape(const mapopt_machine *machine,
+                                 const mapopt_app_run *run,
+                                 mapopt_machine_shape *shape);
+
+/*
  * The result owns all its memory, names included: it stays valid after the
  * machine, run and program are freed.
  *
- * Simulates run on machine under prog. A simulated failure (OOM, a mapping
- * error, ...) is not a failure of this call: it returns MAPOPT_OK with
- * result->error set and the log ending in the error lines. It returns an
- * error status only for unusable arguments (MAPOPT_EINVAL), out of memory
- * (MAPOPT_ENOMEM) or an unwritable trace file (MAPOPT_EIO).
+ * Simulates run on machine under prog; *out is owned by the caller
+ * (mapopt_sim_result_free). A simulated failure (OOM, a mapping error, ...)
+ * is not a failure of this call: it returns MAPOPT_OK with result->error
+ * set and the log ending in the error lines. Errors, *out untouched:
+ * MAPOPT_EINVAL for a NULL ctx, machine, run, prog or out, or an op with
+ * more than 64 requirements; MAPOPT_ENOMEM; MAPOPT_EIO for an unwritable
+ * trace file.
  */
 MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
                                         const mapopt_machine *machine,
@@ -190,20 +211,27 @@ MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
                                         const mapopt_program *prog,
                                         const mapopt_sim_options *opts,
                                         mapopt_sim_result **out);
-MAPOPT_API void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r);
+MAPOPT_API void mapopt_sim_result_free(mapopt_sim_result *r);
 
 /*
  * A plan: the mapping-independent part of simulating a run (its dependence
  * graph and derived lists, SIMULATOR.md §7), built once and shared
  * read-only by any number of concurrent mapopt_sim_run_plan calls -- what a
- * tuner evaluating thousands of mappers uses. The run must outlive it.
- * MAPOPT_EINVAL when an op has more than 64 requirements.
+ * tuner evaluating thousands of mappers uses. The run must outlive it; *out
+ * is owned by the caller (mapopt_sim_plan_free). Errors: MAPOPT_EINVAL for
+ * a NULL argument or an op with more than 64 requirements; MAPOPT_ENOMEM.
  */
 typedef struct mapopt_sim_plan mapopt_sim_plan;
 MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,
                                              const mapopt_app_run *run,
                                              mapopt_sim_plan **out);
 MAPOPT_API void mapopt_sim_plan_free(mapopt_sim_plan *plan);
+/*
+ * mapopt_sim_run for the run of plan: the same result, the same errors
+ * (MAPOPT_EINVAL for a NULL ctx, machine, plan, prog or out; MAPOPT_ENOMEM;
+ * MAPOPT_EIO for an unwritable trace file), *out untouched on error. Plans
+ * keep a pool of workspaces, so repeated runs reuse their memory.
+ */
 MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
                                              const mapopt_machine *machine,
                                              const mapopt_sim_plan *plan,
@@ -211,8 +239,8 @@ MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
                                              const mapopt_sim_options *opts,
                                              mapopt_sim_result **out);
 
-/* The report (§5.1) as JSON text; with stats, the wall-clock fields too.
- * Free with mapopt_text_free. */
+/* The report (§5.1) as JSON text in *text, freed with mapopt_text_free;
+ * with stats, the wall-clock fields too. Error: MAPOPT_ENOMEM. */
 MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
                                                 const mapopt_sim_result *r,
                                                 bool stats, char **text);

@@ -88,6 +88,6 @@ mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
   if (st != MAPOPT_OK)
     return st;
   st = mapopt_app_load_json(ctx, name, text, len, diags, out);
-  mapopt_buffer_free(ctx, text, len);
+  mapopt_text_free(text);
   return st;
 }

@@ -569,11 +569,9 @@ mapopt_status mapopt_app_to_json(mapopt_ctx *ctx, const mapopt_app *app,
   key(&w, &f, "program");
   stmts(&w, app->program, app->nprogram);
   mapopt__sb_puts(&w.sb, "\n}\n");
-  if (w.sb.failed) {
-    mapopt__sb_destroy(&w.sb);
+  char *t = mapopt__text_take(&w.sb, NULL);
+  if (!t)
     return MAPOPT_ENOMEM;
-  }
-  size_t len;
-  *text = mapopt__sb_take(&w.sb, &len);
-  return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
+  *text = t;
+  return MAPOPT_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * The mapopt command-line program: shared helpers of the subcommands.
- * The CLI uses only the public headers (include/mapopt/).
+ * The CLI uses only the public API, through the umbrella header.
  */
 #ifndef MAPOPT_SRC_CLI_CLI_H
 #define MAPOPT_SRC_CLI_CLI_H
@@ -8,8 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "mapopt/core.h"
-#include "mapopt/dsl.h"
+#include "mapopt/mapopt.h"
 
 /* Exit statuses of every command. */
 enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "mapopt/app.h"
 
 const char cli_apps_usage[] =
     "usage: mapopt apps [--json]\n"

@@ -13,9 +13,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "mapopt/app.h"
-#include "mapopt/machine.h"
-#include "mapopt/sim.h"
 
 const char cli_check_usage[] =
     "usage: mapopt check [--json] [--machine SHAPE] FILE...\n\n"
@@ -230,7 +227,7 @@ int cli_fmt(int argc, char **argv) {
     bool same = false;
     if (mapopt_file_read(ctx, path, NULL, &old, &oldlen) == MAPOPT_OK) {
       same = oldlen == len && memcmp(old, text, len) == 0;
-      mapopt_buffer_free(ctx, old, oldlen);
+      mapopt_text_free(old);
     }
     if (!same && mapopt_file_replace(path, text, len) != MAPOPT_OK) {
       fprintf(stderr, "%s: error: cannot write file: %s\n", path,
@@ -238,7 +235,7 @@ int cli_fmt(int argc, char **argv) {
       status = EXIT_INVALID;
     }
   }
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   mapopt_dsl_free(prog);
   cli_close(ctx, diags);
   return status;
@@ -541,7 +538,7 @@ static int show_app(const show_args *a) {
   if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     goto done;
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, run, &shape);
   mapopt_dsl_options opts = {.shape = &shape, .print = print_stdout};
   mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
   if (compile_file(ctx, a->file, &opts, diags, &prog) != EXIT_VALID)
@@ -560,7 +557,7 @@ static int show_app(const show_args *a) {
   rc = EXIT_VALID;
 done:
   cli_print_diags(stderr, diags, 0);
-  mapopt_sim_result_free(ctx, res);
+  mapopt_sim_result_free(res);
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);
   mapopt_app_free(app);

@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "mapopt/machine.h"
 
 const char cli_machines_usage[] =
     "usage: mapopt machines [--json]\n\n"
@@ -54,7 +53,7 @@ static int64_t nodes_max(mapopt_ctx *ctx, const mapopt_machine *m) {
   if (mapopt_machine_to_json(ctx, m, &text) != MAPOPT_OK)
     return 0;
   json_t *root = json_loads(text, 0, NULL);
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   json_int_t max = json_integer_value(json_object_get(
       json_object_get(json_object_get(root, "params"), "nodes"), "max"));
   json_decref(root);
@@ -172,7 +171,7 @@ static int show(mapopt_ctx *ctx, mapopt_diags *diags, const char *arg) {
     return EXIT_INVALID;
   }
   fputs(text, stdout);
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   return EXIT_VALID;
 }
 
@@ -238,7 +237,7 @@ static int probe(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
            p[MAPOPT_PROC_CPU].count, p[MAPOPT_PROC_OMP].count,
            p[MAPOPT_PROC_OMP].threads, m->util_count);
   }
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   mapopt_machine_free(m);
   return status;
 }

@@ -12,9 +12,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "mapopt/app.h"
-#include "mapopt/machine.h"
-#include "mapopt/sim.h"
 
 const char cli_sim_usage[] =
     "usage: mapopt sim APP[:SIZE,PARAM=V...] [--mapper FILE] [OPTIONS]\n\n"
@@ -215,7 +212,7 @@ static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
     runs++;
     if (res->error != MAPOPT_SIM_NONE)
       rc = EXIT_INVALID;
-    mapopt_sim_result_free(ctx, res);
+    mapopt_sim_result_free(res);
     spent = cpu_seconds() - start;
   }
   mapopt_sim_plan_free(plan);
@@ -259,7 +256,7 @@ int cli_sim(int argc, char **argv) {
   if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     goto done;
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, run, &shape);
   if (load_mapper(ctx, a.mapper, mapopt_app_name(app), &shape, app, diags,
                   &prog) != MAPOPT_OK)
     goto done;
@@ -283,15 +280,15 @@ int cli_sim(int argc, char **argv) {
       mapopt_file_replace(a.report, report, strlen(report)) != MAPOPT_OK) {
     fprintf(stderr, "%s: error: cannot write report: %s\n", a.report,
             strerror(errno));
-    mapopt_text_free(ctx, report);
+    mapopt_text_free(report);
     goto done;
   }
   fputs(a.json ? report : res->log, stdout);
-  mapopt_text_free(ctx, report);
+  mapopt_text_free(report);
   rc = res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
 done:
   cli_print_diags(stderr, diags, 0);
-  mapopt_sim_result_free(ctx, res);
+  mapopt_sim_result_free(res);
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);
   mapopt_app_free(app);

@@ -102,7 +102,7 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
   mapopt_dsl_options opts = *base;
   opts.file = path;
   st = mapopt_dsl_compile(ctx, text, len, &opts, diags, prog);
-  mapopt_buffer_free(ctx, text, len);
+  mapopt_text_free(text);
   if (st == MAPOPT_ENOMEM)
     mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0, "out of memory");
   return st;

@@ -95,6 +95,15 @@ void mapopt__sb_diag(mapopt__strbuf *sb, const mapopt_diag *d);
 /* Takes the buffer (caller frees with mapopt__free(ctx, p, len + 1)). */
 char *mapopt__sb_take(mapopt__strbuf *sb, size_t *len);
 
+/* ---- texts handed to callers (mapopt_text_free) ------------------------ */
+
+/* A text of len bytes copied from data, NUL added, which mapopt_text_free
+ * frees; NULL on ENOMEM. */
+char *mapopt__text_new(mapopt_ctx *ctx, const char *data, size_t len);
+/* The contents of sb as such a text (its length in *len if not NULL); sb is
+ * destroyed. NULL when sb had failed or on ENOMEM. */
+char *mapopt__text_take(mapopt__strbuf *sb, size_t *len);
+
 /* ---- map: string key -> void* value, open addressing ------------------ */
 
 typedef struct mapopt__map_entry {

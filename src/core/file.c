@@ -66,7 +66,18 @@ static mapopt_status read_all(mapopt_ctx *ctx, const char *path, char **buf,
 
 mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
                                mapopt_diags *diags, char **buf, size_t *len) {
-  mapopt_status st = read_all(ctx, path, buf, len);
+  char *data;
+  size_t n;
+  mapopt_status st = read_all(ctx, path, &data, &n);
+  if (st == MAPOPT_OK) {
+    char *text = mapopt__text_new(ctx, data, n);
+    mapopt__free(ctx, data, n + 1);
+    if (!text)
+      return MAPOPT_ENOMEM;
+    *buf = text;
+    *len = n;
+    return MAPOPT_OK;
+  }
   if (st == MAPOPT_EIO && diags) {
     int err = errno;
     mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
@@ -113,11 +124,44 @@ mapopt_status mapopt_file_replace(const char *path, const char *data,
   return MAPOPT_OK;
 }
 
-void mapopt_buffer_free(mapopt_ctx *ctx, char *buf, size_t len) {
-  mapopt__free(ctx, buf, len + 1);
+/* ---- texts ------------------------------------------------------------- */
+
+/* The header of a text the library hands out, just before its characters,
+ * so that mapopt_text_free needs nothing but the pointer. */
+typedef struct text_header {
+  mapopt_ctx *ctx;
+  size_t size; /* bytes after the header, the final NUL included */
+} text_header;
+
+char *mapopt__text_new(mapopt_ctx *ctx, const char *data, size_t len) {
+  if (len > SIZE_MAX - sizeof(text_header) - 1)
+    return NULL;
+  text_header *h = mapopt__malloc(ctx, sizeof *h + len + 1);
+  if (!h)
+    return NULL;
+  h->ctx = ctx;
+  h->size = len + 1;
+  char *text = (char *)(h + 1);
+  if (len)
+    memcpy(text, data, len);
+  text[len] = '\0';
+  return text;
 }
 
-void mapopt_text_free(mapopt_ctx *ctx, char *text) {
-  if (text)
-    mapopt__free(ctx, text, strlen(text) + 1);
+char *mapopt__text_take(mapopt__strbuf *sb, size_t *len) {
+  char *text = NULL;
+  if (!sb->failed) {
+    text = mapopt__text_new(sb->ctx, sb->data ? sb->data : "", sb->len);
+    if (text && len)
+      *len = sb->len;
+  }
+  mapopt__sb_destroy(sb);
+  return text;
+}
+
+void mapopt_text_free(char *text) {
+  if (!text)
+    return;
+  text_header *h = (text_header *)text - 1;
+  mapopt__free(h->ctx, h, sizeof *h + h->size);
 }

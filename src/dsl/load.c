@@ -755,7 +755,7 @@ mapopt_status mapopt_dsl_format(const mapopt_program *prog, char **text,
   mapopt__sb_init(&sb, prog->ctx);
   mapopt__dsl_print(&prog->ast, &sb);
   size_t n;
-  char *t = mapopt__sb_take(&sb, &n);
+  char *t = mapopt__text_take(&sb, &n);
   if (!t)
     return MAPOPT_ENOMEM;
   *text = t;

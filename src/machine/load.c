@@ -309,6 +309,24 @@ static int64_t read_runtime(loader *L, const mapopt__json *root) {
   return inner;
 }
 
+/* The rank split rule of SIMULATOR.md §2.5: ranks per node must divide the
+ * GPUs of a node, so that every rank has as many. Here and in
+ * mapopt_machine_check_ranks only. */
+static bool ranks_divide(const mapopt_machine *m, int64_t ranks) {
+  return ranks >= 1 && m->procs[MAPOPT_PROC_GPU].count % ranks == 0;
+}
+
+mapopt_status mapopt_machine_check_ranks(const mapopt_machine *m, int64_t ranks,
+                                         const char *who, mapopt_diags *diags) {
+  if (ranks_divide(m, ranks))
+    return MAPOPT_OK;
+  return mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", who, 0, 0,
+                          MAPOPT__MACHINE_RANKS_ERROR, ranks,
+                          m->procs[MAPOPT_PROC_GPU].count) == MAPOPT_OK
+             ? MAPOPT_EINVAL
+             : MAPOPT_ENOMEM;
+}
+
 /* ---- processors --------------------------------------------------------- */
 
 static const char *const cpu_keys[] = {
@@ -461,7 +479,7 @@ static void read_processors(loader *L, const mapopt__json *root,
     mapopt__jr_error(&L->jr, o,
                      "the machine has no CPU, GPU or OMP processors");
   int64_t gpus = m->procs[MAPOPT_PROC_GPU].count;
-  if (L->jr.status == MAPOPT_OK && gpus % m->ranks_per_node != 0) {
+  if (L->jr.status == MAPOPT_OK && !ranks_divide(m, m->ranks_per_node)) {
     if (L->params && L->params->value[MAPOPT__MPARAM_RANKS])
       param_error(L, MAPOPT__MACHINE_RANKS_ERROR, m->ranks_per_node, gpus);
     else

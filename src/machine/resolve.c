@@ -53,7 +53,7 @@ static mapopt_status load_file(mapopt_ctx *ctx, const char *path,
   if (st != MAPOPT_OK)
     return st;
   st = mapopt__machine_load(ctx, path, text, len, params, diags, out);
-  mapopt_buffer_free(ctx, text, len);
+  mapopt_text_free(text);
   return st;
 }
 

@@ -233,13 +233,11 @@ mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx, const mapopt_machine *m,
     mapopt__sb_puts(&sb, "\n  }");
   }
   mapopt__sb_puts(&sb, "\n}\n");
-  if (sb.failed) {
-    mapopt__sb_destroy(&sb);
+  char *t = mapopt__text_take(&sb, NULL);
+  if (!t)
     return MAPOPT_ENOMEM;
-  }
-  size_t len;
-  *text = mapopt__sb_take(&sb, &len);
-  return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
+  *text = t;
+  return MAPOPT_OK;
 }
 
 void mapopt_machine_shape_of(const mapopt_machine *m, mapopt_machine_shape *s) {

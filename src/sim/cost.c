@@ -230,10 +230,7 @@ int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
                                const mapopt_app_run *run, mapopt_proc_kind k) {
   if ((unsigned)k >= MAPOPT_PROC_KIND_COUNT || machine->nodes <= 0)
     return 0;
-  int64_t ranks =
-      run->ranks_per_node > 0 ? run->ranks_per_node : machine->ranks_per_node;
-  if (ranks < 1)
-    ranks = 1;
+  int64_t ranks = mapopt__sim_ranks(machine, run);
   int64_t per = procs_per_rank(machine, ranks, k);
   int64_t n;
   if (mapopt__mul_ovf(per, ranks, &n) || mapopt__mul_ovf(n, machine->nodes, &n))

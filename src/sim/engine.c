@@ -769,7 +769,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
   mapopt__vec_init(&s.mem_log, 3 * sizeof(int64_t));
   mapopt__sb_init(&s.errtext, ctx);
   mapopt__sb_init(&s.log, ctx);
-  mapopt_sim_result *res = mapopt__calloc(ctx, 1, sizeof *res);
+  mapopt_sim_result *res = mapopt__sim_result_new(ctx);
   mapopt_status st = res ? mapopt_diags_new(ctx, &s.diags) : MAPOPT_ENOMEM;
   if (st == MAPOPT_OK)
     st = setup(&s);
@@ -800,7 +800,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
   mplan->pool = pa;
   pthread_mutex_unlock(&mplan->lock);
   if (st != MAPOPT_OK) {
-    mapopt_sim_result_free(ctx, res);
+    mapopt_sim_result_free(res);
     return st;
   }
   *out = res;

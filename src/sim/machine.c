@@ -66,10 +66,7 @@ static int64_t find_mem(const sim_t *s, const sim_proc *p, mapopt_mem_kind k) {
 
 mapopt_status mapopt__sim_build_machine(sim_t *s) {
   const mapopt_machine *m = s->m;
-  s->ranks =
-      s->run->ranks_per_node > 0 ? s->run->ranks_per_node : m->ranks_per_node;
-  if (s->ranks < 1)
-    s->ranks = 1;
+  s->ranks = mapopt__sim_ranks(m, s->run);
   s->nas = m->nodes * s->ranks;
   int64_t counts[PK_COUNT] = {
       per_rank(PK_CPU, m->procs[MAPOPT_PROC_CPU].count, s->ranks),

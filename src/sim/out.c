@@ -256,13 +256,12 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   if (!dump)
     return MAPOPT_ENOMEM;
   size_t n = strlen(dump);
-  char *t = mapopt__malloc(ctx, n + 2);
-  if (t) {
-    memcpy(t, dump, n);
-    t[n] = '\n';
-    t[n + 1] = '\0';
-  }
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  mapopt__sb_putn(&sb, dump, n);
+  mapopt__sb_putc(&sb, '\n');
   free(dump);
+  char *t = mapopt__text_take(&sb, NULL);
   if (!t)
     return MAPOPT_ENOMEM;
   *text = t;

@@ -62,30 +62,40 @@ static bool in_windows(int64_t t, const int64_t *lo, const int64_t *hi,
   return false;
 }
 
+/* A result as the library allocates it: the public struct first, then
+ * what mapopt_sim_result_free and the names need. */
+typedef struct result_impl {
+  mapopt_sim_result pub;
+  mapopt_ctx *ctx;
+  mapopt__arena strings; /* owns the names the result points to */
+} result_impl;
+
+mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
+  result_impl *r = mapopt__calloc(ctx, 1, sizeof *r);
+  if (!r)
+    return NULL;
+  r->ctx = ctx;
+  mapopt__arena_init(&r->strings, ctx);
+  return &r->pub;
+}
+
 /* A copy of str owned by the result (its arena), so names outlive the run;
  * "" when out of memory. */
-static const char *result_string(sim_t *s, mapopt_sim_result *res,
-                                 const char *str) {
-  if (!res->strings) {
-    mapopt__arena *a = mapopt__malloc(s->ctx, sizeof *a);
-    if (!a)
-      return "";
-    mapopt__arena_init(a, s->ctx);
-    res->strings = a;
-  }
-  const char *c = mapopt__arena_strndup(res->strings, str, strlen(str));
+static const char *result_string(mapopt_sim_result *res, const char *str) {
+  result_impl *r = (result_impl *)res;
+  const char *c = mapopt__arena_strndup(&r->strings, str, strlen(str));
   return c ? c : "";
 }
 
-/* Keeps the ten longest segments of the path. */
+/* Keeps the MAPOPT_SIM_MAX_SEGMENTS longest segments of the path. */
 static void add_segment(mapopt_sim_critical_path *cp, const char *kind,
                         const char *name, int64_t start, int64_t dur) {
   size_t n = cp->nsegments, at = n;
   while (at > 0 && cp->segments[at - 1].duration_ns < dur)
     at--;
-  if (at >= 10)
+  if (at >= MAPOPT_SIM_MAX_SEGMENTS)
     return;
-  if (n == 10)
+  if (n == MAPOPT_SIM_MAX_SEGMENTS)
     n--;
   memmove(&cp->segments[at + 1], &cp->segments[at],
           (n - at) * sizeof cp->segments[0]);
@@ -115,8 +125,7 @@ static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
       cp->compute_ns += o->end_at - o->start_at;
       if (o->start_at > o->ready_at)
         cp->queue_ns += o->start_at - o->ready_at;
-      add_segment(cp, "task",
-                  result_string(s, res, s->run->tasks[ao->task].name),
+      add_segment(cp, "task", result_string(res, s->run->tasks[ao->task].name),
                   o->start_at, o->end_at - o->start_at);
     } else {
       cp->runtime_ns += o->complete_at - o->ready_at;
@@ -169,7 +178,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
       continue;
     mapopt_sim_task_stats *t =
         &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
-    t->task = result_string(s, res, run->tasks[ao->task].name);
+    t->task = result_string(res, run->tasks[ao->task].name);
     t->kind = (mapopt_proc_kind)o->kind;
     int64_t d = o->end_at - o->start_at;
     t->points++;
@@ -184,13 +193,13 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     mapopt__sim_cost_inputs(s, i, mems, ppm, n);
     mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
     mapopt__sim_task_ns(&cin, mem_ns, acc_ns);
-    for (size_t r = 0; r < n && r < 8; r++) {
+    for (size_t r = 0; r < n && r < MAPOPT_SIM_MAX_REQS; r++) {
       mapopt_sim_req_stats *q = &t->reqs[r];
       if ((int)r >= t->nreqs) {
         t->nreqs = (int)r + 1;
         q->index = (int)r;
-        q->name = result_string(s, res,
-                                ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+        q->name =
+            result_string(res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
         q->memory = mems[r];
         if (o->inst[r] >= 0)
           q->layout = inst_at(s, o->inst[r])->layout;
@@ -201,8 +210,8 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
-    if (c->kind == COPY_FILL || c->src_mem < 0 || c->req >= 8 ||
-        !in_windows(c->start_at, lo, hi, nw))
+    if (c->kind == COPY_FILL || c->src_mem < 0 ||
+        c->req >= MAPOPT_SIM_MAX_REQS || !in_windows(c->start_at, lo, hi, nw))
       continue;
     const sim_op *o = &s->ops[c->op];
     mapopt_sim_task_stats *t =
@@ -211,7 +220,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
       t->reqs[c->req].copy_in_bytes[s->mems[c->src_mem].kind] += c->bytes;
   }
   qsort(all, (size_t)nstats, sizeof *all, cmp_task_stats);
-  for (int64_t k = 0; k < nstats && res->ntop < 10; k++)
+  for (int64_t k = 0; k < nstats && res->ntop < MAPOPT_SIM_MAX_TOP_TASKS; k++)
     if (all[k].points)
       res->top_tasks[res->ntop++] = all[k];
 }
@@ -232,7 +241,7 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
       continue;
     mapopt_sim_decision *d = &res->decisions[res->ndecisions++];
     d->op = i;
-    d->task = result_string(s, res, run->tasks[ao->task].name);
+    d->task = result_string(res, run->tasks[ao->task].name);
     d->is_index = ao->is_index;
     d->dims = ao->dims;
     memcpy(d->point, ao->point, sizeof d->point);
@@ -240,10 +249,11 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
         (mapopt_proc_point){(mapopt_proc_kind)o->kind, s->procs[o->proc].as,
                             s->procs[o->proc].local};
     d->inner = run->tasks[ao->task].inner;
-    d->nreqs = ao->nreqs < 8 ? (int)ao->nreqs : 8;
+    d->nreqs =
+        ao->nreqs < MAPOPT_SIM_MAX_REQS ? (int)ao->nreqs : MAPOPT_SIM_MAX_REQS;
     for (int r = 0; r < d->nreqs; r++) {
       d->reqs[r].name =
-          result_string(s, res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+          result_string(res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
       d->reqs[r].memory = MAPOPT_MEM_VIRTUAL;
       if (!o->inst || o->inst[r] < 0)
         continue;
@@ -373,9 +383,11 @@ const char *mapopt_sim_error_name(mapopt_sim_error e) {
   return "UNKNOWN";
 }
 
-void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r) {
+void mapopt_sim_result_free(mapopt_sim_result *r) {
   if (!r)
     return;
+  result_impl *impl = (result_impl *)r;
+  mapopt_ctx *ctx = impl->ctx;
   mapopt__free(ctx, r->procs, r->nprocs * sizeof *r->procs);
   mapopt__free(ctx, r->mems, r->nmems * sizeof *r->mems);
   if (r->error_text)
@@ -383,9 +395,6 @@ void mapopt_sim_result_free(mapopt_ctx *ctx, mapopt_sim_result *r) {
   if (r->log)
     mapopt__free(ctx, r->log, strlen(r->log) + 1);
   mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
-  if (r->strings) {
-    mapopt__arena_destroy(r->strings);
-    mapopt__free(ctx, r->strings, sizeof(mapopt__arena));
-  }
-  mapopt__free(ctx, r, sizeof *r);
+  mapopt__arena_destroy(&impl->strings);
+  mapopt__free(ctx, impl, sizeof *impl);
 }

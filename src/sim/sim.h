@@ -9,6 +9,14 @@
 #include "core/core.h"
 #include "mapopt/sim.h"
 
+/* ---- setup (setup.c) ------------------------------------------------------
+ */
+
+/* Ranks per node of run on machine: the app's split, else the machine's
+ * (SIMULATOR.md §2.5); at least 1. The only place this rule is made. */
+int64_t mapopt__sim_ranks(const mapopt_machine *machine,
+                          const mapopt_app_run *run);
+
 /* ---- dependence analysis (SIMULATOR.md §4.3) ----------------------------- */
 
 /* How a version of an (atom, field) was produced. */

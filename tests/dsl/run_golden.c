@@ -883,7 +883,7 @@ static void q_format(qctx *qc) {
   }
   if (len > 0 && text[len - 1] != '\n')
     sl_pushf(qc->out, "!! canonical text does not end with a newline");
-  mapopt_text_free(qc->r->ctx, text);
+  mapopt_text_free(text);
 }
 
 static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
@@ -1060,9 +1060,9 @@ static bool roundtrip(mapopt_ctx *ctx, const mapopt_program *prog,
   }
 done:
   if (t1)
-    mapopt_text_free(ctx, t1);
+    mapopt_text_free(t1);
   if (t2)
-    mapopt_text_free(ctx, t2);
+    mapopt_text_free(t2);
   if (p2)
     mapopt_dsl_free(p2);
   if (diags)

@@ -72,10 +72,10 @@ void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
       if (mapopt_dsl_format(again, &text2, &len2) == MAPOPT_OK) {
         if (len2 != len || memcmp(text, text2, len) != 0)
           abort(); /* printing must be idempotent */
-        mapopt_text_free(ctx, text2);
+        mapopt_text_free(text2);
       }
       mapopt_dsl_free(again);
-      mapopt_text_free(ctx, text);
+      mapopt_text_free(text);
     }
     query(prog, diags);
     mapopt_dsl_free(prog);

@@ -28,7 +28,7 @@ void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
                                    &again) != MAPOPT_OK)
         abort(); /* what we write must load */
       mapopt_machine_free(again);
-      mapopt_text_free(ctx, text);
+      mapopt_text_free(text);
     }
   } else if (st == MAPOPT_EINVAL && mapopt_diags_errors(diags) == 0) {
     abort(); /* a rejection always says why */

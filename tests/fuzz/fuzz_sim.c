@@ -42,7 +42,7 @@ void fuzz_target(mapopt_ctx *ctx, mapopt_diags *d, const uint8_t *data,
   if (mapopt_sim_instantiate(m, app, &ao, d, &run) != MAPOPT_OK)
     abort();
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, run, &shape);
   mapopt_dsl_options opts = {.file = "fuzz.map", .shape = &shape};
   if (mapopt_dsl_compile(ctx, (const char *)data + 1, size - 1, &opts, d,
                          &prog) == MAPOPT_OK) {
@@ -54,7 +54,7 @@ void fuzz_target(mapopt_ctx *ctx, mapopt_diags *d, const uint8_t *data,
       abort();
     if (res->error != MAPOPT_SIM_NONE && !res->error_text)
       abort();
-    mapopt_sim_result_free(ctx, res);
+    mapopt_sim_result_free(res);
   }
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);

@@ -1004,8 +1004,8 @@ static void round_trip(fixture *f, const char *file, const char *text,
   same_run(ra, rb);
   mapopt_app_run_free(ra);
   mapopt_app_run_free(rb);
-  mapopt_text_free(f->ctx, json);
-  mapopt_text_free(f->ctx, json2);
+  mapopt_text_free(json);
+  mapopt_text_free(json2);
   mapopt_app_free(a);
   mapopt_app_free(b);
 }
@@ -1129,7 +1129,7 @@ static void test_oom(void **state) {
     mapopt_status st = mapopt_app_to_json(ctx, app, &json);
     if (st == MAPOPT_OK) {
       b.left = -1;
-      mapopt_text_free(ctx, json);
+      mapopt_text_free(json);
       break;
     }
     assert_int_equal(st, MAPOPT_ENOMEM);

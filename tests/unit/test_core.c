@@ -190,7 +190,7 @@ static void test_file_replace(void **state) {
   assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_OK);
   assert_int_equal(len, 5);
   assert_memory_equal(buf, "new\0x", 5);
-  mapopt_buffer_free(ctx, buf, len);
+  mapopt_text_free(buf);
   unlink(path);
   assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_EIO);
   assert_int_equal(mapopt_file_replace("/nonexistent-dir/x", "a", 1),

@@ -698,8 +698,8 @@ static void round_trip(const mapopt_machine *m) {
   char *again = NULL;
   assert_int_equal(mapopt_machine_to_json(ctx, back, &again), MAPOPT_OK);
   assert_string_equal(text, again);
-  mapopt_text_free(ctx, again);
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(again);
+  mapopt_text_free(text);
   mapopt_machine_free(back);
 }
 
@@ -759,7 +759,7 @@ static void test_probe_measure(void **state) {
   char *text;
   assert_int_equal(mapopt_machine_to_json(ctx, m, &text), MAPOPT_OK);
   assert_non_null(strstr(text, "memcpy benchmark (0.5 s)"));
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   mapopt_machine_free(m);
 }
 
@@ -843,7 +843,7 @@ static void test_probe_fake_host(void **state) {
   assert_non_null(strstr(text, "2 x \\\"NVIDIA A100-SXM4-80GB\\\" from "
                                "/proc/driver/nvidia/gpus"));
   assert_non_null(strstr(text, "2 NUMA nodes"));
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   mapopt_machine_free(m);
 
   /* An empty host: every fact falls back, and the sources say so. */
@@ -861,7 +861,7 @@ static void test_probe_fake_host(void **state) {
   assert_non_null(strstr(text, "/proc/meminfo unreadable"));
   assert_non_null(strstr(text, "/sys/devices/system/node missing"));
   assert_non_null(strstr(text, "no NVIDIA GPU found"));
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   round_trip(m);
   mapopt_machine_free(m);
 }
@@ -885,7 +885,7 @@ static void test_local(void **state) {
   assert_int_equal(mapopt_machine_to_json(ctx, m, &text), MAPOPT_OK);
   snprintf(path, sizeof path, "%s/.cache/mapopt/local.json", home);
   write_file(path, text);
-  mapopt_text_free(ctx, text);
+  mapopt_text_free(text);
   mapopt_machine *l = resolve_ok("local");
   assert_true(mapopt__machine_equal(m, l));
   mapopt_machine_free(l);
@@ -932,7 +932,7 @@ static void test_enomem(void **state) {
               break;
             assert_int_equal(st, MAPOPT_ENOMEM);
           }
-          mapopt_text_free(c, text);
+          mapopt_text_free(text);
         }
       } else {
         assert_int_equal(st, MAPOPT_ENOMEM);

@@ -144,7 +144,7 @@ static void sim_opts(simcase *c, mapopt_machine *m, const char *app,
     fixture_print_diags();
   assert_int_equal(st, MAPOPT_OK);
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, c->run, &shape);
   mapopt_dsl_options dopts = {.file = "t.map", .shape = &shape};
   mapopt_app_task_info(c->app, &dopts.tasks, &dopts.ntasks);
   st = mapopt_dsl_compile(ctx, mapper, strlen(mapper), &dopts, diags, &c->prog);
@@ -169,7 +169,7 @@ static void sim(simcase *c, mapopt_machine *m, const char *app,
 }
 
 static void sim_free(simcase *c) {
-  mapopt_sim_result_free(ctx, c->res);
+  mapopt_sim_result_free(c->res);
   mapopt_dsl_free(c->prog);
   mapopt_app_run_free(c->run);
   mapopt_app_free(c->app);
@@ -1041,7 +1041,7 @@ static void run_heat(const mapopt_sim_options *o, const char *mapper,
 
 static void outputs_free(outputs *o) {
   free(o->log);
-  mapopt_text_free(ctx, o->report);
+  mapopt_text_free(o->report);
   free(o->trace);
 }
 
@@ -1192,8 +1192,8 @@ static void test_allocation_failure(void **state) {
       assert_int_equal(st, MAPOPT_OK);
       assert_int_equal(res->error, MAPOPT_SIM_NONE);
     }
-    mapopt_text_free(c, report);
-    mapopt_sim_result_free(c, res);
+    mapopt_text_free(report);
+    mapopt_sim_result_free(res);
     mapopt_dsl_free(prog);
     mapopt_app_run_free(run);
     mapopt_app_free(app);
@@ -1208,9 +1208,10 @@ static void test_allocation_failure(void **state) {
   assert_true(n > 100);
 }
 
-/* An app's own rank split (johnson: one rank per GPU) reaches the machine
- * it is instantiated for, so mappers compile against the right shape; an
- * app without one leaves the machine's split alone. */
+/* An app's own rank split (johnson: one rank per GPU) reaches the shape
+ * its mappers compile against, without changing the machine; an app
+ * without one keeps the machine's split; a split that does not divide the
+ * GPUs of a node is an error (the machine loader's rule). */
 static void test_instantiate_rank_split(void **state) {
   (void)state;
   static const struct {
@@ -1230,11 +1231,41 @@ static void test_instantiate_rank_split(void **state) {
     mapopt_app_options ao = {.spec = spec, .iterations = 1, .warmup = 0};
     assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run),
                      MAPOPT_OK);
-    assert_int_equal(m->ranks_per_node, cases[i].ranks);
+    assert_int_equal(m->ranks_per_node, 1); /* untouched */
+    mapopt_machine_shape shape;
+    mapopt_sim_shape(m, run, &shape);
+    assert_int_equal(shape.nodes, cases[i].ranks);
+    assert_int_equal(shape.procs[MAPOPT_PROC_GPU], 4 / cases[i].ranks);
     mapopt_app_run_free(run);
     mapopt_app_free(app);
     mapopt_machine_free(m);
   }
+  /* circuit asking for 3 ranks per node of p100x4's 4 GPUs. */
+  const char *json = mapopt_app_builtin_json("circuit");
+  assert_non_null(json);
+  size_t n = strlen(json) + 64;
+  char *three = malloc(n);
+  snprintf(three, n, "{\"run\": {\"ranks_per_node\": 3},%s", json + 1);
+  mapopt_machine *m = NULL;
+  mapopt_app *app = NULL;
+  mapopt_app_run *run = NULL;
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &m), MAPOPT_OK);
+  assert_int_equal(mapopt_app_load_json(ctx, "three.json", three, strlen(three),
+                                        diags, &app),
+                   MAPOPT_OK);
+  mapopt_diags_clear(diags);
+  mapopt_app_options ao = {.spec = "small", .iterations = 1, .warmup = 0};
+  assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run),
+                   MAPOPT_EINVAL);
+  assert_null(run);
+  char line[256];
+  mapopt_diag_format(mapopt_diags_get(diags, 0), line, sizeof line);
+  assert_string_equal(line, "circuit: error: ranks_per_node (3) must divide "
+                            "the GPU count (4)");
+  mapopt_diags_clear(diags);
+  mapopt_app_free(app);
+  mapopt_machine_free(m);
+  free(three);
 }
 
 int main(void) {

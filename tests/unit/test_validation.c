@@ -111,7 +111,7 @@ static outcome simulate(const run_cfg *c) {
     fail();
   }
   mapopt_machine_shape shape;
-  mapopt_machine_shape_of(m, &shape);
+  mapopt_sim_shape(m, run, &shape);
   char *text = mapper_text(c);
   assert_non_null(text);
   mapopt_dsl_options dopts = {.file = "check.map", .shape = &shape};
@@ -136,7 +136,7 @@ static outcome simulate(const run_cfg *c) {
 }
 
 static void done(outcome *o) {
-  mapopt_sim_result_free(o->ctx, o->res);
+  mapopt_sim_result_free(o->res);
   mapopt_ctx_free(o->ctx);
 }
 
@@ -542,7 +542,7 @@ static char *outputs(const outcome *o, const char *trace) {
   k += fread(all + k, 1, (size_t)tn, f);
   all[k] = '\0';
   fclose(f);
-  mapopt_text_free(o->ctx, report);
+  mapopt_text_free(report);
   return all;
 }
 
