@@ -132,6 +132,15 @@ MAPOPT_API mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx,
 
 MAPOPT_API void mapopt_machine_free(mapopt_machine *m);
 
+/*
+ * The path of the `local` machine's file, $HOME/.cache/mapopt/local.json:
+ * what mapopt_machine_resolve("local") reads and `mapopt machine probe`
+ * writes. *path is a text freed with mapopt_text_free. Errors:
+ * MAPOPT_ENOTFOUND when $HOME is not set; MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_machine_local_path(mapopt_ctx *ctx,
+                                                   char **path);
+
 /* The names of the built-in presets, NULL-terminated. */
 MAPOPT_API const char *const *mapopt_machine_presets(void);
 /* The JSON text of a built-in preset (NULL if unknown). */
@@ -169,7 +178,7 @@ MAPOPT_API mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx,
  * unreadable /sys and /proc files fall back to defaults, which the
  * machine's "sources" (in its JSON) record. On success *out is owned by the
  * caller (mapopt_machine_free); the CLI writes mapopt_machine_to_json of it
- * to ~/.cache/mapopt/local.json, which resolve("local") reads. Errors:
+ * to mapopt_machine_local_path, which resolve("local") reads. Errors:
  * MAPOPT_ENOMEM; MAPOPT_EINVAL, with its diagnostics, if the model derived
  * from this host fails its own validation (an internal error).
  */

@@ -48,6 +48,44 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
+/* ---- the simulation pipeline (pipeline.c) -------------------------------- */
+
+/* What to simulate: the command-line arguments of a simulating command. */
+typedef struct cli_pipeline_args {
+  const char *machine;    /* --machine; NULL: p100x4 */
+  const char *app;        /* APP[:SIZE,PARAM=V...] */
+  const char *size;       /* --size, or NULL */
+  int64_t iterations;     /* < 0: the app's */
+  int64_t warmup;         /* < 0: the default */
+  const char *mapper;     /* a mapper file; NULL: the built-in app's expert */
+  mapopt_dsl_options dsl; /* print and trace callbacks; the rest is set */
+} cli_pipeline_args;
+
+/* Everything a simulation holds, freed by cli_pipeline_close. */
+typedef struct cli_pipeline {
+  mapopt_machine *machine;
+  mapopt_app *app;
+  mapopt_app_run *run;
+  mapopt_machine_shape shape; /* the run's, that the mapper sees */
+  mapopt_program *prog;
+  mapopt_sim_result *res; /* after cli_pipeline_run */
+} cli_pipeline;
+
+/*
+ * Resolves the machine and the app, instantiates the run and compiles the
+ * mapper for it; prints the mapper's warnings to stderr and clears diags.
+ * EXIT_VALID; EXIT_INVALID with the reason in diags; EXIT_USAGE (a size
+ * both after ':' and in --size, reported as command cmd). p must be closed
+ * in every case.
+ */
+int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
+                      const cli_pipeline_args *a, mapopt_diags *diags,
+                      cli_pipeline *p);
+/* Simulates the opened pipeline into p->res (mapopt_sim_run's errors). */
+mapopt_status cli_pipeline_run(mapopt_ctx *ctx, cli_pipeline *p,
+                               const mapopt_sim_options *opts);
+void cli_pipeline_close(cli_pipeline *p);
+
 int cli_check(int argc, char **argv);
 int cli_fmt(int argc, char **argv);
 int cli_show(int argc, char **argv);

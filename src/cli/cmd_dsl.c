@@ -521,47 +521,31 @@ static int show_app(const show_args *a) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  int rc = EXIT_INVALID;
-  mapopt_machine *m = NULL;
-  mapopt_app *app = NULL;
-  mapopt_app_run *run = NULL;
-  mapopt_program *prog = NULL;
-  mapopt_sim_result *res = NULL;
-  if (mapopt_machine_resolve(ctx, a->machine ? a->machine : "p100x4", diags,
-                             &m) != MAPOPT_OK)
+  cli_pipeline p;
+  cli_pipeline_args pa = {.machine = a->machine,
+                          .app = a->app,
+                          .size = a->size,
+                          .iterations = 1,
+                          .warmup = 0,
+                          .mapper = a->file,
+                          .dsl = {.print = print_stdout}};
+  int rc = cli_pipeline_open(ctx, "show", &pa, diags, &p);
+  if (rc != EXIT_VALID)
     goto done;
-  const char *spec = NULL;
-  if (mapopt_app_resolve(ctx, a->app, diags, &app, &spec) != MAPOPT_OK)
-    goto done;
-  mapopt_app_options ao = {
-      .spec = spec ? spec : a->size, .iterations = 1, .warmup = 0};
-  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
-    goto done;
-  mapopt_machine_shape shape;
-  mapopt_sim_shape(m, run, &shape);
-  mapopt_dsl_options opts = {.shape = &shape, .print = print_stdout};
-  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
-  if (compile_file(ctx, a->file, &opts, diags, &prog) != EXIT_VALID)
-    goto done;
-  cli_print_diags(stderr, diags, 0);
-  mapopt_diags_clear(diags);
+  rc = EXIT_INVALID;
   mapopt_sim_options so = {.record_decisions = true};
-  if (mapopt_sim_run(ctx, m, run, prog, &so, &res) != MAPOPT_OK)
+  if (cli_pipeline_run(ctx, &p, &so) != MAPOPT_OK)
     goto done;
-  for (size_t i = 0; i < res->ndecisions; i++)
-    print_decision(&res->decisions[i]);
-  if (res->error != MAPOPT_SIM_NONE) {
-    printf("error: %s\n", res->error_text ? res->error_text : "");
+  for (size_t i = 0; i < p.res->ndecisions; i++)
+    print_decision(&p.res->decisions[i]);
+  if (p.res->error != MAPOPT_SIM_NONE) {
+    printf("error: %s\n", p.res->error_text ? p.res->error_text : "");
     goto done;
   }
   rc = EXIT_VALID;
 done:
   cli_print_diags(stderr, diags, 0);
-  mapopt_sim_result_free(res);
-  mapopt_dsl_free(prog);
-  mapopt_app_run_free(run);
-  mapopt_app_free(app);
-  mapopt_machine_free(m);
+  cli_pipeline_close(&p);
   cli_close(ctx, diags);
   return rc;
 }

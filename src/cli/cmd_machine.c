@@ -192,20 +192,9 @@ static bool make_parents(const char *path) {
   return true;
 }
 
-static int probe(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
-                 const char *output) {
-  char path[4096];
-  if (!output) {
-    /* The library's resolve("local") reads the same path. */
-    const char *home = getenv("HOME");
-    if (!home || !home[0]) {
-      fprintf(stderr, "mapopt machine probe: $HOME is not set; use "
-                      "--output FILE\n");
-      return EXIT_INVALID;
-    }
-    snprintf(path, sizeof path, "%s/.cache/mapopt/local.json", home);
-    output = path;
-  }
+/* Probes this host and writes its model to output ("-": stdout). */
+static int probe_to(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
+                    const char *output) {
   mapopt_machine *m;
   mapopt_status st = mapopt_machine_probe(ctx, measure, diags, &m);
   if (st != MAPOPT_OK) {
@@ -239,6 +228,25 @@ static int probe(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
   }
   mapopt_text_free(text);
   mapopt_machine_free(m);
+  return status;
+}
+
+/* `machine probe`: to output, by default to the file resolve("local")
+ * reads. */
+static int probe(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
+                 const char *output) {
+  if (output)
+    return probe_to(ctx, diags, measure, output);
+  char *local;
+  mapopt_status st = mapopt_machine_local_path(ctx, &local);
+  if (st != MAPOPT_OK) {
+    fprintf(stderr, "mapopt machine probe: %s\n",
+            st == MAPOPT_ENOTFOUND ? "$HOME is not set; use --output FILE"
+                                   : mapopt_strerror(st));
+    return EXIT_INVALID;
+  }
+  int status = probe_to(ctx, diags, measure, local);
+  mapopt_text_free(local);
   return status;
 }
 

@@ -159,30 +159,6 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
   return EXIT_VALID;
 }
 
-/* The mapper: --mapper FILE, or the built-in app's expert mapper. */
-static mapopt_status load_mapper(mapopt_ctx *ctx, const char *path,
-                                 const char *app_name,
-                                 const mapopt_machine_shape *shape,
-                                 const mapopt_app *app, mapopt_diags *diags,
-                                 mapopt_program **prog) {
-  mapopt_dsl_options opts = {.file = path, .shape = shape};
-  mapopt_app_task_info(app, &opts.tasks, &opts.ntasks);
-  if (!path) {
-    const char *text = mapopt_app_builtin_mapper(app_name, "expert");
-    if (!text) {
-      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", app_name, 0, 0,
-                       "no built-in expert mapper for this application: "
-                       "give --mapper FILE");
-      return MAPOPT_ENOTFOUND;
-    }
-    char file[300];
-    snprintf(file, sizeof file, "mappers/%s/expert.map", app_name);
-    opts.file = file;
-    return mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, prog);
-  }
-  return cli_compile_file(ctx, path, &opts, diags, prog);
-}
-
 static double cpu_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -233,40 +209,22 @@ int cli_sim(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_machine *m = NULL;
-  mapopt_app *app = NULL;
-  mapopt_app_run *run = NULL;
-  mapopt_program *prog = NULL;
-  mapopt_sim_result *res = NULL;
+  cli_pipeline p;
+  cli_pipeline_args pa = {.machine = a.machine,
+                          .app = a.app,
+                          .size = a.size,
+                          .iterations = a.iterations,
+                          .warmup = a.warmup,
+                          .mapper = a.mapper};
+  rc = cli_pipeline_open(ctx, "sim", &pa, diags, &p);
+  if (rc != EXIT_VALID)
+    goto done;
   rc = EXIT_INVALID;
-  if (mapopt_machine_resolve(ctx, a.machine, diags, &m) != MAPOPT_OK)
-    goto done;
-  const char *spec = NULL;
-  if (mapopt_app_resolve(ctx, a.app, diags, &app, &spec) != MAPOPT_OK)
-    goto done;
-  if (spec && a.size) {
-    fprintf(stderr, "mapopt sim: give the size either after ':' or with "
-                    "--size, not both\n");
-    rc = EXIT_USAGE;
-    goto done;
-  }
-  mapopt_app_options ao = {.spec = spec ? spec : a.size,
-                           .iterations = a.iterations,
-                           .warmup = a.warmup};
-  if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
-    goto done;
-  mapopt_machine_shape shape;
-  mapopt_sim_shape(m, run, &shape);
-  if (load_mapper(ctx, a.mapper, mapopt_app_name(app), &shape, app, diags,
-                  &prog) != MAPOPT_OK)
-    goto done;
-  cli_print_diags(stderr, diags, 0); /* the mapper's warnings */
-  mapopt_diags_clear(diags);
   if (a.bench) {
-    rc = bench(ctx, m, run, prog, &a.opts);
+    rc = bench(ctx, p.machine, p.run, p.prog, &a.opts);
     goto done;
   }
-  mapopt_status st = mapopt_sim_run(ctx, m, run, prog, &a.opts, &res);
+  mapopt_status st = cli_pipeline_run(ctx, &p, &a.opts);
   if (st != MAPOPT_OK) {
     fprintf(stderr, "mapopt sim: %s%s%s\n", mapopt_strerror(st),
             a.trace ? " (writing " : "", a.trace ? a.trace : "");
@@ -274,7 +232,7 @@ int cli_sim(int argc, char **argv) {
   }
   char *report = NULL;
   if ((a.report || a.json) &&
-      mapopt_sim_report_json(ctx, res, a.stats, &report) != MAPOPT_OK)
+      mapopt_sim_report_json(ctx, p.res, a.stats, &report) != MAPOPT_OK)
     goto done;
   if (a.report &&
       mapopt_file_replace(a.report, report, strlen(report)) != MAPOPT_OK) {
@@ -283,16 +241,12 @@ int cli_sim(int argc, char **argv) {
     mapopt_text_free(report);
     goto done;
   }
-  fputs(a.json ? report : res->log, stdout);
+  fputs(a.json ? report : p.res->log, stdout);
   mapopt_text_free(report);
-  rc = res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
+  rc = p.res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
 done:
   cli_print_diags(stderr, diags, 0);
-  mapopt_sim_result_free(res);
-  mapopt_dsl_free(prog);
-  mapopt_app_run_free(run);
-  mapopt_app_free(app);
-  mapopt_machine_free(m);
+  cli_pipeline_close(&p);
   cli_close(ctx, diags);
   return rc;
 }

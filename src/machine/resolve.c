@@ -61,12 +61,18 @@ static mapopt_status load_file(mapopt_ctx *ctx, const char *path,
  * The path `mapopt machine probe` writes by default. The CLI computes the
  * same path (it sees only the public API), so change both together.
  */
-static bool local_path(char *buf, size_t size) {
+mapopt_status mapopt_machine_local_path(mapopt_ctx *ctx, char **path) {
   const char *home = getenv("HOME");
   if (!home || !home[0])
-    return false;
-  int n = snprintf(buf, size, "%s/.cache/mapopt/local.json", home);
-  return n > 0 && (size_t)n < size;
+    return MAPOPT_ENOTFOUND;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  mapopt__sb_printf(&sb, "%s/.cache/mapopt/local.json", home);
+  char *p = mapopt__text_take(&sb, NULL);
+  if (!p)
+    return MAPOPT_ENOMEM;
+  *path = p;
+  return MAPOPT_OK;
 }
 
 /* "nodes=4,ranks_per_node=2" after the preset's name. */
@@ -300,18 +306,24 @@ mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx, const char *arg,
     snprintf(file, sizeof file, "machines/%s.json", name);
     return mapopt__machine_load(ctx, file, json, strlen(json), pp, diags, out);
   }
-  char path[4096];
-  if (!local_path(path, sizeof path))
+  char *path;
+  mapopt_status st = mapopt_machine_local_path(ctx, &path);
+  if (st == MAPOPT_ENOTFOUND)
     return arg_error(diags, arg, MAPOPT_ENOTFOUND,
                      "machine \"local\" needs $HOME to find "
                      "~/.cache/mapopt/local.json");
+  if (st != MAPOPT_OK)
+    return st;
   FILE *f = fopen(path, "rb");
   if (!f && errno == ENOENT)
-    return arg_error(diags, arg, MAPOPT_ENOTFOUND,
-                     "machine \"local\" has not been probed: run 'mapopt "
-                     "machine probe' to create %s",
-                     path);
+    st = arg_error(diags, arg, MAPOPT_ENOTFOUND,
+                   "machine \"local\" has not been probed: run 'mapopt "
+                   "machine probe' to create %s",
+                   path);
+  else
+    st = load_file(ctx, path, pp, diags, out);
   if (f)
     fclose(f);
-  return load_file(ctx, path, pp, diags, out);
+  mapopt_text_free(path);
+  return st;
 }

@@ -218,6 +218,7 @@ if cmp -s l1.txt l2.txt && cmp -s r1.json r2.json; then ok; else bad "export sim
 expect_rc 1 "$M" sim nosuch;        expect_in err 'unknown application "nosuch"'
 expect_rc 1 "$M" sim circuit:nosize; expect_in err "nosize"
 expect_rc 2 "$M" sim circuit:small --size small
+expect_in err "mapopt sim: give the size either after ':' or with --size"
 expect_rc 2 "$M" sim circuit --noise 2
 expect_rc 1 "$M" sim circuit --machine nosuch
 printf 'Task calculate_new_currents GPU;\nLayout * * * SOA C_order;\nTask * CPU;\n' > cpu.map
@@ -235,6 +236,12 @@ expect_in t.json '"traceEvents"'
 expect_in r.json '"lower_bound_ns"'
 expect_rc 0 "$M" show "$ROOT/mappers/cannon/expert.map" --app cannon:small
 expect_in out "task_4: GPU(0, 0)"
+# show --app runs the same pipeline as sim: one size, and the rank split of
+# the app (johnson: one rank per GPU, so four address spaces on p100x4).
+expect_rc 2 "$M" show "$ROOT/mappers/cannon/expert.map" --app cannon:small --size small
+expect_in err "mapopt show: give the size either after ':' or with --size"
+expect_rc 0 "$M" show "$ROOT/mappers/johnson/expert.map" --app johnson:small
+expect_in out "GPU(3, 0)"
 expect_rc 0 "$M" sim circuit:small --bench
 expect_in out "events/s per core"
 
