@@ -61,9 +61,10 @@ typedef struct mapopt__mspace {
 } mapopt__mspace;
 
 /* Every message of this module fits in MAPOPT__MS_ERR_MAX bytes: its
- * catalogue templates have at most 110 bytes of text, four int64 numbers
- * (20 bytes each) and a method name (the longest, "balance_split", has 13
- * bytes), so a caller's buffer of this size never cuts one short. */
+ * catalogue templates have at most 98 bytes of text, at most five numbers
+ * (20 bytes as int64, 11 as int) and at most one method name (13 bytes at
+ * most, "balance_split"): 98 + 5 * 20 + 13 < 256. A caller's buffer of this
+ * size never cuts one short. */
 #define MAPOPT__MS_ERR_MAX 256
 
 /* Error codes of this module: the DSL.md §7.4 ids. */
