@@ -131,12 +131,17 @@ char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n) {
 }
 
 char *mapopt__arena_vprintf(mapopt__arena *a, const char *fmt, va_list ap) {
+  /* Short texts (the common case) are formatted once, into first; a longer
+   * one is formatted again, whole, into its exact allocation. */
+  char first[128];
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = vsnprintf(first, sizeof first, fmt, ap2);
   va_end(ap2);
   char *d = n < 0 ? NULL : mapopt__arena_alloc(a, (size_t)n + 1);
-  if (d)
+  if (d && (size_t)n < sizeof first)
+    memcpy(d, first, (size_t)n + 1);
+  else if (d)
     vsnprintf(d, (size_t)n + 1, fmt, ap);
   return d;
 }
