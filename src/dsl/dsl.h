@@ -1,7 +1,8 @@
 /*
  * Internal header of the dsl module: the loaded program (binding tables,
- * globals, caches), run-time values, and the interpreter's interface used by
- * the loader (load.c) and the policy queries (policy.c).
+ * globals, caches), run-time values, the interpreter's interface used by
+ * the loader (load.c) and the policy queries (policy.c), and the program
+ * state all three share (state.c).
  */
 #ifndef MAPOPT_SRC_DSL_DSL_H
 #define MAPOPT_SRC_DSL_DSL_H

@@ -305,17 +305,17 @@ static inline int proc_cls(mapopt_proc_kind k) {
   return k == MAPOPT_PROC_GPU ? PK_GPU : k == MAPOPT_PROC_OMP ? PK_OMP : PK_CPU;
 }
 
+static inline mapopt_proc_kind dsl_kind(int cls) {
+  return cls == PK_GPU   ? MAPOPT_PROC_GPU
+         : cls == PK_OMP ? MAPOPT_PROC_OMP
+                         : MAPOPT_PROC_CPU;
+}
+
 /* The memory of kind k that processor p uses, or -1 (DSL.md §1.2); from
  * the table built once per run. */
 static inline int64_t mem_for(const sim_t *s, const sim_proc *p,
                               mapopt_mem_kind k) {
   return s->proc_mem[(p - s->procs) * MAPOPT_MEM_KIND_COUNT + k];
-}
-
-static inline mapopt_proc_kind dsl_kind(int cls) {
-  return cls == PK_GPU   ? MAPOPT_PROC_GPU
-         : cls == PK_OMP ? MAPOPT_PROC_OMP
-                         : MAPOPT_PROC_CPU;
 }
 
 /* Processor local of class cls in address space as, or -1 past the last. */

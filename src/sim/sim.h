@@ -1,7 +1,8 @@
 /*
- * Internal header of the simulator: the mapping-independent dependence
- * graph (dag.c), the cost formulas shared by the engine and the lower
- * bound (cost.c), the lower bound (bound.c), and the engine (engine.c).
+ * Internal header of the simulator: the rank-split rule (setup.c), the
+ * mapping-independent dependence graph (dag.c), the cost formulas shared
+ * by the engine and the lower bound (cost.c) and the lower bound
+ * (bound.c). The engine's own state is in engine.h.
  */
 #ifndef MAPOPT_SRC_SIM_SIM_H
 #define MAPOPT_SRC_SIM_SIM_H
