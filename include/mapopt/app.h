@@ -52,6 +52,10 @@ typedef enum mapopt_priv {
   MAPOPT_PRIV_REDUCE
 } mapopt_priv;
 
+/* "RO", "RW", "WD", "REDUCE" (as in `mapopt-app/1`); "RO" when out of
+ * range. */
+MAPOPT_API const char *mapopt_app_priv_name(mapopt_priv p);
+
 typedef enum mapopt_redop {
   MAPOPT_REDOP_SUM,
   MAPOPT_REDOP_MIN,

@@ -579,6 +579,17 @@ MAPOPT_API mapopt_status mapopt_policy_index_map(
     mapopt_map_answer *out, mapopt_diags *diags);
 
 /*
+ * The name of the function that IndexTaskMap (single: SingleTaskMap) binds
+ * for task placed on kind -- the exact task name first, then the kind, then
+ * '*' -- or NULL when no statement applies. Nothing is evaluated. The name
+ * lives as long as the program.
+ */
+MAPOPT_API const char *mapopt_policy_map_function(const mapopt_program *prog,
+                                                  const char *task,
+                                                  mapopt_proc_kind kind,
+                                                  bool single);
+
+/*
  * SingleTaskMap (DSL.md §4.7) for the single task self (self->proc is its
  * initial processor: local index 0 of its kind on the parent's node). Up to
  * cap points of a point set are written to set (which may be NULL);

@@ -9,6 +9,8 @@
  *   dsl.h      the mapping language: compile, format, policy queries,
  *              the diagnostic catalogue
  *   sim.h      the simulator: runs, plans, results, reports
+ *   guide.h    AutoGuide: findings, explanations and suggestions from a
+ *              run's output and profile
  * The library's own files include only the headers of the modules they
  * may use, never this one.
  */
@@ -21,5 +23,6 @@
 #include "mapopt/app.h"
 #include "mapopt/dsl.h"
 #include "mapopt/sim.h"
+#include "mapopt/guide.h"
 
 #endif /* MAPOPT_MAPOPT_H */

@@ -79,6 +79,10 @@ typedef struct mapopt_sim_copy_stats {
  * and FOLD. */
 #define MAPOPT_SIM_COPY_KINDS (MAPOPT_CHAN_COUNT + 2)
 
+/* "FB_LOCAL" ... "NETWORK", "FILL", "FOLD" for 0 .. MAPOPT_SIM_COPY_KINDS - 1;
+ * NULL out of range. */
+MAPOPT_API const char *mapopt_sim_copy_kind_name(int k);
+
 typedef struct mapopt_sim_mem_stats {
   int64_t node, rank;
   mapopt_mem_kind kind;
@@ -100,12 +104,30 @@ typedef struct mapopt_sim_req_stats {
   mapopt_layout layout;
   int64_t mem_ns, access_ns;
   int64_t copy_in_bytes[MAPOPT_MEM_KIND_COUNT]; /* per source memory kind */
+  /* What AutoGuide needs to explain the numbers above. */
+  mapopt_priv priv;
+  int fields;         /* fields the argument requests */
+  int region_fields;  /* fields of its region */
+  int64_t layout_ppm; /* the largest layout factor L_r applied (§4.9), ppm */
+  /* The bytes copied in per channel, indexed like mapopt_sim_result's
+   * copies (FOLD: reduction folds into this argument). */
+  int64_t copy_in_channel_bytes[MAPOPT_SIM_COPY_KINDS];
+  /* The task whose output is the most of the bytes copied in (the writer,
+   * or a reducer, of the data each copy moves), with its processor kind
+   * and those bytes; NULL when nothing but fills was copied in. */
+  const char *producer;
+  mapopt_proc_kind producer_kind;
+  int64_t producer_bytes;
 } mapopt_sim_req_stats;
 
 typedef struct mapopt_sim_task_stats {
   const char *task;
   mapopt_proc_kind kind;
   int64_t points, busy_ns, max_ns;
+  unsigned variant_kinds; /* bit k: the task has a variant of kind k */
+  bool is_index;          /* its points come from index launches */
+  int64_t procs_used;     /* processors its timed points ran on */
+  int64_t proc_max_ns;    /* the busiest of those: its time in this task */
   int nreqs;
   mapopt_sim_req_stats reqs[MAPOPT_SIM_MAX_REQS];
 } mapopt_sim_task_stats;
@@ -244,6 +266,22 @@ MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
 MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
                                                 const mapopt_sim_result *r,
                                                 bool stats, char **text);
+
+/*
+ * Reads a report that mapopt_sim_report_json wrote (len bytes of text;
+ * file names it in diagnostics, NULL: "<report>") back into a result, so a
+ * saved run can be analysed like the run itself: writing the result again
+ * gives the same report. The result has no log (log is NULL) and no
+ * decisions; free it with mapopt_sim_result_free. MAPOPT_EINVAL with a
+ * located error "FILE:LINE:COL: error: ..." in diags for malformed JSON, an
+ * unknown or missing key or a value of the wrong type; MAPOPT_ENOMEM. *out
+ * is written only on success.
+ */
+MAPOPT_API mapopt_status mapopt_sim_report_read(mapopt_ctx *ctx,
+                                                const char *file,
+                                                const char *text, size_t len,
+                                                mapopt_diags *diags,
+                                                mapopt_sim_result **out);
 
 #ifdef __cplusplus
 }

@@ -321,7 +321,6 @@ mapopt_status mapopt__app_build_task_info(mapopt_app *app);
 /* Writes a JSON string literal (quotes and escapes) to sb. */
 void mapopt__app_json_string(mapopt__strbuf *sb, const char *s);
 const char *mapopt__app_redop_name(mapopt_redop r);
-const char *mapopt__app_priv_name(mapopt_priv p);
 
 /* Built-in data compiled into the library (cmake/embed.cmake): the
  * application models of apps/builtin/ by name ("circuit"), and the mappers

@@ -917,8 +917,8 @@ static bool build_req(inst *I, const mapopt__app_stmt *st, int k,
         ", which covers only %" PRId64 " of the %" PRId64
         " elements of atom %" PRId64 " (writes need whole atoms)%s",
         st->kind == ST_FILL ? "the fill's requirement" : "argument", k,
-        mapopt__app_priv_name(rq->priv), I->app->parts[rq->part].name,
-        pc->color, pc->atoms[j].count, I->run->atom_elements[pc->atoms[j].atom],
+        mapopt_app_priv_name(rq->priv), I->app->parts[rq->part].name, pc->color,
+        pc->atoms[j].count, I->run->atom_elements[pc->atoms[j].atom],
         pc->atoms[j].atom - I->run->regions[pc->region].first_atom, site(I));
   }
   const char *const *names = req_names(I, rq);

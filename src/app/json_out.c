@@ -152,7 +152,7 @@ static void req(writer *w, const mapopt__app_req *rq, bool *f, bool fill) {
   }
   if (!fill) {
     ikey(w, f, "priv");
-    str(w, mapopt__app_priv_name(rq->priv));
+    str(w, mapopt_app_priv_name(rq->priv));
     if (rq->priv == MAPOPT_PRIV_REDUCE) {
       ikey(w, f, "redop");
       str(w, mapopt__app_redop_name(rq->redop));

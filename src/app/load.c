@@ -295,7 +295,7 @@ static const char *const ORDERS[] = {"F_order", "C_order", NULL};
 const char *mapopt__app_redop_name(mapopt_redop r) {
   return (unsigned)r < 4 ? REDOPS[r] : "sum";
 }
-const char *mapopt__app_priv_name(mapopt_priv p) {
+const char *mapopt_app_priv_name(mapopt_priv p) {
   return (unsigned)p < 4 ? PRIVS[p] : "RO";
 }
 

@@ -93,6 +93,7 @@ int cli_machines(int argc, char **argv);
 int cli_machine(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 int cli_apps(int argc, char **argv);
+int cli_explain(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
@@ -101,5 +102,6 @@ extern const char cli_machines_usage[];
 extern const char cli_machine_usage[];
 extern const char cli_sim_usage[];
 extern const char cli_apps_usage[];
+extern const char cli_explain_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

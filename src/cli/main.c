@@ -21,6 +21,8 @@ static const cli_command commands[] = {
      cli_show_usage, cli_show},
     {"sim", "simulate an application under a mapper on a machine model",
      cli_sim_usage, cli_sim},
+    {"explain", "explain a run's output: errors, bottlenecks, what to change",
+     cli_explain_usage, cli_explain},
     {"apps", "list the built-in applications (or export one as JSON)",
      cli_apps_usage, cli_apps},
     {"machines", "list the built-in machine presets", cli_machines_usage,

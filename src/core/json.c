@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "core/json.h"
 
 #define MAX_DEPTH 256
@@ -644,4 +646,55 @@ int64_t mapopt__round_i64(double x) {
   if (x >= 9.2e18)
     return INT64_MAX;
   return (int64_t)(x + 0.5);
+}
+
+mapopt_status mapopt__json_write(mapopt_ctx *ctx, json_t *root, char **text) {
+  char *dump = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                           JSON_REAL_PRECISION(12))
+                    : NULL;
+  json_decref(root);
+  if (!dump)
+    return MAPOPT_ENOMEM;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  mapopt__sb_puts(&sb, dump);
+  mapopt__sb_putc(&sb, '\n');
+  free(dump);
+  char *t = mapopt__text_take(&sb, NULL);
+  if (!t)
+    return MAPOPT_ENOMEM;
+  *text = t;
+  return MAPOPT_OK;
+}
+
+size_t mapopt__utf8_char(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  if (n == 0)
+    return 0;
+  if (u[0] < 0x80)
+    return 1;
+  /* Lead byte: length and the smallest and largest valid second byte
+   * (which excludes overlong forms, surrogates and code points above
+   * U+10FFFF). */
+  size_t len;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (u[0] >= 0xC2 && u[0] <= 0xDF)
+    len = 2;
+  else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
+    len = 3;
+    lo = u[0] == 0xE0 ? 0xA0 : 0x80;
+    hi = u[0] == 0xED ? 0x9F : 0xBF;
+  } else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
+    len = 4;
+    lo = u[0] == 0xF0 ? 0x90 : 0x80;
+    hi = u[0] == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (n < len || u[1] < lo || u[1] > hi)
+    return 0;
+  for (size_t i = 2; i < len; i++)
+    if (u[i] < 0x80 || u[i] > 0xBF)
+      return 0;
+  return len;
 }

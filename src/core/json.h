@@ -123,6 +123,26 @@ const mapopt__json *mapopt__jr_child(mapopt__jr *jr, const mapopt__json *obj,
                                      const char *key, const char *what,
                                      bool required);
 
+/* ---- writing ----------------------------------------------------------- */
+
+/*
+ * The length (1 to 4) of the well-formed UTF-8 character that starts the n
+ * bytes at s, or 0 when they do not start with one (jansson writes only
+ * valid UTF-8; the reader above passes bytes >= 0x80 through unchecked).
+ */
+size_t mapopt__utf8_char(const char *s, size_t n);
+
+struct json_t;
+
+/*
+ * Writes root (a jansson value; its reference is taken) as JSON text with
+ * a 2-space indent, keys in insertion order, reals to 12 significant digits
+ * and a final newline, allocated with ctx (free it with mapopt_text_free).
+ * MAPOPT_ENOMEM when out of memory.
+ */
+mapopt_status mapopt__json_write(mapopt_ctx *ctx, struct json_t *root,
+                                 char **text);
+
 /* Rounds a non-negative double to the nearest int64 (saturating). */
 int64_t mapopt__round_i64(double x);
 

@@ -201,6 +201,14 @@ static const mapopt__stmt *map_function(const mapopt__map *table,
   return b ? b->value : NULL;
 }
 
+const char *mapopt_policy_map_function(const mapopt_program *prog,
+                                       const char *task, mapopt_proc_kind kind,
+                                       bool single) {
+  const mapopt__stmt *fn =
+      map_function(single ? &prog->single_maps : &prog->index_maps, task, kind);
+  return fn ? mapopt__sym_name(&prog->ast, fn->u.def.sym) : NULL;
+}
+
 /* "(3, 1)", "(5,)": the point as the N02 note shows it. */
 static void format_point(mapopt__strbuf *sb, int dims, const int64_t *p) {
   mapopt__sb_putc(sb, '(');

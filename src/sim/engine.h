@@ -453,9 +453,6 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op);
 void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
                              int64_t *ppm, size_t n);
 
-/* A new, empty result that mapopt_sim_result_free frees (result.c); NULL
- * on ENOMEM. */
-mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);
 /* Fills the result from a finished simulation (result.c). */
 mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res);
 

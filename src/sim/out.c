@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "sim/engine.h"
 
 /* ---- raw log
@@ -161,15 +162,12 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   }
   json_object_set_new(o, "processors", procs);
   json_t *copies = json_object();
-  static const char *const cnames[] = {"FB_LOCAL",  "FB_FB_PEER", "FB_HOST",
-                                       "HOST_HOST", "NETWORK",    "FILL",
-                                       "FOLD"};
   for (int k = 0; k < MAPOPT_SIM_COPY_KINDS; k++) {
     json_t *e = json_object();
     json_object_set_new(e, "bytes", json_integer(r->copies[k].bytes));
     json_object_set_new(e, "count", json_integer(r->copies[k].count));
     json_object_set_new(e, "busy_ns", json_integer(r->copies[k].busy_ns));
-    json_object_set_new(copies, cnames[k], e);
+    json_object_set_new(copies, mapopt_sim_copy_kind_name(k), e);
   }
   json_object_set_new(o, "copies", copies);
   json_t *mems = json_array();
@@ -221,6 +219,16 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
     json_object_set_new(e, "mean_ns",
                         json_integer(t->points ? t->busy_ns / t->points : 0));
     json_object_set_new(e, "max_ns", json_integer(t->max_ns));
+    json_t *variants = json_array();
+    for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
+      if (t->variant_kinds >> k & 1u)
+        json_array_append_new(
+            variants, json_string(mapopt_shape_proc_name((mapopt_proc_kind)k)));
+    json_object_set_new(e, "variants", variants);
+    json_object_set_new(e, "index_launch", json_boolean(t->is_index));
+    json_object_set_new(e, "processors_used", json_integer(t->procs_used));
+    json_object_set_new(e, "busiest_processor_ns",
+                        json_integer(t->proc_max_ns));
     json_t *reqs = json_array();
     for (int q = 0; q < t->nreqs; q++) {
       const mapopt_sim_req_stats *rq = &t->reqs[q];
@@ -238,6 +246,27 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
           json_object_set_new(cin, mapopt_shape_mem_name((mapopt_mem_kind)mk),
                               json_integer(rq->copy_in_bytes[mk]));
       json_object_set_new(x, "copy_in_bytes", cin);
+      json_object_set_new(x, "privilege",
+                          json_string(mapopt_app_priv_name(rq->priv)));
+      json_object_set_new(x, "fields", json_integer(rq->fields));
+      json_object_set_new(x, "region_fields", json_integer(rq->region_fields));
+      json_object_set_new(x, "layout_ppm", json_integer(rq->layout_ppm));
+      json_t *chan = json_object();
+      for (int ck = 0; ck < MAPOPT_SIM_COPY_KINDS; ck++)
+        if (rq->copy_in_channel_bytes[ck])
+          json_object_set_new(chan, mapopt_sim_copy_kind_name(ck),
+                              json_integer(rq->copy_in_channel_bytes[ck]));
+      json_object_set_new(x, "copy_in_channels", chan);
+      json_t *prod = json_null();
+      if (rq->producer) {
+        prod = json_object();
+        json_object_set_new(prod, "task", json_string(rq->producer));
+        json_object_set_new(
+            prod, "kind",
+            json_string(mapopt_shape_proc_name(rq->producer_kind)));
+        json_object_set_new(prod, "bytes", json_integer(rq->producer_bytes));
+      }
+      json_object_set_new(x, "producer", prod);
       json_array_append_new(reqs, x);
     }
     json_object_set_new(e, "requirements", reqs);
@@ -250,22 +279,7 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   json_object_set_new(o, "events", json_integer(r->events));
   if (stats)
     json_object_set_new(o, "sim_wall_us", json_integer(r->sim_wall_us));
-  char *dump = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                 JSON_REAL_PRECISION(12));
-  json_decref(o);
-  if (!dump)
-    return MAPOPT_ENOMEM;
-  size_t n = strlen(dump);
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, ctx);
-  mapopt__sb_putn(&sb, dump, n);
-  mapopt__sb_putc(&sb, '\n');
-  free(dump);
-  char *t = mapopt__text_take(&sb, NULL);
-  if (!t)
-    return MAPOPT_ENOMEM;
-  *text = t;
-  return MAPOPT_OK;
+  return mapopt__json_write(ctx, o, text);
 }
 
 /* ---- trace
@@ -338,9 +352,6 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
     mapopt__sb_puts(&b, "]}}");
     events++;
   }
-  static const char *const ck[] = {"FB_LOCAL",  "FB_FB_PEER", "FB_HOST",
-                                   "HOST_HOST", "NETWORK",    "FILL",
-                                   "FOLD"};
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = &MAPOPT__VEC_AT(&s->copies, sim_copy, k);
     if (c->nports == 0 || c->end_at <= 0)
@@ -356,19 +367,21 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
     mapopt__sb_printf(&b,
                       "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
                       ", \"tid\": %" PRId64 ", \"ts\": ",
-                      ck[c->kind], s->ports[c->ports[0]].node * s->ranks,
+                      mapopt_sim_copy_kind_name(c->kind),
+                      s->ports[c->ports[0]].node * s->ranks,
                       100000 + c->ports[0]);
     us(&b, c->start_at);
     mapopt__sb_puts(&b, ", \"dur\": ");
     us(&b, c->end_at - c->start_at);
-    mapopt__sb_printf(
-        &b,
-        ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
-        "\"dst\": \"%s\", \"channel\": \"%s\"}}",
-        c->bytes,
-        c->src_mem >= 0 ? mapopt_shape_mem_name(s->mems[c->src_mem].kind)
-                        : "fill",
-        mapopt_shape_mem_name(s->mems[c->dst_mem].kind), ck[c->kind]);
+    mapopt__sb_printf(&b,
+                      ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
+                      "\"dst\": \"%s\", \"channel\": \"%s\"}}",
+                      c->bytes,
+                      c->src_mem >= 0
+                          ? mapopt_shape_mem_name(s->mems[c->src_mem].kind)
+                          : "fill",
+                      mapopt_shape_mem_name(s->mems[c->dst_mem].kind),
+                      mapopt_sim_copy_kind_name(c->kind));
     events++;
   }
   /* Memory use over time: one counter row per memory. */

@@ -79,11 +79,14 @@ mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
   return &r->pub;
 }
 
-/* A copy of str owned by the result (its arena), so names outlive the run;
- * "" when out of memory. */
-static const char *result_string(mapopt_sim_result *res, const char *str) {
+const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str) {
   result_impl *r = (result_impl *)res;
-  const char *c = mapopt__arena_strndup(&r->strings, str, strlen(str));
+  return mapopt__arena_strndup(&r->strings, str, strlen(str));
+}
+
+/* A name of the run kept by the result; "" when out of memory. */
+static const char *result_string(mapopt_sim_result *res, const char *str) {
+  const char *c = mapopt__sim_result_string(res, str);
   return c ? c : "";
 }
 
@@ -103,9 +106,12 @@ static void add_segment(mapopt_sim_critical_path *cp, const char *kind,
   cp->nsegments = n + 1;
 }
 
-static const char *const segment_kinds[] = {
-    "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
-    "NETWORK",  "FILL",       "FOLD"};
+const char *mapopt_sim_copy_kind_name(int k) {
+  static const char *const names[MAPOPT_SIM_COPY_KINDS] = {
+      "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
+      "NETWORK",  "FILL",       "FOLD"};
+  return k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? names[k] : NULL;
+}
 
 static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
                           int64_t t1) {
@@ -138,7 +144,7 @@ static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
     if (o->last_copy >= 0 && copy_t >= pred_t && copy_t >= o->mapped_at) {
       const sim_copy *c = copy_at(s, o->last_copy);
       cp->copy_ns += c->end_at - c->start_at;
-      add_segment(cp, segment_kinds[c->kind],
+      add_segment(cp, mapopt_sim_copy_kind_name(c->kind),
                   mapopt_shape_mem_name(s->mems[c->dst_mem].kind), c->start_at,
                   c->end_at - c->start_at);
     } else if (o->mapped_at > pred_t) {
@@ -162,6 +168,103 @@ static int cmp_task_stats(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
+/* A task op that executed and started in the timed window(s). */
+static bool timed_task(const sim_t *s, int64_t i, const int64_t *lo,
+                       const int64_t *hi, int64_t nw) {
+  return s->run->ops[i].kind == MAPOPT_OP_TASK &&
+         s->ops[i].state >= OS_EXECUTED &&
+         in_windows(s->ops[i].start_at, lo, hi, nw);
+}
+
+/* A copy into one of the first MAPOPT_SIM_MAX_REQS arguments of its op (not a
+ * fill) that started in the timed window(s). */
+static bool timed_copy_in(const sim_copy *c, const int64_t *lo,
+                          const int64_t *hi, int64_t nw) {
+  return c->kind != COPY_FILL && c->src_mem >= 0 &&
+         c->req < MAPOPT_SIM_MAX_REQS && in_windows(c->start_at, lo, hi, nw);
+}
+
+/* The op that produced the data a copy moves: the writer (or the first
+ * reducer) of the version of its first (atom, field); -1 for a fill. */
+static int64_t copy_producer(const sim_t *s, const sim_copy *c) {
+  if (c->first_af < 0)
+    return -1;
+  const caf *e = &MAPOPT__VEC_AT(&s->copy_afs, caf, c->first_af);
+  const mapopt__version *v = &s->dag.versions[e->version];
+  if (v->kind == VER_WRITE)
+    return v->producer;
+  if (v->kind == VER_REDUCTION && v->nred > 0)
+    return s->dag.reducers[v->red_off];
+  return -1;
+}
+
+/* For the busiest tasks chosen by top_tasks: how their points spread over
+ * the processors, and which task produced what each argument copied in. */
+static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
+                             int64_t nw, mapopt_sim_result *res) {
+  const mapopt_app_run *run = s->run;
+  size_t nt = (size_t)run->ntasks, nstats = nt * MAPOPT_PROC_KIND_COUNT;
+  int *top_of = mapopt__arena_alloc(&s->arena, nstats * sizeof *top_of);
+  int64_t *busy = mapopt__arena_zalloc(
+      &s->arena, res->ntop * (size_t)s->nprocs * sizeof *busy);
+  int64_t *prod = mapopt__arena_zalloc(
+      &s->arena, res->ntop * MAPOPT_SIM_MAX_REQS * nt * sizeof *prod);
+  if (!top_of || !busy || !prod)
+    return;
+  for (size_t i = 0; i < nstats; i++)
+    top_of[i] = -1;
+  for (size_t k = 0; k < res->ntop; k++)
+    for (size_t t = 0; t < nt; t++)
+      if (strcmp(run->tasks[t].name, res->top_tasks[k].task) == 0)
+        top_of[t * MAPOPT_PROC_KIND_COUNT + res->top_tasks[k].kind] = (int)k;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *ao = &run->ops[i];
+    const sim_op *o = &s->ops[i];
+    if (!timed_task(s, i, lo, hi, nw))
+      continue;
+    int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
+    if (k >= 0)
+      busy[(int64_t)k * s->nprocs + o->proc] += o->end_at - o->start_at;
+  }
+  for (size_t k = 0; k < res->ntop; k++)
+    for (int64_t p = 0; p < s->nprocs; p++) {
+      int64_t b = busy[(int64_t)k * s->nprocs + p];
+      res->top_tasks[k].procs_used += b > 0;
+      if (b > res->top_tasks[k].proc_max_ns)
+        res->top_tasks[k].proc_max_ns = b;
+    }
+  for (size_t c = 0; c < s->copies.len; c++) {
+    const sim_copy *cp = copy_at(s, (int64_t)c);
+    if (!timed_copy_in(cp, lo, hi, nw))
+      continue;
+    const mapopt_app_op *ao = &run->ops[cp->op];
+    int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
+    int64_t p = copy_producer(s, cp);
+    if (k >= 0 && p >= 0 && run->ops[p].kind == MAPOPT_OP_TASK)
+      prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)cp->req) * nt +
+           (size_t)run->ops[p].task] += cp->bytes;
+  }
+  for (size_t k = 0; k < res->ntop; k++) {
+    mapopt_sim_task_stats *t = &res->top_tasks[k];
+    for (int r = 0; r < t->nreqs; r++) {
+      const int64_t *b =
+          &prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)r) * nt];
+      size_t best = 0;
+      for (size_t j = 1; j < nt; j++)
+        if (b[j] > b[best])
+          best = j;
+      if (nt == 0 || b[best] == 0)
+        continue;
+      mapopt_sim_req_stats *q = &t->reqs[r];
+      q->producer = result_string(res, run->tasks[best].name);
+      q->producer_kind =
+          (mapopt_proc_kind)(s->task_kind[best] >= 0 ? s->task_kind[best]
+                                                     : MAPOPT_PROC_CPU);
+      q->producer_bytes = b[best];
+    }
+  }
+}
+
 static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
                       int64_t nw, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
@@ -173,13 +276,14 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     const sim_op *o = &s->ops[i];
-    if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED ||
-        !in_windows(o->start_at, lo, hi, nw))
+    if (!timed_task(s, i, lo, hi, nw))
       continue;
     mapopt_sim_task_stats *t =
         &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
     t->task = result_string(res, run->tasks[ao->task].name);
     t->kind = (mapopt_proc_kind)o->kind;
+    t->variant_kinds = run->tasks[ao->task].variant_kinds;
+    t->is_index |= ao->is_index;
     int64_t d = o->end_at - o->start_at;
     t->points++;
     t->busy_ns += d;
@@ -195,34 +299,41 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     mapopt__sim_task_ns(&cin, mem_ns, acc_ns);
     for (size_t r = 0; r < n && r < MAPOPT_SIM_MAX_REQS; r++) {
       mapopt_sim_req_stats *q = &t->reqs[r];
+      const mapopt_app_req *rq = &ao->reqs[r];
       if ((int)r >= t->nreqs) {
         t->nreqs = (int)r + 1;
         q->index = (int)r;
-        q->name =
-            result_string(res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
+        q->name = result_string(res, rq->nnames ? rq->names[0] : "");
         q->memory = mems[r];
         if (o->inst[r] >= 0)
           q->layout = inst_at(s, o->inst[r])->layout;
+        q->priv = rq->priv;
+        q->fields = __builtin_popcountll(rq->fields);
+        q->region_fields = run->regions[rq->piece->region].nfields;
       }
       q->mem_ns += mem_ns[r];
       q->access_ns += acc_ns[r];
+      if (ppm[r] > q->layout_ppm)
+        q->layout_ppm = ppm[r];
     }
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
-    if (c->kind == COPY_FILL || c->src_mem < 0 ||
-        c->req >= MAPOPT_SIM_MAX_REQS || !in_windows(c->start_at, lo, hi, nw))
+    if (!timed_copy_in(c, lo, hi, nw))
       continue;
     const sim_op *o = &s->ops[c->op];
     mapopt_sim_task_stats *t =
         &all[run->ops[c->op].task * MAPOPT_PROC_KIND_COUNT + o->kind];
-    if (c->req < t->nreqs)
+    if (c->req < t->nreqs) {
       t->reqs[c->req].copy_in_bytes[s->mems[c->src_mem].kind] += c->bytes;
+      t->reqs[c->req].copy_in_channel_bytes[c->kind] += c->bytes;
+    }
   }
   qsort(all, (size_t)nstats, sizeof *all, cmp_task_stats);
   for (int64_t k = 0; k < nstats && res->ntop < MAPOPT_SIM_MAX_TOP_TASKS; k++)
     if (all[k].points)
       res->top_tasks[res->ntop++] = all[k];
+  top_task_sources(s, lo, hi, nw, res);
 }
 
 /* The decisions applied to every mapped task op, for `mapopt show`. */

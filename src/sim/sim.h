@@ -18,6 +18,15 @@
 int64_t mapopt__sim_ranks(const mapopt_machine *machine,
                           const mapopt_app_run *run);
 
+/* ---- results (result.c) ---------------------------------------------------
+ */
+
+/* A new, empty result that mapopt_sim_result_free frees; NULL on ENOMEM. */
+mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);
+/* A copy of str owned by res (freed with it), so names outlive the run or
+ * the report they came from; NULL on ENOMEM. */
+const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str);
+
 /* ---- dependence analysis (SIMULATOR.md §4.3) ----------------------------- */
 
 /* How a version of an (atom, field) was produced. */

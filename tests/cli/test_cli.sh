@@ -245,5 +245,62 @@ expect_in out "GPU(3, 0)"
 expect_rc 0 "$M" sim circuit:small --bench
 expect_in out "events/s per core"
 
+# ---- explain ---------------------------------------------------------------
+expect_rc 0 "$M" explain --help;    expect_in out "usage: mapopt explain LOG"
+expect_rc 2 "$M" explain;           expect_in err "no log file given"
+expect_rc 2 "$M" explain a.log b.log; expect_in err "only one log file at a time"
+expect_rc 2 "$M" explain a.log --level loud
+expect_in err "--level takes raw, explain, suggest or full, not 'loud'"
+expect_rc 2 "$M" explain a.log --exit-status x
+expect_rc 2 "$M" explain a.log --report
+expect_rc 1 "$M" explain nosuch.log; expect_in err "nosuch.log: error: cannot read file"
+# A real log from any program: the seed paper's wording.
+printf 'starting\nSlice processor index out of bound! 4 >= 4\n' > oob.log
+expect_rc 0 "$M" explain oob.log
+expect_in out "Execution Error: Slice processor index out of bound! 4 >= 4"
+expect_in out "Explanation: The placement function sent a point of a task to processor 4"
+expect_in out "Suggestion: Keep the processor coordinate below"
+expect_rc 0 "$M" explain oob.log --level raw
+if grep -q "Explanation\|Suggestion" out; then bad "raw has more than the output"; else ok; fi
+expect_rc 0 "$M" explain oob.log --level explain
+expect_in out "Explanation:"
+if grep -q "Suggestion" out; then bad "explain has suggestions"; else ok; fi
+expect_rc 0 "$M" explain oob.log --level suggest
+expect_in out "Suggestion:"
+if grep -q "Explanation" out; then bad "suggest has explanations"; else ok; fi
+expect_rc 0 "$M" explain - < oob.log; expect_in out "Slice processor index"
+printf 'hello\n' > quiet.log
+expect_rc 0 "$M" explain quiet.log
+if [ -s out ]; then bad "findings in a quiet log"; cat out; else ok; fi
+expect_rc 0 "$M" explain quiet.log --exit-status 3; expect_in out "Execution Error: hello"
+expect_rc 0 "$M" explain quiet.log --signal 11;   expect_in out "Crash: killed by signal 11 (SIGSEGV)"
+expect_rc 0 "$M" explain quiet.log --timed-out;   expect_in out "Timeout: the run was stopped"
+# A simulated run with its report, mapper and app: profile findings with
+# the statement to add, and the same findings from the JSON report.
+"$M" sim circuit --report rc.json > rc.log
+expect_rc 0 "$M" explain rc.log --report rc.json --app circuit \
+  --mapper "$ROOT/mappers/circuit/expert.map"
+expect_in out "Performance Metric: ELAPSED TIME ="
+expect_in out "Performance: 91% of GPU time in distribute_charge"
+expect_in out "Suggestion: Put rp_ghost in the framebuffer: \`Region distribute_charge rp_ghost GPU FBMEM;\`"
+expect_rc 0 "$M" explain rc.log --report rc.json --json
+expect_in out '"code": "zc-hot"'
+expect_in out '"kind": "set-memory"'
+expect_in out '"text": "set memory of (distribute_charge, rp_ghost, GPU) to FBMEM"'
+# A mapper that does not compile: its line is quoted.
+printf 'def f(Task t):\n  return 0;\n' > syn.map
+"$M" sim circuit --mapper syn.map > syn.log 2>&1
+expect_rc 0 "$M" explain syn.log --mapper syn.map --exit-status 1
+expect_in out "Compile Error: syntax error, unexpected ':', expecting '{'"
+expect_in out "The line reads \`def f(Task t):\`"
+# Bad inputs: located errors, exit 1.
+printf '{"status": "ok",\n "bogus": 1}\n' > bad.json
+expect_rc 1 "$M" explain rc.log --report bad.json
+expect_in err 'bad.json:2:2: error: unknown key "bogus" in the report'
+printf '{"status": \n' > trunc.json
+expect_rc 1 "$M" explain rc.log --report trunc.json; expect_in err "trunc.json:2:1: error:"
+expect_rc 1 "$M" explain rc.log --app nosuch; expect_in err 'unknown application "nosuch"'
+expect_rc 1 "$M" explain rc.log --mapper nosuch.map; expect_in err "nosuch.map: error: cannot read file"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,766 @@
+/*
+ * AutoGuide's rules on the profile of a successful simulated run (the
+ * result, or a report read back): where the time went and which mapping
+ * decision is behind it. Each rule measures one phenomenon -- a GPU task
+ * reaching into zero-copy memory, data produced in one place and read in
+ * another, one processor doing the work of several, ... -- and, past a
+ * threshold, writes a finding that says how much time is at stake
+ * (impact: a share of the elapsed time), names the task, argument and
+ * statement, and proposes the edit.
+ *
+ * Rules read only what a report carries (never the log), so findings from
+ * a saved report equal those from the run itself. Thresholds are named
+ * constants; each says why it has the value it has.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "guide/guide.h"
+
+/* zc-hot: a GPU task whose accesses to one ZCMEM argument take a fifth of
+ * its time is dominated by them; below 2% of the GPUs' time a fix would not
+ * show in the elapsed time. */
+#define ZC_HOT_TASK_SHARE 0.20
+#define ZC_HOT_MIN_IMPACT 0.02
+/* cpu-on-critical-path: a tenth of the critical path is worth a GPU. */
+#define CPU_CP_SHARE 0.10
+/* imbalance: the busiest processor must be busy for 30% of the run (else
+ * the run is not bound by that kind), and balancing must save 20%. */
+#define IMBALANCE_MIN_BUSY 0.30
+#define IMBALANCE_MIN_GAIN 0.20
+/* copy-bound: copies of one argument below 1% of the run are noise (a
+ * halo exchange); a finding needs 5% of the run at stake. Processors busy
+ * less than 90% of the time while their data crosses between them are
+ * waiting on each other. */
+#define COPY_MIN_SHARE 0.01
+#define COPY_BOUND_MIN_IMPACT 0.05
+#define COPY_IDLE_UTILIZATION 0.90
+/* aos-few-fields: the extra traffic must be 5% of the task and 1% of the
+ * GPUs' time. */
+#define AOS_MIN_TASK_SHARE 0.05
+#define AOS_MIN_IMPACT 0.01
+/* overhead-bound: the per-task cost is half of a task's time or more, on
+ * a task that holds 5% of its kind's time; the runtime's own work on a
+ * quarter of the critical path sets the pace. */
+#define OVERHEAD_TASK_SHARE 0.50
+#define OVERHEAD_MIN_IMPACT 0.05
+#define RUNTIME_CP_SHARE 0.25
+/* fb-near-capacity: 90% full leaves no room for the next change. */
+#define FB_NEAR_CAPACITY 0.90
+/* limit-stall: a tenth of the critical path waiting for admission. */
+#define LIMIT_STALL_SHARE 0.10
+
+#define P(...) mapopt__guide_printf(f, __VA_ARGS__)
+#define C(x) MAPOPT_GUIDE_CODE_##x
+
+/* Totals per processor kind over the timed window. */
+typedef struct kind_load {
+  int64_t n, busy, max;
+  size_t max_at; /* index into result->procs */
+} kind_load;
+
+typedef struct prof {
+  const mapopt_guide_input *in;
+  const mapopt_sim_result *res;
+  mapopt_findings *f;
+  double elapsed; /* ns */
+  kind_load load[MAPOPT_PROC_KIND_COUNT];
+} prof;
+
+static const char *req_name(mapopt_findings *f, const mapopt_sim_req_stats *q) {
+  return q->name && q->name[0] ? q->name : P("%d", q->index);
+}
+
+static const mapopt_sim_task_stats *top_task(const mapopt_sim_result *res,
+                                             const char *task) {
+  for (size_t i = 0; task && i < res->ntop; i++)
+    if (strcmp(res->top_tasks[i].task, task) == 0)
+      return &res->top_tasks[i];
+  return NULL;
+}
+
+static double share(int64_t part, double whole) {
+  return whole > 0 ? (double)part / whole : 0;
+}
+
+static mapopt_guide_finding *add(prof *p, mapopt_guide_code code, double impact,
+                                 const char *task, const char *region,
+                                 const char *function) {
+  mapopt_guide_finding *g =
+      mapopt__guide_add(p->f, MAPOPT_GUIDE_PERFORMANCE, code);
+  if (g) {
+    g->impact = impact > 1 ? 1 : impact;
+    mapopt__guide_subject(p->f, g, task, region, function);
+  }
+  return g;
+}
+
+/* ---- zc-hot ---------------------------------------------------------------
+ */
+
+static void zc_hot(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_machine *m = p->in->machine;
+  double gpu_time = (double)p->load[MAPOPT_PROC_GPU].n * p->elapsed;
+  for (size_t i = 0; i < p->res->ntop; i++) {
+    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+    for (int r = 0; t->kind == MAPOPT_PROC_GPU && r < t->nreqs; r++) {
+      const mapopt_sim_req_stats *q = &t->reqs[r];
+      int64_t zc = q->mem_ns + q->access_ns;
+      double impact = share(zc, gpu_time);
+      if (q->memory != MAPOPT_MEM_ZCMEM ||
+          share(zc, (double)t->busy_ns) < ZC_HOT_TASK_SHARE ||
+          impact < ZC_HOT_MIN_IMPACT)
+        continue;
+      const char *region = req_name(f, q);
+      mapopt_guide_finding *g =
+          add(p, C(ZC_HOT), impact, t->task, region, NULL);
+      if (!g)
+        return;
+      char a[32], b[32];
+      mapopt__guide_fmt_ns(a, sizeof a, zc);
+      mapopt__guide_fmt_ns(b, sizeof b, t->busy_ns);
+      bool random = q->access_ns > q->mem_ns;
+      g->message =
+          P("%.0f%% of GPU time in %s (%s of %s, %" PRId64 " points) "
+            "is spent %s %s in ZCMEM",
+            100 * share(zc, (double)t->busy_ns), t->task, a, b, t->points,
+            random ? "on random accesses to" : "reading", region);
+      const char *ratio = "";
+      if (m && m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_ZCMEM].present &&
+          m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_FBMEM].present) {
+        const mapopt_affinity *zcm =
+            &m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_ZCMEM];
+        const mapopt_affinity *fbm =
+            &m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_FBMEM];
+        bool atomic = q->priv == MAPOPT_PRIV_REDUCE;
+        int64_t zr = atomic ? zcm->atomic_per_ms : zcm->gather_per_ms;
+        int64_t fr = atomic ? fbm->atomic_per_ms : fbm->gather_per_ms;
+        if (random && zr > 0)
+          ratio = P(" (here %" PRId64 "x fewer random %s per second)", fr / zr,
+                    atomic ? "updates" : "reads");
+        else if (zcm->bw_mbps > 0)
+          ratio = P(" (here %" PRId64 "x less bandwidth)",
+                    fbm->bw_mbps / zcm->bw_mbps);
+      }
+      g->explain = P("ZCMEM is host memory that a GPU reaches over PCIe, far "
+                     "slower than its own framebuffer%s; every access %s "
+                     "makes to %s pays that price.",
+                     ratio, t->task, region);
+      g->suggest = P("Put %s in the framebuffer: `Region %s %s GPU FBMEM;` "
+                     "(the GPUs then exchange it by copies instead).",
+                     region, t->task, region);
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_MEMORY, t->task, region, "GPU",
+                         NULL, "FBMEM");
+    }
+  }
+}
+
+/* ---- cpu-on-critical-path --------------------------------------------------
+ */
+
+static void cpu_on_critical_path(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_sim_critical_path *cp = &p->res->critical_path;
+  if (p->load[MAPOPT_PROC_GPU].n == 0 || cp->length_ns <= 0)
+    return;
+  for (size_t i = 0; i < p->res->ntop; i++) {
+    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+    if (t->kind == MAPOPT_PROC_GPU ||
+        !(t->variant_kinds >> MAPOPT_PROC_GPU & 1u))
+      continue;
+    int64_t on_path = 0;
+    for (size_t s = 0; s < cp->nsegments; s++)
+      if (strcmp(cp->segments[s].kind, "task") == 0 &&
+          strcmp(cp->segments[s].name, t->task) == 0)
+        on_path += cp->segments[s].duration_ns;
+    double sh = share(on_path, (double)cp->length_ns);
+    if (sh < CPU_CP_SHARE)
+      continue;
+    const char *kind = mapopt_shape_proc_name(t->kind);
+    mapopt_guide_finding *g =
+        add(p, C(CPU_ON_CRITICAL_PATH), sh, t->task, NULL, NULL);
+    if (!g)
+      return;
+    char mean[32];
+    mapopt__guide_fmt_ns(mean, sizeof mean,
+                         t->points ? t->busy_ns / t->points : 0);
+    g->message = P("%s runs on %s (%s per point) and takes at least %.0f%% of "
+                   "the critical path; it has a GPU variant",
+                   t->task, kind, mean, 100 * sh);
+    g->explain = P("The run cannot finish before its chain of dependent tasks "
+                   "does, and %s, a link of that chain, runs on a %s although "
+                   "it could run on a much faster GPU.",
+                   t->task, kind);
+    const char *kinds = P("GPU,%s", kind);
+    g->suggest =
+        P("Run %s on GPUs first: `Task %s %s;`.", t->task, t->task, kinds);
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_PROC_KINDS, t->task, NULL, NULL,
+                       NULL, kinds);
+  }
+}
+
+/* ---- imbalance
+ * --------------------------------------------------------------- */
+
+static void imbalance(prof *p) {
+  mapopt_findings *f = p->f;
+  static const mapopt_proc_kind kinds[] = {MAPOPT_PROC_GPU, MAPOPT_PROC_OMP,
+                                           MAPOPT_PROC_CPU};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    const kind_load *l = &p->load[kinds[k]];
+    if (l->n < 2)
+      continue;
+    double mean = (double)l->busy / (double)l->n;
+    if ((double)l->max < IMBALANCE_MIN_BUSY * p->elapsed ||
+        mean > (1 - IMBALANCE_MIN_GAIN) * (double)l->max)
+      continue;
+    /* The task that loads the busiest processors beyond its fair share. */
+    const mapopt_sim_task_stats *worst = NULL;
+    double excess = 0;
+    for (size_t i = 0; i < p->res->ntop; i++) {
+      const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+      double x = (double)t->proc_max_ns - (double)t->busy_ns / (double)l->n;
+      if (t->kind == kinds[k] && x > excess) {
+        worst = t;
+        excess = x;
+      }
+    }
+    const char *kn = mapopt_shape_proc_name(kinds[k]);
+    const char *fn =
+        worst ? mapopt__guide_index_fn(p->in, worst->task, kinds[k]) : NULL;
+    mapopt_guide_finding *g =
+        add(p, C(IMBALANCE), ((double)l->max - mean) / p->elapsed,
+            worst ? worst->task : NULL, NULL, fn);
+    if (!g)
+      return;
+    const mapopt_sim_proc_stats *busiest = &p->res->procs[l->max_at];
+    g->message =
+        P("%s %" PRId64 " of node %" PRId64 " is busy %.0f%% of the "
+          "time while the %" PRId64 " %ss average %.0f%%%s",
+          kn, busiest->index, busiest->node, 100 * share(l->max, p->elapsed),
+          l->n, kn, 100 * mean / p->elapsed,
+          worst ? P("; the %" PRId64 " points of %s ran on %" PRId64 " of them",
+                    worst->points, worst->task, worst->procs_used)
+                : "");
+    g->explain = P(
+        "The run lasts as long as its busiest %s: work piled on a "
+        "few %ss leaves the others idle%s.",
+        kn, kn,
+        fn ? P(" (%s's points are placed by the function %s)", worst->task, fn)
+           : "");
+    if (!worst) {
+      g->suggest = P("Spread the work over all %ss with IndexTaskMap "
+                     "functions that use every processor.",
+                     kn);
+      continue;
+    }
+    if (worst->is_index) {
+      g->suggest = P("Spread %s's points over all %" PRId64 " %ss: place "
+                     "point i of n on processor i * P / n, e.g. `def "
+                     "block(Task t) { m = Machine(%s).merge(0, 1); return "
+                     "m[t.ipoint[0] * m.size[0] / t.ispace[0]]; }` and "
+                     "`IndexTaskMap %s block;`.",
+                     worst->task, l->n, kn, kn, worst->task);
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INDEX_MAP, worst->task, NULL,
+                         NULL, NULL, "block");
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INDEX_MAP, worst->task, NULL,
+                         NULL, NULL, "cyclic");
+    } else {
+      bool has_fn = p->in->mapper &&
+                    mapopt_policy_map_function(p->in->mapper, worst->task,
+                                               kinds[k], true);
+      g->suggest =
+          P("%s %s elsewhere: %s.", has_fn ? "Let" : "Place", worst->task,
+            has_fn ? P("remove its SingleTaskMap statement so the "
+                       "default placement spreads it")
+                   : P("`SingleTaskMap %s f;` with `def f(Task t) "
+                       "{ return m[*t.parent.processor(m)]; }` runs "
+                       "it on its parent's processor",
+                       worst->task));
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, worst->task,
+                         NULL, NULL, NULL, has_fn ? "default" : "parent");
+    }
+  }
+}
+
+/* ---- copy-bound ------------------------------------------------------------
+ */
+
+/* The channels that move data between places (not within one memory, not
+ * fills or folds). */
+static const int remote[] = {MAPOPT_CHAN_FB_FB_PEER, MAPOPT_CHAN_FB_HOST,
+                             MAPOPT_CHAN_HOST_HOST, MAPOPT_CHAN_NETWORK};
+#define NREMOTE (sizeof remote / sizeof remote[0])
+
+static const char *channel_words(int ch) {
+  switch (ch) {
+  case MAPOPT_CHAN_FB_FB_PEER:
+    return "between GPUs";
+  case MAPOPT_CHAN_FB_HOST:
+    return "between a GPU and host memory";
+  case MAPOPT_CHAN_HOST_HOST:
+    return "between host memories";
+  default:
+    return "between nodes";
+  }
+}
+
+/* The copy time attributable to argument q: its share of each channel's
+ * bytes times the channel's busy time. */
+static int64_t copy_time(const mapopt_sim_result *res,
+                         const mapopt_sim_req_stats *q, int *main_channel) {
+  double t = 0, most = 0;
+  for (size_t c = 0; c < NREMOTE; c++) {
+    const mapopt_sim_copy_stats *cs = &res->copies[remote[c]];
+    int64_t b = q->copy_in_channel_bytes[remote[c]];
+    if (b <= 0 || cs->bytes <= 0)
+      continue;
+    double x = (double)cs->busy_ns * (double)b / (double)cs->bytes;
+    t += x;
+    if (x > most) {
+      most = x;
+      *main_channel = remote[c];
+    }
+  }
+  return (int64_t)t;
+}
+
+static void copy_bound(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_sim_result *res = p->res;
+  const mapopt_sim_task_stats *t = NULL;
+  const mapopt_sim_req_stats *q = NULL;
+  int64_t best = 0;
+  int channel = MAPOPT_CHAN_FB_FB_PEER;
+  for (size_t i = 0; i < res->ntop; i++)
+    for (int r = 0; r < res->top_tasks[i].nreqs; r++) {
+      int ch = MAPOPT_CHAN_FB_FB_PEER;
+      int64_t x = copy_time(res, &res->top_tasks[i].reqs[r], &ch);
+      if (x > best) {
+        best = x;
+        t = &res->top_tasks[i];
+        q = &t->reqs[r];
+        channel = ch;
+      }
+    }
+  if (!t || share(best, p->elapsed) < COPY_MIN_SHARE)
+    return;
+  const char *prod = q->producer;
+  const mapopt_sim_task_stats *pt = top_task(res, prod);
+  bool other = prod && strcmp(prod, t->task) != 0;
+  const mapopt_app_op *pop = mapopt__guide_first_op(p->in->run, prod);
+  bool prod_index = pt ? pt->is_index : pop && pop->is_index;
+  bool same_kind = other && q->producer_kind == t->kind;
+  /* A producer and a consumer of one kind, both spread by index launches,
+   * that still exchange data: their placements differ. */
+  bool mismatch = same_kind && t->is_index && prod_index;
+  const kind_load *l = &p->load[t->kind];
+  double util = l->n ? (double)l->busy / ((double)l->n * p->elapsed) : 1;
+  double impact = share(
+      best > res->critical_path.copy_ns ? best : res->critical_path.copy_ns,
+      p->elapsed);
+  if (mismatch && util < COPY_IDLE_UTILIZATION && 1 - util > impact)
+    impact = 1 - util;
+  if (impact < COPY_BOUND_MIN_IMPACT)
+    return;
+  /* Who moves: the lighter task follows the heavier one. */
+  int64_t pbusy = pt ? pt->busy_ns : 0;
+  const char *mover = pbusy > t->busy_ns ? t->task : prod;
+  const char *target = pbusy > t->busy_ns ? prod : t->task;
+  mapopt_proc_kind tk = pbusy > t->busy_ns ? q->producer_kind : t->kind;
+  const char *region = req_name(f, q);
+  const char *fn_mover =
+      mismatch ? mapopt__guide_index_fn(p->in, mover, tk) : NULL;
+  const char *fn_target =
+      mismatch ? mapopt__guide_index_fn(p->in, target, tk) : NULL;
+  /* With the mapper known, two tasks without an IndexTaskMap share the
+   * default placement. */
+  bool same_fn = p->in->mapper &&
+                 (fn_mover == fn_target ||
+                  (fn_mover && fn_target && strcmp(fn_mover, fn_target) == 0));
+  mapopt_guide_finding *g =
+      add(p, C(COPY_BOUND), impact, t->task, region, NULL);
+  if (!g)
+    return;
+  char bytes[32], chb[32], chbusy[32];
+  int64_t moved = 0;
+  for (size_t c = 0; c < NREMOTE; c++)
+    moved += q->copy_in_channel_bytes[remote[c]];
+  mapopt__guide_fmt_bytes(bytes, sizeof bytes, moved);
+  mapopt__guide_fmt_bytes(chb, sizeof chb, res->copies[channel].bytes);
+  mapopt__guide_fmt_ns(chbusy, sizeof chbusy, res->copies[channel].busy_ns);
+  const char *tkind = mapopt_shape_proc_name(t->kind);
+  g->message = P("%s copies in %s of %s %s during the timed iterations%s",
+                 t->task, bytes, region, channel_words(channel),
+                 other ? P(", from where %s wrote it", prod) : "");
+  const char *idle = util < COPY_IDLE_UTILIZATION
+                         ? P(", and the %ss are busy only %.0f%% of the time",
+                             tkind, 100 * util)
+                         : "";
+  g->explain =
+      other ? P("%s (on a %s) writes %s, and %s (on a %s) reads it in %s "
+                "elsewhere, so the data crosses %s every iteration (%s moved "
+                "%s in %" PRId64 " copies, %s of transfers)%s.",
+                prod, mapopt_shape_proc_name(q->producer_kind), region, t->task,
+                tkind, mapopt_shape_mem_name(q->memory), channel_words(channel),
+                mapopt_sim_copy_kind_name(channel), chb,
+                res->copies[channel].count, chbusy, idle)
+            : P("%s reads %s where another of its points wrote it, so the "
+                "data crosses %s every iteration (%s moved %s in %" PRId64
+                " copies, %s of transfers)%s.",
+                t->task, region, channel_words(channel),
+                mapopt_sim_copy_kind_name(channel), chb,
+                res->copies[channel].count, chbusy, idle);
+  if (mismatch && !same_fn) {
+    g->suggest =
+        fn_target
+            ? P("Run %s's points where %s's run: `IndexTaskMap %s %s;` (the "
+                "function %s uses).",
+                mover, target, mover, fn_target, target)
+            : P("Run %s's points where %s's run: give both the same "
+                "IndexTaskMap function.",
+                mover, target);
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INDEX_MAP, mover, NULL, NULL,
+                       NULL, P("like:%s", target));
+  } else if (other && !same_kind) {
+    /* Producer and consumer on different kinds: the lighter joins the
+     * heavier's kind, when it has a variant there. */
+    const mapopt_app_task *mt = mapopt__guide_task(p->in->run, mover);
+    const mapopt_sim_task_stats *ms = top_task(res, mover);
+    unsigned variants = ms ? ms->variant_kinds : mt ? mt->variant_kinds : 0;
+    mapopt_proc_kind mk = mover == t->task ? t->kind : q->producer_kind;
+    if (variants >> tk & 1u) {
+      const char *kinds =
+          P("%s,%s", mapopt_shape_proc_name(tk), mapopt_shape_proc_name(mk));
+      g->suggest = P("Run %s on the same kind as %s: `Task %s %s;`.", mover,
+                     target, mover, kinds);
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_PROC_KINDS, mover, NULL, NULL,
+                         NULL, kinds);
+    }
+  } else if (other && !t->is_index && prod_index &&
+             !(p->in->mapper && mapopt_policy_map_function(
+                                    p->in->mapper, t->task, t->kind, true))) {
+    g->suggest = P("Run %s on its parent's processor: `SingleTaskMap %s f;` "
+                   "with `def f(Task t) { return m[*t.parent.processor(m)]; "
+                   "}`.",
+                   t->task, t->task);
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, t->task, NULL,
+                       NULL, NULL, "parent");
+  }
+  if (!g->suggest[0])
+    g->suggest = P("The copies follow from how %s's data is split; keep the "
+                   "tasks that share a piece of %s on the same processor.",
+                   t->task, region);
+}
+
+/* ---- aos-few-fields
+ * ---------------------------------------------------------- */
+
+static void aos_few_fields(prof *p) {
+  mapopt_findings *f = p->f;
+  double gpu_time = (double)p->load[MAPOPT_PROC_GPU].n * p->elapsed;
+  for (size_t i = 0; i < p->res->ntop; i++) {
+    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+    for (int r = 0; t->kind == MAPOPT_PROC_GPU && r < t->nreqs; r++) {
+      const mapopt_sim_req_stats *q = &t->reqs[r];
+      if (q->layout.soa != MAPOPT_LAYOUT_NO || q->fields >= q->region_fields ||
+          q->layout_ppm <= 1000000)
+        continue;
+      int64_t waste = q->mem_ns - q->mem_ns * 1000000 / q->layout_ppm;
+      double impact = share(waste, gpu_time);
+      if (share(waste, (double)t->busy_ns) < AOS_MIN_TASK_SHARE ||
+          impact < AOS_MIN_IMPACT)
+        continue;
+      const char *region = req_name(f, q);
+      mapopt_guide_finding *g =
+          add(p, C(AOS_FEW_FIELDS), impact, t->task, region, NULL);
+      if (!g)
+        return;
+      char w[32];
+      mapopt__guide_fmt_ns(w, sizeof w, waste);
+      g->message = P("%s reads %d of the %d fields of %s, stored AOS on the "
+                     "GPU: %.1fx the memory traffic it needs (%s)",
+                     t->task, q->fields, q->region_fields, region,
+                     (double)q->layout_ppm / 1e6, w);
+      g->explain = P("AOS keeps all fields of an element together, so a GPU "
+                     "reading a few of them still moves whole records; SOA "
+                     "keeps each field in its own array.");
+      g->suggest = P("Store it field by field: `Layout %s %s GPU SOA;`.",
+                     t->task, region);
+      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_LAYOUT, t->task, region, "GPU",
+                         "soa", "SOA");
+    }
+  }
+}
+
+/* ---- overhead-bound --------------------------------------------------------
+ */
+
+/* A kind with a lower fixed cost per task than t's where t's work, scaled
+ * by the peak rates, would still take less time in all; or -1. */
+static int cheaper_kind(const mapopt_machine *m, const mapopt_sim_task_stats *t,
+                        int64_t mean) {
+  static const mapopt_proc_kind alt[] = {MAPOPT_PROC_OMP, MAPOPT_PROC_CPU,
+                                         MAPOPT_PROC_GPU};
+  const mapopt_machine_procs *cur = &m->procs[t->kind];
+  for (size_t k = 0; k < sizeof alt / sizeof alt[0]; k++) {
+    const mapopt_machine_procs *mp = &m->procs[alt[k]];
+    if (alt[k] == t->kind || !(t->variant_kinds >> alt[k] & 1u) ||
+        mp->count <= 0 || mp->mflops_f64 <= 0 || cur->mflops_f64 <= 0)
+      continue;
+    double work = (double)(mean - cur->overhead_ns) * (double)cur->mflops_f64 /
+                  (double)mp->mflops_f64;
+    if ((double)mp->overhead_ns + work < (double)mean)
+      return (int)alt[k];
+  }
+  return -1;
+}
+
+/* Tasks whose fixed cost per task is most of their time: one finding per
+ * task another kind would run faster, and one for the rest together (the
+ * mapper cannot make tasks larger, but the optimizer should know). */
+static void overhead_bound(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_machine *m = p->in->machine;
+  const mapopt_sim_task_stats *rest[MAPOPT_SIM_MAX_TOP_TASKS];
+  size_t nrest = 0;
+  double rest_impact = 0;
+  for (size_t i = 0; m && i < p->res->ntop; i++) {
+    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+    const kind_load *l = &p->load[t->kind];
+    int64_t ovh = m->procs[t->kind].overhead_ns;
+    if (t->points < 2 || ovh <= 0 || l->n <= 0)
+      continue;
+    int64_t mean = t->busy_ns / t->points;
+    double impact =
+        (double)ovh * (double)t->points / ((double)l->n * p->elapsed);
+    if ((double)ovh < OVERHEAD_TASK_SHARE * (double)mean ||
+        impact < OVERHEAD_MIN_IMPACT)
+      continue;
+    int alt = cheaper_kind(m, t, mean);
+    if (alt < 0) {
+      rest[nrest++] = t;
+      rest_impact += impact;
+      continue;
+    }
+    mapopt_guide_finding *g =
+        add(p, C(OVERHEAD_BOUND), impact, t->task, NULL, NULL);
+    if (!g)
+      return;
+    const char *kn = mapopt_shape_proc_name(t->kind);
+    char a[32], b[32];
+    mapopt__guide_fmt_ns(a, sizeof a, mean);
+    mapopt__guide_fmt_ns(b, sizeof b, ovh);
+    g->message = P("the %" PRId64 " points of %s take %s each on average, of "
+                   "which %s is the %s's fixed cost per task",
+                   t->points, t->task, a, b, kn);
+    g->explain = P("Each task pays a fixed cost to start on a %s; when the "
+                   "work itself is smaller, that cost sets the pace, and a "
+                   "%s, cheaper to start, would finish %s sooner.",
+                   kn, mapopt_shape_proc_name((mapopt_proc_kind)alt), t->task);
+    const char *kinds =
+        P("%s,%s", mapopt_shape_proc_name((mapopt_proc_kind)alt), kn);
+    g->suggest = P("Run %s where a task costs less to start: `Task %s %s;`.",
+                   t->task, t->task, kinds);
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_PROC_KINDS, t->task, NULL, NULL,
+                       NULL, kinds);
+  }
+  if (nrest) {
+    mapopt_guide_finding *g =
+        add(p, C(OVERHEAD_BOUND), rest_impact, rest[0]->task, NULL, NULL);
+    if (!g)
+      return;
+    const char *names = rest[0]->task;
+    for (size_t i = 1; i < nrest; i++)
+      names = P("%s, %s", names, rest[i]->task);
+    char b[32];
+    mapopt__guide_fmt_ns(b, sizeof b, m->procs[rest[0]->kind].overhead_ns);
+    g->message = P("%s take%s little more than the %s's fixed cost per task "
+                   "(%s) each",
+                   names, nrest == 1 ? "s" : "",
+                   mapopt_shape_proc_name(rest[0]->kind), b);
+    g->explain = P("Each task pays a fixed cost to start; these tasks are so "
+                   "small that the cost, not their work, sets their pace.");
+    g->suggest = P("The mapper cannot make these tasks larger, and no other "
+                   "kind would run them faster; look at the other findings.");
+  }
+  const mapopt_sim_critical_path *cp = &p->res->critical_path;
+  double sh = share(cp->runtime_ns, (double)cp->length_ns);
+  if (sh < RUNTIME_CP_SHARE)
+    return;
+  mapopt_guide_finding *g = add(p, C(OVERHEAD_BOUND), sh, NULL, NULL, NULL);
+  if (!g)
+    return;
+  char a[32];
+  mapopt__guide_fmt_ns(a, sizeof a, cp->runtime_ns);
+  g->subject = P("the runtime");
+  g->message = P("the runtime's own work (launching and mapping tasks) is "
+                 "%.0f%% of the critical path (%s)",
+                 100 * sh, a);
+  g->explain = P("Every task costs the runtime a fixed amount of work to "
+                 "launch and map; with many small tasks, that work and not "
+                 "the computation sets the pace.");
+  g->suggest = P("Avoid mapping decisions that add tasks or copies; on "
+                 "several nodes, `ControlReplicate` on the launching task "
+                 "spreads the mapping work over the nodes.");
+}
+
+/* ---- fb-near-capacity
+ * -------------------------------------------------------- */
+
+static void fb_near_capacity(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_sim_mem_stats *full = NULL;
+  double most = 0;
+  for (size_t i = 0; i < p->res->nmems; i++) {
+    const mapopt_sim_mem_stats *mm = &p->res->mems[i];
+    double x =
+        mm->capacity > 0 ? (double)mm->peak_bytes / (double)mm->capacity : 0;
+    if (mm->kind == MAPOPT_MEM_FBMEM && x > most) {
+      most = x;
+      full = mm;
+    }
+  }
+  if (!full || most < FB_NEAR_CAPACITY)
+    return;
+  /* The busiest GPU task that copies read-only data into the framebuffer
+   * -- the one whose inputs CollectMemory and InstanceLimit would trim --
+   * and its argument that copies the most. */
+  const mapopt_sim_task_stats *t = NULL;
+  const mapopt_sim_req_stats *big = NULL;
+  int64_t most_in = 0;
+  for (size_t i = 0; i < p->res->ntop && !t; i++)
+    for (int r = 0; r < p->res->top_tasks[i].nreqs; r++) {
+      const mapopt_sim_req_stats *q = &p->res->top_tasks[i].reqs[r];
+      int64_t in = 0;
+      for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
+        in += q->copy_in_bytes[k];
+      if (p->res->top_tasks[i].kind == MAPOPT_PROC_GPU &&
+          q->priv == MAPOPT_PRIV_RO && q->memory == MAPOPT_MEM_FBMEM &&
+          in > most_in) {
+        most_in = in;
+        big = q;
+      }
+      if (r + 1 == p->res->top_tasks[i].nreqs && big)
+        t = &p->res->top_tasks[i];
+    }
+  mapopt_guide_finding *g =
+      add(p, C(FB_NEAR_CAPACITY), 0, t ? t->task : NULL, NULL, NULL);
+  if (!g)
+    return;
+  char a[32], b[32];
+  mapopt__guide_fmt_bytes(a, sizeof a, full->peak_bytes);
+  mapopt__guide_fmt_bytes(b, sizeof b, full->capacity);
+  g->message = P("FBMEM %" PRId64 " of node %" PRId64 " peaked at %s of %s "
+                 "(%.0f%%)",
+                 full->index, full->node, a, b, 100 * most);
+  g->explain = P("The framebuffer is nearly full: a change that keeps more "
+                 "data on the GPU, or maps more tasks ahead, will run out of "
+                 "memory.");
+  if (!t) {
+    g->suggest = P("Keep new data out of FBMEM, or free inputs sooner with "
+                   "`CollectMemory T *;` on the tasks that read them.");
+    return;
+  }
+  const mapopt_program *prog = p->in->mapper;
+  int64_t limit = prog ? mapopt_policy_instance_limit(prog, t->task) : 0;
+  static const char *const star[] = {"*"};
+  mapopt_region_keys any = {star, 1, 0};
+  bool collected = prog && mapopt_policy_collect(prog, t->task, &any);
+  if (collected && limit == 1) {
+    const char *arg = req_name(f, big);
+    g->suggest = P("%s already frees its inputs and maps one at a time: keep "
+                   "new data out of FBMEM (its read-only %s could live in "
+                   "ZCMEM, `Region %s %s GPU ZCMEM;`, at a cost in speed).",
+                   t->task, arg, t->task, arg);
+    return;
+  }
+  g->suggest = P("Make room before adding data: %s%s%s.",
+                 collected ? ""
+                           : P("`CollectMemory %s *;` frees %s's inputs "
+                               "after it runs",
+                               t->task, t->task),
+                 !collected && limit != 1 ? "; " : "",
+                 limit == 1 ? ""
+                            : P("`InstanceLimit %s 1;` maps fewer %s ahead",
+                                t->task, t->task));
+  if (!collected)
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_COLLECT, t->task, "*", NULL,
+                       NULL, "on");
+  if (limit != 1)
+    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t->task, NULL,
+                       NULL, NULL, "1");
+}
+
+/* ---- limit-stall
+ * -------------------------------------------------------------- */
+
+static void limit_stall(prof *p) {
+  mapopt_findings *f = p->f;
+  const mapopt_sim_critical_path *cp = &p->res->critical_path;
+  double sh = share(cp->backpressure_ns, (double)cp->length_ns);
+  if (sh < LIMIT_STALL_SHARE)
+    return;
+  const mapopt_sim_task_stats *t = NULL;
+  int64_t limit = 0;
+  for (size_t i = 0; p->in->mapper && i < p->res->ntop && !t; i++) {
+    limit =
+        mapopt_policy_instance_limit(p->in->mapper, p->res->top_tasks[i].task);
+    if (limit > 0)
+      t = &p->res->top_tasks[i];
+  }
+  mapopt_guide_finding *g =
+      add(p, C(LIMIT_STALL), sh, t ? t->task : NULL, NULL, NULL);
+  if (!g)
+    return;
+  char a[32];
+  mapopt__guide_fmt_ns(a, sizeof a, cp->backpressure_ns);
+  g->message = P("%.0f%% of the critical path (%s) waits for InstanceLimit to "
+                 "admit tasks",
+                 100 * sh, a);
+  g->explain = P("InstanceLimit holds tasks back until earlier ones finish, "
+                 "so their inputs are not fetched ahead; here that waiting "
+                 "delays the run.");
+  if (!t) {
+    g->suggest = P("Raise or remove the `InstanceLimit` statements, as far as "
+                   "memory allows.");
+    return;
+  }
+  g->suggest = P("Raise the limit, as far as memory allows: `InstanceLimit %s "
+                 "%" PRId64 ";`, or remove it.",
+                 t->task, 2 * limit);
+  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t->task, NULL,
+                     NULL, NULL, P("%" PRId64, 2 * limit));
+  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t->task, NULL,
+                     NULL, NULL, "none");
+}
+
+void mapopt__guide_profile_rules(const mapopt_guide_input *in,
+                                 mapopt_findings *f) {
+  const mapopt_sim_result *res = in->result;
+  if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
+    return;
+  prof p = {in, res, f, (double)res->elapsed_ns, {{0}}};
+  for (size_t i = 0; i < res->nprocs; i++) {
+    mapopt_proc_kind k;
+    if (mapopt_shape_proc_parse(res->procs[i].kind, &k) != MAPOPT_OK)
+      continue; /* UTIL */
+    kind_load *l = &p.load[k];
+    l->n++;
+    l->busy += res->procs[i].busy_ns;
+    if (res->procs[i].busy_ns > l->max || l->n == 1) {
+      l->max = res->procs[i].busy_ns;
+      l->max_at = i;
+    }
+  }
+  zc_hot(&p);
+  cpu_on_critical_path(&p);
+  imbalance(&p);
+  copy_bound(&p);
+  aos_few_fields(&p);
+  overhead_bound(&p);
+  limit_stall(&p);
+  fb_near_capacity(&p);
+}
