@@ -325,10 +325,6 @@ const char *mapopt__app_redop_name(mapopt_redop r);
 /* Built-in data compiled into the library (cmake/embed.cmake): the
  * application models of apps/builtin/ by name ("circuit"), and the mappers
  * of mappers/ by path ("circuit/expert"). */
-typedef struct mapopt__embedded {
-  const char *name;
-  const char *text;
-} mapopt__embedded;
 
 extern const mapopt__embedded mapopt__builtin_apps[];
 extern const size_t mapopt__builtin_apps_count;

@@ -31,15 +31,8 @@ const char *const *mapopt_app_builtins(void) {
   return mapopt__builtin_apps_names;
 }
 
-static const char *lookup(const mapopt__embedded *table, const char *name) {
-  for (size_t i = 0; table[i].name; i++)
-    if (strcmp(table[i].name, name) == 0)
-      return table[i].text;
-  return NULL;
-}
-
 const char *mapopt_app_builtin_json(const char *name) {
-  return name ? lookup(mapopt__builtin_apps, name) : NULL;
+  return name ? mapopt__embedded_find(mapopt__builtin_apps, name) : NULL;
 }
 
 const char *mapopt_app_builtin_mapper(const char *app, const char *mapper) {
@@ -47,7 +40,7 @@ const char *mapopt_app_builtin_mapper(const char *app, const char *mapper) {
   if (!app || !mapper ||
       snprintf(path, sizeof path, "%s/%s", app, mapper) >= (int)sizeof path)
     return NULL;
-  return lookup(mapopt__builtin_mappers, path);
+  return mapopt__embedded_find(mapopt__builtin_mappers, path);
 }
 
 mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,

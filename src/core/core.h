@@ -104,6 +104,18 @@ char *mapopt__text_new(mapopt_ctx *ctx, const char *data, size_t len);
  * destroyed. NULL when sb had failed or on ENOMEM. */
 char *mapopt__text_take(mapopt__strbuf *sb, size_t *len);
 
+/* ---- texts compiled into the library (cmake/embed.cmake) --------------- */
+
+/* One entry of a generated table; a table ends with {NULL, NULL}. */
+typedef struct mapopt__embedded {
+  const char *name; /* the path below the table's folder, no extension */
+  const char *text;
+} mapopt__embedded;
+
+/* The text of the entry called name in table, or NULL. */
+const char *mapopt__embedded_find(const mapopt__embedded *table,
+                                  const char *name);
+
 /* ---- map: string key -> void* value, open addressing ------------------ */
 
 typedef struct mapopt__map_entry {

@@ -2,7 +2,9 @@
  * Whole-file reads and atomic replacement. A formatter or tuner that
  * rewrites a user's file must never leave it half-written: the new text goes
  * to a temporary file beside it, which is renamed over the original only
- * once it is complete and synced.
+ * once it is complete and synced. Also the texts the library hands out
+ * (mapopt_text_free) and the lookup in the tables of texts compiled into
+ * it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,4 +166,14 @@ void mapopt_text_free(char *text) {
     return;
   text_header *h = (text_header *)text - 1;
   mapopt__free(h->ctx, h, sizeof *h + h->size);
+}
+
+/* ---- texts compiled into the library ------------------------------------ */
+
+const char *mapopt__embedded_find(const mapopt__embedded *table,
+                                  const char *name) {
+  for (size_t i = 0; table[i].name; i++)
+    if (strcmp(table[i].name, name) == 0)
+      return table[i].text;
+  return NULL;
 }

@@ -648,6 +648,27 @@ int64_t mapopt__round_i64(double x) {
   return (int64_t)(x + 0.5);
 }
 
+json_t *mapopt__json_text(const char *s) {
+  json_t *j = json_string(s);
+  if (j)
+    return j;
+  size_t n = strlen(s);
+  char *c = malloc(n + 1); /* jansson's side: freed right after */
+  if (!c)
+    return NULL;
+  for (size_t i = 0, k; i < n; i += k) {
+    k = mapopt__utf8_char(s + i, n - i);
+    if (k)
+      memcpy(c + i, s + i, k);
+    else
+      c[i] = '?', k = 1;
+  }
+  c[n] = '\0';
+  j = json_string(c);
+  free(c);
+  return j;
+}
+
 mapopt_status mapopt__json_write(mapopt_ctx *ctx, json_t *root, char **text) {
   char *dump = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
                                            JSON_REAL_PRECISION(12))

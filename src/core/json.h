@@ -135,6 +135,14 @@ size_t mapopt__utf8_char(const char *s, size_t n);
 struct json_t;
 
 /*
+ * A jansson string of s (NUL-terminated), whose bytes may come from outside
+ * (a run's output, a user's text): each byte that does not start a
+ * well-formed UTF-8 character becomes '?', since JSON text must be UTF-8.
+ * NULL when out of memory.
+ */
+struct json_t *mapopt__json_text(const char *s);
+
+/*
  * Writes root (a jansson value; its reference is taken) as JSON text with
  * a 2-space indent, keys in insertion order, reals to 12 significant digits
  * and a final newline, allocated with ctx (free it with mapopt_text_free).

@@ -283,31 +283,8 @@ mapopt_status mapopt_guide_feedback(mapopt_ctx *ctx, const mapopt_findings *f,
  * -----------------------------------------------------------------------
  */
 
-/* A JSON string of s, whose bytes come from a run's output: those that
- * are not UTF-8 become '?', as JSON text must be UTF-8. */
-static json_t *jstr(const char *s) {
-  json_t *j = json_string(s);
-  if (j)
-    return j;
-  size_t n = strlen(s);
-  char *c = malloc(n + 1);
-  if (!c)
-    return NULL;
-  for (size_t i = 0, k; i < n; i += k) {
-    k = mapopt__utf8_char(s + i, n - i);
-    if (k)
-      memcpy(c + i, s + i, k);
-    else
-      c[i] = '?', k = 1;
-  }
-  c[n] = '\0';
-  j = json_string(c);
-  free(c);
-  return j;
-}
-
 static json_t *str_or_null(const char *s) {
-  return s ? jstr(s) : json_null();
+  return s ? mapopt__json_text(s) : json_null();
 }
 
 mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
@@ -325,15 +302,15 @@ mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
                         json_string(mapopt_guide_category_name(g->category)));
     json_object_set_new(o, "code",
                         json_string(mapopt_guide_code_name(g->code)));
-    json_object_set_new(o, "message", jstr(g->message));
+    json_object_set_new(o, "message", mapopt__json_text(g->message));
     json_object_set_new(o, "from_output", json_boolean(g->from_output));
-    json_object_set_new(o, "subject", jstr(g->subject));
+    json_object_set_new(o, "subject", mapopt__json_text(g->subject));
     json_object_set_new(o, "task", str_or_null(g->task));
     json_object_set_new(o, "region", str_or_null(g->region));
     json_object_set_new(o, "line",
                         g->line ? json_integer(g->line) : json_null());
-    json_object_set_new(o, "explain", jstr(g->explain));
-    json_object_set_new(o, "suggest", jstr(g->suggest));
+    json_object_set_new(o, "explain", mapopt__json_text(g->explain));
+    json_object_set_new(o, "suggest", mapopt__json_text(g->suggest));
     /* Fixed precision, so the text is the same on every platform. */
     snprintf(num, sizeof num, "%.4f", g->impact);
     json_object_set_new(o, "impact", json_real(strtod(num, NULL)));
@@ -349,7 +326,7 @@ mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
       json_object_set_new(x, "component", str_or_null(e->component));
       json_object_set_new(x, "value", str_or_null(e->value));
       mapopt_guide_edit_format(e, buf, sizeof buf);
-      json_object_set_new(x, "text", jstr(buf));
+      json_object_set_new(x, "text", mapopt__json_text(buf));
       json_array_append_new(edits, x);
     }
     json_object_set_new(o, "edits", edits);
