@@ -4,7 +4,8 @@
 BUILD       ?= build
 CHECK_BUILD ?= build-check
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
-DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev
+DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev \
+               libcurl4-openssl-dev
 
 .PHONY: all demo check deps build fuzz clean
 

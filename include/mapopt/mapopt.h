@@ -11,6 +11,8 @@
  *   sim.h      the simulator: runs, plans, results, reports
  *   guide.h    AutoGuide: findings, explanations and suggestions from a
  *              run's output and profile
+ *   llm.h      asking a chat model for mappers: client, transports,
+ *              prompt, reply extraction, one optimizer step
  * The library's own files include only the headers of the modules they
  * may use, never this one.
  */
@@ -24,5 +26,6 @@
 #include "mapopt/dsl.h"
 #include "mapopt/sim.h"
 #include "mapopt/guide.h"
+#include "mapopt/llm.h"
 
 #endif /* MAPOPT_MAPOPT_H */

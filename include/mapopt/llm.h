@@ -1,0 +1,493 @@
+/*
+ * mapopt llm: asking a chat model for mappers (docs/llm.md).
+ *
+ * Four layers, each usable on its own:
+ *  - a chat-completions client: `POST {base}/chat/completions` to any
+ *    OpenAI-compatible server (llama.cpp, vLLM, Ollama, a hosted API), with
+ *    a request timeout, retries with exponential backoff and seeded jitter
+ *    on 429, 5xx, timeouts and connection errors (honouring Retry-After), a
+ *    cap on the reply size, strict parsing of the reply, and per-call
+ *    accounting (tokens, latency, cost);
+ *  - transports behind a small vtable, Redis connection.h style: libcurl
+ *    for real servers, and a replay transport that serves scripted replies
+ *    and records the requests it got, for tests;
+ *  - the prompt: a DSL reference compiled into the library, the
+ *    application and machine summaries, the current best mapper, the last
+ *    k attempts with their scores and feedback, and the objective; the same
+ *    inputs always give the same bytes;
+ *  - the reply: the mapper is taken from a fenced code block (or the whole
+ *    reply when it is a program) and compiled by the real DSL compiler;
+ *    the result is either the program or the diagnostics text that becomes
+ *    the next feedback.
+ * mapopt_llm_step does one whole round: prompt, calls, candidates.
+ *
+ * Safety. The API key is sent only in the Authorization header of the
+ * request handed to the transport. It never appears in an error text, a
+ * diagnostic, a result, or a recorded request (the replay transport keeps
+ * "Authorization: Bearer [redacted]"); server-supplied text that echoes it
+ * is redacted too. Replies are untrusted text: size-capped, parsed, never
+ * executed.
+ *
+ * Threads: a client and its transport are used by one thread at a time;
+ * separate clients are independent.
+ */
+#ifndef MAPOPT_LLM_H
+#define MAPOPT_LLM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapopt/app.h"
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- configuration ------------------------------------------------------- */
+
+/* Milliseconds to wait; the default sleeps (nanosleep). */
+typedef void (*mapopt_llm_sleep_fn)(void *ud, int64_t ms);
+/* A monotonic clock in milliseconds; the default is CLOCK_MONOTONIC. */
+typedef int64_t (*mapopt_llm_clock_fn)(void *ud);
+/* Looks up an environment variable (NULL when unset), like getenv. */
+typedef const char *(*mapopt_llm_getenv_fn)(void *ud, const char *name);
+
+/*
+ * What a client needs. Strings are borrowed: mapopt_llm_client_new copies
+ * them. Defaults (mapopt_llm_config_init) are given in brackets.
+ */
+typedef struct mapopt_llm_config {
+  /* The server's OpenAI-compatible root, e.g. "http://127.0.0.1:8080/v1";
+   * "/chat/completions" is appended unless it is already there. [NULL:
+   * required] */
+  const char *base_url;
+  const char *model;   /* [NULL: required] */
+  const char *api_key; /* NULL or "": no Authorization header [NULL] */
+  double temperature;  /* in [0, 2] [0.7] */
+  int samples;         /* candidates per step, in [1, 64] [1] */
+  /* Ask for the samples with the "n" field of one request; a server that
+   * returns fewer choices gets further requests for the rest. false: one
+   * request per sample. [true] */
+  bool use_n;
+  int64_t max_tokens;     /* completion tokens per choice; 0: not sent [4096] */
+  int64_t timeout_ms;     /* per HTTP request, connection included [120000] */
+  int max_retries;        /* retries after the first attempt, in [0, 20] [4] */
+  int64_t backoff_ms;     /* delay before the first retry [1000] */
+  int64_t backoff_max_ms; /* cap of the doubling delay [30000] */
+  int64_t retry_after_max_ms; /* cap on a server's Retry-After [60000] */
+  size_t max_reply_bytes;     /* HTTP reply body cap [1 MiB] */
+  size_t max_mapper_bytes;    /* extracted mapper cap [64 KiB] */
+  uint64_t seed;              /* seeds the backoff jitter [0] */
+  /* Prices in currency units per million tokens, for the cost of a call;
+   * 0: cost not computed (reported as 0). [0, 0] */
+  double price_in, price_out;
+  /* Injectable time, so tests neither wait nor depend on the wall clock.
+   * NULL: the real ones. [NULL] */
+  mapopt_llm_sleep_fn sleep;
+  void *sleep_ud;
+  mapopt_llm_clock_fn clock;
+  void *clock_ud;
+} mapopt_llm_config;
+
+/* Fills cfg with the defaults above. */
+MAPOPT_API void mapopt_llm_config_init(mapopt_llm_config *cfg);
+
+/*
+ * Sets base_url, model and api_key from the environment, where a variable
+ * is set and not empty: MAPOPT_LLM_BASE_URL (else OPENAI_BASE_URL),
+ * MAPOPT_LLM_MODEL, MAPOPT_LLM_API_KEY (else OPENAI_API_KEY). Other fields
+ * are untouched, so the order init, from_env, then explicit settings (the
+ * command-line flags) gives flags precedence over the environment. getenv_fn
+ * may be NULL for the process environment; the strings are borrowed from
+ * it.
+ */
+MAPOPT_API void mapopt_llm_config_from_env(mapopt_llm_config *cfg,
+                                           mapopt_llm_getenv_fn getenv_fn,
+                                           void *ud);
+
+/*
+ * Validates cfg. MAPOPT_EINVAL with a message in err (naming the variable
+ * or field to set, never the key's value) for: no base_url or one not
+ * starting with http:// or https://, no model, a value out of its range.
+ */
+MAPOPT_API mapopt_status mapopt_llm_config_check(const mapopt_llm_config *cfg,
+                                                 char *err, size_t errlen);
+
+/* ---- transports ---------------------------------------------------------- */
+
+/* What one HTTP exchange came to, as far as the network is concerned. */
+typedef enum mapopt_llm_net {
+  MAPOPT_LLM_NET_OK,        /* an HTTP response arrived, whatever its status */
+  MAPOPT_LLM_NET_CONNECT,   /* no connection, or it broke mid-reply */
+  MAPOPT_LLM_NET_TIMEOUT,   /* no complete reply within timeout_ms */
+  MAPOPT_LLM_NET_TOO_LARGE, /* the body passed max_bytes; reading stopped */
+  MAPOPT_LLM_NET_FAILED     /* anything else (bad URL, TLS, no script) */
+} mapopt_llm_net;
+
+/* One request; everything is borrowed for the duration of the call. */
+typedef struct mapopt_llm_request {
+  const char *url;
+  const char *const *headers; /* "Name: value" lines, without CR LF */
+  size_t nheaders;
+  const char *body;
+  size_t body_len;
+  int64_t timeout_ms;
+} mapopt_llm_request;
+
+/*
+ * One response, owned by whoever sends the request (the client). A
+ * transport fills it with
+ * mapopt_llm_response_header and mapopt_llm_response_body, and sets net,
+ * status and (for a failure) error.
+ */
+typedef struct mapopt_llm_response {
+  mapopt_ctx *ctx;
+  size_t max_bytes; /* body cap */
+  mapopt_llm_net net;
+  int status;    /* HTTP status; 0 when none arrived */
+  char *headers; /* the final response's header lines, "Name: value\n" */
+  size_t headers_len, headers_cap;
+  char *body; /* NUL-terminated; may contain NUL bytes */
+  size_t body_len, body_cap;
+  char error[256]; /* the transport's reason when net is not OK */
+} mapopt_llm_response;
+
+/* Prepares an empty response whose body may hold max_bytes. */
+MAPOPT_API void mapopt_llm_response_init(mapopt_llm_response *r,
+                                         mapopt_ctx *ctx, size_t max_bytes);
+/* Frees the response's buffers (the struct itself is the caller's). */
+MAPOPT_API void mapopt_llm_response_destroy(mapopt_llm_response *r);
+
+/*
+ * Appends one header line (without CR LF; at most 64 KiB of headers are
+ * kept, the rest dropped). A line starting with "HTTP/" begins a new
+ * response (after "100 Continue" or a redirect) and clears the lines kept
+ * so far. MAPOPT_ENOMEM when the copy fails.
+ */
+MAPOPT_API mapopt_status mapopt_llm_response_header(mapopt_llm_response *r,
+                                                    const char *line, size_t n);
+/*
+ * Appends body bytes. Past max_bytes nothing more is kept, net becomes
+ * MAPOPT_LLM_NET_TOO_LARGE and MAPOPT_ERANGE is returned: the transport
+ * must stop reading. MAPOPT_ENOMEM when the buffer cannot grow.
+ */
+MAPOPT_API mapopt_status mapopt_llm_response_body(mapopt_llm_response *r,
+                                                  const void *data, size_t n);
+
+typedef struct mapopt_llm_transport mapopt_llm_transport;
+
+/* The vtable of a transport. */
+typedef struct mapopt_llm_transport_type {
+  const char *name; /* "curl", "replay" */
+  /*
+   * Performs one HTTP POST. Returns MAPOPT_OK when resp->net tells what
+   * happened (a response of any status, or a network failure with a
+   * message in resp->error), MAPOPT_ENOMEM otherwise. Must stop reading
+   * when mapopt_llm_response_body refuses more bytes.
+   */
+  mapopt_status (*send)(mapopt_llm_transport *t, const mapopt_llm_request *req,
+                        mapopt_llm_response *resp);
+  void (*free)(mapopt_llm_transport *t);
+} mapopt_llm_transport_type;
+
+/* The base of every transport: implementations embed it first. */
+struct mapopt_llm_transport {
+  const mapopt_llm_transport_type *type;
+  mapopt_ctx *ctx;
+};
+
+/* Frees any transport (NULL is ignored). */
+MAPOPT_API void mapopt_llm_transport_free(mapopt_llm_transport *t);
+
+/*
+ * The libcurl transport: HTTP and HTTPS only, no redirects, connection
+ * reuse between requests, reading stopped at the body cap. MAPOPT_EIO when
+ * libcurl cannot be initialized, MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_llm_curl_new(mapopt_ctx *ctx,
+                                             mapopt_llm_transport **out);
+
+/*
+ * The replay transport: answers each request with the next scripted reply
+ * and records the request. After the last reply every request fails with
+ * MAPOPT_LLM_NET_FAILED "replay script exhausted".
+ */
+MAPOPT_API mapopt_status mapopt_llm_replay_new(mapopt_ctx *ctx,
+                                               mapopt_llm_transport **out);
+/*
+ * Scripts a response: status, header lines (separated by '\n'; NULL for
+ * none) and a body of body_len bytes, all copied. MAPOPT_EINVAL when t is
+ * not a replay transport.
+ */
+MAPOPT_API mapopt_status mapopt_llm_replay_add(mapopt_llm_transport *t,
+                                               int status, const char *headers,
+                                               const char *body,
+                                               size_t body_len);
+/* Scripts a network failure (net is not MAPOPT_LLM_NET_OK) with a reason. */
+MAPOPT_API mapopt_status mapopt_llm_replay_fail(mapopt_llm_transport *t,
+                                                mapopt_llm_net net,
+                                                const char *reason);
+
+/* A request as the replay transport recorded it. */
+typedef struct mapopt_llm_recorded {
+  const char *url;
+  const char *headers; /* "Name: value\n" lines; credentials redacted */
+  const char *body;
+  size_t body_len;
+  int64_t timeout_ms;
+} mapopt_llm_recorded;
+
+/* The number of requests received, and request i (NULL past the end);
+ * valid until the transport is freed. */
+MAPOPT_API size_t mapopt_llm_replay_count(const mapopt_llm_transport *t);
+MAPOPT_API const mapopt_llm_recorded *
+mapopt_llm_replay_request(const mapopt_llm_transport *t, size_t i);
+
+/* ---- the client ---------------------------------------------------------- */
+
+typedef struct mapopt_llm_client mapopt_llm_client;
+
+/*
+ * Creates a client over transport, which is borrowed (free it after the
+ * client). The configuration is copied. MAPOPT_EINVAL with the message of
+ * mapopt_llm_config_check in err; MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_llm_client_new(mapopt_ctx *ctx,
+                                               const mapopt_llm_config *cfg,
+                                               mapopt_llm_transport *transport,
+                                               mapopt_llm_client **out,
+                                               char *err, size_t errlen);
+MAPOPT_API void mapopt_llm_client_free(mapopt_llm_client *c);
+/* The endpoint the client posts to ("{base}/chat/completions"). */
+MAPOPT_API const char *mapopt_llm_client_url(const mapopt_llm_client *c);
+
+/* Why a call produced no choices. */
+/* clang-format off */
+#define MAPOPT_LLM_ERROR_LIST(X)                                               \
+  X(NONE, "none")                                                              \
+  X(CONNECT, "connection failed")                                              \
+  X(TIMEOUT, "timed out")                                                      \
+  X(TOO_LARGE, "reply too large")                                              \
+  X(HTTP, "HTTP error")                                                        \
+  X(REPLY, "malformed reply")                                                  \
+  X(TRANSPORT, "transport failure")
+/* clang-format on */
+
+typedef enum mapopt_llm_error {
+#define MAPOPT_LLM_ERROR_ENUM(name, text) MAPOPT_LLM_ERR_##name,
+  MAPOPT_LLM_ERROR_LIST(MAPOPT_LLM_ERROR_ENUM)
+#undef MAPOPT_LLM_ERROR_ENUM
+} mapopt_llm_error;
+
+/* "TIMEOUT" for MAPOPT_LLM_ERR_TIMEOUT; "UNKNOWN" out of range. */
+MAPOPT_API const char *mapopt_llm_error_name(mapopt_llm_error e);
+
+/*
+ * The accounting of one call: one chat request, retries included. Tokens
+ * are the server's usage figures; latency runs from the first attempt to
+ * the end of the last one, backoff waits included; cost is
+ * (prompt x price_in + completion x price_out) / 10^6.
+ */
+typedef struct mapopt_llm_call {
+  mapopt_llm_error error;
+  char *error_text; /* NULL when error is NONE; never contains the key */
+  int http_status;  /* of the last attempt; 0 when none answered */
+  int attempts;     /* HTTP requests sent */
+  int64_t waited_ms;
+  int64_t latency_ms;
+  int64_t prompt_tokens, completion_tokens;
+  double cost;
+  size_t nchoices;
+} mapopt_llm_call;
+
+/* One message of the conversation; borrowed. */
+typedef struct mapopt_llm_message {
+  const char *role; /* "system", "user", "assistant" */
+  const char *content;
+} mapopt_llm_message;
+
+/* One choice of a reply: the model's text (untrusted; may contain NUL). */
+typedef struct mapopt_llm_choice {
+  char *content;
+  size_t len;
+  bool truncated; /* finish_reason "length": cut at max_tokens */
+} mapopt_llm_choice;
+
+typedef struct mapopt_llm_chat_result {
+  mapopt_llm_call call;
+  mapopt_llm_choice *choices; /* call.nchoices entries */
+} mapopt_llm_chat_result;
+
+/*
+ * One chat call asking for n choices (the "n" field is sent when n > 1;
+ * the server may return fewer, never more are kept). Network failures,
+ * HTTP errors and malformed replies are not failures of this function:
+ * they are described by (*out)->call.error and error_text, and the call
+ * has no choices. Returns MAPOPT_OK with *out (free with
+ * mapopt_llm_chat_free), MAPOPT_EINVAL for n outside [1, 64] or no
+ * messages, MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_llm_chat(mapopt_llm_client *c,
+                                         const mapopt_llm_message *msgs,
+                                         size_t nmsgs, int n,
+                                         mapopt_llm_chat_result **out);
+/* Frees a chat result (NULL is ignored); it does not need its client. */
+MAPOPT_API void mapopt_llm_chat_free(mapopt_llm_chat_result *r);
+
+/* ---- the prompt ---------------------------------------------------------- */
+
+/* An earlier evaluation; everything borrowed. */
+typedef struct mapopt_llm_attempt {
+  int64_t iteration;    /* the caller's number, shown when > 0 */
+  const char *mapper;   /* the text evaluated; NULL when there was none */
+  double score;         /* the objective's value; 0 for a failure */
+  const char *feedback; /* AutoGuide's or the compiler's text; may be NULL */
+} mapopt_llm_attempt;
+
+#define MAPOPT_LLM_DEFAULT_HISTORY 5
+
+typedef struct mapopt_llm_prompt_input {
+  /* The application instantiated for the machine (mapopt_sim_instantiate);
+   * launch counts are those of this run, so instantiate it with the
+   * iterations the prompt should speak of (one timed, no warm-up, for
+   * "per iteration" counts). */
+  const mapopt_app_run *run;
+  const mapopt_machine *machine;
+  /* What the score measures, e.g. "throughput (1 / execution time in
+   * seconds)"; NULL: "throughput (1 / execution time)". */
+  const char *objective;
+  const char *best_mapper; /* NULL: nothing evaluated yet */
+  double best_score;
+  const char *best_feedback; /* NULL: none */
+  /* Earlier attempts, oldest first: the last `history` of them are shown,
+   * in ascending order of score (best last; ties in their order). */
+  const mapopt_llm_attempt *attempts;
+  size_t nattempts;
+  size_t history; /* 0: MAPOPT_LLM_DEFAULT_HISTORY */
+} mapopt_llm_prompt_input;
+
+/* The two messages; the strings are owned by the caller after building
+ * (mapopt_llm_prompt_destroy frees both; each is a text, which
+ * mapopt_text_free also frees). */
+typedef struct mapopt_llm_prompt {
+  char *system; /* the role and the DSL reference */
+  size_t system_len;
+  char *user; /* the application, machine, history, objective, request */
+  size_t user_len;
+} mapopt_llm_prompt;
+
+/*
+ * Builds the prompt. The same inputs give the same bytes. Long texts are
+ * cut with a note (a mapper at 16 KiB, a feedback at 4 KiB).
+ * MAPOPT_EINVAL when run or machine is NULL; MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_llm_prompt_build(
+    mapopt_ctx *ctx, const mapopt_llm_prompt_input *in, mapopt_llm_prompt *out);
+MAPOPT_API void mapopt_llm_prompt_destroy(mapopt_llm_prompt *p);
+
+/* The DSL reference that opens the system message (static text). */
+MAPOPT_API const char *mapopt_llm_dsl_reference(void);
+
+/* ---- the reply ----------------------------------------------------------- */
+
+typedef enum mapopt_llm_verdict {
+  MAPOPT_LLM_VALID,     /* a mapper that compiles */
+  MAPOPT_LLM_INVALID,   /* a mapper with errors (feedback: diagnostics) */
+  MAPOPT_LLM_NO_MAPPER, /* no code block, and the reply is not a program */
+  MAPOPT_LLM_TOO_LARGE  /* the mapper passed max_mapper_bytes */
+} mapopt_llm_verdict;
+
+/* "valid", "invalid", "no-mapper", "too-large". */
+MAPOPT_API const char *mapopt_llm_verdict_name(mapopt_llm_verdict v);
+
+/*
+ * A candidate mapper made from one reply. Strings are NUL-terminated and
+ * owned by the candidate (mapopt_llm_candidate_destroy).
+ */
+typedef struct mapopt_llm_candidate {
+  mapopt_llm_verdict verdict;
+  size_t call; /* index of the call it came from (mapopt_llm_step) */
+  char *reply; /* the whole reply, as received */
+  size_t reply_len;
+  char *mapper; /* the extracted text; NULL for NO_MAPPER */
+  size_t mapper_len;
+  char *canonical; /* its canonical form (mapopt_dsl_format) when VALID */
+  /* For the next prompt: the diagnostics (INVALID), or what was wrong
+   * (NO_MAPPER, TOO_LARGE); for VALID the warnings, possibly "". Never
+   * NULL. */
+  char *feedback;
+  bool truncated; /* the reply was cut at max_tokens */
+} mapopt_llm_candidate;
+
+/*
+ * Extracts the mapper from a reply and compiles it. The rules:
+ *  1. A fence is a line whose first non-blank characters (at most 3
+ *     blanks) are three or more backquotes; the rest of the line is the
+ *     tag. The block ends at the next line made only of at least as many
+ *     backquotes (and blanks), or at the end of the reply (a reply cut
+ *     short keeps what it has).
+ *  2. Of the blocks tagged "mapper" (any case), the last is taken; with
+ *     none, the last tagged "dsl"; with none, the last untagged block.
+ *     Blocks tagged anything else (python, c, text, ...) are never taken.
+ *  3. A reply with no fence at all is taken whole when it compiles without
+ *     errors and has at least one statement; otherwise it is NO_MAPPER
+ *     (its parse errors would only confuse the model: the feedback asks
+ *     for a code block).
+ *  4. A mapper longer than max_bytes is TOO_LARGE, not compiled.
+ * The text is compiled with mapopt_dsl_compile under opts (its file name,
+ * when NULL, becomes "mapper"); diagnostics are formatted one per line.
+ * When truncated (the reply was cut at max_tokens) and the verdict is not
+ * VALID, the feedback says so. The reply is copied into out->reply.
+ * Only the DSL compiler reads the text (its top-level statements run in
+ * the DSL's evaluator, under its step and depth limits); nothing else in a
+ * reply is run or interpreted. Returns MAPOPT_OK and fills *out
+ * (whatever the verdict), or MAPOPT_ENOMEM with *out untouched.
+ */
+MAPOPT_API mapopt_status mapopt_llm_reply_parse(mapopt_ctx *ctx,
+                                                const char *reply, size_t len,
+                                                bool truncated,
+                                                size_t max_bytes,
+                                                const mapopt_dsl_options *opts,
+                                                mapopt_llm_candidate *out);
+MAPOPT_API void mapopt_llm_candidate_destroy(mapopt_llm_candidate *cand);
+
+/* ---- one step ------------------------------------------------------------ */
+
+/* What one step produced. */
+typedef struct mapopt_llm_step_result {
+  size_t ncalls;          /* at most samples + 1 */
+  mapopt_llm_call *calls; /* in the order they were made */
+  size_t ncandidates;     /* up to the configured samples */
+  mapopt_llm_candidate *candidates;
+  /* Sums over the calls. */
+  int64_t prompt_tokens, completion_tokens, latency_ms;
+  double cost;
+} mapopt_llm_step_result;
+
+/*
+ * One step of the `llm` optimizer: builds the prompt from in, asks for
+ * the configured number of samples (one request with "n", topped up by
+ * more requests when the server returns fewer choices, and one request
+ * per sample after a server answers a request with "n" by HTTP 400; or
+ * one request per sample from the start), and turns each choice into a
+ * candidate with
+ * mapopt_llm_reply_parse under opts. A failed call ends the step: the
+ * calls made so far are all reported, and a step with no candidates tells
+ * why in its last call's error. Returns MAPOPT_OK with *out (free with
+ * mapopt_llm_step_free), MAPOPT_EINVAL or MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_llm_step(mapopt_llm_client *c,
+                                         const mapopt_llm_prompt_input *in,
+                                         const mapopt_dsl_options *opts,
+                                         mapopt_llm_step_result **out);
+/* Frees a step result (NULL is ignored); it does not need its client. */
+MAPOPT_API void mapopt_llm_step_free(mapopt_llm_step_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAPOPT_LLM_H */

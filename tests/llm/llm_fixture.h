@@ -1,0 +1,44 @@
+/*
+ * What the tests of the LLM layer share: a fake clock whose sleeps only
+ * advance it (so retries never wait and latencies are exact), the circuit
+ * application on the p100x4 machine as prompt input, and a printed form
+ * of a step's outcome, for pinning and for comparing two runs byte for
+ * byte.
+ */
+#ifndef MAPOPT_TESTS_LLM_FIXTURE_H
+#define MAPOPT_TESTS_LLM_FIXTURE_H
+
+#include "mapopt/llm.h"
+
+typedef struct fake_time {
+  int64_t now;
+  int64_t waits[64]; /* every sleep, in order */
+  int nwaits;
+} fake_time;
+
+void fake_sleep(void *ud, int64_t ms);
+int64_t fake_clock(void *ud);
+
+/* Points cfg's time hooks at ft (which starts at 0). */
+void fake_time_use(fake_time *ft, mapopt_llm_config *cfg);
+
+/* An application instantiated on a machine, for prompts. */
+typedef struct llm_world {
+  mapopt_machine *machine;
+  mapopt_app *app;
+  mapopt_app_run *run;
+  mapopt_machine_shape shape;
+  mapopt_dsl_options opts; /* the machine's shape, the app's tasks */
+} llm_world;
+
+/* Loads app ("circuit") on machine ("p100x4"), one timed iteration and no
+ * warm-up; 0 on success. */
+int llm_world_open(mapopt_ctx *ctx, const char *app, const char *machine,
+                   llm_world *w);
+void llm_world_close(llm_world *w);
+
+/* The whole outcome of a step as text (malloc'ed): every call's
+ * accounting and error, every candidate's verdict, mapper and feedback. */
+char *llm_step_dump(const mapopt_llm_step_result *r);
+
+#endif
