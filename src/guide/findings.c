@@ -90,16 +90,12 @@ const char *mapopt__guide_strndup(mapopt_findings *f, const char *s, size_t n) {
 const char *mapopt__guide_printf(mapopt_findings *f, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = mapopt__arena_vprintf(&f->arena, fmt, ap);
   va_end(ap);
-  char *s = n >= 0 ? mapopt__arena_alloc(&f->arena, (size_t)n + 1) : NULL;
   if (!s) {
     f->failed = true;
     return "";
   }
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
   return s;
 }
 
