@@ -103,6 +103,11 @@ char *mapopt__text_new(mapopt_ctx *ctx, const char *data, size_t len);
 /* The contents of sb as such a text (its length in *len if not NULL); sb is
  * destroyed. NULL when sb had failed or on ENOMEM. */
 char *mapopt__text_take(mapopt__strbuf *sb, size_t *len);
+/* The formatted text as such a text; NULL on ENOMEM. */
+char *mapopt__text_printf(mapopt_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+char *mapopt__text_vprintf(mapopt_ctx *ctx, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* ---- texts compiled into the library (cmake/embed.cmake) --------------- */
 

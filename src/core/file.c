@@ -161,6 +161,21 @@ char *mapopt__text_take(mapopt__strbuf *sb, size_t *len) {
   return text;
 }
 
+char *mapopt__text_vprintf(mapopt_ctx *ctx, const char *fmt, va_list ap) {
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  mapopt__sb_vprintf(&sb, fmt, ap);
+  return mapopt__text_take(&sb, NULL);
+}
+
+char *mapopt__text_printf(mapopt_ctx *ctx, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *text = mapopt__text_vprintf(ctx, fmt, ap);
+  va_end(ap);
+  return text;
+}
+
 void mapopt_text_free(char *text) {
   if (!text)
     return;

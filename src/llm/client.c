@@ -73,20 +73,6 @@ void mapopt_llm_client_free(mapopt_llm_client *c) {
   mapopt__free(c->ctx, c, sizeof *c);
 }
 
-/* The formatted text as a text (mapopt_text_free), or NULL. */
-static char *text_printf(mapopt_ctx *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static char *text_printf(mapopt_ctx *ctx, const char *fmt, ...) {
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, ctx);
-  va_list ap;
-  va_start(ap, fmt);
-  mapopt__sb_vprintf(&sb, fmt, ap);
-  va_end(ap);
-  return mapopt__text_take(&sb, NULL);
-}
-
 mapopt_status mapopt_llm_client_new(mapopt_ctx *ctx,
                                     const mapopt_llm_config *cfg,
                                     mapopt_llm_transport *transport,
@@ -117,15 +103,16 @@ mapopt_status mapopt_llm_client_new(mapopt_ctx *ctx,
       blen >= elen && !memcmp(cfg->base_url + blen - elen, endpoint, elen);
   c->base_url = mapopt__text_new(ctx, cfg->base_url, blen);
   c->model = mapopt__text_new(ctx, cfg->model, strlen(cfg->model));
-  c->url = c->base_url ? text_printf(ctx, "%s%s", c->base_url,
-                                     has_endpoint ? "" : endpoint)
+  c->url = c->base_url ? mapopt__text_printf(ctx, "%s%s", c->base_url,
+                                             has_endpoint ? "" : endpoint)
                        : NULL;
   bool ok = c->base_url && c->model && c->url;
   if (ok && cfg->api_key && *cfg->api_key) {
     c->api_key = mapopt__text_new(ctx, cfg->api_key, strlen(cfg->api_key));
     c->auth_header =
-        c->api_key ? text_printf(ctx, "Authorization: Bearer %s", c->api_key)
-                   : NULL;
+        c->api_key
+            ? mapopt__text_printf(ctx, "Authorization: Bearer %s", c->api_key)
+            : NULL;
     ok = c->api_key && c->auth_header;
   }
   if (!ok) {
@@ -410,14 +397,19 @@ static mapopt_status parse_reply(mapopt_llm_client *c,
   if (jr.status == MAPOPT_ENOMEM) {
     st = MAPOPT_ENOMEM;
   } else if (jr.status != MAPOPT_OK) {
-    char first[600] = "";
+    /* The first error whole: fail() redacts, then cuts. */
+    mapopt__strbuf first;
+    mapopt__sb_init(&first, c->ctx);
     for (size_t i = 0; i < mapopt_diags_count(d); i++)
       if (mapopt_diags_get(d, i)->severity >= MAPOPT_SEV_ERROR) {
-        mapopt_diag_format(mapopt_diags_get(d, i), first, sizeof first);
+        mapopt__sb_diag(&first, mapopt_diags_get(d, i));
         break;
       }
-    st = fail(c, &res->call, MAPOPT_LLM_ERR_REPLY,
-              "the reply from %s is not a chat completion: %s", c->url, first);
+    st = first.failed ? MAPOPT_ENOMEM
+                      : fail(c, &res->call, MAPOPT_LLM_ERR_REPLY,
+                             "the reply from %s is not a chat completion: %s",
+                             c->url, first.data ? first.data : "");
+    mapopt__sb_destroy(&first);
   }
 done:
   if (res->call.error != MAPOPT_LLM_ERR_NONE || st != MAPOPT_OK) {

@@ -116,14 +116,10 @@ void mapopt_llm_candidate_destroy(mapopt_llm_candidate *c) {
   *c = (mapopt_llm_candidate){0};
 }
 
-/* Appends every diagnostic, one per line. */
+/* Appends every diagnostic, whole, one per line. */
 static void put_diags(mapopt__strbuf *sb, const mapopt_diags *d) {
   for (size_t i = 0; i < mapopt_diags_count(d); i++) {
-    char line[1024];
-    int n = mapopt_diag_format(mapopt_diags_get(d, i), line, sizeof line);
-    mapopt__sb_puts(sb, line);
-    if ((size_t)n >= sizeof line)
-      mapopt__sb_puts(sb, "...");
+    mapopt__sb_diag(sb, mapopt_diags_get(d, i));
     mapopt__sb_putc(sb, '\n');
   }
 }
