@@ -13,6 +13,7 @@
  *              run's output and profile
  *   llm.h      asking a chat model for mappers: client, transports,
  *              prompt, reply extraction, one optimizer step
+ *   eval.h     evaluating a mapper by running a command with it
  * The library's own files include only the headers of the modules they
  * may use, never this one.
  */
@@ -27,5 +28,6 @@
 #include "mapopt/sim.h"
 #include "mapopt/guide.h"
 #include "mapopt/llm.h"
+#include "mapopt/eval.h"
 
 #endif /* MAPOPT_MAPOPT_H */

@@ -6,6 +6,7 @@
 #define MAPOPT_SRC_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "mapopt/mapopt.h"
@@ -30,6 +31,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * EXIT_VALID or EXIT_USAGE. */
 int cli_operand(const char *cmd, const char *arg, const char **slot,
                 const char *what);
+/* The value of option argv[*i] when it is one of valued (a NULL-terminated
+ * list): argv[*i + 1], *i then moving past it; NULL for any other
+ * argument. EXIT_VALID, or EXIT_USAGE (reported as command cmd's) for a
+ * valued option with nothing after it. */
+int cli_option_value(const char *cmd, const char *const *valued, int argc,
+                     char **argv, int *i, const char **val);
+/* s as a whole integer in [lo, hi] into *out; false otherwise. */
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* s as a whole number in [lo, hi] into *out; false otherwise (NaN too). */
+bool cli_parse_double(const char *s, double lo, double hi, double *out);
 /* True when argv[i] is -h or --help. */
 bool cli_is_help(const char *arg);
 struct json_t;
@@ -45,6 +56,11 @@ void cli_print_json(const char *key, struct json_t *value);
 mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
                                const mapopt_dsl_options *base,
                                mapopt_diags *diags, mapopt_program **prog);
+/* --machine ARG of command cmd: a preset, a machine JSON file or a one-line
+ * shape, of which the DSL needs only the shape. On failure prints a usage
+ * error and returns false. */
+bool cli_machine_shape(const char *cmd, const char *arg,
+                       mapopt_machine_shape *shape);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
@@ -94,6 +110,7 @@ int cli_machine(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 int cli_apps(int argc, char **argv);
 int cli_explain(int argc, char **argv);
+int cli_eval(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
@@ -103,5 +120,6 @@ extern const char cli_machine_usage[];
 extern const char cli_sim_usage[];
 extern const char cli_apps_usage[];
 extern const char cli_explain_usage[];
+extern const char cli_eval_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

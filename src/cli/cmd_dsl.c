@@ -71,28 +71,6 @@ static int compile_file(mapopt_ctx *ctx, const char *path,
              : EXIT_INVALID;
 }
 
-/* --machine: a preset, a machine JSON file or a one-line shape; the DSL
- * needs only its shape. */
-static bool parse_machine(const char *cmd, const char *arg,
-                          mapopt_machine_shape *shape) {
-  mapopt_ctx *ctx;
-  mapopt_diags *diags;
-  if (!cli_open(&ctx, &diags))
-    return false;
-  mapopt_machine *m = NULL;
-  bool ok = mapopt_machine_resolve(ctx, arg, diags, &m) == MAPOPT_OK;
-  if (ok)
-    mapopt_machine_shape_of(m, shape);
-  else {
-    const mapopt_diag *d = mapopt_diags_get(diags, 0);
-    cli_usage_error(cmd, "invalid --machine '%s': %s", arg,
-                    d ? d->message : "unknown machine");
-  }
-  mapopt_machine_free(m);
-  cli_close(ctx, diags);
-  return ok;
-}
-
 static void print_stdout(void *ud, const char *line) {
   (void)ud;
   printf("%s\n", line);
@@ -128,7 +106,7 @@ int cli_check(int argc, char **argv) {
     } else if (strcmp(argv[i], "--machine") == 0) {
       if (i + 1 >= argc)
         return cli_usage_error("check", "--machine needs a value");
-      if (!parse_machine("check", argv[++i], &shape))
+      if (!cli_machine_shape("check", argv[++i], &shape))
         return EXIT_USAGE;
     } else if (strcmp(argv[i], "--") == 0) {
       first_file = i + 1;
@@ -199,7 +177,7 @@ int cli_fmt(int argc, char **argv) {
     else if (strcmp(argv[i], "--machine") == 0) {
       if (i + 1 >= argc)
         return cli_usage_error("fmt", "--machine needs a value");
-      if (!parse_machine("fmt", argv[++i], &shape))
+      if (!cli_machine_shape("fmt", argv[++i], &shape))
         return EXIT_USAGE;
     } else if (cli_operand("fmt", argv[i], &path, "file") != EXIT_VALID) {
       return EXIT_USAGE;
@@ -340,10 +318,8 @@ static bool parse_region(char *s, region_query *r) {
   char *at = strchr(s, '@');
   if (at) {
     *at = '\0';
-    char *end;
-    errno = 0;
-    long long pos = strtoll(at + 1, &end, 10);
-    if (end == at + 1 || *end || errno || pos < 0)
+    int64_t pos;
+    if (!cli_parse_i64(at + 1, 0, INT64_MAX, &pos))
       return false;
     r->position = (size_t)pos;
   }
@@ -373,7 +349,7 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       return cli_usage_error("show", "%s needs a value", opt);
     char *val = takes ? argv[++i] : NULL;
     if (strcmp(opt, "--machine") == 0) {
-      if (!parse_machine("show", val, &a->shape))
+      if (!cli_machine_shape("show", val, &a->shape))
         return EXIT_USAGE;
       a->machine = val;
     } else if (strcmp(opt, "--app") == 0) {

@@ -6,7 +6,6 @@
  * as JSON. Findings are the result, not a failure: the exit status is 0
  * whenever the analysis ran.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +42,6 @@ typedef struct explain_args {
   int exit_status, signal;
 } explain_args;
 
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > hi)
-    return false;
-  *out = (int)v;
-  return true;
-}
-
 static int parse_explain_args(int argc, char **argv, explain_args *a) {
   memset(a, 0, sizeof *a);
   a->level = MAPOPT_GUIDE_FULL;
@@ -62,12 +51,10 @@ static int parse_explain_args(int argc, char **argv, explain_args *a) {
     static const char *const valued[] = {
         "--report", "--mapper",      "--app",    "--machine",
         "--level",  "--exit-status", "--signal", NULL};
-    bool takes = false;
-    for (const char *const *v = valued; *v; v++)
-      takes |= strcmp(o, *v) == 0;
-    if (takes && i + 1 >= argc)
-      return cli_usage_error("explain", "%s needs a value", o);
-    const char *val = takes ? argv[++i] : NULL;
+    const char *val;
+    if (cli_option_value("explain", valued, argc, argv, &i, &val) != EXIT_VALID)
+      return EXIT_USAGE;
+    int64_t n;
     if (!strcmp(o, "--report")) {
       a->report = val;
     } else if (!strcmp(o, "--mapper")) {
@@ -83,11 +70,13 @@ static int parse_explain_args(int argc, char **argv, explain_args *a) {
                                "suggest or full, not '%s'",
                                val);
     } else if (!strcmp(o, "--exit-status")) {
-      if (!parse_int(val, 0, 255, &a->exit_status))
+      if (!cli_parse_i64(val, 0, 255, &n))
         return cli_usage_error("explain", "--exit-status must be 0 to 255");
+      a->exit_status = (int)n;
     } else if (!strcmp(o, "--signal")) {
-      if (!parse_int(val, 1, 64, &a->signal))
+      if (!cli_parse_i64(val, 1, 64, &n))
         return cli_usage_error("explain", "--signal must be 1 to 64");
+      a->signal = (int)n;
     } else if (!strcmp(o, "--json")) {
       a->json = true;
     } else if (!strcmp(o, "--timed-out")) {

@@ -49,16 +49,6 @@ typedef struct sim_args {
   int64_t iterations, warmup;
 } sim_args;
 
-static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > hi)
-    return false;
-  *out = v;
-  return true;
-}
-
 static bool parse_bool(const char *s, bool *out) {
   if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes"))
     *out = true;
@@ -88,12 +78,9 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
                                          "--backpressure-errors",
                                          "--instance-fields",
                                          NULL};
-    bool takes = false;
-    for (const char *const *v = valued; *v; v++)
-      takes |= strcmp(o, *v) == 0;
-    if (takes && i + 1 >= argc)
-      return cli_usage_error("sim", "%s needs a value", o);
-    const char *val = takes ? argv[++i] : NULL;
+    const char *val;
+    if (cli_option_value("sim", valued, argc, argv, &i, &val) != EXIT_VALID)
+      return EXIT_USAGE;
     int64_t n;
     if (!strcmp(o, "--mapper")) {
       a->mapper = val;
@@ -112,24 +99,21 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
     } else if (!strcmp(o, "--bench")) {
       a->bench = true;
     } else if (!strcmp(o, "--seed")) {
-      if (!parse_i64(val, 0, INT64_MAX, &n))
+      if (!cli_parse_i64(val, 0, INT64_MAX, &n))
         return cli_usage_error("sim", "--seed must be a non-negative integer");
       a->opts.seed = (uint64_t)n;
     } else if (!strcmp(o, "--noise")) {
-      char *end;
-      double x = strtod(val, &end);
-      if (end == val || *end || !(x >= 0 && x <= 0.5))
+      if (!cli_parse_double(val, 0, 0.5, &a->opts.noise))
         return cli_usage_error("sim", "--noise must be a number in [0, 0.5]");
-      a->opts.noise = x;
     } else if (!strcmp(o, "--time-limit")) {
-      if (!parse_i64(val, 1, 1000000000, &n))
+      if (!cli_parse_i64(val, 1, 1000000000, &n))
         return cli_usage_error("sim", "--time-limit must be 1 to 1e9 seconds");
       a->opts.time_limit_ns = n * 1000000000;
     } else if (!strcmp(o, "--iterations")) {
-      if (!parse_i64(val, 1, 1000000, &a->iterations))
+      if (!cli_parse_i64(val, 1, 1000000, &a->iterations))
         return cli_usage_error("sim", "--iterations must be 1 to 1000000");
     } else if (!strcmp(o, "--warmup")) {
-      if (!parse_i64(val, 0, 1000000, &a->warmup))
+      if (!cli_parse_i64(val, 0, 1000000, &a->warmup))
         return cli_usage_error("sim", "--warmup must be 0 to 1000000");
     } else if (!strcmp(o, "--lenient-kinds")) {
       a->opts.lenient_kinds = true;

@@ -3,6 +3,7 @@
  * each prints its own --help. Exit status: 0 success, 1 invalid input (a
  * mapper with errors, a failed run), 2 usage error.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ static const cli_command commands[] = {
      cli_sim_usage, cli_sim},
     {"explain", "explain a run's output: errors, bottlenecks, what to change",
      cli_explain_usage, cli_explain},
+    {"eval", "evaluate a mapper by running a command with it", cli_eval_usage,
+     cli_eval},
     {"apps", "list the built-in applications (or export one as JSON)",
      cli_apps_usage, cli_apps},
     {"machines", "list the built-in machine presets", cli_machines_usage,
@@ -67,6 +70,38 @@ int cli_operand(const char *cmd, const char *arg, const char **slot,
   return EXIT_VALID;
 }
 
+int cli_option_value(const char *cmd, const char *const *valued, int argc,
+                     char **argv, int *i, const char **val) {
+  const char *o = argv[*i];
+  bool takes = false;
+  for (const char *const *v = valued; *v; v++)
+    takes |= strcmp(o, *v) == 0;
+  if (takes && *i + 1 >= argc)
+    return cli_usage_error(cmd, "%s needs a value", o);
+  *val = takes ? argv[++*i] : NULL;
+  return EXIT_VALID;
+}
+
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end || errno || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool cli_parse_double(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || !(v >= lo && v <= hi))
+    return false;
+  *out = v;
+  return true;
+}
+
 bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags) {
   if (mapopt_ctx_new(NULL, NULL, ctx) != MAPOPT_OK) {
     fprintf(stderr, "mapopt: out of memory\n");
@@ -108,6 +143,28 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
   if (st == MAPOPT_ENOMEM)
     mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0, "out of memory");
   return st;
+}
+
+/* --machine: a preset, a machine JSON file or a one-line shape; the DSL
+ * needs only its shape. */
+bool cli_machine_shape(const char *cmd, const char *arg,
+                       mapopt_machine_shape *shape) {
+  mapopt_ctx *ctx;
+  mapopt_diags *diags;
+  if (!cli_open(&ctx, &diags))
+    return false;
+  mapopt_machine *m = NULL;
+  bool ok = mapopt_machine_resolve(ctx, arg, diags, &m) == MAPOPT_OK;
+  if (ok)
+    mapopt_machine_shape_of(m, shape);
+  else {
+    const mapopt_diag *d = mapopt_diags_get(diags, 0);
+    cli_usage_error(cmd, "invalid --machine '%s': %s", arg,
+                    d ? d->message : "unknown machine");
+  }
+  mapopt_machine_free(m);
+  cli_close(ctx, diags);
+  return ok;
 }
 
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from) {

@@ -302,5 +302,107 @@ expect_rc 1 "$M" explain rc.log --report trunc.json; expect_in err "trunc.json:2
 expect_rc 1 "$M" explain rc.log --app nosuch; expect_in err 'unknown application "nosuch"'
 expect_rc 1 "$M" explain rc.log --mapper nosuch.map; expect_in err "nosuch.map: error: cannot read file"
 
+# ---- eval ------------------------------------------------------------------
+expect_rc 0 "$M" eval --help;       expect_in out "usage: mapopt eval MAPPER.map --run"
+printf 'Task * CPU;\n' > e.map
+# The simulator as the program: eval reads the metric line it prints.
+SM="$ROOT/mappers/stencil/expert.map"
+expect_rc 0 "$M" eval "$SM" --run "'$M' sim stencil:small --mapper {mapper}"
+"$M" sim stencil:small --mapper "$SM" |
+  awk '/^ELAPSED TIME/ { printf "ok: time %.6g s\n", $4 }' > want
+if [ -s want ] && grep -qxF -f want out; then ok; else bad "eval of sim: $(cat out) vs $(cat want)"; fi
+expect_rc 0 "$M" eval "$ROOT/mappers/cannon/expert.map" \
+  --run "'$M' sim cannon:small --mapper {mapper}" --json
+expect_in out '"name": "gflops-per-node"'
+expect_in out '"direction": "higher"'
+# Each outcome: its status, summary, exit code, and the output's end.
+expect_rc 1 "$M" eval e.map --run "sh -c 'echo working; echo bad mapper >&2; exit 3' {mapper}"
+expect_in out "failed: exit status 3: bad mapper"
+expect_in out "--- all of the output (19 bytes in all) ---"
+expect_in out "working"
+expect_rc 1 "$M" eval e.map --run "sh -c 'kill -SEGV \$\$' {mapper}"
+expect_in out "signal: killed by SIGSEGV (signal 11)"
+t0=$(date +%s)
+expect_rc 1 "$M" eval e.map --run "sh -c 'echo started; sleep 60' {mapper}" --timeout 0.5
+expect_in out "timeout: still running after 0.5 s; process group killed with SIGTERM"
+expect_in out "started"
+if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok; else bad "eval --timeout 0.5 took too long"; fi
+expect_rc 1 "$M" eval e.map --run "sh -c 'echo hi' {mapper}"
+expect_in out "no-metric: exit status 0 but no output line matched"
+expect_rc 1 "$M" eval e.map --run "/nonexistent/prog {mapper}"
+expect_in out "start-failed: /nonexistent/prog: No such file or directory"
+expect_rc 0 "$M" eval e.map --run "sh -c 'echo score 7 of 9' {mapper}" \
+  --metric 'score ([0-9]+)' --direction higher --json
+expect_in out '"summary": "ok: metric 7"'
+expect_in out '"value": 7.0'
+expect_in out '"direction": "higher"'
+# --repeat: runs 1, 2, 3 print 5, 1, 3 (counted in the private directory).
+expect_rc 0 "$M" eval e.map --repeat 3 --run \
+  "sh -c 'n=\$(cat count 2>/dev/null || echo 0); echo \$((n + 1)) > count; set -- 5 1 3; shift \$n; echo ELAPSED TIME = \$1 s' {mapper}"
+expect_in out "ok: time 3 s (median of 3 runs)"
+# --keep: the private directory holds the mapper as given.
+expect_rc 0 "$M" eval e.map --keep --run "sh -c 'echo ELAPSED TIME = 1 s' {mapper}"
+kept=$(sed -n 's/^mapopt eval: kept //p' err)
+if [ -n "$kept" ] && cmp -s "$kept/mapper.map" e.map; then ok; else bad "--keep: '$kept'"; fi
+[ -n "$kept" ] && rm -rf "$kept"
+expect_rc 0 "$M" eval e.map --workdir "$T" --json \
+  --run "sh -c 'pwd; echo ELAPSED TIME = 1 s' {mapper}"
+expect_in out "\"output\": \"$T\\n"
+expect_rc 1 "$M" eval e.map --env 'GREETING=hello there' \
+  --run "sh -c 'echo \$GREETING; exit 1' {mapper}"
+expect_in out "hello there"
+# A path with spaces and quotes reaches the program whole, with or without
+# the shell.
+mkdir "it's a \"dir\""
+expect_rc 0 env TMPDIR="$T/it's a \"dir\"" "$M" eval e.map --shell \
+  --run 'cmp {mapper} e.map && echo ELAPSED TIME = 2 s' --workdir "$T"
+expect_in out "ok: time 2 s"
+expect_rc 0 env TMPDIR="$T/it's a \"dir\"" "$M" eval e.map --workdir "$T" \
+  --run "sh -c 'cmp \"\$0\" e.map && echo ELAPSED TIME = 2 s' {mapper}"
+expect_in out "ok: time 2 s"
+# --tmpdir: where private directories are made.
+mkdir scratch
+expect_rc 0 "$M" eval e.map --tmpdir "$T/scratch" --json \
+  --run "sh -c 'echo \$0; echo ELAPSED TIME = 1 s' {mapper}"
+expect_in out "\"output\": \"$T/scratch/mapopt-eval-"
+if [ -z "$(ls scratch)" ]; then ok; else bad "--tmpdir: directory left behind"; fi
+expect_rc 1 "$M" eval e.map --tmpdir "$T/nosuch" --run "true {mapper}"
+expect_in err "$T/nosuch: error: cannot make a private directory: No such file or directory"
+# --grace: a command that ignores SIGTERM is killed after it.
+expect_rc 1 "$M" eval e.map --timeout 0.3 --grace 0.2 \
+  --run "sh -c 'trap \"\" TERM; echo waiting; while :; do sleep 0.05; done' {mapper}"
+expect_in out "process group killed with SIGTERM, then SIGKILL"
+# 5 MB of output: captured within the cap, the rest counted.
+expect_rc 1 "$M" eval e.map --json --run "sh -c 'yes | head -c 5000000; exit 1' {mapper}"
+expect_in out '"output_bytes": 5000000'
+if grep -q '"output_dropped": [1-9][0-9]*' out; then ok; else bad "no output dropped"; fi
+expect_in out 'bytes of output dropped]'
+# An invalid mapper is reported and not run.
+printf 'Task * CPU' > bad.map
+expect_rc 1 "$M" eval bad.map --run "touch '$T/ran' {mapper}"
+expect_in err "bad.map:1:11: error: syntax error"
+expect_in err "mapopt eval: bad.map was not run"
+if [ ! -e ran ]; then ok; else bad "eval ran an invalid mapper"; fi
+expect_rc 1 "$M" eval nosuch.map --run "true {mapper}"
+expect_in err "nosuch.map: error: cannot read file"
+# Usage errors, located in the command where they are in it.
+expect_rc 2 "$M" eval e.map;        expect_in err "no command given"
+expect_rc 2 "$M" eval --run "true {mapper}"; expect_in err "no mapper file given"
+expect_rc 2 "$M" eval e.map f.map --run "true {mapper}"; expect_in err "only one mapper file at a time"
+expect_rc 2 "$M" eval e.map --run "prog 'x {mapper}"
+expect_in err "--run:1:6: error: unterminated single quote"
+expect_rc 2 "$M" eval e.map --run "prog {mapper} > log"
+expect_in err "--run:1:15: error: '>' is shell syntax"
+expect_rc 2 "$M" eval e.map --run "prog x";  expect_in err "the command has no {mapper}"
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --metric 'time [0-9]+'
+expect_in err "--metric:1:1: error: the regular expression has no group"
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --timeout 0
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --repeat 0
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --grace 0
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --direction higher
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --env 1X=2; expect_in err "--env:1:1: error: '1X=2' is not NAME=VALUE"
+expect_rc 2 "$M" eval e.map --run;  expect_in err "--run needs a value"
+expect_rc 2 "$M" eval e.map --run "p {mapper}" --bogus; expect_in err "unknown option '--bogus'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,146 @@
+/*
+ * A program that misbehaves on demand, for the command evaluator's tests
+ * (tests/unit/test_eval.c): `evalprog MODE [ARGS]` succeeds with a metric,
+ * fails, crashes, hangs, leaves children behind, floods its output, or
+ * reports on the environment it was started in. It is built without
+ * sanitizers, so that a crash is a real signal and not a sanitizer report.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int usage(void) {
+  fprintf(stderr, "usage: evalprog MODE [ARGS]\n");
+  return 2;
+}
+
+static void hang(void) {
+  for (;;)
+    pause();
+}
+
+/* The number after "value=" in the mapper file path, or -1. */
+static double value_in(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *v = strstr(buf, "value=");
+  return v ? atof(v + 6) : -1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage();
+  const char *mode = argv[1];
+  const char *arg = argc > 2 ? argv[2] : "";
+  if (!strcmp(mode, "value")) { /* the metric is written in the mapper */
+    printf("mapper %s\nELAPSED TIME = %.3f s\n",
+           value_in(arg) >= 0 ? "read" : "unreadable", value_in(arg));
+  } else if (!strcmp(mode, "fail")) {
+    printf("starting\n");
+    fflush(stdout);
+    fprintf(stderr, "error: the mapper asks for 9 GPUs\n");
+    return 3;
+  } else if (!strcmp(mode, "segv")) {
+    printf("about to crash\n");
+    fflush(stdout);
+    raise(SIGSEGV);
+  } else if (!strcmp(mode, "hang")) {
+    printf("hanging\n");
+    fflush(stdout);
+    hang();
+  } else if (!strcmp(mode, "stubborn")) { /* needs SIGKILL */
+    signal(SIGTERM, SIG_IGN);
+    hang();
+  } else if (!strcmp(mode, "grandchild")) { /* leaves a child holding the
+                                               output open, in its group */
+    if (fork() == 0)
+      hang();
+    printf("ELAPSED TIME = 0.250 s\n");
+  } else if (!strcmp(mode, "escape")) { /* a child that leaves the group */
+    if (fork() == 0) {
+      setsid();
+      sleep(20);
+      _exit(0);
+    }
+    printf("ELAPSED TIME = 0.500 s\n");
+  } else if (!strcmp(mode, "flood")) { /* ARG megabytes, then a metric */
+    static char line[1024];
+    memset(line, 'x', sizeof line - 1);
+    line[sizeof line - 1] = '\n';
+    long mb = atol(arg);
+    for (long i = 0; i < mb * 1024; i++)
+      fwrite(line, 1, sizeof line, stdout);
+    printf("GFLOPS = 7.5 GFLOPS\n");
+  } else if (!strcmp(mode, "nometric")) {
+    printf("done\n");
+  } else if (!strcmp(mode, "gflops")) {
+    printf("GFLOPS =  12.500 GFLOPS\n");
+  } else if (!strcmp(mode, "pernode")) {
+    printf("On 2 nodes achieved GFLOPS per node: 33.250000.\n");
+  } else if (!strcmp(mode, "both")) {
+    printf("ELAPSED TIME =   2.000 s\nGFLOPS =  50.000 GFLOPS\n");
+  } else if (!strcmp(mode, "time")) {
+    printf("iteration 1\nELAPSED TIME =   1.500 s\n");
+  } else if (!strcmp(mode, "count")) {
+    /* Run k (counted in ./count in the working directory) prints the
+     * metric argv[2 + k]; the last argument is the mapper. */
+    int k = 0;
+    FILE *f = fopen("count", "r");
+    if (f) {
+      if (fscanf(f, "%d", &k) != 1)
+        k = 0;
+      fclose(f);
+    }
+    f = fopen("count", "w");
+    if (!f)
+      return 4;
+    fprintf(f, "%d\n", k + 1);
+    fclose(f);
+    if (2 + k >= argc - 1)
+      return 5;
+    printf("ELAPSED TIME = %s s\n", argv[2 + k]);
+  } else if (!strcmp(mode, "path")) { /* arg is the path, as passed */
+    const char *env = getenv("MAPOPT_MAPPER");
+    printf("same=%d readable=%d\n", env && !strcmp(env, arg),
+           value_in(arg) >= 0);
+    printf("ELAPSED TIME = %.3f s\n", value_in(arg));
+  } else if (!strcmp(mode, "env")) {
+    const char *v = getenv(arg);
+    printf("%s=%s\nELAPSED TIME = 1 s\n", arg, v ? v : "(unset)");
+  } else if (!strcmp(mode, "pwd")) {
+    char buf[4096];
+    printf("cwd=%s\nELAPSED TIME = 1 s\n", getcwd(buf, sizeof buf));
+  } else if (!strcmp(mode, "stdin")) { /* stdin must be at EOF at once */
+    char c;
+    printf("stdin read %zd\nELAPSED TIME = 1 s\n", read(0, &c, 1));
+  } else if (!strcmp(mode, "fds")) { /* descriptors beyond 0-2 */
+    int open_fds = 0;
+    for (int fd = 3; fd < 1024; fd++)
+      open_fds += fcntl(fd, F_GETFD) >= 0;
+    printf("open fds %d\nELAPSED TIME = 1 s\n", open_fds);
+  } else if (!strcmp(mode, "interleave")) {
+    fputs("out1\n", stdout);
+    fflush(stdout);
+    fputs("err1\n", stderr);
+    fputs("out2\n", stdout);
+    fflush(stdout);
+    fputs("ELAPSED TIME = 1 s\n", stdout);
+  } else if (!strcmp(mode, "print")) { /* prints its argument */
+    printf("%s\n", arg);
+  } else if (!strcmp(mode, "sleep")) { /* sleeps ARG seconds, then ok */
+    usleep((useconds_t)(atof(arg) * 1e6));
+    printf("ELAPSED TIME = %s s\n", arg);
+  } else {
+    return usage();
+  }
+  return 0;
+}
