@@ -483,14 +483,14 @@ static void v15(void **state) {
 
 static void v16(void **state) {
   (void)state;
-  run_cfg c = {.app = "cosma"};
+  run_cfg c = {.app = "cosma", .file = "alt-2022"};
   outcome e = simulate(&c);
   c.prepend = "v16_g = Machine(GPU);\n"
               "def v16_spread(Task t) { p = t.ipoint;\n"
               "  return v16_g[p[1] + 2 * p[2], 0]; }\n"
               "IndexTaskMap task_1, task_2, task_3 v16_spread;\n";
   outcome s = simulate(&c);
-  expect_ok(&e, "expert");
+  expect_ok(&e, "alt-2022");
   expect_ok(&s, "spread placement");
   double sp = ratio(&e, &s);
   if (sp > 3)
@@ -502,17 +502,17 @@ static void v16(void **state) {
 
 static void v17(void **state) {
   (void)state;
-  run_cfg c = {.app = "solomonik"};
+  run_cfg c = {.app = "solomonik", .file = "alt-2022"};
   outcome e = simulate(&c);
-  /* The fills too: a fill left elsewhere keeps its copy valid there and
-   * hides the placement (BENCHMARKS.md §8). */
+  /* taco_fill too: alt-2022 places it with the blocks, and a fill left
+   * elsewhere would keep its copy valid there and hide the placement. */
   c.prepend =
       "v17_g = Machine(GPU);\n"
       "def v17_blk(Task t) { p = t.ipoint;\n"
       "  return v17_g[0, (p[0] + 2 * p[1]) % v17_g.size[1]]; }\n"
       "IndexTaskMap taco_fill, task_1, task_2, task_3, task_5 v17_blk;\n";
   outcome b = simulate(&c);
-  expect_ok(&e, "expert");
+  expect_ok(&e, "alt-2022");
   expect_ok(&b, "co-located blocks");
   double sp = ratio(&e, &b);
   if (sp > 2)
@@ -797,6 +797,37 @@ static void v21(void **state) {
   }
 }
 
+/*
+ * The published 3-D GEMM experts against the default mapper, in the
+ * directions of the authors' Lassen measurements: the cosma and solomonik
+ * experts ahead of the default mapper, the default mapper ahead of the
+ * johnson expert (Lassen: 1.065x). Only the direction is a criterion; the
+ * ratios are printed for docs/validation.md.
+ */
+static void gemm3d(void **state) {
+  (void)state;
+  static const struct {
+    const char *app;
+    bool expert_ahead;
+  } cases[] = {{"cosma", true}, {"solomonik", true}, {"johnson", false}};
+  for (int i = 0; i < 3; i++) {
+    run_cfg c = {.app = cases[i].app};
+    outcome e = simulate(&c);
+    c.file = "default";
+    outcome d = simulate(&c);
+    expect_ok(&e, "expert");
+    expect_ok(&d, "default");
+    double sp = ratio(&d, &e); /* > 1: the expert is faster */
+    print_message("%s: expert speedup over default %.4f\n", cases[i].app, sp);
+    if (cases[i].expert_ahead)
+      assert_true(sp > 1);
+    else
+      assert_true(sp < 1);
+    done(&e);
+    done(&d);
+  }
+}
+
 /* Every shipped expert runs on each required machine (BENCHMARKS.md), in
  * exactly the simulated time pinned here: a change to the cost model or
  * the engine that moves one of them fails this check, and the new time is
@@ -838,7 +869,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(v12),     cmocka_unit_test(v13), cmocka_unit_test(v14),
       cmocka_unit_test(v15),     cmocka_unit_test(v16), cmocka_unit_test(v17),
       cmocka_unit_test(v19),     cmocka_unit_test(v20), cmocka_unit_test(v21),
-      cmocka_unit_test(v22),
+      cmocka_unit_test(v22),     cmocka_unit_test(gemm3d),
   };
   if (argc > 1)
     cmocka_set_test_filter(argv[1]);
