@@ -166,6 +166,11 @@ typedef struct mapopt_app_op {
   /* Per variant of the task (same order as task->variants). */
   const int64_t *flops;
   const int64_t *fixed_ns;
+  /* How many times the kernel uses each element of its operands (the
+   * inner dimension of a matrix multiply; 1 for a streaming kernel): what
+   * its traffic to memory outside the processor is multiplied by, less
+   * the reuse its cache captures (docs/sim.md). */
+  const int64_t *reuse;
   size_t nreqs;
   const mapopt_app_req *reqs;
   /* Futures: the one this op produces (-1: none) and those it waits on. */

@@ -47,6 +47,8 @@ typedef struct mapopt_machine_procs {
   int64_t mflops_f64; /* per processor (OMP: threads x per-core) */
   int64_t mflops_f32;
   int64_t mflops_f64_matrix; /* 0: same as f64 */
+  int64_t cache_bytes;       /* the last-level cache one processor's kernels
+                                block their operands in (a GPU's L2) */
   int64_t overhead_ns;       /* task_overhead_ns of a leaf task */
   int64_t inner_overhead_ns; /* processor time of an inner task body */
   /* Socket of each processor: GPUs as listed ("socket"), CPU i and OMP j

@@ -175,6 +175,7 @@ typedef struct mapopt__app_variant {
   bool inner, f32, matrix;
   double flops_eff, mem_eff;
   mapopt__app_expr *flops, *fixed_ns; /* NULL: 0 */
+  mapopt__app_expr *reuse;            /* NULL: 1 */
   size_t nrequires, nprefers;
   mapopt__app_rule *requires, *prefers;
   int line, col;

@@ -142,6 +142,7 @@ static void check_launch(checker *ck, const mapopt__app_stmt *st, scope *s) {
   for (int i = 0; i < t->nvariants; i++) {
     check_expr(ck, s, t->variants[i].flops, st->nargs, site);
     check_expr(ck, s, t->variants[i].fixed_ns, st->nargs, site);
+    check_expr(ck, s, t->variants[i].reuse, st->nargs, site);
   }
   if (!t->has_body || t->body_error)
     goto out;

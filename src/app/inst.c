@@ -1017,7 +1017,7 @@ static bool expand_launch(inst *I, const mapopt__app_stmt *st, const tctx *c) {
     I->site_dims = st->ndims;
     memcpy(I->site_point, p, sizeof p);
     mapopt_app_req *reqs = balloc(I, nargs, sizeof *reqs);
-    int64_t *costs = balloc(I, 2 * (int64_t)t->nvariants, sizeof *costs);
+    int64_t *costs = balloc(I, 3 * (int64_t)t->nvariants, sizeof *costs);
     if (!reqs || !costs)
       return false;
     for (int a = 0; a < nargs; a++)
@@ -1032,10 +1032,13 @@ static bool expand_launch(inst *I, const mapopt__app_stmt *st, const tctx *c) {
     for (int v = 0; v < t->nvariants && ok; v++) {
       const mapopt__app_variant *av = &t->variants[v];
       costs[v] = costs[t->nvariants + v] = 0;
+      costs[2 * t->nvariants + v] = 1;
       if (av->flops)
         ok = eval_nn(I, av->flops, &costs[v]);
       if (ok && av->fixed_ns)
         ok = eval_nn(I, av->fixed_ns, &costs[t->nvariants + v]);
+      if (ok && av->reuse)
+        ok = eval_nn(I, av->reuse, &costs[2 * t->nvariants + v]);
     }
     I->env.elems = I->env.fbytes = NULL;
     I->env.nreqs = 0;
@@ -1052,6 +1055,7 @@ static bool expand_launch(inst *I, const mapopt__app_stmt *st, const tctx *c) {
     memcpy(op->extents, ext, sizeof ext);
     op->flops = costs;
     op->fixed_ns = costs + t->nvariants;
+    op->reuse = costs + 2 * t->nvariants;
     op->nreqs = (size_t)nargs;
     op->reqs = reqs;
     op->nwaits = nwaits;

@@ -442,6 +442,10 @@ static void task(writer *w, const mapopt__app_task *t) {
       ikey(w, &g, "fixed_ns");
       expr(w, v->fixed_ns);
     }
+    if (v->reuse) {
+      ikey(w, &g, "reuse");
+      expr(w, v->reuse);
+    }
     if (v->nrequires) {
       ikey(w, &g, "requires");
       rules(w, v->requires, v->nrequires, true);

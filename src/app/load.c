@@ -638,8 +638,8 @@ static void load_variant(loader *L, mapopt__app_task *t, const mapopt__json *v,
                          int idx) {
   mapopt__app_variant *va = &t->variants[idx];
   static const char *const keys[] = {
-      "kind",    "inner",    "flops",    "precision", "matrix", "flops_eff",
-      "mem_eff", "fixed_ns", "requires", "prefers",   NULL};
+      "kind",    "inner",    "flops", "precision", "matrix",  "flops_eff",
+      "mem_eff", "fixed_ns", "reuse", "requires",  "prefers", NULL};
   const char *what = fmt(L, "variant %d of task \"%s\"", idx, t->name);
   va->flops_eff = va->mem_eff = 1.0;
   va->line = v->line;
@@ -679,6 +679,7 @@ static void load_variant(loader *L, mapopt__app_task *t, const mapopt__json *v,
   }
   get_expr(L, v, "flops", what, false, &va->flops);
   get_expr(L, v, "fixed_ns", what, false, &va->fixed_ns);
+  get_expr(L, v, "reuse", what, false, &va->reuse);
   load_rules(L, v, "requires", what, true, &va->nrequires, &va->requires);
   load_rules(L, v, "prefers", what, false, &va->nprefers, &va->prefers);
 }

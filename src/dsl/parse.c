@@ -23,6 +23,7 @@
  * Not done here: names are not resolved (slots stay -1), no semantic checks.
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dsl/lex.h"
@@ -52,6 +53,11 @@ typedef struct parser {
   mapopt__ast *ast;
   tokset expected; /* tokens tested at the current position */
   int level;       /* recursion depth through expr() and unary() */
+  /* Legacy map statements (map_stmt): the function definition to put
+   * before the statement just parsed, and the functions already made. */
+  struct mapopt__stmt *pending;
+  int legacy_syms[64];
+  int nlegacy;
 } parser;
 
 /* A list under construction, grown by doubling inside the arena. */
@@ -774,10 +780,66 @@ static void collect_stmt(parser *p, mapopt__stmt *s) {
   expect(p, TK_SEMI);
 }
 
+static mapopt__stmt *statement(parser *p);
+
 /*
- * index_map_stmt  -> "IndexTaskMap" map_target IDENT ";"
- * single_map_stmt -> "SingleTaskMap" map_target IDENT ";"
+ * The function that stands for a legacy map statement's (machine model,
+ * function) pair: `def F_on_M(Task t) { return M.len == 1 ? M[F(t.ipoint,
+ * t.ispace, M)] : M[*F(t.ipoint, t.ispace, M)]; }` (F returns one
+ * coordinate of a one-dimensional model, else a tuple of them), parsed
+ * from text written here at the statement's position (so its diagnostics
+ * point there), and queued to go before the statement. A pair seen before
+ * reuses its function. Returns its name's symbol.
+ */
+static int legacy_function(parser *p, const mapopt__token *mspace,
+                           const mapopt__token *fn, mapopt__loc at) {
+  char name[160];
+  snprintf(name, sizeof name, "%.*s_on_%.*s", (int)fn->len, fn->text,
+           (int)mspace->len, mspace->text);
+  mapopt__token t = {.type = TK_IDENT, .text = name, .len = strlen(name)};
+  int sym = intern(p, &t);
+  for (int i = 0; i < p->nlegacy; i++)
+    if (p->legacy_syms[i] == sym)
+      return sym;
+  /* Leading spaces put the text's first token at the statement's column. */
+  int ml = (int)mspace->len, fl = (int)fn->len;
+  const char *m = mspace->text, *f = fn->text;
+  const char *text = mapopt__arena_printf(
+      &p->ast->arena,
+      "%*sdef %s(Task t) { return %.*s.len == 1 ? %.*s[%.*s(t.ipoint, "
+      "t.ispace, %.*s)] : %.*s[*%.*s(t.ipoint, t.ispace, %.*s)]; }",
+      at.col - 1, "", name, ml, m, ml, m, fl, f, ml, m, ml, m, fl, f, ml, m);
+  if (!text)
+    no_memory(p);
+  parser sub = *p;
+  sub.pending = NULL;
+  sub.nlegacy = 0;
+  mapopt__lex_init(&sub.lx, p->lx.ctx, p->lx.file, p->lx.diags, text,
+                   strlen(text));
+  sub.lx.line = at.line;
+  mapopt__stmt *def = NULL;
+  if (setjmp(sub.lx.jmp) == 0) {
+    next(&sub);
+    def = statement(&sub);
+  } else {
+    mapopt__lex_throw(&p->lx, sub.lx.status);
+  }
+  p->pending = def;
+  if (p->nlegacy < (int)(sizeof p->legacy_syms / sizeof p->legacy_syms[0]))
+    p->legacy_syms[p->nlegacy++] = sym;
+  return sym;
+}
+
+/*
+ * index_map_stmt  -> "IndexTaskMap" map_target IDENT [ IDENT ] ";"
+ * single_map_stmt -> "SingleTaskMap" map_target IDENT [ IDENT ] ";"
  * map_target      -> "*" | "CPU" | "GPU" | "OMP" | name_list
+ *
+ * The form with two names is the DISTAL mappers' older one, `IndexTaskMap
+ * T M f;`, whose f takes (IPoint, ISpace, MSpace) and returns coordinates
+ * of machine model M. It is read as a function of the task that indexes M
+ * with f's result, defined just before the statement (so `fmt` writes the
+ * current form).
  */
 static void map_stmt(parser *p, mapopt__stmt *s) {
   next(p);
@@ -796,6 +858,15 @@ static void map_stmt(parser *p, mapopt__stmt *s) {
   mapopt__token fn = expect(p, TK_IDENT);
   s->u.map.fn = intern(p, &fn);
   s->u.map.fn_loc = fn.loc;
+  /* The older form: fn was the machine model. (Not offered in "expecting"
+   * lists: the current form is what an error should suggest.) */
+  if (cur(p) == TK_IDENT) {
+    mapopt__token f = p->lx.tok;
+    char *kept = (char *)copy_text(p, f.text, f.len);
+    f.text = kept;
+    next(p);
+    s->u.map.fn = legacy_function(p, &fn, &f, s->loc);
+  }
   expect(p, TK_SEMI);
 }
 
@@ -940,8 +1011,13 @@ static mapopt__stmt *statement(parser *p) {
 static void program(parser *p) {
   growbuf b = {NULL, 0, 0, sizeof(mapopt__stmt *)};
   next(p);
-  while (!test(p, TK_EOF))
-    *(mapopt__stmt **)push(p, &b) = statement(p);
+  while (!test(p, TK_EOF)) {
+    mapopt__stmt *st = statement(p);
+    if (p->pending) /* a legacy map statement's function goes first */
+      *(mapopt__stmt **)push(p, &b) = p->pending;
+    p->pending = NULL;
+    *(mapopt__stmt **)push(p, &b) = st;
+  }
   p->ast->stmts.items = b.data;
   p->ast->stmts.n = b.n;
 }
@@ -951,6 +1027,8 @@ mapopt_status mapopt__dsl_parse(mapopt__ast *ast, const char *text, size_t len,
   parser p;
   p.ast = ast;
   p.level = 0;
+  p.pending = NULL;
+  p.nlegacy = 0;
   memset(&p.expected, 0, sizeof p.expected);
   mapopt__lex_init(&p.lx, ast->ctx, ast->file, diags, text, len);
   if (setjmp(p.lx.jmp) == 0) {

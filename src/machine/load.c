@@ -38,6 +38,12 @@
 #define DEF_OVERHEAD_GPU 10000
 #define DEF_OVERHEAD_CPU 4000
 #define DEF_OVERHEAD_OMP 8000
+/* Last-level cache per processor when a file does not say: a P100's L2
+ * for a GPU, a server core's L2 for a CPU (an OMP processor has one per
+ * thread). */
+#define DEF_CACHE_KIB_GPU 4096
+#define DEF_CACHE_KIB_CPU 1024
+#define MAX_CACHE_KIB (INT64_C(1) << 30)
 #define DEF_INNER 20000
 
 const char *const mapopt__machine_param_names[MAPOPT__MPARAM_COUNT] = {
@@ -329,15 +335,22 @@ mapopt_status mapopt_machine_check_ranks(const mapopt_machine *m, int64_t ranks,
 
 /* ---- processors --------------------------------------------------------- */
 
+int64_t mapopt__machine_default_cache_kib(int kind, int64_t threads) {
+  return kind == MAPOPT_PROC_GPU
+             ? DEF_CACHE_KIB_GPU
+             : DEF_CACHE_KIB_CPU * (threads > 0 ? threads : 1);
+}
+
 static const char *const cpu_keys[] = {
-    "count",       "gflops_f64",        "gflops_f32",
-    "overhead_ns", "inner_overhead_ns", NULL};
+    "count",     "gflops_f64", "gflops_f32", "overhead_ns", "inner_overhead_ns",
+    "cache_kib", NULL};
 static const char *const omp_keys[] = {
     "count",       "threads",           "gflops_f64", "gflops_f32",
-    "overhead_ns", "inner_overhead_ns", NULL};
+    "overhead_ns", "inner_overhead_ns", "cache_kib",  NULL};
 static const char *const gpu_keys[] = {
     "count",       "gflops_f64",        "gflops_f32", "gflops_f64_matrix",
-    "overhead_ns", "inner_overhead_ns", "socket",     NULL};
+    "overhead_ns", "inner_overhead_ns", "cache_kib",  "socket",
+    NULL};
 static const char *const util_keys[] = {"count", NULL};
 
 static void read_gpu_sockets(loader *L, const mapopt__json *e) {
@@ -393,6 +406,7 @@ static void read_proc(loader *L, const mapopt__json *procs, int kind,
   snprintf(what, sizeof what, "processors.%s", name);
   p->threads = 1;
   p->inner_overhead_ns = inner;
+  p->cache_bytes = mapopt__machine_default_cache_kib(kind, 1) * 1024;
   p->overhead_ns = kind == MAPOPT_PROC_GPU   ? DEF_OVERHEAD_GPU
                    : kind == MAPOPT_PROC_OMP ? DEF_OVERHEAD_OMP
                                              : DEF_OVERHEAD_CPU;
@@ -431,6 +445,10 @@ static void read_proc(loader *L, const mapopt__json *procs, int kind,
                  &p->overhead_ns);
   mapopt__jr_int(&L->jr, e, "inner_overhead_ns", what, false, 0, MAX_NS,
                  &p->inner_overhead_ns);
+  int64_t cache_kib = mapopt__machine_default_cache_kib(kind, p->threads);
+  mapopt__jr_int(&L->jr, e, "cache_kib", what, false, 1, MAX_CACHE_KIB,
+                 &cache_kib);
+  p->cache_bytes = cache_kib * 1024;
   if (kind == MAPOPT_PROC_GPU && count > 0)
     read_gpu_sockets(L, e);
 }

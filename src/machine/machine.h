@@ -97,4 +97,7 @@ extern const size_t mapopt__machine_presets_count;
 /* The names again, NULL-terminated, for mapopt_machine_presets(). */
 extern const char *const mapopt__machine_presets_names[];
 
+/* The cache a processor of kind has when its file does not say (KiB). */
+int64_t mapopt__machine_default_cache_kib(int kind, int64_t threads);
+
 #endif /* MAPOPT_SRC_MACHINE_H */

@@ -93,6 +93,8 @@ static void put_proc(mapopt__strbuf *sb, const mapopt_machine *m, int kind,
   mapopt__sb_printf(
       sb, ", \"overhead_ns\": %" PRId64 ", \"inner_overhead_ns\": %" PRId64,
       p->overhead_ns, p->inner_overhead_ns);
+  if (p->cache_bytes != mapopt__machine_default_cache_kib(kind, threads) * 1024)
+    mapopt__sb_printf(sb, ", \"cache_kib\": %" PRId64, p->cache_bytes / 1024);
   if (kind == MAPOPT_PROC_GPU && p->count > 0 && p->socket) {
     mapopt__sb_puts(sb, ", \"socket\": [");
     for (int64_t i = 0; i < p->count; i++)

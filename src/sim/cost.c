@@ -89,6 +89,47 @@ static int64_t access_term_ns(const mapopt_app_req *req,
                  mapopt__muldiv_ceil(req->atomics, PPM, e->atomic_per_ms));
 }
 
+/* Bytes per element of the fields of region reg set in mask. */
+static int64_t field_bytes(const mapopt_app_region *reg, uint64_t mask) {
+  int64_t s = 0;
+  for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
+    if (mask >> f & 1)
+      s = sat_add(s, reg->field_bytes[f]);
+  return s;
+}
+
+/* The integer square root of x >= 0. */
+static int64_t isqrt(int64_t x) {
+  int64_t r = 0;
+  for (int64_t b = INT64_C(1) << 31; b; b >>= 1)
+    if ((r + b) <= x / (r + b))
+      r += b;
+  return r;
+}
+
+/*
+ * How many times a kernel streams a read-only operand that lives outside
+ * its processor's own memory (a GPU reading ZCMEM): a kernel that uses
+ * each element reuse times (a square matrix multiply's dimension) blocks
+ * its operands in the processor's cache -- three square b x b blocks, b =
+ * sqrt(cache / (3 x element bytes)) -- and so reads each input element
+ * ceil(reuse / b) times from memory, while its output block stays in the
+ * cache (it is read and written once). In its own memory that traffic is
+ * part of the kernel's measured efficiency; over PCIe it is what the
+ * kernel waits for. A streaming kernel (reuse 1) reads once.
+ */
+static int64_t remote_passes(const mapopt_machine_procs *pk,
+                             const mapopt_app_region *reg, uint64_t fields,
+                             int64_t reuse) {
+  if (reuse <= 1)
+    return 1;
+  int64_t elem = field_bytes(reg, fields);
+  int64_t b = isqrt(pk->cache_bytes / (3 * (elem > 0 ? elem : 1)));
+  if (b < 1)
+    b = 1;
+  return reuse / b + (reuse % b != 0);
+}
+
 /* T = overhead + fixed + max(C, sum M) + sum G. */
 static int64_t combine(int64_t overhead, int64_t fixed, int64_t c, int64_t msum,
                        int64_t gsum) {
@@ -133,6 +174,7 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
   }
   int64_t flops = op->flops ? op->flops[in->variant] : 0;
   int64_t fixed = op->fixed_ns ? op->fixed_ns[in->variant] : 0;
+  int64_t reuse = op->reuse ? op->reuse[in->variant] : 1;
   int64_t c = flop_ns(flops, peak_mflops(pk, v), v->flops_eff_ppm);
   int64_t msum = 0, gsum = 0;
   bool missing = false;
@@ -144,7 +186,15 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
         in->machine->affinity[v->kind][mk].present) {
       const mapopt_affinity *e = &in->machine->affinity[v->kind][mk];
       int64_t l = in->layout_ppm ? in->layout_ppm[r] : PPM;
-      m = mem_term_ns(req->bytes, e->bw_mbps, l, v->mem_eff_ppm);
+      int64_t bytes = req->bytes;
+      if (v->kind == MAPOPT_PROC_GPU && mk != MAPOPT_MEM_FBMEM &&
+          req->priv == MAPOPT_PRIV_RO) {
+        int64_t passes = remote_passes(
+            pk, &in->run->regions[req->piece->region], req->fields, reuse);
+        if (mapopt__mul_ovf(bytes, passes, &bytes))
+          bytes = INT64_MAX;
+      }
+      m = mem_term_ns(bytes, e->bw_mbps, l, v->mem_eff_ppm);
       g = access_term_ns(req, e);
     } else {
       missing = true; /* the engine rejects this before pricing it */
@@ -162,12 +212,14 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
   return apply_noise(t, in->noise_ppm, in->seed, in->op);
 }
 
-/* Bytes per element of the fields of region reg set in mask. */
-static int64_t field_bytes(const mapopt_app_region *reg, uint64_t mask) {
+/* The bytes per element a GPU moves reading the fields in mask of an AOS
+ * instance whose elements span sectors: whole 32-byte sectors per field. */
+static int64_t sector_bytes(const mapopt_app_region *reg, uint64_t mask) {
+  enum { SECTOR = 32 };
   int64_t s = 0;
   for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
     if (mask >> f & 1)
-      s = sat_add(s, reg->field_bytes[f]);
+      s = sat_add(s, (reg->field_bytes[f] + SECTOR - 1) / SECTOR * SECTOR);
   return s;
 }
 
@@ -189,7 +241,13 @@ int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
    * happen for a mapped instance; it is priced as if it could not. */
   if (layout->soa == MAPOPT_LAYOUT_NO && reg->nfields > 1 && a > 0 && a < s) {
     if (v->kind == MAPOPT_PROC_GPU) {
-      l = muldiv_round(s, PPM, a);
+      /* A GPU reads memory in 32-byte sectors. With the fields of an
+       * element interleaved, the threads of a warp reading one field of
+       * consecutive elements touch one sector per element once an element
+       * spans a sector: each field read moves 32 B per element (whole
+       * sectors of larger fields), never more than the element itself. */
+      int64_t moved = sector_bytes(reg, req->fields);
+      l = muldiv_round(moved < s ? moved : s, PPM, a);
     } else {
       /* min(1.5, 1 + 0.1 (S/A - 1)) = 1 + 0.1 (S - A) / A */
       l = PPM + muldiv_round(s - a, PPM / 10, a);

@@ -385,7 +385,8 @@ int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
   return -1;
 }
 
-/* Reserves the ports of a copy whose prerequisites are done. */
+/* Starts a copy whose prerequisites are done: its path and cap; it moves
+ * bytes once its latency has passed (flow.c shares the ports). */
 void mapopt__sim_copy_ready(sim_t *s, int64_t c) {
   sim_copy *cp = copy_at(s, c);
   int64_t bw = 1, lat = 0;
@@ -397,13 +398,16 @@ void mapopt__sim_copy_ready(sim_t *s, int64_t c) {
     if (kind == COPY_FOLD)
       cp->kind = COPY_FOLD;
   }
-  int64_t start = s->now;
-  for (int i = 0; i < cp->nports; i++)
-    if (s->ports[cp->ports[i]].free_at > start)
-      start = s->ports[cp->ports[i]].free_at;
-  cp->start_at = start;
-  cp->end_at = start + mapopt__sim_copy_ns(cp->bytes, bw > 0 ? bw : 1, lat);
-  for (int i = 0; i < cp->nports; i++)
-    s->ports[cp->ports[i]].free_at = cp->end_at;
-  mapopt__sim_schedule(s, cp->end_at, EV_COPY_DONE, c);
+  cp->start_at = s->now;
+  cp->cap = bw > 0 ? bw : 1;
+  if (mapopt__mul_ovf(cp->bytes, 1000, &cp->left))
+    cp->left = INT64_MAX;
+  cp->gen = 0;
+  if (cp->left == 0) { /* nothing to move: done after the latency */
+    cp->end_at = s->now + lat;
+    mapopt__sim_schedule(s, cp->end_at, EV_COPY_DONE,
+                         MAPOPT__SIM_COPY_EVENT(c, 0));
+    return;
+  }
+  mapopt__sim_schedule(s, s->now + lat, EV_FLOW_START, c);
 }

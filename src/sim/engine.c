@@ -46,13 +46,22 @@ static void try_start(sim_t *s, int64_t proc);
  * program order, §4.10), and its ops are issued once the runtime's launch
  * work on a UTIL processor ends (§4.1). The body does not wait for that
  * work, as a task's body does not wait for the runtime's analysis.
+ *
+ * A fence is different: the program waits for it (a Regent blocking fence;
+ * the fence whose future a benchmark reads to stop its timer), so nothing
+ * after it is issued -- or mapped, or given instances -- until it
+ * completes. Only the fence that opens a timed block is not waited for:
+ * its time is read at the end. Without this, the next repetition's
+ * instances would be created while the current one still runs, and peak
+ * memory would grow with the number of repetitions.
  */
 static void ctx_issue(sim_t *s, int64_t parent) {
   sim_ctx *c = ctx_of(s, parent);
   int64_t window =
       s->m->runtime.window_ops > 0 ? s->m->runtime.window_ops : 1024;
   const mapopt_machine_runtime *rt = &s->m->runtime;
-  while (!failed(s) && c->next >= 0 && c->outstanding < window) {
+  while (!failed(s) && c->next >= 0 && c->outstanding < window &&
+         c->blocked_on < 0) {
     int64_t op = c->next;
     const mapopt_app_op *o = &s->run->ops[op];
     /* Counted as the parent's children from here, so the parent cannot
@@ -62,6 +71,8 @@ static void ctx_issue(sim_t *s, int64_t parent) {
       c->outstanding++;
       if (parent >= 0)
         s->ops[parent].children_left++;
+      if (o->kind == MAPOPT_OP_FENCE && o->timing.fence_role != 1)
+        c->blocked_on = op;
       issue_op(s, op);
       continue;
     }
@@ -144,6 +155,19 @@ static int64_t field_bytes(const sim_t *s, int64_t atom, int f) {
   return s->run->regions[s->run->atom_region[atom]].field_bytes[f];
 }
 
+/* Holds fold copy c back until reducer op rop completes (op_complete). */
+static void fold_waits_for(sim_t *s, int64_t c, int64_t rop) {
+  dnode *d = mapopt__vec_push(&s->deps, s->ctx);
+  if (!d) {
+    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    return;
+  }
+  d->copy = c;
+  d->next = s->fold_wait[rop];
+  s->fold_wait[rop] = (int64_t)s->deps.len - 1;
+  copy_at(s, c)->after++;
+}
+
 /* Brings version v of (atom, f) into the plan's destination. Returns the
  * copy that delivers it (for dependences), or -1. */
 static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
@@ -177,7 +201,8 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     add_waiter(s, v, p->op, p->r);
     return -1;
   }
-  /* This instance becomes the fold target: base first, then the folds. */
+  /* This instance becomes the fold target: base first, then the folds,
+   * each as soon as its own reducer has completed. */
   s->fold_target[v] = p->dst;
   int64_t base = ver->base >= 0
                      ? need_version(s, p, atom, f, ver->base, count, depth + 1)
@@ -189,6 +214,9 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     int64_t rinst = mapopt__sim_reducer_instance(s, rop, atom, f, &rc);
     if (rinst < 0)
       continue;
+    bool fresh = true;
+    for (int j = 0; j < p->n; j++)
+      fresh = fresh && !(p->src[j] == rinst && p->kind[j] == COPY_FOLD);
     int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
     if (c < 0)
       return -1;
@@ -196,6 +224,8 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     s->fold_left[v]++;
     if (base >= 0)
       mapopt__sim_copy_depends(s, c, base);
+    if (fresh && s->ops[rop].state != OS_COMPLETE)
+      fold_waits_for(s, c, rop);
   }
   if (s->fold_left[v] == 0) {
     /* No reducer left an instance (inner reducers map virtually): the
@@ -205,6 +235,70 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     wake_waiters(s, v);
   }
   return -1;
+}
+
+/* Whether version v can be brought to dst now: it is there or on its way,
+ * it is a fill, or a complete holder has it. */
+static bool version_at_hand(sim_t *s, int64_t v, const sim_inst *dst,
+                            int64_t atom, int f) {
+  int64_t a = atom_index(dst->piece, atom);
+  if (a < 0)
+    return false;
+  int64_t k = slot_of(s, dst, (size_t)a, f);
+  if (dst->held[k] == v || dst->incoming[k] == v ||
+      s->dag.versions[v].kind == VER_FILL)
+    return true;
+  for (int64_t h = s->holder_head[v]; h >= 0;
+       h = MAPOPT__VEC_AT(&s->hpool, hnode, h).next) {
+    const sim_inst *in = inst_at(s, MAPOPT__VEC_AT(&s->hpool, hnode, h).inst);
+    int64_t ia = atom_index(in->piece, atom);
+    if (!in->freed && !in->reduction && ia >= 0 &&
+        in->held[slot_of(s, in, (size_t)ia, f)] == v)
+      return true;
+  }
+  return false;
+}
+
+/*
+ * Plans, for a requirement whose producers are not all complete yet, the
+ * folds of the reduced data it reads: Legion issues each reduction copy
+ * when the reader maps, with its own reducer's completion as its
+ * precondition, so each fold starts when its reducer ends instead of
+ * after the last one. A version is planned once every reducer is mapped
+ * and its base is at hand; this is tried when the reader maps and again
+ * as each producer completes, and what is left waits for plan_copies.
+ */
+static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
+  sim_op *o = &s->ops[op];
+  const mapopt_app_req *req = &s->run->ops[op].reqs[r];
+  int64_t q = s->dag.req_off[op] + r;
+  if (!s->plan->reads_reduction[q] || !o->inst || o->inst[r] < 0 ||
+      req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
+    return;
+  const int64_t *need = &s->dag.need[s->dag.need_off[q]];
+  copy_plan p = {.op = op, .r = r, .dst = o->inst[r]};
+  const mapopt_app_piece *pc = req->piece;
+  int64_t k = 0;
+  for (size_t a = 0; a < pc->natoms; a++)
+    for (int f = 0; f < MAPOPT_APP_MAX_FIELDS; f++) {
+      if (!((req->fields >> f) & 1u))
+        continue;
+      int64_t v = need[k++];
+      if (v < 0 || s->dag.versions[v].kind != VER_REDUCTION ||
+          s->fold_target[v] >= 0)
+        continue;
+      const mapopt__version *ver = &s->dag.versions[v];
+      bool ready =
+          ver->base < 0 || version_at_hand(s, ver->base, inst_at(s, p.dst),
+                                           pc->atoms[a].atom, f);
+      for (int64_t i = 0; ready && i < ver->nred; i++)
+        ready = s->ops[s->dag.reducers[ver->red_off + i]].state >= OS_MAPPED;
+      if (ready)
+        need_version(s, &p, pc->atoms[a].atom, f, v, pc->atoms[a].count, 0);
+    }
+  for (int i = 0; i < p.n; i++)
+    if (copy_at(s, p.copy[i])->after == 0)
+      mapopt__sim_schedule(s, s->now, EV_COPY_READY, p.copy[i]);
 }
 
 /* Plans the copies of requirement r of op (§4.5), once it is mapped and its
@@ -300,9 +394,12 @@ static void on_mapped(sim_t *s, int64_t op) {
     mapopt__sim_try_mappable(s, succ);
     try_ready(s, succ); /* inner successors wait only for mapping */
   }
-  for (size_t r = 0; r < ao->nreqs; r++)
+  for (size_t r = 0; r < ao->nreqs; r++) {
     if (o->raw_left[r] == 0)
       plan_copies(s, op, (int64_t)r);
+    else
+      plan_folds_early(s, op, (int64_t)r);
+  }
   try_ready(s, op);
 }
 
@@ -525,15 +622,26 @@ static void op_complete(sim_t *s, int64_t op) {
   s->ops_done++;
   if (ao->kind == MAPOPT_OP_FILL)
     publish_writes(s, op);
+  /* The folds of this reducer's contributions may go now. */
+  for (int64_t d = s->fold_wait[op]; d >= 0;) {
+    dnode n = MAPOPT__VEC_AT(&s->deps, dnode, d);
+    if (--copy_at(s, n.copy)->after == 0)
+      mapopt__sim_schedule(s, s->now, EV_COPY_READY, n.copy);
+    d = n.next;
+  }
+  s->fold_wait[op] = -1;
   /* Consumers plan their copies first: a successor must not become ready
    * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
     int64_t q = s->rawsucc[k];
     int64_t cop = s->req_op[q];
     int64_t r = q - s->dag.req_off[cop];
-    if (--s->ops[cop].raw_left[r] == 0 && s->ops[cop].state >= OS_MAPPED) {
+    if (s->ops[cop].state < OS_MAPPED)
+      --s->ops[cop].raw_left[r];
+    else if (--s->ops[cop].raw_left[r] == 0)
       plan_copies(s, cop, r);
-    }
+    else /* a base or a reducer is done: some folds may go now */
+      plan_folds_early(s, cop, r);
   }
   for (int64_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
     int64_t succ = s->succ[k];
@@ -543,6 +651,8 @@ static void op_complete(sim_t *s, int64_t op) {
   }
   sim_ctx *c = ctx_of(s, ao->parent);
   c->outstanding--;
+  if (c->blocked_on == op)
+    c->blocked_on = -1;
   if (ao->parent >= 0) {
     sim_op *parent = &s->ops[ao->parent];
     if (--parent->children_left == 0 && parent->state == OS_EXECUTED)
@@ -572,6 +682,7 @@ static mapopt_status setup(sim_t *s) {
   mapopt_status st = mapopt__sim_build_machine(s);
   if (st != MAPOPT_OK)
     return st;
+  mapopt__sim_ports_init(s);
   int64_t n = run->nops;
   /* Every field is set in the loop below: one pass over the ops. */
   s->ops = mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
@@ -590,9 +701,10 @@ static mapopt_status setup(sim_t *s) {
   s->fold_left = mapopt__arena_zalloc(a, (size_t)(nv + 1) * 8);
   s->wait_head = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
+  s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->rr ||
       !s->limit_count || !s->limit_wait || !s->holder_head || !s->fold_target ||
-      !s->wait_head || !s->newest)
+      !s->wait_head || !s->newest || !s->fold_wait)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
@@ -603,14 +715,17 @@ static mapopt_status setup(sim_t *s) {
     s->task_limit[t] =
         mapopt_policy_instance_limit(s->prog, run->tasks[t].name);
   }
-  for (int64_t i = 0; i < pl->nctx; i++)
+  for (int64_t i = 0; i < pl->nctx; i++) {
     s->ctxs[i].next = pl->ctx_first[i];
+    s->ctxs[i].blocked_on = -1;
+  }
   s->ctxs[0].as = 0;
   s->ctxs[0].replicated =
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
   for (int64_t i = 0; i < n; i++) {
     sim_op *o = &s->ops[i];
     *o = (sim_op){.proc = -1, .last_pred = -1, .last_copy = -1};
+    s->fold_wait[i] = -1;
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];
     o->raw_left =
@@ -645,12 +760,13 @@ static void borrow(sim_t *s, const pooled_arena *pa) {
   s->copy_afs = pa->copy_afs;
   s->deps = pa->deps;
   s->util_jobs = pa->util_jobs;
+  s->flow_set = pa->flow_set;
   s->events = pa->events;
 }
 
 static void give_back(sim_t *s, pooled_arena *pa) {
-  mapopt__vec *vs[] = {&s->insts,    &s->hpool, &s->waiters,  &s->copies,
-                       &s->copy_afs, &s->deps,  &s->util_jobs};
+  mapopt__vec *vs[] = {&s->insts,    &s->hpool, &s->waiters,   &s->copies,
+                       &s->copy_afs, &s->deps,  &s->util_jobs, &s->flow_set};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     vs[i]->len = 0;
   s->events.len = 0;
@@ -661,6 +777,7 @@ static void give_back(sim_t *s, pooled_arena *pa) {
   pa->copy_afs = s->copy_afs;
   pa->deps = s->deps;
   pa->util_jobs = s->util_jobs;
+  pa->flow_set = s->flow_set;
   pa->events = s->events;
 }
 
@@ -692,8 +809,13 @@ static void dispatch(sim_t *s, int type, int64_t id) {
   case EV_COPY_READY:
     mapopt__sim_copy_ready(s, id);
     break;
+  case EV_FLOW_START:
+    copy_at(s, id)->flowing = true;
+    mapopt__sim_flow_start(s, id);
+    break;
   case EV_COPY_DONE:
-    copy_done(s, id);
+    if (mapopt__sim_flow_end(s, id))
+      copy_done(s, MAPOPT__SIM_COPY_EVENT_COPY(id));
     break;
   case EV_TASK_END:
     task_end(s, id);

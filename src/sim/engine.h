@@ -49,10 +49,15 @@ typedef struct sim_mem {
   mapopt__vec insts; /* of int64_t instance ids */
 } sim_mem;
 
+/* A port: a link copies share (flow.c). */
 typedef struct sim_port {
-  int64_t free_at;
   int64_t node;
   char name[32];
+  int64_t cap;    /* MB/s */
+  int64_t head;   /* first flow on it (linked through port_next), -1 */
+  int64_t nflows; /* flows on it */
+  /* Progressive filling's scratch, valid when fill_stamp is current. */
+  int64_t left, unfrozen, fill_stamp;
 } sim_port;
 
 typedef struct sim_inst {
@@ -119,6 +124,14 @@ typedef struct sim_copy {
   int64_t ports[6];
   int nports;
   int64_t first_af, naf; /* head of its entry list in copy_afs, count */
+  /* As a flow (flow.c): its own cap (the path's bandwidth) and current
+   * rate in MB/s, what is left in MB/s x ns, since when, the generation of
+   * its scheduled end, and its link on each of its ports. */
+  int64_t cap, rate, left, since;
+  uint32_t gen;
+  int64_t mark;
+  int64_t port_next[6];
+  bool flowing, done, frozen, charged;
 } sim_copy;
 
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
@@ -128,7 +141,8 @@ typedef struct sim_copy {
 typedef struct pooled_arena {
   mapopt__arena arena;
   /* The growable state of an evaluation, emptied but kept for the next. */
-  mapopt__vec insts, hpool, waiters, copies, copy_afs, deps, util_jobs;
+  mapopt__vec insts, hpool, waiters, copies, copy_afs, deps, util_jobs,
+      flow_set;
   mapopt__heap events;
   struct pooled_arena *next;
 } pooled_arena;
@@ -148,6 +162,7 @@ struct mapopt_sim_plan {
   int64_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
+  uint8_t *reads_reduction; /* per requirement: it needs a reduced version */
   /* The lower bound depends on the machine only: it is kept for the last
    * machine (compared by value, pointers cleared) under lock. */
   bool lb_valid;
@@ -163,6 +178,8 @@ typedef struct sim_ctx {
   int64_t outstanding; /* issued and not complete */
   int64_t as;          /* address space that issues */
   bool replicated;
+  int64_t blocked_on;  /* a fence the body waits for before issuing on,
+                          -1: none */
   mapopt_task_ref ref; /* the parent op as mapping functions see it */
 } sim_ctx;
 
@@ -217,6 +234,8 @@ struct mapopt__sim {
   mapopt__vec hpool;    /* holder nodes: {inst, next} */
   int64_t *fold_target; /* version -> instance its folds go to, -1 none */
   int64_t *fold_left;   /* version -> folds still in flight */
+  int64_t *fold_wait;   /* op -> head of the deps list of fold copies
+                           waiting for that reducer to complete, -1 */
   mapopt__vec deps;     /* copy dependency nodes {copy, next} */
   mapopt__vec waiters;  /* {req, next} nodes; heads in wait_head */
   int64_t *wait_head;   /* version -> waiter list */
@@ -228,7 +247,9 @@ struct mapopt__sim {
   int64_t error_time;
   mapopt__strbuf log;
   mapopt__vec util_jobs; /* {proc, start, end} of UTIL work */
-  mapopt__vec mem_log;   /* with a trace: {time, memory, live bytes} */
+  mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
+  int64_t flow_stamp;
+  mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 
@@ -274,8 +295,9 @@ enum {
   EV_ISSUE,      /* a context issues its next statements: id = ctx + 1 */
   EV_LAUNCHED,   /* a launch's UTIL work ended: id = first op */
   EV_MAPPED,     /* an op's mapping work ended */
-  EV_COPY_READY, /* a copy may reserve its ports */
-  EV_COPY_DONE,
+  EV_COPY_READY, /* a copy's prerequisites are done: its latency starts */
+  EV_FLOW_START, /* its latency is over: it starts moving bytes */
+  EV_COPY_DONE,  /* id = MAPOPT__SIM_COPY_EVENT(copy, generation) */
   EV_TASK_END,
   EV_COMPLETE, /* fences and future reductions: their delay ended */
   EV_PROC_FREE /* a processor may start its next ready op */
@@ -285,6 +307,14 @@ enum {
   ((void *)(uintptr_t)(((uint64_t)(type) << 56) | (uint64_t)(id)))
 #define EV_TYPE(p) ((int)((uint64_t)(uintptr_t)(p) >> 56))
 #define EV_ID(p) ((int64_t)((uint64_t)(uintptr_t)(p) & ((1ull << 56) - 1)))
+
+/* A copy's end event names the copy (36 bits) and the generation of its
+ * schedule (20 bits): a rescheduled end makes the earlier one stale. */
+#define MAPOPT__SIM_GEN_MASK 0xFFFFFu
+#define MAPOPT__SIM_COPY_EVENT(c, gen)                                         \
+  ((int64_t)(c) | ((int64_t)((gen)&MAPOPT__SIM_GEN_MASK) << 36))
+#define MAPOPT__SIM_COPY_EVENT_COPY(id) ((id) & ((INT64_C(1) << 36) - 1))
+#define MAPOPT__SIM_COPY_EVENT_GEN(id) ((uint32_t)((id) >> 36))
 
 static inline bool failed(const sim_t *s) {
   return s->error != MAPOPT_SIM_NONE;
@@ -425,9 +455,21 @@ int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
  * with its element count in *count; -1 when none. */
 int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
                                      int64_t *count);
-/* Reserves the ports of copy c, whose prerequisites are done, and
- * schedules its end. */
+/* Starts copy c, whose prerequisites are done: its path, cap and bytes;
+ * after its latency it becomes a flow (EV_FLOW_START). */
 void mapopt__sim_copy_ready(sim_t *s, int64_t c);
+
+/* ---- flow.c: ports as shared links ----------------------------------------
+ */
+
+/* Each port's bandwidth, from the channel it serves; no flows. */
+void mapopt__sim_ports_init(sim_t *s);
+/* Copy c starts moving bytes: the flows it shares ports with are
+ * rebalanced and their ends scheduled again. */
+void mapopt__sim_flow_start(sim_t *s, int64_t c);
+/* An end event id (MAPOPT__SIM_COPY_EVENT) fired: false when it is stale;
+ * otherwise the copy is done and the flows it leaves are rebalanced. */
+bool mapopt__sim_flow_end(sim_t *s, int64_t id);
 
 /* ---- mapping.c: placement and mapping ------------------------------------ */
 

@@ -288,19 +288,6 @@ void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw) {
   }
 }
 
-/* Estimated end of a copy from src into dst of bytes, for source choice. */
-int64_t mapopt__sim_copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
-                                  int64_t bytes) {
-  sim_copy c = {.src_mem = src_mem, .dst_mem = dst_mem};
-  int64_t bw = 1, lat = 0;
-  mapopt__sim_copy_path(s, &c, &bw, &lat);
-  int64_t start = s->now;
-  for (int i = 0; i < c.nports; i++)
-    if (s->ports[c.ports[i]].free_at > start)
-      start = s->ports[c.ports[i]].free_at;
-  return start + mapopt__sim_copy_ns(bytes, bw > 0 ? bw : 1, lat);
-}
-
 /* ---- runtime work on UTIL processors ------------------------------------- */
 
 int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost) {

@@ -134,10 +134,19 @@ void mapopt__sim_place_index_launch(sim_t *s, int64_t first) {
       return;
     }
     int64_t node, local;
-    if (ans.kind == MAPOPT_MAP_UNSPECIFIED)
+    if (ans.kind == MAPOPT_MAP_UNSPECIFIED && o->parent >= 0) {
+      /* A launch from inside a task stays on that task's address space:
+       * the mappers of replicated runs slice nested launches over local
+       * processors (Legion's DefaultMapper for launches under a
+       * replicated parent, DISTAL's mapper whenever replication is on);
+       * only the top-level task's launches are spread over the nodes. */
+      mapopt_policy_default_index_place(o->dims, o->point, o->extents, 1,
+                                        procs_per_as(s, cls), &node, &local);
+      node = s->ops[o->parent].as;
+    } else if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
       mapopt_policy_default_index_place(o->dims, o->point, o->extents, s->nas,
                                         procs_per_as(s, cls), &node, &local);
-    else {
+    } else {
       node = ans.points[0].node;
       local = ans.points[0].proc;
     }

@@ -18,6 +18,7 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__vec_init(&pa->copy_afs, sizeof(caf));
   mapopt__vec_init(&pa->deps, sizeof(dnode));
   mapopt__vec_init(&pa->util_jobs, 3 * sizeof(int64_t));
+  mapopt__vec_init(&pa->flow_set, sizeof(int64_t));
   mapopt__heap_init(&pa->events);
 }
 
@@ -152,6 +153,16 @@ static mapopt_status plan_build(mapopt_sim_plan *pl) {
   for (int64_t v = 0; v < nv; v++)
     if (dag->versions[v].kind != VER_REDUCTION)
       pl->vprod[fillp[dag->versions[v].producer]++] = v;
+  /* The requirements that read reduced data (their folds are planned as
+   * their reducers complete, engine.c). */
+  pl->reads_reduction = mapopt__arena_zalloc(a, (size_t)(dag->nreqs + 1));
+  if (!pl->reads_reduction)
+    return MAPOPT_ENOMEM;
+  for (int64_t q = 0; q < dag->nreqs; q++)
+    for (int64_t k = dag->need_off[q]; k < dag->need_off[q + 1]; k++)
+      if (dag->need[k] >= 0 &&
+          dag->versions[dag->need[k]].kind == VER_REDUCTION)
+        pl->reads_reduction[q] = 1;
   return MAPOPT_OK;
 }
 
@@ -176,8 +187,9 @@ mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,
 }
 
 static void destroy_containers(pooled_arena *pa, mapopt_ctx *ctx) {
-  mapopt__vec *vs[] = {&pa->insts,    &pa->hpool, &pa->waiters,  &pa->copies,
-                       &pa->copy_afs, &pa->deps,  &pa->util_jobs};
+  mapopt__vec *vs[] = {&pa->insts,     &pa->hpool,    &pa->waiters,
+                       &pa->copies,    &pa->copy_afs, &pa->deps,
+                       &pa->util_jobs, &pa->flow_set};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     mapopt__vec_destroy(vs[i], ctx);
   mapopt__heap_destroy(&pa->events, ctx);

@@ -113,49 +113,103 @@ const char *mapopt_sim_copy_kind_name(int k) {
   return k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? names[k] : NULL;
 }
 
-static void critical_path(sim_t *s, mapopt_sim_result *res, int64_t t0,
-                          int64_t t1) {
+/* Adds [a, *hi] clipped below at floor to *acc and lowers *hi to that
+ * start: the walk explains a path backwards, one interval at a time, so
+ * the intervals never overlap and add up to what they cover. Returns the
+ * length added. */
+static int64_t take(int64_t a, int64_t floor, int64_t *hi, int64_t *acc) {
+  if (a < floor)
+    a = floor;
+  if (a >= *hi)
+    return 0;
+  int64_t d = *hi - a;
+  *acc += d;
+  *hi = a;
+  return d;
+}
+
+/*
+ * The critical path of one timed window [t0, t1) (§5.1): from the op that
+ * completed last, back through the predecessor that completed last, each
+ * step explaining the time between that predecessor's completion and the
+ * op's: after its execution (an inner task waiting for its children, a
+ * completion delay) as runtime, its execution as compute (a fence's or a
+ * future's delay as runtime), waiting for a processor as queue, the copy
+ * that arrived last as copy, a mapping held back by InstanceLimit as
+ * back-pressure, and whatever is left (launch and mapping work, gaps) as
+ * runtime. The parts add up to t1 - t0 exactly.
+ */
+static void critical_path_window(sim_t *s, mapopt_sim_result *res, int64_t t0,
+                                 int64_t t1) {
   mapopt_sim_critical_path *cp = &res->critical_path;
   int64_t cur = -1;
   for (int64_t i = 0; i < s->run->nops; i++)
-    if (s->ops[i].complete_at <= t1 &&
+    if (s->ops[i].state == OS_COMPLETE && s->ops[i].complete_at <= t1 &&
         (cur < 0 || s->ops[i].complete_at > s->ops[cur].complete_at))
       cur = i;
-  cp->length_ns = t1 - t0;
-  for (int guard = 0; cur >= 0 && guard < 1000000; guard++) {
+  cp->length_ns += t1 - t0;
+  int64_t hi = t1; /* [t0, hi) is still to be explained */
+  for (int guard = 0; cur >= 0 && hi > t0 && guard < 1000000; guard++) {
     const sim_op *o = &s->ops[cur];
-    if (o->complete_at <= t0)
-      break;
     const mapopt_app_op *ao = &s->run->ops[cur];
+    int64_t floor = t0;
+    if (o->last_pred >= 0 && s->ops[o->last_pred].complete_at > floor)
+      floor = s->ops[o->last_pred].complete_at;
+    if (floor > hi)
+      floor = hi;
+    if (ao->kind == MAPOPT_OP_TASK && o->complete_at > o->end_at &&
+        s->run->tasks[ao->task].inner) {
+      /* An inner task completes with its last child: follow the child. */
+      int64_t last = -1;
+      for (int64_t k = s->plan->first_child[cur + 1]; k >= 0;
+           k = s->next_sib[k])
+        if (s->ops[k].state == OS_COMPLETE &&
+            (last < 0 || s->ops[k].complete_at > s->ops[last].complete_at))
+          last = k;
+      if (last >= 0 && s->ops[last].complete_at > floor) {
+        take(s->ops[last].complete_at, floor, &hi, &cp->runtime_ns);
+        cur = last;
+        continue;
+      }
+    }
     if (ao->kind == MAPOPT_OP_TASK) {
-      cp->compute_ns += o->end_at - o->start_at;
-      if (o->start_at > o->ready_at)
-        cp->queue_ns += o->start_at - o->ready_at;
-      add_segment(cp, "task", result_string(res, s->run->tasks[ao->task].name),
-                  o->start_at, o->end_at - o->start_at);
+      take(o->end_at, floor, &hi, &cp->runtime_ns);
+      int64_t d = take(o->start_at, floor, &hi, &cp->compute_ns);
+      if (d > 0)
+        add_segment(cp, "task",
+                    result_string(res, s->run->tasks[ao->task].name), hi, d);
+      take(o->ready_at, floor, &hi, &cp->queue_ns);
     } else {
-      cp->runtime_ns += o->complete_at - o->ready_at;
       static const char *const kinds[] = {"task", "fill", "fence", "future"};
-      add_segment(cp, kinds[ao->kind], kinds[ao->kind], o->ready_at,
-                  o->complete_at - o->ready_at);
+      take(o->complete_at, floor, &hi, &cp->runtime_ns);
+      int64_t d = take(o->ready_at, floor, &hi, &cp->runtime_ns);
+      if (d > 0)
+        add_segment(cp, kinds[ao->kind], kinds[ao->kind], hi, d);
     }
-    int64_t pred_t = o->last_pred >= 0 ? s->ops[o->last_pred].complete_at : 0;
-    int64_t copy_t = o->last_copy >= 0 ? copy_at(s, o->last_copy)->end_at : 0;
-    if (o->last_copy >= 0 && copy_t >= pred_t && copy_t >= o->mapped_at) {
+    if (o->last_copy >= 0) {
       const sim_copy *c = copy_at(s, o->last_copy);
-      cp->copy_ns += c->end_at - c->start_at;
-      add_segment(cp, mapopt_sim_copy_kind_name(c->kind),
-                  mapopt_shape_mem_name(s->mems[c->dst_mem].kind), c->start_at,
-                  c->end_at - c->start_at);
-    } else if (o->mapped_at > pred_t) {
-      int64_t wait = o->mapped_at - o->mappable_at;
-      if (o->cause == CAUSE_BACKPRESSURE)
-        cp->backpressure_ns += wait;
-      else
-        cp->runtime_ns += wait;
+      take(c->end_at, floor, &hi, &cp->runtime_ns);
+      int64_t d = take(c->start_at, floor, &hi, &cp->copy_ns);
+      if (d > 0)
+        add_segment(cp, mapopt_sim_copy_kind_name(c->kind),
+                    mapopt_shape_mem_name(s->mems[c->dst_mem].kind), hi, d);
     }
+    if (o->cause == CAUSE_BACKPRESSURE) {
+      take(o->mapped_at, floor, &hi, &cp->runtime_ns);
+      take(o->mappable_at, floor, &hi, &cp->backpressure_ns);
+    }
+    take(floor, floor, &hi, &cp->runtime_ns);
     cur = o->last_pred;
   }
+  take(t0, t0, &hi, &cp->runtime_ns);
+}
+
+/* The critical path over every timed window: fenced runs have one per
+ * timed repetition, and only their time is elapsed time. */
+static void critical_path(sim_t *s, mapopt_sim_result *res, const int64_t *lo,
+                          const int64_t *hi, int64_t nw) {
+  for (int64_t w = 0; w < nw; w++)
+    critical_path_window(s, res, lo[w], hi[w]);
 }
 
 static int cmp_task_stats(const void *a, const void *b) {
@@ -168,20 +222,28 @@ static int cmp_task_stats(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
-/* A task op that executed and started in the timed window(s). */
+/* A task op of the timed work (its iteration or block is timed) that
+ * executed and started in the timed window(s). */
 static bool timed_task(const sim_t *s, int64_t i, const int64_t *lo,
                        const int64_t *hi, int64_t nw) {
-  return s->run->ops[i].kind == MAPOPT_OP_TASK &&
+  return s->run->ops[i].kind == MAPOPT_OP_TASK && s->run->ops[i].timing.timed &&
          s->ops[i].state >= OS_EXECUTED &&
          in_windows(s->ops[i].start_at, lo, hi, nw);
 }
 
-/* A copy into one of the first MAPOPT_SIM_MAX_REQS arguments of its op (not a
- * fill) that started in the timed window(s). */
-static bool timed_copy_in(const sim_copy *c, const int64_t *lo,
+/* A copy that serves timed work and started in the timed window(s): the
+ * report's statistics count nothing else. */
+static bool timed_copy(const sim_t *s, const sim_copy *c, const int64_t *lo,
+                       const int64_t *hi, int64_t nw) {
+  return s->run->ops[c->op].timing.timed && in_windows(c->start_at, lo, hi, nw);
+}
+
+/* A timed copy into one of the first MAPOPT_SIM_MAX_REQS arguments of its
+ * op (not a fill). */
+static bool timed_copy_in(const sim_t *s, const sim_copy *c, const int64_t *lo,
                           const int64_t *hi, int64_t nw) {
   return c->kind != COPY_FILL && c->src_mem >= 0 &&
-         c->req < MAPOPT_SIM_MAX_REQS && in_windows(c->start_at, lo, hi, nw);
+         c->req < MAPOPT_SIM_MAX_REQS && timed_copy(s, c, lo, hi, nw);
 }
 
 /* The op that produced the data a copy moves: the writer (or the first
@@ -235,7 +297,7 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
     }
   for (size_t c = 0; c < s->copies.len; c++) {
     const sim_copy *cp = copy_at(s, (int64_t)c);
-    if (!timed_copy_in(cp, lo, hi, nw))
+    if (!timed_copy_in(s, cp, lo, hi, nw))
       continue;
     const mapopt_app_op *ao = &run->ops[cp->op];
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
@@ -319,7 +381,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
-    if (!timed_copy_in(c, lo, hi, nw))
+    if (!timed_copy_in(s, c, lo, hi, nw))
       continue;
     const sim_op *o = &s->ops[c->op];
     mapopt_sim_task_stats *t =
@@ -428,8 +490,8 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   }
   for (int64_t i = 0; i < run->nops; i++) {
     const sim_op *o = &s->ops[i];
-    if (run->ops[i].kind != MAPOPT_OP_TASK || o->proc < 0 ||
-        o->state < OS_EXECUTED)
+    if (run->ops[i].kind != MAPOPT_OP_TASK || !run->ops[i].timing.timed ||
+        o->proc < 0 || o->state < OS_EXECUTED)
       continue;
     for (int64_t w = 0; w < nw; w++)
       res->procs[o->proc].busy_ns +=
@@ -448,7 +510,7 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
     const sim_copy *c = copy_at(s, (int64_t)k);
     if (c->end_at == 0 && c->start_at == 0)
       continue;
-    if (!in_windows(c->start_at, lo, hi, nw))
+    if (!timed_copy(s, c, lo, hi, nw))
       continue;
     mapopt_sim_copy_stats *cs = &res->copies[c->kind];
     cs->bytes += c->bytes;
@@ -465,7 +527,7 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   if (s->opts->record_decisions && record_decisions(s, res) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   if (!failed(s)) {
-    critical_path(s, res, lo[0], nw ? hi[nw - 1] : 0);
+    critical_path(s, res, lo, hi, nw);
     top_tasks(s, lo, hi, nw, res);
   }
   if (mapopt__sim_plan_lower_bound(s->plan, s->ctx, s->m,

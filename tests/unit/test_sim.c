@@ -442,19 +442,61 @@ static void test_copy_port_contention(void **state) {
       "SingleTaskMap c1 one;\n"
       "SingleTaskMap c2 two;\n");
   expect_ok(&c);
-  /* prod 0 .. 10000 on GPU 0. Both copies are ready at 10000; c1's was
-   * requested first (sequence order):
-   *   FB0 -> FB1: 5667, 10000 .. 15667 (out[0], in[1]);
-   *   FB0 -> FB2: 3000 + ceil(8e6 / 2000) = 7000, waits for out[0]:
-   *   15667 .. 22667.
-   * c1 on GPU 1: 15667 .. 25667; c2 on GPU 2: 22667 .. 32667. */
-  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 16000, 2, 12667);
-  assert_int_equal(c.res->elapsed_ns, 32667);
+  /* prod 0 .. 10000 on GPU 0. Both copies are ready at 10000 and move
+   * bytes after their 3000 ns latency, sharing out[0] (the host link,
+   * FB_HOST's 4000 MB/s):
+   *   FB0 -> FB1 (same socket, capped at 3000 MB/s) and FB0 -> FB2
+   *   (cross-socket, capped at 2000): max-min fair shares of out[0] are
+   *   2000 each; 8000 B at 2000 MB/s = 4000 ns: both 13000 .. 17000.
+   * c1 on GPU 1 and c2 on GPU 2: 17000 .. 27000. (Whole-path reservations
+   * would have queued c2's copy behind c1's: 32667.) */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 16000, 2, 2 * 7000);
+  assert_int_equal(c.res->elapsed_ns, 27000);
   sim_free(&c);
   /* Control: from GPU 0 to GPUs 1 and 3? Both still leave through
    * out[0]. Sources on different GPUs do not contend; see the ghost test.
    * With peer_link, peer copies use pout/pin and still contend on pout[0]:
    * same times. */
+}
+
+/* prod on GPU 0 writes A (1000 x 8 B) and B (2000 x 8 B); use on GPU 1
+ * reads both: two copies over the same two ports. */
+static const char app_two_sizes[] =
+    APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION("A", "8", "n") "," REGION(
+        "B", "8",
+        "2 * n") "], \"partitions\": [],"
+                 "\"tasks\": ["
+                 " {\"name\": \"prod\", \"variants\": [{\"kind\": \"GPU\"}]},"
+                 " {\"name\": \"use\", \"variants\": [{\"kind\": "
+                 "\"GPU\"}]}]," LOOP1(
+                     "{\"op\": \"single\", \"task\": \"prod\", \"args\": ["
+                     " {\"region\": \"A\", \"priv\": \"WD\", \"bytes\": \"0\"},"
+                     " {\"region\": \"B\", \"priv\": \"WD\", \"bytes\": "
+                     "\"0\"}]},"
+                     "{\"op\": \"single\", \"task\": \"use\", \"args\": ["
+                     " {\"region\": \"A\", \"priv\": \"RO\", \"bytes\": \"0\"},"
+                     " {\"region\": \"B\", \"priv\": \"RO\", \"bytes\": "
+                     "\"0\"}]}");
+
+static void test_copy_bandwidth_sharing(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_two_sizes, NULL,
+      "g = Machine(GPU);\n"
+      "def one(Task t) { return g[0, 1]; }\n"
+      "SingleTaskMap use one;\n");
+  expect_ok(&c);
+  /* prod 0 .. 10000 on GPU 0. Both copies FB0 -> FB1 (same socket: each
+   * capped at 3000 MB/s) start moving at 13000, after their latency, on
+   * out[0] and in[1] (4000 MB/s each): max-min fair shares of 2000.
+   *   A, 8000 B: 8e6 / 2000 = 4000 ns, done at 17000;
+   *   B, 16000 B: 8000 B moved by then, the rest alone at its cap of
+   *   3000: ceil(8e6 / 3000) = 2667, done at 19667.
+   * use 19667 .. 29667. (Queued whole, A would end at 15667 and B at
+   * 24001.) */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 24000, 2, 7000 + 9667);
+  assert_int_equal(c.res->elapsed_ns, 29667);
+  sim_free(&c);
 }
 
 /* ---- §4.4 OOM --------------------------------------------------------------
@@ -569,13 +611,14 @@ static void test_collect_memory(void **state) {
 static void test_instance_limit_delays(void **state) {
   (void)state;
   simcase c;
-  /* n = 1000: copies are 2000 + ceil(1000 * 1000 / 4000) = 2250.
-   * Without a limit both k map at 0 and both copies queue on in[0] as
-   * soon as prod ends: A 4000 .. 6250, B 6250 .. 8500 (prefetched).
-   * k(A) 6250 .. 16250, k(B) 16250 .. 26250. */
+  /* n = 1000: a copy alone is 2000 + ceil(1000 * 1000 / 4000) = 2250.
+   * Without a limit both k map at 0 and both copies start when prod ends,
+   * sharing in[0] after their latency: 2000 MB/s each, 1000 B in 500 ns:
+   * A and B 4000 .. 6500 (prefetched). k(A) 6500 .. 16500, k(B) 16500 ..
+   * 26500. */
   sim(&c, tiny(), app_collect, "n=1000", "");
   expect_ok(&c);
-  assert_int_equal(c.res->elapsed_ns, 26250);
+  assert_int_equal(c.res->elapsed_ns, 26500);
   sim_free(&c);
   /* InstanceLimit k 1: k(B) stays MAPPABLE until k(A) executes at 16250,
    * so its copy runs 16250 .. 18500 and k(B) 18500 .. 28500: start shifted
@@ -684,12 +727,14 @@ static void test_ghost_partial_copies(void **state) {
   sim(&c, tiny(), app_ghost, NULL, "");
   expect_ok(&c);
   /* Writers 0 .. 10000, point i on GPU i (4 points on 1 x 4 GPUs).
-   * r on GPU 0 needs 30 x 8 = 240 B from FB1 and 20 x 8 = 160 B from FB2:
-   *   FB1 -> FB0 (same socket): 3000 + ceil(240000 / 3000) = 3080;
-   *   FB2 -> FB0 (cross): 3000 + ceil(160000 / 2000) = 3080.
-   * Both need in[0]: 10000 .. 13080, 13080 .. 16160; r 16160 .. 26160. */
-  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 400, 2, 6160);
-  assert_int_equal(c.res->elapsed_ns, 26160);
+   * r on GPU 0 needs 30 x 8 = 240 B from FB1 (same socket, capped at
+   * 3000 MB/s) and 20 x 8 = 160 B from FB2 (cross-socket, 2000). Both move
+   * from 13000 (after the 3000 ns latency), sharing in[0] (4000 MB/s):
+   * 2000 each. FB2's ends at 13000 + 160000 / 2000 = 13080; FB1's has
+   * 240000 - 80 x 2000 = 80000 left, now at its cap of 3000:
+   * ceil(80000 / 3000) = 27, ending at 13107. r 13107 .. 23107. */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 400, 2, 3107 + 3080);
+  assert_int_equal(c.res->elapsed_ns, 23107);
   /* The ghost instance holds 50 elements x 8 B; the owner 100 x 8 B. */
   assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 800 + 400);
   sim_free(&c);
@@ -725,20 +770,20 @@ static void test_fold_reductions(void **state) {
   expect_ok(&c);
   /* Reducers on GPU 0 and GPU 2, 0 .. 10000, each into a fresh 800 B
    * reduction instance. use on GPU 0 is the fold target; its copies are
-   * planned when the reducers complete (10000):
+   * planned when it maps (0), as Legion issues reduction copies:
    *   base first: the fill, 800 B on FB0's ce[0] at FB_LOCAL 100 GB/s:
-   *   ceil(800 * 1000 / 100000) = 8 ns (fills pay no latency), 10000 ..
-   *   10008;
-   *   then the folds, overlapping each other:
-   *   FB0 -> FB0 (FB_LOCAL, ce[0]): 1000 + 8 = 1008, 10008 .. 11016;
+   *   ceil(800 * 1000 / 100000) = 8 ns (fills pay no latency), 0 .. 8;
+   *   then each fold when its own reducer completes (both at 10000),
+   *   overlapping each other:
+   *   FB0 -> FB0 (FB_LOCAL, ce[0]): 1000 + 8 = 1008, 10000 .. 11008;
    *   FB2 -> FB0 (cross-socket peer): 3000 + ceil(800000 / 2000) = 3400,
-   *   on out[2] + in[0], 10008 .. 13408.
-   * use: 13408 .. 23408. The two folds count in copies[FOLD]. */
+   *   on out[2] + in[0], 10000 .. 13400.
+   * use: 13400 .. 23400. The two folds count in copies[FOLD]. */
   expect_copies(&c, FOLD, 1600, 2, 1008 + 3400);
   expect_copies(&c, FILL, 800, 1, 8);
   expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 0, 0, 0);
   expect_copies(&c, MAPOPT_CHAN_FB_LOCAL, 0, 0, 0);
-  assert_int_equal(c.res->elapsed_ns, 23408);
+  assert_int_equal(c.res->elapsed_ns, 23400);
   /* Placement of the reducers. */
   assert_int_equal(c.res->ndecisions, 3);
   assert_int_equal(c.res->decisions[0].proc.proc, 0);
@@ -786,6 +831,65 @@ static void test_default_index_placement(void **state) {
     assert_int_equal(d->dims, 2);
     assert_int_equal(d->proc.node, 0);
     assert_int_equal(d->proc.proc, d->point[0] + 2 * d->point[1]);
+  }
+  sim_free(&c);
+}
+
+/* An index launch over [2] of inner tasks outer, each launching leaf over
+ * [4]. */
+static const char app_nested[] = APP_HEAD("{}") "\"regions\": [" REGION(
+    "A", "8",
+    "1") "], \"partitions\": [],"
+         "\"tasks\": [{\"name\": \"leaf\", \"variants\": [{\"kind\": "
+         "\"GPU\"}]},"
+         " {\"name\": \"outer\", \"point\": [\"o\"], \"variants\": [{\"kind\":"
+         " \"GPU\", \"inner\": true}], \"body\": [{\"op\": \"index\", \"task\":"
+         " \"leaf\", \"domain\": [\"4\"], \"point\": [\"l\"], \"args\": "
+         "[]}]}]," LOOP1(
+             "{\"op\": \"index\", \"task\": \"outer\", \"domain\": [\"2\"],"
+             " \"args\": []}");
+
+/* A launch from inside a task stays on that task's node by default, as the
+ * mappers of replicated runs slice nested launches over local processors;
+ * the top-level launch is split over the nodes. */
+static void test_default_nested_placement(void **state) {
+  (void)state;
+  simcase c;
+  mapopt_sim_options o = {.record_decisions = true};
+  sim_opts(&c, resolve("nodes=2 gpu=4"), app_nested, NULL, "", &o);
+  expect_ok(&c);
+  int leaves = 0;
+  for (size_t i = 0; i < c.res->ndecisions; i++) {
+    const mapopt_sim_decision *d = &c.res->decisions[i];
+    if (strcmp(d->task, "leaf"))
+      continue;
+    /* Leaf point l on GPU l of its outer's node: ops are in canonical
+     * order, each outer's leaves right after it. */
+    int64_t outer_node = -1, outer_op = -1;
+    for (size_t k = 0; k < c.res->ndecisions; k++) {
+      const mapopt_sim_decision *p = &c.res->decisions[k];
+      if (!strcmp(p->task, "outer") && p->op < d->op && p->op > outer_op) {
+        outer_op = p->op;
+        outer_node = p->proc.node;
+      }
+    }
+    assert_int_equal(d->proc.node, outer_node);
+    assert_int_equal(d->proc.proc, d->point[0]);
+    leaves++;
+  }
+  assert_int_equal(leaves, 8);
+  /* Each node runs exactly one outer and its four leaves. */
+  for (int64_t node = 0; node < 2; node++) {
+    int outers = 0, here = 0;
+    for (size_t i = 0; i < c.res->ndecisions; i++) {
+      const mapopt_sim_decision *d = &c.res->decisions[i];
+      if (d->proc.node != node)
+        continue;
+      outers += !strcmp(d->task, "outer");
+      here += !strcmp(d->task, "leaf");
+    }
+    assert_int_equal(outers, 1);
+    assert_int_equal(here, 4);
   }
   sim_free(&c);
 }
@@ -1068,15 +1172,13 @@ static void test_heat1d_small(void **state) {
     assert_int_equal(proc(&c, "GPU", 0, g)->busy_ns, 249570);
   }
   /* Halo copies per iteration: tile i reads edge 2i-1 from tile i-1 and
-   * edge 2i+2 from tile i+1: 6 copies of 8 B. GPUs 0-1 and 2-3 share a
-   * socket (10 GB/s: 10000 + ceil(8000 / 10000) = 10001), 1-2 do not
-   * (7 GB/s: 10000 + ceil(8000 / 7000) = 10002). Per iteration 4 x 10001
-   * + 2 x 10002 = 60008; 10 iterations: 60 copies, 480 B, 600080 ns.
-   * One of them, a 10001 ns copy of the first timed iteration, starts
-   * before t0: its producer (publish of the last warm-up iteration) ends
-   * while the other warm-up ops still run, so by §5.1 (a copy counts when
-   * it starts in [t0, t1)) it is not in the window: 59, 472 B, 590079. */
-  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 472, 59, 590079);
+   * edge 2i+2 from tile i+1: 6 copies of 8 B, started together. GPUs 1
+   * and 2 each send two (out[1], out[2]) and receive two (in[1], in[2]):
+   * every copy shares a host link (12 GB/s) with one other, so it moves
+   * at 6000 MB/s, below its own cap (10 GB/s same socket, 7 GB/s across):
+   * 10000 + ceil(8000 / 6000) = 10002 each. 10 timed iterations: 60
+   * copies, 480 B, 600120 ns (each starts in [t0, t1), §5.1). */
+  expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 480, 60, 600120);
   expect_copies(&c, MAPOPT_CHAN_FB_HOST, 0, 0, 0);
   /* FB 0 holds tile 0 (all fields: 16384 x 16 B), its two out edges and
    * its one in edge (8 B each). */
@@ -1278,6 +1380,8 @@ int main(void) {
       cmocka_unit_test(test_copy_fb_fb_peer),
       cmocka_unit_test(test_copy_fb_host),
       cmocka_unit_test(test_copy_port_contention),
+      cmocka_unit_test(test_copy_bandwidth_sharing),
+      cmocka_unit_test(test_default_nested_placement),
       cmocka_unit_test(test_oom_exact_capacity),
       cmocka_unit_test(test_collect_memory),
       cmocka_unit_test(test_instance_limit_delays),

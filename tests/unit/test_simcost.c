@@ -418,12 +418,14 @@ static void test_layout_ppm(void **state) {
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 1, 0, &aos, 0x7), 1066667);
   /* A single-field region: AOS is SOA. */
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 0, 1, &aos, 0x1), PPM);
-  /* Region 2, fields 40 2, touching the 2-byte field: S/A = 21. GPU 21,
-   * CPU 1 + 0.1 * 20 = 3 capped at 1.5. */
+  /* Region 2, fields 40 2, touching the 2-byte field: S/A = 21, but an
+   * element spans a GPU's 32-byte sector, so reading the field moves one
+   * sector per element: GPU 32 / 2 = 16. CPU 1 + 0.1 * 20 = 3 capped at
+   * 1.5. (S = 20 above fits in a sector: whole elements move, 5/3.) */
   f.reqs[0].piece = &f.pieces[2];
   f.reqs[0].fields = 0x2;
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 0, 0, &aos, 0x3),
-                   21 * PPM);
+                   16 * PPM);
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 1, 0, &aos, 0x3), 1500000);
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 2, 0, &aos, 0x3), 1500000);
   assert_int_equal(mapopt__sim_layout_ppm(&f.run, 0, 1, 0, &soa, 0x3), PPM);
