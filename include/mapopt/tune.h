@@ -1,0 +1,250 @@
+/*
+ * mapopt tune: the search space of mappers of an application on a machine,
+ * and the optimizers that search it.
+ *
+ * The search space is derived from the application run and the machine,
+ * never listed by hand: per task its processor kind, per (task, region
+ * argument, processor kind) its memory, per region its layout, per
+ * index-launched task its index mapping (a template from a small library,
+ * over a chosen ordering of the launch dimensions), per leaf task its
+ * InstanceLimit and CollectMemory, and per single task launched by an inner
+ * task whether it follows its parent's processor. A point of the space is a
+ * choice vector: one value index per parameter. Value 0 of every parameter
+ * is "default": no statement, so the decision is the runtime's default (or,
+ * when the space was built over a base mapper, that mapper's). The renderer
+ * turns a choice vector into DSL text that the real parser checks like any
+ * other mapper; the statements it writes are keyed exactly, so when a base
+ * mapper is given they are put in front of it and take precedence (the
+ * first binding wins, docs/dsl.md).
+ *
+ * Optimizers share one ask/tell interface: ask for a candidate (a choice
+ * vector and its text, or text alone for optimizers that write whole
+ * mappers), evaluate it, tell the optimizer what happened. Every optimizer
+ * is deterministic for a given seed and sequence of tells. None is ever
+ * given an expert mapper or a benchmark's name: only the space (the app
+ * model and the machine) and the evaluations.
+ */
+#ifndef MAPOPT_TUNE_H
+#define MAPOPT_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapopt/app.h"
+#include "mapopt/core.h"
+#include "mapopt/dsl.h"
+#include "mapopt/machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the search space ------------------------------------------------------
+ */
+
+/* What a parameter decides. */
+typedef enum mapopt_param_kind {
+  MAPOPT_PARAM_PROC_KIND,      /* kind.TASK: Task TASK K; */
+  MAPOPT_PARAM_MEMORY,         /* memory.TASK.ARG.K: Region TASK ARG K M; */
+  MAPOPT_PARAM_LAYOUT_SOA,     /* soa.REGION: SOA or AOS */
+  MAPOPT_PARAM_LAYOUT_ORDER,   /* order.REGION: C_order or F_order */
+  MAPOPT_PARAM_LAYOUT_ALIGN,   /* align.REGION: Align == 64, 128 */
+  MAPOPT_PARAM_INDEX_MAP,      /* map.TASK: the index-mapping template */
+  MAPOPT_PARAM_INDEX_DIMS,     /* dims.TASK: launch dimensions it orders */
+  MAPOPT_PARAM_INSTANCE_LIMIT, /* limit.TASK: InstanceLimit TASK n; */
+  MAPOPT_PARAM_COLLECT,        /* collect.TASK: CollectMemory TASK *; */
+  MAPOPT_PARAM_FOLLOW_PARENT   /* follow.TASK: on its parent's processor */
+} mapopt_param_kind;
+
+/* "kind", "memory", "soa", "order", "align", "map", "dims", "limit",
+ * "collect", "follow"; NULL out of range. */
+MAPOPT_API const char *mapopt_param_kind_name(mapopt_param_kind k);
+
+/*
+ * The index-mapping templates of MAPOPT_PARAM_INDEX_MAP, by value name. A
+ * point is first linearized over the dimensions its dims parameter selects,
+ * in that order (the first fastest): l in [0, n). Over the machine model of
+ * the task's kind, N nodes of P processors:
+ *   block         l * N * P / n over the processors listed node by node
+ *   cyclic        l % (N * P) over the same list
+ *   block-cyclic  node l * N / n, processor l % P
+ *   cyclic-block  node l % N, processor (l / N) % P
+ *   decompose     the nodes split into a grid shaped like the selected
+ *                 extents (auto_split), each node's processors likewise
+ *                 over its block; block over nodes, cyclic over processors
+ */
+
+typedef struct mapopt_space_param {
+  const char *name; /* unique: "memory.calculate_new_currents.rp_ghost.GPU" */
+  mapopt_param_kind kind;
+  const char *task;          /* the task, or NULL (layout parameters) */
+  const char *region;        /* the argument key or region, or NULL */
+  mapopt_proc_kind proc;     /* MEMORY: the processor kind it applies to */
+  size_t nvalues;            /* >= 2 */
+  const char *const *values; /* value names; values[0] is "default" */
+} mapopt_space_param;
+
+typedef struct mapopt_space mapopt_space;
+
+typedef struct mapopt_space_options {
+  /* A base mapper (its text): the space's statements are rendered in front
+   * of it and "default" means "as the base says". NULL: none. */
+  const char *base;
+  size_t base_len;
+  const char *base_file; /* its name in diagnostics */
+} mapopt_space_options;
+
+/*
+ * Derives the space of run on machine (the machine's shape with run's rank
+ * split). opts may be NULL. The run and machine must outlive the space.
+ * MAPOPT_ENOMEM; MAPOPT_ESYNTAX or MAPOPT_ELOAD when the base mapper does
+ * not compile (its diagnostics are appended to diags).
+ */
+MAPOPT_API mapopt_status mapopt_space_new(
+    mapopt_ctx *ctx, const mapopt_app_run *run, const mapopt_machine *machine,
+    const mapopt_space_options *opts, mapopt_diags *diags, mapopt_space **out);
+MAPOPT_API void mapopt_space_free(mapopt_space *space);
+
+/* The number of parameters, and parameter i (valid while space lives). */
+MAPOPT_API size_t mapopt_space_nparams(const mapopt_space *space);
+MAPOPT_API const mapopt_space_param *
+mapopt_space_param_at(const mapopt_space *space, size_t i);
+/* The index of the parameter named name; MAPOPT_ENOTFOUND if none. */
+MAPOPT_API mapopt_status mapopt_space_find(const mapopt_space *space,
+                                           const char *name, size_t *index);
+
+/*
+ * Whether parameter i takes effect under choice: a memory parameter only
+ * for the processor kind its task is mapped to, a dims parameter only when
+ * its task has a template other than default, a follow parameter only for a
+ * task on the same kind as its parent. Inactive parameters do not change
+ * the rendered text.
+ */
+MAPOPT_API bool mapopt_space_active(const mapopt_space *space,
+                                    const uint16_t *choice, size_t i);
+
+/*
+ * Renders choice (mapopt_space_nparams values, each < nvalues) as DSL text:
+ * the space's statements, then the base mapper if any. *text is
+ * NUL-terminated and freed with mapopt_text_free. MAPOPT_EINVAL for a value
+ * out of range, MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_space_render(const mapopt_space *space,
+                                             const uint16_t *choice,
+                                             char **text, size_t *len);
+
+/*
+ * The space as JSON for other autotuners:
+ * {"format": "mapopt-space/1", "app": ..., "machine": ...,
+ *  "parameters": [{"name", "kind", "task", "region", "processor",
+ *                  "values": [...]}, ...]}.
+ * Free with mapopt_text_free.
+ */
+MAPOPT_API mapopt_status mapopt_space_to_json(const mapopt_space *space,
+                                              char **text);
+
+/*
+ * Reads a choice vector from a JSON object {"NAME": VALUE, ...}: VALUE is a
+ * value name (or its index); parameters not named take value 0. Errors
+ * (malformed JSON, an unknown parameter, an unknown value) are located
+ * diagnostics naming file, and MAPOPT_EINVAL. choice has
+ * mapopt_space_nparams entries.
+ */
+MAPOPT_API mapopt_status mapopt_space_choice_from_json(
+    const mapopt_space *space, const char *file, const char *text, size_t len,
+    mapopt_diags *diags, uint16_t *choice);
+/* The non-default entries of choice as such a JSON object. */
+MAPOPT_API mapopt_status mapopt_space_choice_to_json(const mapopt_space *space,
+                                                     const uint16_t *choice,
+                                                     char **text);
+
+/* ---- optimizers ------------------------------------------------------------
+ */
+
+/*
+ * A candidate mapper an optimizer proposes. choice is a point of the space
+ * (mapopt_space_nparams values), or NULL for an optimizer that writes whole
+ * mappers; text is its DSL text; note says in a few words why it was
+ * proposed ("random", "edit memory.T.R.GPU=FBMEM (zc-hot)"), for logs and
+ * reports. The optimizer allocates all three; free them with
+ * mapopt_candidate_clear. tag is the optimizer's own; tell gives it back.
+ */
+typedef struct mapopt_candidate {
+  uint16_t *choice;
+  size_t nchoice; /* entries of choice (0 when NULL) */
+  char *text;
+  char *note;
+  int64_t tag;
+} mapopt_candidate;
+
+MAPOPT_API void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c);
+
+/* What happened to a candidate. */
+typedef enum mapopt_eval_status {
+  MAPOPT_EVAL_OK,      /* ran to completion: score is meaningful */
+  MAPOPT_EVAL_INVALID, /* the text does not compile */
+  MAPOPT_EVAL_FAILED,  /* the run failed (OOM, mapping error, ...) */
+  MAPOPT_EVAL_TIMEOUT, /* the run exceeded its time limit */
+  MAPOPT_EVAL_CRASH    /* the program died (real runs) */
+} mapopt_eval_status;
+
+/* "ok", "invalid", "failed", "timeout", "crash". */
+MAPOPT_API const char *mapopt_eval_status_name(mapopt_eval_status s);
+
+struct mapopt_findings; /* AutoGuide's findings (include/mapopt/guide.h) */
+struct mapopt_sim_result;
+
+/* An evaluation, as the driver tells it to the optimizer. */
+typedef struct mapopt_evaluation {
+  mapopt_eval_status status;
+  double score;         /* throughput (higher is better); 0 unless OK */
+  double elapsed_s;     /* 0 unless OK */
+  double lower_bound_s; /* 0 when unknown */
+  const char *feedback; /* AutoGuide's text at the run's level, or NULL */
+  const struct mapopt_findings *findings; /* NULL when not analysed */
+  const struct mapopt_sim_result *result; /* simulated runs only */
+  bool duplicate; /* the text had been evaluated: this is the record */
+} mapopt_evaluation;
+
+typedef struct mapopt_optimizer mapopt_optimizer;
+
+typedef struct mapopt_optimizer_options {
+  uint64_t seed;
+  int64_t budget; /* evaluations the run will make (some plan by it) */
+} mapopt_optimizer_options;
+
+/* The optimizers' names, NULL-terminated: random, opentuner, ccd,
+ * guided. */
+MAPOPT_API const char *const *mapopt_optimizer_names(void);
+
+/*
+ * Creates the optimizer called name over space (which must outlive it).
+ * MAPOPT_ENOTFOUND for an unknown name, MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
+                                              const mapopt_space *space,
+                                              const mapopt_optimizer_options *o,
+                                              mapopt_optimizer **out);
+MAPOPT_API void mapopt_optimizer_free(mapopt_optimizer *opt);
+
+/*
+ * Proposes the next candidate into *out (cleared first). Several asks may
+ * precede the tells (parallel evaluation). MAPOPT_ENOTFOUND when the
+ * optimizer has nothing left to propose (a small space exhausted, a
+ * converged descent); MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
+                                              mapopt_candidate *out);
+/*
+ * Reports the evaluation of a candidate this optimizer proposed. The
+ * candidate and evaluation are read during the call only. MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
+                                               const mapopt_candidate *c,
+                                               const mapopt_evaluation *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAPOPT_TUNE_H */

@@ -1,0 +1,829 @@
+/*
+ * The search space (include/mapopt/tune.h): derived from an application run
+ * and a machine, and rendered from choice vectors to DSL text.
+ *
+ * Derivation walks the run's ops once and collects, per task, the
+ * processor kinds it can use, whether it is a leaf, the shape of its index
+ * launches, the parent of its single launches and the keys of its region
+ * arguments; per region, whether any leaf uses it. Every parameter comes
+ * from those facts: nothing here knows an application by name.
+ *
+ * Rendering writes keyed statements only (no wildcards), so that over a
+ * base mapper they take precedence (the first binding wins), and the
+ * mapping functions it needs, named by what they do ("mo_cyclic_gpu_d01")
+ * so that two tasks with the same choice share one function. Without a
+ * base mapper, a value that equals the runtime's default is not offered,
+ * so two choice vectors that behave alike rarely render differently.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/json.h"
+#include "tune/tune.h"
+
+/* Templates of MAPOPT_PARAM_INDEX_MAP, in value order after "default". */
+static const char *const map_templates[] = {
+    "default", "block", "cyclic", "block-cyclic", "cyclic-block", "decompose"};
+enum { NTEMPLATES = sizeof map_templates / sizeof map_templates[0] };
+enum { T_DEFAULT, T_BLOCK, T_CYCLIC, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
+
+static const char *const limit_values[] = {"default", "1", "2", "4"};
+static const char *const onoff_values[] = {"default", "on"};
+static const char *const follow_values[] = {"default", "parent"};
+
+const char *mapopt_param_kind_name(mapopt_param_kind k) {
+  static const char *const names[] = {"kind",    "memory", "soa",  "order",
+                                      "align",   "map",    "dims", "limit",
+                                      "collect", "follow"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : NULL;
+}
+
+/* The runtime's default memory of a processor kind (docs/dsl.md). */
+static mapopt_mem_kind default_memory(const mapopt_machine *m,
+                                      mapopt_proc_kind k) {
+  if (k == MAPOPT_PROC_GPU)
+    return MAPOPT_MEM_FBMEM;
+  if (k == MAPOPT_PROC_OMP && m->mems[MAPOPT_MEM_SOCKMEM].present)
+    return MAPOPT_MEM_SOCKMEM;
+  return MAPOPT_MEM_SYSMEM;
+}
+
+/* The default processor-kind order of docs/dsl.md. */
+static const mapopt_proc_kind kind_order[] = {
+    MAPOPT_PROC_GPU, MAPOPT_PROC_OMP, MAPOPT_PROC_CPU,
+    MAPOPT_PROC_IO,  MAPOPT_PROC_PY,  MAPOPT_PROC_PROC};
+
+/* The first kind of the default order in mask, or -1. */
+static int first_kind(unsigned mask) {
+  for (size_t i = 0; i < sizeof kind_order / sizeof kind_order[0]; i++)
+    if (mask & (1u << kind_order[i]))
+      return (int)kind_order[i];
+  return -1;
+}
+
+/* ---- derivation ------------------------------------------------------------
+ */
+
+/* Adds a parameter; its values array is copied into the arena. */
+static mapopt_status add_param(mapopt_space *sp, mapopt_param_kind kind,
+                               int task, const char *region,
+                               mapopt_proc_kind proc, const char *const *values,
+                               size_t nvalues, const char *name) {
+  mapopt_space_param *p = mapopt__vec_push(&sp->params, sp->ctx);
+  int *tk = mapopt__vec_push(&sp->param_task, sp->ctx);
+  const char **vals = mapopt__arena_alloc(&sp->arena, nvalues * sizeof *vals);
+  char *nm = mapopt__arena_strndup(&sp->arena, name, strlen(name));
+  if (!p || !tk || !vals || !nm)
+    return MAPOPT_ENOMEM;
+  memcpy(vals, values, nvalues * sizeof *vals);
+  *p = (mapopt_space_param){
+      nm,      kind, task >= 0 ? sp->run->tasks[task].name : NULL, region, proc,
+      nvalues, vals};
+  *tk = task;
+  return MAPOPT_OK;
+}
+
+/* Whether the vector of names v holds name. */
+static bool name_in(const mapopt__vec *v, const char *name) {
+  for (size_t k = 0; k < v->len; k++)
+    if (!strcmp(MAPOPT__VEC_AT(v, const char *, k), name))
+      return true;
+  return false;
+}
+
+/* Collects the facts of every task and region from the run's ops. */
+static mapopt_status scan_run(mapopt_space *sp) {
+  const mapopt_app_run *run = sp->run;
+  sp->tasks = mapopt__arena_zalloc(&sp->arena, (size_t)(run->ntasks + 1) *
+                                                   sizeof *sp->tasks);
+  sp->region_used =
+      mapopt__arena_zalloc(&sp->arena, (size_t)(run->nregions + 1));
+  if (!sp->tasks || !sp->region_used)
+    return MAPOPT_ENOMEM;
+  for (int t = 0; t < run->ntasks; t++) {
+    space_task *st = &sp->tasks[t];
+    st->index_dims = -1;
+    st->parent_task = -1;
+    unsigned usable = 0;
+    for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
+      if ((run->tasks[t].variant_kinds & (1u << k)) && sp->shape.procs[k] > 0)
+        usable |= 1u << k;
+    st->usable = usable;
+    st->default_kind = first_kind(usable);
+    st->leaf = !run->tasks[t].inner;
+    mapopt__vec_init(&st->keys, sizeof(const char *));
+    mapopt__vec_init(&st->ambiguous, sizeof(const char *));
+  }
+  /* Pass 1: launch shapes, parents, read-only arguments, and the names that
+   * two arguments of one op share (those are keyed by position). */
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK)
+      continue;
+    space_task *st = &sp->tasks[o->task];
+    st->used = true;
+    if (o->is_index) {
+      if (st->index_dims == -1)
+        st->index_dims = o->dims;
+      else if (st->index_dims != o->dims)
+        st->index_dims = -2; /* launches of several shapes */
+    } else if (o->parent >= 0) {
+      int pt = run->ops[o->parent].task;
+      if (st->parent_task == -1)
+        st->parent_task = pt;
+      else if (st->parent_task != pt)
+        st->parent_task = -2;
+    }
+    for (size_t r = 0; r < o->nreqs; r++) {
+      const mapopt_app_req *q = &o->reqs[r];
+      if (q->priv == MAPOPT_PRIV_RO && q->fields)
+        st->reads = true;
+      if (st->leaf && q->fields)
+        sp->region_used[q->piece->region] = 1;
+      for (size_t s = 0; s < r && q->nnames; s++)
+        if (o->reqs[s].nnames && !strcmp(o->reqs[s].names[0], q->names[0]) &&
+            !name_in(&st->ambiguous, q->names[0])) {
+          const char **slot = mapopt__vec_push(&st->ambiguous, sp->ctx);
+          if (!slot)
+            return MAPOPT_ENOMEM;
+          *slot = q->names[0];
+        }
+    }
+  }
+  /* Pass 2: argument keys of leaf tasks, in first-seen order. */
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
+      continue;
+    space_task *st = &sp->tasks[o->task];
+    for (size_t r = 0; r < o->nreqs; r++) {
+      const mapopt_app_req *q = &o->reqs[r];
+      if (!q->fields)
+        continue;
+      const char *key;
+      if (q->nnames && !name_in(&st->ambiguous, q->names[0])) {
+        key = q->names[0];
+      } else {
+        key = mapopt__arena_printf(&sp->arena, "%zu", r);
+        if (!key)
+          return MAPOPT_ENOMEM;
+      }
+      if (name_in(&st->keys, key))
+        continue;
+      const char **slot = mapopt__vec_push(&st->keys, sp->ctx);
+      if (!slot)
+        return MAPOPT_ENOMEM;
+      *slot = key;
+    }
+  }
+  return MAPOPT_OK;
+}
+
+/* The orderings of the dimensions of a dims-D launch: every non-empty
+ * sequence of distinct dimensions, all of them in natural order first. */
+static mapopt_status dims_values(mapopt_space *sp, int dims, const char ***out,
+                                 size_t *n) {
+  static const char *const d1[] = {"0"};
+  static const char *const d2[] = {"01", "10", "0", "1"};
+  static const char *const d3[] = {"012", "021", "102", "120", "201",
+                                   "210", "01",  "10",  "02",  "20",
+                                   "12",  "21",  "0",   "1",   "2"};
+  const char *const *src = dims == 1 ? d1 : dims == 2 ? d2 : d3;
+  size_t k = dims == 1 ? 1 : dims == 2 ? 4 : 15;
+  const char **v = mapopt__arena_alloc(&sp->arena, k * sizeof *v);
+  if (!v)
+    return MAPOPT_ENOMEM;
+  memcpy(v, src, k * sizeof *v);
+  *out = v;
+  *n = k;
+  return MAPOPT_OK;
+}
+
+static mapopt_status derive(mapopt_space *sp) {
+  const mapopt_app_run *run = sp->run;
+  const mapopt_machine *m = sp->machine;
+  bool base = sp->base != NULL;
+  char name[512];
+  const char *vals[MAPOPT_MEM_KIND_COUNT + MAPOPT_PROC_KIND_COUNT + 2];
+  mapopt_status st = MAPOPT_OK;
+  /* Processor kinds. */
+  for (int t = 0; t < run->ntasks && st == MAPOPT_OK; t++) {
+    const space_task *tk = &sp->tasks[t];
+    if (!tk->used)
+      continue;
+    size_t n = 0;
+    vals[n++] = "default";
+    for (size_t i = 0; i < sizeof kind_order / sizeof kind_order[0]; i++) {
+      mapopt_proc_kind k = kind_order[i];
+      if ((tk->usable & (1u << k)) && (base || (int)k != tk->default_kind))
+        vals[n++] = mapopt_proc_kind_name(k);
+    }
+    snprintf(name, sizeof name, "kind.%s", run->tasks[t].name);
+    if (n >= 2)
+      st = add_param(sp, MAPOPT_PARAM_PROC_KIND, t, NULL, MAPOPT_PROC_CPU, vals,
+                     n, name);
+  }
+  /* Memories, per leaf task, argument and usable kind. */
+  for (int t = 0; t < run->ntasks && st == MAPOPT_OK; t++) {
+    const space_task *tk = &sp->tasks[t];
+    if (!tk->used || !tk->leaf)
+      continue;
+    for (size_t a = 0; a < tk->keys.len && st == MAPOPT_OK; a++) {
+      const char *key = MAPOPT__VEC_AT(&tk->keys, const char *, a);
+      for (size_t i = 0;
+           i < sizeof kind_order / sizeof kind_order[0] && st == MAPOPT_OK;
+           i++) {
+        mapopt_proc_kind k = kind_order[i];
+        if (!(tk->usable & (1u << k)))
+          continue;
+        size_t n = 0;
+        vals[n++] = "default";
+        mapopt_mem_kind def = default_memory(m, k);
+        for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++)
+          if (mk != MAPOPT_MEM_VIRTUAL && m->mems[mk].present &&
+              m->affinity[k][mk].present && (base || mk != (int)def))
+            vals[n++] = mapopt_mem_kind_name((mapopt_mem_kind)mk);
+        snprintf(name, sizeof name, "memory.%s.%s.%s", run->tasks[t].name, key,
+                 mapopt_proc_kind_name(k));
+        if (n >= 2)
+          st = add_param(sp, MAPOPT_PARAM_MEMORY, t, key, k, vals, n, name);
+      }
+    }
+  }
+  /* Layouts, per region some leaf uses. */
+  for (int r = 0; r < run->nregions && st == MAPOPT_OK; r++) {
+    if (!sp->region_used[r])
+      continue;
+    const char *rn = run->regions[r].name;
+    if (run->regions[r].nfields > 1) {
+      const char *soa[] = {"default", "AOS", "SOA"};
+      snprintf(name, sizeof name, "soa.%s", rn);
+      st = add_param(sp, MAPOPT_PARAM_LAYOUT_SOA, -1, rn, MAPOPT_PROC_CPU, soa,
+                     base ? 3 : 2, name);
+    }
+    const char *other = run->default_c_order ? "F_order" : "C_order";
+    const char *same = run->default_c_order ? "C_order" : "F_order";
+    const char *order[] = {"default", other, same};
+    snprintf(name, sizeof name, "order.%s", rn);
+    if (st == MAPOPT_OK)
+      st = add_param(sp, MAPOPT_PARAM_LAYOUT_ORDER, -1, rn, MAPOPT_PROC_CPU,
+                     order, base ? 3 : 2, name);
+    const char *align[] = {"default", "64", "128"};
+    snprintf(name, sizeof name, "align.%s", rn);
+    if (st == MAPOPT_OK)
+      st = add_param(sp, MAPOPT_PARAM_LAYOUT_ALIGN, -1, rn, MAPOPT_PROC_CPU,
+                     align, 3, name);
+  }
+  /* Index mappings, InstanceLimit, CollectMemory, parent-following. */
+  for (int t = 0; t < run->ntasks && st == MAPOPT_OK; t++) {
+    const space_task *tk = &sp->tasks[t];
+    const char *tn = run->tasks[t].name;
+    if (!tk->used)
+      continue;
+    if (tk->index_dims >= 1 && tk->index_dims <= MAPOPT_APP_MAX_DIMS) {
+      snprintf(name, sizeof name, "map.%s", tn);
+      st = add_param(sp, MAPOPT_PARAM_INDEX_MAP, t, NULL, MAPOPT_PROC_CPU,
+                     map_templates, NTEMPLATES, name);
+      const char **dv;
+      size_t nd;
+      if (st == MAPOPT_OK && tk->index_dims > 1 &&
+          (st = dims_values(sp, tk->index_dims, &dv, &nd)) == MAPOPT_OK) {
+        snprintf(name, sizeof name, "dims.%s", tn);
+        st = add_param(sp, MAPOPT_PARAM_INDEX_DIMS, t, NULL, MAPOPT_PROC_CPU,
+                       dv, nd, name);
+      }
+    }
+    if (st == MAPOPT_OK && tk->leaf) {
+      snprintf(name, sizeof name, "limit.%s", tn);
+      st = add_param(sp, MAPOPT_PARAM_INSTANCE_LIMIT, t, NULL, MAPOPT_PROC_CPU,
+                     limit_values, 4, name);
+    }
+    if (st == MAPOPT_OK && tk->leaf && tk->reads) {
+      snprintf(name, sizeof name, "collect.%s", tn);
+      st = add_param(sp, MAPOPT_PARAM_COLLECT, t, NULL, MAPOPT_PROC_CPU,
+                     onoff_values, 2, name);
+    }
+    if (st == MAPOPT_OK && tk->parent_task >= 0) {
+      snprintf(name, sizeof name, "follow.%s", tn);
+      st = add_param(sp, MAPOPT_PARAM_FOLLOW_PARENT, t, NULL, MAPOPT_PROC_CPU,
+                     follow_values, 2, name);
+    }
+  }
+  return st;
+}
+
+/* The kind each task gets when its kind parameter is default: the base
+ * mapper's choice, else the runtime's default order. */
+static mapopt_status base_kinds(mapopt_space *sp, mapopt_diags *diags,
+                                const mapopt_space_options *opts) {
+  for (int t = 0; t < sp->run->ntasks; t++)
+    sp->tasks[t].base_kind = sp->tasks[t].default_kind;
+  if (!opts || !opts->base)
+    return MAPOPT_OK;
+  sp->base = mapopt__arena_strndup(&sp->arena, opts->base, opts->base_len);
+  if (!sp->base)
+    return MAPOPT_ENOMEM;
+  sp->base_len = opts->base_len;
+  mapopt_dsl_options dopts = {.file = opts->base_file, .shape = &sp->shape};
+  mapopt_program *prog;
+  mapopt_status st = mapopt_dsl_compile(sp->ctx, opts->base, opts->base_len,
+                                        &dopts, diags, &prog);
+  if (st != MAPOPT_OK)
+    return st;
+  for (int t = 0; t < sp->run->ntasks; t++) {
+    mapopt_proc_kind k;
+    char err[8];
+    if (mapopt_policy_select_kind(prog, sp->run->tasks[t].name,
+                                  sp->tasks[t].usable, true, &k, err,
+                                  sizeof err) == MAPOPT_OK)
+      sp->tasks[t].base_kind = (int)k;
+  }
+  mapopt_dsl_free(prog);
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt_space_new(mapopt_ctx *ctx, const mapopt_app_run *run,
+                               const mapopt_machine *machine,
+                               const mapopt_space_options *opts,
+                               mapopt_diags *diags, mapopt_space **out) {
+  if (!ctx || !run || !machine || !out)
+    return MAPOPT_EINVAL;
+  mapopt_space *sp = mapopt__calloc(ctx, 1, sizeof *sp);
+  if (!sp)
+    return MAPOPT_ENOMEM;
+  sp->ctx = ctx;
+  sp->run = run;
+  sp->machine = machine;
+  mapopt__arena_init(&sp->arena, ctx);
+  mapopt__vec_init(&sp->params, sizeof(mapopt_space_param));
+  mapopt__vec_init(&sp->param_task, sizeof(int));
+  mapopt_machine_shape_of(machine, &sp->shape);
+  mapopt_status st = scan_run(sp);
+  if (st == MAPOPT_OK)
+    st = base_kinds(sp, diags, opts);
+  if (st == MAPOPT_OK)
+    st = derive(sp);
+  if (st == MAPOPT_OK)
+    for (size_t i = 0; i < sp->params.len; i++) {
+      const mapopt_space_param *p =
+          &MAPOPT__VEC_AT(&sp->params, mapopt_space_param, i);
+      if (p->kind == MAPOPT_PARAM_PROC_KIND)
+        sp->tasks[MAPOPT__VEC_AT(&sp->param_task, int, i)].kind_param =
+            (int64_t)i + 1;
+      if (p->kind == MAPOPT_PARAM_INDEX_MAP)
+        sp->tasks[MAPOPT__VEC_AT(&sp->param_task, int, i)].map_param =
+            (int64_t)i + 1;
+    }
+  if (st != MAPOPT_OK) {
+    mapopt_space_free(sp);
+    return st;
+  }
+  *out = sp;
+  return MAPOPT_OK;
+}
+
+void mapopt_space_free(mapopt_space *sp) {
+  if (!sp)
+    return;
+  for (int t = 0; sp->tasks && t < sp->run->ntasks; t++) {
+    mapopt__vec_destroy(&sp->tasks[t].keys, sp->ctx);
+    mapopt__vec_destroy(&sp->tasks[t].ambiguous, sp->ctx);
+  }
+  mapopt__vec_destroy(&sp->params, sp->ctx);
+  mapopt__vec_destroy(&sp->param_task, sp->ctx);
+  mapopt__arena_destroy(&sp->arena);
+  mapopt__free(sp->ctx, sp, sizeof *sp);
+}
+
+size_t mapopt_space_nparams(const mapopt_space *sp) {
+  return sp->params.len;
+}
+
+const mapopt_space_param *mapopt_space_param_at(const mapopt_space *sp,
+                                                size_t i) {
+  return i < sp->params.len
+             ? &MAPOPT__VEC_AT(&sp->params, mapopt_space_param, i)
+             : NULL;
+}
+
+mapopt_status mapopt_space_find(const mapopt_space *sp, const char *name,
+                                size_t *index) {
+  for (size_t i = 0; i < sp->params.len; i++)
+    if (!strcmp(MAPOPT__VEC_AT(&sp->params, mapopt_space_param, i).name,
+                name)) {
+      *index = i;
+      return MAPOPT_OK;
+    }
+  return MAPOPT_ENOTFOUND;
+}
+
+/* ---- choices ---------------------------------------------------------------
+ */
+
+int mapopt__space_task_of(const mapopt_space *sp, size_t i) {
+  return MAPOPT__VEC_AT(&sp->param_task, int, i);
+}
+
+int mapopt__space_kind_of(const mapopt_space *sp, const uint16_t *choice,
+                          int task) {
+  const space_task *tk = &sp->tasks[task];
+  if (tk->kind_param > 0) {
+    uint16_t v = choice[tk->kind_param - 1];
+    if (v > 0) {
+      const mapopt_space_param *p =
+          mapopt_space_param_at(sp, (size_t)(tk->kind_param - 1));
+      mapopt_proc_kind k;
+      if (mapopt_proc_kind_parse(p->values[v], &k) == MAPOPT_OK)
+        return (int)k;
+    }
+  }
+  return tk->base_kind;
+}
+
+bool mapopt_space_active(const mapopt_space *sp, const uint16_t *choice,
+                         size_t i) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  if (!p)
+    return false;
+  int t = mapopt__space_task_of(sp, i);
+  switch (p->kind) {
+  case MAPOPT_PARAM_MEMORY:
+    return mapopt__space_kind_of(sp, choice, t) == (int)p->proc;
+  case MAPOPT_PARAM_INDEX_DIMS:
+    return sp->tasks[t].map_param > 0 &&
+           choice[sp->tasks[t].map_param - 1] != T_DEFAULT;
+  default:
+    return true;
+  }
+}
+
+/* ---- rendering -------------------------------------------------------------
+ */
+
+static const char *const kind_lower[MAPOPT_PROC_KIND_COUNT] = {
+    "cpu", "gpu", "omp", "io", "py", "proc"};
+
+/* The function names already written, so each is written once. */
+typedef struct fn_set {
+  char names[64][40];
+  int n;
+} fn_set;
+
+static bool fn_add(fn_set *fs, const char *name) {
+  for (int i = 0; i < fs->n; i++)
+    if (!strcmp(fs->names[i], name))
+      return false;
+  if (fs->n < 64)
+    snprintf(fs->names[fs->n++], sizeof fs->names[0], "%s", name);
+  return true;
+}
+
+/* The linearization of a point over dims (e.g. "021", the first fastest)
+ * into l, and the product of those extents into n. */
+static void write_linear(mapopt__strbuf *sb, const char *dims) {
+  size_t k = strlen(dims);
+  mapopt__sb_puts(sb, "    l = ");
+  for (size_t i = 0; i + 1 < k; i++)
+    mapopt__sb_printf(sb, "p[%c] + s[%c] * (", dims[i], dims[i]);
+  mapopt__sb_printf(sb, "p[%c]", dims[k - 1]);
+  for (size_t i = 1; i < k; i++)
+    mapopt__sb_putc(sb, ')');
+  mapopt__sb_puts(sb, ";\n    n = ");
+  for (size_t i = 0; i < k; i++)
+    mapopt__sb_printf(sb, "%ss[%c]", i ? " * " : "", dims[i]);
+  mapopt__sb_puts(sb, ";\n");
+}
+
+/* Writes function fn: template tpl over dims on the machine model mv. */
+static void write_template(mapopt__strbuf *sb, const char *fn, int tpl,
+                           const char *dims, const char *mv) {
+  size_t k = strlen(dims);
+  mapopt__sb_printf(sb,
+                    "def %s(Task t) {\n    p = t.ipoint;\n"
+                    "    s = t.ispace;\n",
+                    fn);
+  switch (tpl) {
+  case T_BLOCK:
+    write_linear(sb, dims);
+    mapopt__sb_printf(sb,
+                      "    q = l * %s.size[0] * %s.size[1] / n;\n"
+                      "    return %s[q / %s.size[1], q %% %s.size[1]];\n",
+                      mv, mv, mv, mv, mv);
+    break;
+  case T_CYCLIC:
+    write_linear(sb, dims);
+    mapopt__sb_printf(sb,
+                      "    q = l %% (%s.size[0] * %s.size[1]);\n"
+                      "    return %s[q / %s.size[1], q %% %s.size[1]];\n",
+                      mv, mv, mv, mv, mv);
+    break;
+  case T_BLOCK_CYCLIC:
+    write_linear(sb, dims);
+    mapopt__sb_printf(sb,
+                      "    return %s[l * %s.size[0] / n, l %% %s.size[1]];\n",
+                      mv, mv, mv);
+    break;
+  case T_CYCLIC_BLOCK:
+    write_linear(sb, dims);
+    mapopt__sb_printf(sb,
+                      "    return %s[l %% %s.size[0], "
+                      "l / %s.size[0] %% %s.size[1]];\n",
+                      mv, mv, mv, mv);
+    break;
+  default: /* T_DECOMP over k >= 2 dimensions */
+    mapopt__sb_puts(sb, "    e = (");
+    for (size_t i = 0; i < k; i++)
+      mapopt__sb_printf(sb, "%ss[%c]", i ? ", " : "", dims[i]);
+    mapopt__sb_printf(sb,
+                      ");\n    a = %s.auto_split(0, e);\n"
+                      "    b = a.auto_split(%zu, tuple(x < 1 ? 1 : x for x in "
+                      "e / a[:-1]));\n    return b[",
+                      mv, k);
+    for (size_t i = 0; i < k; i++)
+      mapopt__sb_printf(sb, "%sp[%c] * b.size[%zu] / e[%zu]", i ? ", " : "",
+                        dims[i], i, i);
+    for (size_t i = 0; i < k; i++)
+      mapopt__sb_printf(sb, ", p[%c] %% b.size[%zu]", dims[i], k + i);
+    mapopt__sb_puts(sb, "];\n");
+    break;
+  }
+  mapopt__sb_puts(sb, "}\n");
+}
+
+/* The value name of the parameter of kind `kind` of task t or region rn,
+ * or NULL when the space has none. */
+static const char *value_of(const mapopt_space *sp, const uint16_t *choice,
+                            mapopt_param_kind kind, int t, const char *rn) {
+  for (size_t i = 0; i < sp->params.len; i++) {
+    const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+    if (p->kind != kind)
+      continue;
+    if (rn ? (p->region && !strcmp(p->region, rn))
+           : mapopt__space_task_of(sp, i) == t)
+      return p->values[choice[i]];
+  }
+  return NULL;
+}
+
+/* The dims value of task t under choice: its parameter's value, or all of
+ * its launch dimensions in natural order when it has none. */
+static const char *dims_of(const mapopt_space *sp, const uint16_t *choice,
+                           int t) {
+  static const char *const all[] = {"0", "0", "01", "012"};
+  const char *v = value_of(sp, choice, MAPOPT_PARAM_INDEX_DIMS, t, NULL);
+  int d = sp->tasks[t].index_dims;
+  return v ? v : all[d >= 1 && d <= 3 ? d : 0];
+}
+
+/* The Layout statement of region rn, if any component is not default. */
+static void write_layout(const mapopt_space *sp, const uint16_t *choice,
+                         const char *rn, mapopt__strbuf *sb) {
+  const char *soa = value_of(sp, choice, MAPOPT_PARAM_LAYOUT_SOA, -1, rn);
+  const char *ord = value_of(sp, choice, MAPOPT_PARAM_LAYOUT_ORDER, -1, rn);
+  const char *aln = value_of(sp, choice, MAPOPT_PARAM_LAYOUT_ALIGN, -1, rn);
+  bool s = soa && strcmp(soa, "default"), o = ord && strcmp(ord, "default"),
+       a = aln && strcmp(aln, "default");
+  if (!s && !o && !a)
+    return;
+  mapopt__sb_printf(sb, "Layout * %s *", rn);
+  if (s)
+    mapopt__sb_printf(sb, " %s", soa);
+  if (o)
+    mapopt__sb_printf(sb, " %s", ord);
+  if (a)
+    mapopt__sb_printf(sb, " Align == %s", aln);
+  mapopt__sb_puts(sb, ";\n");
+}
+
+mapopt_status mapopt_space_render(const mapopt_space *sp,
+                                  const uint16_t *choice, char **text,
+                                  size_t *len) {
+  size_t np = sp->params.len;
+  for (size_t i = 0; i < np; i++)
+    if (choice[i] >= mapopt_space_param_at(sp, i)->nvalues)
+      return MAPOPT_EINVAL;
+  fn_set *fs = mapopt__calloc(sp->ctx, 1, sizeof *fs);
+  if (!fs)
+    return MAPOPT_ENOMEM;
+  mapopt__strbuf head, models, fns, maps;
+  mapopt__sb_init(&head, sp->ctx);
+  mapopt__sb_init(&models, sp->ctx);
+  mapopt__sb_init(&fns, sp->ctx);
+  mapopt__sb_init(&maps, sp->ctx);
+  bool model[MAPOPT_PROC_KIND_COUNT] = {false};
+  char fn[64];
+  /* One pass per statement kind, in parameter order within each, so that
+   * equal choices give equal text. */
+  static const mapopt_param_kind passes[] = {
+      MAPOPT_PARAM_PROC_KIND,    MAPOPT_PARAM_MEMORY,
+      MAPOPT_PARAM_LAYOUT_ORDER, MAPOPT_PARAM_INSTANCE_LIMIT,
+      MAPOPT_PARAM_COLLECT,      MAPOPT_PARAM_INDEX_MAP,
+      MAPOPT_PARAM_FOLLOW_PARENT};
+  for (size_t ps = 0; ps < sizeof passes / sizeof passes[0]; ps++)
+    for (size_t i = 0; i < np; i++) {
+      const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+      if (p->kind != passes[ps])
+        continue;
+      if (p->kind == MAPOPT_PARAM_LAYOUT_ORDER) {
+        write_layout(sp, choice, p->region, &head); /* one per region */
+        continue;
+      }
+      uint16_t v = choice[i];
+      if (v == 0 || !mapopt_space_active(sp, choice, i))
+        continue;
+      int t = mapopt__space_task_of(sp, i);
+      int k = t >= 0 ? mapopt__space_kind_of(sp, choice, t) : -1;
+      switch (p->kind) {
+      case MAPOPT_PARAM_PROC_KIND:
+        mapopt__sb_printf(&head, "Task %s %s;\n", p->task, p->values[v]);
+        break;
+      case MAPOPT_PARAM_MEMORY:
+        mapopt__sb_printf(&head, "Region %s %s %s %s;\n", p->task, p->region,
+                          mapopt_proc_kind_name(p->proc), p->values[v]);
+        break;
+      case MAPOPT_PARAM_INSTANCE_LIMIT:
+        mapopt__sb_printf(&head, "InstanceLimit %s %s;\n", p->task,
+                          p->values[v]);
+        break;
+      case MAPOPT_PARAM_COLLECT:
+        mapopt__sb_printf(&head, "CollectMemory %s *;\n", p->task);
+        break;
+      case MAPOPT_PARAM_INDEX_MAP: {
+        if (k < 0)
+          break;
+        const char *dims = dims_of(sp, choice, t);
+        const char *tn = map_templates[v];
+        snprintf(fn, sizeof fn, "mo_%s_%s_d%s", tn, kind_lower[k], dims);
+        for (char *c = fn; *c; c++)
+          if (*c == '-')
+            *c = '_';
+        model[k] = true;
+        char mv[16];
+        snprintf(mv, sizeof mv, "mo_%s", kind_lower[k]);
+        if (fn_add(fs, fn))
+          write_template(&fns, fn,
+                         v == T_DECOMP && strlen(dims) == 1 ? T_BLOCK_CYCLIC
+                                                            : (int)v,
+                         dims, mv);
+        mapopt__sb_printf(&maps, "IndexTaskMap %s %s;\n", p->task, fn);
+        break;
+      }
+      case MAPOPT_PARAM_FOLLOW_PARENT:
+        if (k < 0)
+          break;
+        snprintf(fn, sizeof fn, "mo_parent_%s", kind_lower[k]);
+        model[k] = true;
+        if (fn_add(fs, fn))
+          mapopt__sb_printf(
+              &fns,
+              "def %s(Task t) {\n"
+              "    return mo_%s[*t.parent.processor(mo_%s)];\n}\n",
+              fn, kind_lower[k], kind_lower[k]);
+        mapopt__sb_printf(&maps, "SingleTaskMap %s %s;\n", p->task, fn);
+        break;
+      default:
+        break;
+      }
+    }
+  for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
+    if (model[k])
+      mapopt__sb_printf(&models, "mo_%s = Machine(%s);\n", kind_lower[k],
+                        mapopt_proc_kind_name((mapopt_proc_kind)k));
+  mapopt__sb_putn(&head, models.data ? models.data : "", models.len);
+  mapopt__sb_putn(&head, fns.data ? fns.data : "", fns.len);
+  mapopt__sb_putn(&head, maps.data ? maps.data : "", maps.len);
+  if (sp->base) {
+    if (head.len)
+      mapopt__sb_putc(&head, '\n');
+    mapopt__sb_putn(&head, sp->base, sp->base_len);
+  }
+  mapopt__sb_destroy(&models);
+  mapopt__sb_destroy(&fns);
+  mapopt__sb_destroy(&maps);
+  mapopt__free(sp->ctx, fs, sizeof *fs);
+  if (head.failed) {
+    mapopt__sb_destroy(&head);
+    return MAPOPT_ENOMEM;
+  }
+  *text = mapopt__sb_take(&head, len);
+  return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
+/* ---- JSON
+ * --------------------------------------------------------------------
+ */
+
+mapopt_status mapopt_space_to_json(const mapopt_space *sp, char **text) {
+  json_t *root = json_object(), *params = json_array();
+  if (!root || !params) {
+    json_decref(root);
+    json_decref(params);
+    return MAPOPT_ENOMEM;
+  }
+  json_object_set_new(root, "format", json_string("mapopt-space/1"));
+  json_object_set_new(root, "app", json_string(sp->run->name));
+  json_object_set_new(root, "machine", json_string(sp->machine->name));
+  json_object_set_new(root, "parameters", params);
+  for (size_t i = 0; i < sp->params.len; i++) {
+    const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+    json_t *o = json_object(), *vals = json_array();
+    if (!o || !vals || json_array_append_new(params, o)) {
+      json_decref(vals);
+      json_decref(root);
+      return MAPOPT_ENOMEM;
+    }
+    json_object_set_new(o, "name", json_string(p->name));
+    json_object_set_new(o, "kind",
+                        json_string(mapopt_param_kind_name(p->kind)));
+    json_object_set_new(o, "task",
+                        p->task ? json_string(p->task) : json_null());
+    json_object_set_new(o, "region",
+                        p->region ? json_string(p->region) : json_null());
+    json_object_set_new(o, "processor",
+                        p->kind == MAPOPT_PARAM_MEMORY
+                            ? json_string(mapopt_proc_kind_name(p->proc))
+                            : json_null());
+    for (size_t v = 0; v < p->nvalues; v++)
+      json_array_append_new(vals, json_string(p->values[v]));
+    json_object_set_new(o, "values", vals);
+  }
+  char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (!s)
+    return MAPOPT_ENOMEM;
+  *text = mapopt__strndup(sp->ctx, s, strlen(s));
+  free(s);
+  return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
+mapopt_status mapopt_space_choice_from_json(const mapopt_space *sp,
+                                            const char *file, const char *text,
+                                            size_t len, mapopt_diags *diags,
+                                            uint16_t *choice) {
+  mapopt__arena a;
+  mapopt__arena_init(&a, sp->ctx);
+  mapopt__json *root;
+  mapopt_status st = mapopt__json_parse(&a, file, text, len, diags, &root);
+  mapopt__jr jr;
+  mapopt__jr_init(&jr, file, diags);
+  if (st == MAPOPT_OK && root->type != MAPOPT_JSON_OBJECT)
+    mapopt__jr_error(&jr, root,
+                     "a choice must be a JSON object of parameter names");
+  for (size_t i = 0; i < sp->params.len; i++)
+    choice[i] = 0;
+  for (size_t m = 0;
+       st == MAPOPT_OK && jr.status == MAPOPT_OK && m < root->u.obj.n; m++) {
+    const mapopt__json_member *mb = &root->u.obj.members[m];
+    size_t pi;
+    if (mapopt_space_find(sp, mb->key, &pi) != MAPOPT_OK) {
+      mapopt__jr_error_at(&jr, mb->line, mb->col,
+                          "unknown parameter \"%s\" (mapopt space lists them)",
+                          mb->key);
+      break;
+    }
+    const mapopt_space_param *p = mapopt_space_param_at(sp, pi);
+    const mapopt__json *v = mb->value;
+    int64_t idx = -1;
+    if (v->type == MAPOPT_JSON_INT && v->u.num.i >= 0 &&
+        (size_t)v->u.num.i < p->nvalues)
+      idx = v->u.num.i;
+    for (size_t k = 0; v->type == MAPOPT_JSON_STRING && k < p->nvalues; k++)
+      if (!strcmp(p->values[k], v->u.str.s))
+        idx = (int64_t)k;
+    if (idx < 0) {
+      mapopt__strbuf sb;
+      mapopt__sb_init(&sb, sp->ctx);
+      for (size_t k = 0; k < p->nvalues; k++)
+        mapopt__sb_printf(&sb, "%s\"%s\"", k ? ", " : "", p->values[k]);
+      mapopt__jr_error(&jr, v, "bad value for \"%s\": expected one of %s",
+                       p->name, sb.data ? sb.data : "");
+      mapopt__sb_destroy(&sb);
+      break;
+    }
+    choice[pi] = (uint16_t)idx;
+  }
+  mapopt__arena_destroy(&a);
+  return st != MAPOPT_OK ? st : jr.status;
+}
+
+mapopt_status mapopt_space_choice_to_json(const mapopt_space *sp,
+                                          const uint16_t *choice, char **text) {
+  json_t *o = json_object();
+  if (!o)
+    return MAPOPT_ENOMEM;
+  for (size_t i = 0; i < sp->params.len; i++) {
+    const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+    if (choice[i] && choice[i] < p->nvalues)
+      json_object_set_new(o, p->name, json_string(p->values[choice[i]]));
+  }
+  char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (!s)
+    return MAPOPT_ENOMEM;
+  *text = mapopt__strndup(sp->ctx, s, strlen(s));
+  free(s);
+  return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
