@@ -212,6 +212,10 @@ typedef struct mapopt_optimizer mapopt_optimizer;
 typedef struct mapopt_optimizer_options {
   uint64_t seed;
   int64_t budget; /* evaluations the run will make (some plan by it) */
+  /* Candidates proposed per batch (0: the optimizer's default). A batch is
+   * planned from what was told before it began, so how many candidates a
+   * caller evaluates at once never changes what is proposed. */
+  int batch;
 } mapopt_optimizer_options;
 
 /* The optimizers' names, NULL-terminated: random, opentuner, ccd,
@@ -229,16 +233,20 @@ MAPOPT_API mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
 MAPOPT_API void mapopt_optimizer_free(mapopt_optimizer *opt);
 
 /*
- * Proposes the next candidate into *out (cleared first). Several asks may
- * precede the tells (parallel evaluation). MAPOPT_ENOTFOUND when the
- * optimizer has nothing left to propose (a small space exhausted, a
- * converged descent); MAPOPT_ENOMEM.
+ * Proposes the next candidate into *out (cleared first). Candidates come in
+ * batches: within a batch, asks may run ahead of tells (evaluate them in
+ * parallel, then tell each). MAPOPT_ENOTFOUND means "nothing now": with
+ * candidates of the batch still untold, tell them and ask again; with none
+ * pending, the optimizer is done (a small space exhausted, a converged
+ * descent). MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
                                               mapopt_candidate *out);
 /*
- * Reports the evaluation of a candidate this optimizer proposed. The
- * candidate and evaluation are read during the call only. MAPOPT_ENOMEM.
+ * Reports the evaluation of the oldest candidate asked and not yet told
+ * (tell in the order of the asks). The candidate and evaluation are read
+ * during the call only. MAPOPT_EINVAL when c is not that candidate,
+ * MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
                                                const mapopt_candidate *c,

@@ -1,15 +1,24 @@
 /*
  * The optimizers' common interface (include/mapopt/tune.h): the registry of
- * optimizers by name, the ask/tell entry points that dispatch to each
- * optimizer's functions, candidates, and the `random` optimizer -- uniform
- * samples of the space, the seed paper's random baseline.
+ * optimizers by name, batching, candidates, a hash set of seen choices,
+ * and the `random` optimizer -- uniform samples of the space, the seed
+ * paper's random baseline.
+ *
+ * Batching is done here once for every optimizer: when the previous batch
+ * has been told, the optimizer plans the next one from what it knows; asks
+ * hand out the planned candidates, and a tell is passed on at once. Since
+ * a batch is fixed before any of it is evaluated, the proposals do not
+ * depend on how many candidates the caller evaluates at a time.
  */
 #include <string.h>
 
 #include "tune/tune.h"
 
-static const mapopt__optimizer_vt *const registry[] = {&mapopt__opt_random};
-static const char *const names[] = {"random", NULL};
+extern const mapopt__optimizer_vt mapopt__opt_opentuner;
+
+static const mapopt__optimizer_vt *const registry[] = {&mapopt__opt_random,
+                                                       &mapopt__opt_opentuner};
+static const char *const names[] = {"random", "opentuner", NULL};
 
 const char *const *mapopt_optimizer_names(void) {
   return names;
@@ -28,29 +37,81 @@ void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c) {
     mapopt__free(ctx, c->text, strlen(c->text) + 1);
   if (c->note)
     mapopt__free(ctx, c->note, strlen(c->note) + 1);
-  mapopt__free(ctx, c->choice,
-               (c->nchoice ? c->nchoice : 1) * sizeof *c->choice);
+  if (c->choice)
+    mapopt__free(ctx, c->choice,
+                 (c->nchoice ? c->nchoice : 1) * sizeof *c->choice);
   *c = (mapopt_candidate){0};
 }
 
-mapopt_status mapopt__candidate_make(mapopt_optimizer *opt,
-                                     const uint16_t *choice, const char *note,
-                                     mapopt_candidate *out) {
-  size_t n = mapopt_space_nparams(opt->space);
-  *out = (mapopt_candidate){0};
-  out->tag = opt->next_tag++;
-  out->choice = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *choice);
-  out->nchoice = n;
-  out->note = mapopt__strndup(opt->ctx, note, strlen(note));
-  size_t len;
-  if (!out->choice || !out->note ||
-      mapopt_space_render(opt->space, choice, &out->text, &len) != MAPOPT_OK) {
-    mapopt_candidate_clear(opt->ctx, out);
+/* A deep copy of c into *out (cleared on failure). */
+static mapopt_status candidate_copy(mapopt_ctx *ctx, const mapopt_candidate *c,
+                                    mapopt_candidate *out) {
+  *out = (mapopt_candidate){.tag = c->tag, .nchoice = c->nchoice};
+  out->text = mapopt__strndup(ctx, c->text, strlen(c->text));
+  out->note = mapopt__strndup(ctx, c->note, strlen(c->note));
+  if (c->choice) {
+    size_t n = c->nchoice ? c->nchoice : 1;
+    out->choice = mapopt__malloc(ctx, n * sizeof *c->choice);
+    if (out->choice)
+      memcpy(out->choice, c->choice, n * sizeof *c->choice);
+  }
+  if (!out->text || !out->note || (c->choice && !out->choice)) {
+    mapopt_candidate_clear(ctx, out);
     return MAPOPT_ENOMEM;
   }
-  memcpy(out->choice, choice, n * sizeof *choice);
-  out->nchoice = n;
   return MAPOPT_OK;
+}
+
+static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
+                             const char *text, const char *note, int64_t *tag) {
+  mapopt_candidate *c = mapopt__vec_push(&opt->planned, opt->ctx);
+  if (!c)
+    return MAPOPT_ENOMEM;
+  *c = (mapopt_candidate){.tag = opt->next_tag};
+  size_t n = mapopt_space_nparams(opt->space);
+  c->note = mapopt__strndup(opt->ctx, note, strlen(note));
+  bool ok = c->note != NULL;
+  if (ok && choice) {
+    c->nchoice = n;
+    c->choice = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *choice);
+    ok = c->choice != NULL;
+    if (ok) {
+      memcpy(c->choice, choice, n * sizeof *choice);
+      size_t len;
+      ok = mapopt_space_render(opt->space, choice, &c->text, &len) == MAPOPT_OK;
+    }
+  } else if (ok) {
+    c->text = mapopt__strndup(opt->ctx, text, strlen(text));
+    ok = c->text != NULL;
+  }
+  if (!ok) {
+    mapopt_candidate_clear(opt->ctx, c);
+    opt->planned.len--;
+    return MAPOPT_ENOMEM;
+  }
+  if (tag)
+    *tag = opt->next_tag;
+  opt->next_tag++;
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt__propose(mapopt_optimizer *opt, const uint16_t *choice,
+                              const char *note, int64_t *tag) {
+  return propose(opt, choice, NULL, note, tag);
+}
+
+mapopt_status mapopt__propose_text(mapopt_optimizer *opt, const char *text,
+                                   const char *note, int64_t *tag) {
+  return propose(opt, NULL, text, note, tag);
+}
+
+/* Frees the candidates of the finished batch. */
+static void clear_batch(mapopt_optimizer *opt) {
+  for (size_t i = 0; i < opt->planned.len; i++)
+    mapopt_candidate_clear(opt->ctx,
+                           &MAPOPT__VEC_AT(&opt->planned, mapopt_candidate, i));
+  opt->planned.len = 0;
+  opt->given = opt->told = 0;
 }
 
 mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
@@ -73,7 +134,9 @@ mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
   opt->vt = vt;
   if (o)
     opt->opts = *o;
+  opt->batch = opt->opts.batch > 0 ? opt->opts.batch : vt->default_batch;
   mapopt__rng_seed(&opt->rng, opt->opts.seed);
+  mapopt__vec_init(&opt->planned, sizeof(mapopt_candidate));
   opt->state = vt->size ? mapopt__calloc(ctx, 1, vt->size) : NULL;
   if ((vt->size && !opt->state) || (vt->init && vt->init(opt) != MAPOPT_OK)) {
     mapopt_optimizer_free(opt);
@@ -90,6 +153,8 @@ void mapopt_optimizer_free(mapopt_optimizer *opt) {
     opt->vt->destroy(opt);
   if (opt->state)
     mapopt__free(opt->ctx, opt->state, opt->vt->size);
+  clear_batch(opt);
+  mapopt__vec_destroy(&opt->planned, opt->ctx);
   mapopt__free(opt->ctx, opt, sizeof *opt);
 }
 
@@ -98,34 +163,116 @@ mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
   if (!opt || !out)
     return MAPOPT_EINVAL;
   *out = (mapopt_candidate){0};
-  return opt->vt->ask(opt, out);
+  if (opt->given == opt->planned.len) {
+    if (opt->told < opt->given)
+      return MAPOPT_ENOTFOUND; /* tell the batch first */
+    clear_batch(opt);
+    mapopt_status st = opt->vt->plan(opt, opt->batch);
+    if (st != MAPOPT_OK)
+      return st;
+    if (opt->planned.len == 0)
+      return MAPOPT_ENOTFOUND; /* done */
+  }
+  mapopt_status st = candidate_copy(
+      opt->ctx, &MAPOPT__VEC_AT(&opt->planned, mapopt_candidate, opt->given),
+      out);
+  if (st == MAPOPT_OK)
+    opt->given++;
+  return st;
 }
 
 mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
                                     const mapopt_candidate *c,
                                     const mapopt_evaluation *e) {
-  if (!opt || !c || !e)
+  if (!opt || !c || !e || opt->told >= opt->given ||
+      MAPOPT__VEC_AT(&opt->planned, mapopt_candidate, opt->told).tag != c->tag)
     return MAPOPT_EINVAL;
+  opt->told++;
   return opt->vt->tell ? opt->vt->tell(opt, c, e) : MAPOPT_OK;
+}
+
+/* ---- a set of hashes
+ * ---------------------------------------------------------
+ */
+
+uint64_t mapopt__choice_hash(const uint16_t *c, size_t n) {
+  return mapopt__hash_bytes(c, n * sizeof *c);
+}
+
+static bool hset_grow(mapopt__hset *h, mapopt_ctx *ctx) {
+  size_t cap = h->cap ? h->cap * 2 : 64;
+  uint64_t *s = mapopt__calloc(ctx, cap, sizeof *s);
+  if (!s)
+    return false;
+  for (size_t i = 0; i < h->cap; i++)
+    if (h->slots[i]) {
+      size_t k = h->slots[i] & (cap - 1);
+      while (s[k])
+        k = (k + 1) & (cap - 1);
+      s[k] = h->slots[i];
+    }
+  if (h->slots)
+    mapopt__free(ctx, h->slots, h->cap * sizeof *h->slots);
+  h->slots = s;
+  h->cap = cap;
+  return true;
+}
+
+bool mapopt__hset_has(const mapopt__hset *h, uint64_t v) {
+  v = v ? v : 1;
+  for (size_t k = v & (h->cap - 1); h->cap && h->slots[k];
+       k = (k + 1) & (h->cap - 1))
+    if (h->slots[k] == v)
+      return true;
+  return false;
+}
+
+int mapopt__hset_add(mapopt__hset *h, mapopt_ctx *ctx, uint64_t v) {
+  v = v ? v : 1;
+  if (mapopt__hset_has(h, v))
+    return 0;
+  if ((h->n + 1) * 2 > h->cap && !hset_grow(h, ctx))
+    return -1;
+  size_t k = v & (h->cap - 1);
+  while (h->slots[k])
+    k = (k + 1) & (h->cap - 1);
+  h->slots[k] = v;
+  h->n++;
+  return 1;
+}
+
+void mapopt__hset_destroy(mapopt__hset *h, mapopt_ctx *ctx) {
+  if (h->slots)
+    mapopt__free(ctx, h->slots, h->cap * sizeof *h->slots);
+  *h = (mapopt__hset){0};
 }
 
 /* ---- random
  * ------------------------------------------------------------------
  */
 
-/* Every value of every parameter equally likely, independently. */
-static mapopt_status random_ask(mapopt_optimizer *opt, mapopt_candidate *out) {
+/* Fills c with a uniform sample of the space. */
+void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c) {
   size_t n = mapopt_space_nparams(opt->space);
-  uint16_t *c = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *c);
-  if (!c)
-    return MAPOPT_ENOMEM;
   for (size_t i = 0; i < n; i++)
     c[i] = (uint16_t)mapopt__rng_below(
         &opt->rng, mapopt_space_param_at(opt->space, i)->nvalues);
-  mapopt_status st = mapopt__candidate_make(opt, c, "random", out);
-  mapopt__free(opt->ctx, c, (n ? n : 1) * sizeof *c);
+}
+
+/* n independent uniform samples. */
+static mapopt_status random_plan(mapopt_optimizer *opt, int n) {
+  size_t np = mapopt_space_nparams(opt->space);
+  uint16_t *c = mapopt__malloc(opt->ctx, (np ? np : 1) * sizeof *c);
+  if (!c)
+    return MAPOPT_ENOMEM;
+  mapopt_status st = MAPOPT_OK;
+  for (int i = 0; i < n && st == MAPOPT_OK; i++) {
+    mapopt__random_choice(opt, c);
+    st = mapopt__propose(opt, c, "random", NULL);
+  }
+  mapopt__free(opt->ctx, c, (np ? np : 1) * sizeof *c);
   return st;
 }
 
-const mapopt__optimizer_vt mapopt__opt_random = {"random",   0,    NULL,
-                                                 random_ask, NULL, NULL};
+const mapopt__optimizer_vt mapopt__opt_random = {"random",    0,    4,   NULL,
+                                                 random_plan, NULL, NULL};

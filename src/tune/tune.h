@@ -50,14 +50,20 @@ int mapopt__space_kind_of(const mapopt_space *sp, const uint16_t *choice,
 /* ---- optimizers ------------------------------------------------------------
  */
 
-/* One optimizer's functions. state is the optimizer's own (zeroed, size
- * bytes, owned by the mapopt_optimizer). ask and tell return MAPOPT_OK,
- * MAPOPT_ENOTFOUND (ask: nothing left) or MAPOPT_ENOMEM. */
+/*
+ * One optimizer's functions. state is the optimizer's own (size bytes,
+ * zeroed, owned by the mapopt_optimizer). plan proposes the next batch: up
+ * to n candidates appended with mapopt__propose, from what was told before
+ * (proposing none means the optimizer is done); tell records one
+ * evaluation, in ask order, and must not change a batch already planned.
+ * Both return MAPOPT_OK or MAPOPT_ENOMEM.
+ */
 typedef struct mapopt__optimizer_vt {
   const char *name;
   size_t size;
+  int default_batch;
   mapopt_status (*init)(mapopt_optimizer *opt);
-  mapopt_status (*ask)(mapopt_optimizer *opt, mapopt_candidate *out);
+  mapopt_status (*plan)(mapopt_optimizer *opt, int n);
   mapopt_status (*tell)(mapopt_optimizer *opt, const mapopt_candidate *c,
                         const mapopt_evaluation *e);
   void (*destroy)(mapopt_optimizer *opt);
@@ -68,16 +74,38 @@ struct mapopt_optimizer {
   const mapopt_space *space;
   const mapopt__optimizer_vt *vt;
   mapopt_optimizer_options opts;
+  int batch;
   mapopt__rng rng;
   int64_t next_tag;
+  mapopt__vec planned; /* mapopt_candidate: the current batch */
+  size_t given, told;  /* of the current batch */
   void *state;
 };
 
-/* Fills a candidate for choice (copied): renders its text; note is copied.
- * MAPOPT_ENOMEM (the candidate is then cleared). */
-mapopt_status mapopt__candidate_make(mapopt_optimizer *opt,
-                                     const uint16_t *choice, const char *note,
-                                     mapopt_candidate *out);
+/* Appends a candidate for choice (copied) to the batch being planned,
+ * rendering its text; note says why. Returns its tag through *tag when tag
+ * is not NULL. MAPOPT_ENOMEM. */
+mapopt_status mapopt__propose(mapopt_optimizer *opt, const uint16_t *choice,
+                              const char *note, int64_t *tag);
+/* Appends a candidate given as text alone (optimizers that write whole
+ * mappers). MAPOPT_ENOMEM. */
+mapopt_status mapopt__propose_text(mapopt_optimizer *opt, const char *text,
+                                   const char *note, int64_t *tag);
+
+/* A set of 64-bit hashes (of choice vectors), for "seen before". */
+typedef struct mapopt__hset {
+  uint64_t *slots; /* 0: empty (a hash of 0 is stored as 1) */
+  size_t cap, n;
+} mapopt__hset;
+void mapopt__hset_destroy(mapopt__hset *h, mapopt_ctx *ctx);
+/* Adds h; returns 1 if added, 0 if present, -1 out of memory. */
+int mapopt__hset_add(mapopt__hset *h, mapopt_ctx *ctx, uint64_t v);
+bool mapopt__hset_has(const mapopt__hset *h, uint64_t v);
+/* The hash of a choice vector of n entries. */
+uint64_t mapopt__choice_hash(const uint16_t *c, size_t n);
+
+/* Fills c (mapopt_space_nparams entries) with a uniform sample. */
+void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c);
 
 extern const mapopt__optimizer_vt mapopt__opt_random;
 
