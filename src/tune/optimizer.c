@@ -14,11 +14,9 @@
 
 #include "tune/tune.h"
 
-extern const mapopt__optimizer_vt mapopt__opt_opentuner;
-
-static const mapopt__optimizer_vt *const registry[] = {&mapopt__opt_random,
-                                                       &mapopt__opt_opentuner};
-static const char *const names[] = {"random", "opentuner", NULL};
+static const mapopt__optimizer_vt *const registry[] = {
+    &mapopt__opt_random, &mapopt__opt_opentuner, &mapopt__opt_ccd};
+static const char *const names[] = {"random", "opentuner", "ccd", NULL};
 
 const char *const *mapopt_optimizer_names(void) {
   return names;

@@ -94,6 +94,19 @@ static bool name_in(const mapopt__vec *v, const char *name) {
   return false;
 }
 
+int mapopt__space_region_of(const mapopt_space *sp, const char *name) {
+  for (size_t i = 0; i < sp->names.len; i++) {
+    const name_region *nr = &MAPOPT__VEC_AT(&sp->names, name_region, i);
+    if (!strcmp(nr->name, name))
+      return nr->region;
+  }
+  return -1;
+}
+
+const mapopt_app_run *mapopt__space_run(const mapopt_space *sp) {
+  return sp->run;
+}
+
 /* Collects the facts of every task and region from the run's ops. */
 static mapopt_status scan_run(mapopt_space *sp) {
   const mapopt_app_run *run = sp->run;
@@ -139,6 +152,13 @@ static mapopt_status scan_run(mapopt_space *sp) {
     }
     for (size_t r = 0; r < o->nreqs; r++) {
       const mapopt_app_req *q = &o->reqs[r];
+      for (size_t k = 0; k < q->nnames; k++)
+        if (mapopt__space_region_of(sp, q->names[k]) < 0) {
+          name_region *nr = mapopt__vec_push(&sp->names, sp->ctx);
+          if (!nr)
+            return MAPOPT_ENOMEM;
+          *nr = (name_region){q->names[k], q->piece->region};
+        }
       if (q->priv == MAPOPT_PRIV_RO && q->fields)
         st->reads = true;
       if (st->leaf && q->fields)
@@ -359,6 +379,7 @@ mapopt_status mapopt_space_new(mapopt_ctx *ctx, const mapopt_app_run *run,
   sp->machine = machine;
   mapopt__arena_init(&sp->arena, ctx);
   mapopt__vec_init(&sp->params, sizeof(mapopt_space_param));
+  mapopt__vec_init(&sp->names, sizeof(name_region));
   mapopt__vec_init(&sp->param_task, sizeof(int));
   mapopt_machine_shape_of(machine, &sp->shape);
   mapopt_status st = scan_run(sp);
@@ -393,6 +414,7 @@ void mapopt_space_free(mapopt_space *sp) {
     mapopt__vec_destroy(&sp->tasks[t].ambiguous, sp->ctx);
   }
   mapopt__vec_destroy(&sp->params, sp->ctx);
+  mapopt__vec_destroy(&sp->names, sp->ctx);
   mapopt__vec_destroy(&sp->param_task, sp->ctx);
   mapopt__arena_destroy(&sp->arena);
   mapopt__free(sp->ctx, sp, sizeof *sp);

@@ -37,9 +37,21 @@ struct mapopt_space {
   size_t base_len;
   space_task *tasks;      /* per run task */
   char *region_used;      /* per run region: a leaf uses it */
+  mapopt__vec names; /* name_region: argument names, their region */
   mapopt__vec params;     /* mapopt_space_param */
   mapopt__vec param_task; /* int: each parameter's task, -1 none */
 };
+
+/* An argument name (partition, alias or root) and its root region. */
+typedef struct name_region {
+  const char *name;
+  int region;
+} name_region;
+
+/* The region index of the argument name, or -1 when no argument has it. */
+int mapopt__space_region_of(const mapopt_space *sp, const char *name);
+/* The run the space was derived from. */
+const mapopt_app_run *mapopt__space_run(const mapopt_space *sp);
 
 /* The task of parameter i (-1 for layout parameters). */
 int mapopt__space_task_of(const mapopt_space *sp, size_t i);
@@ -108,5 +120,7 @@ uint64_t mapopt__choice_hash(const uint16_t *c, size_t n);
 void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c);
 
 extern const mapopt__optimizer_vt mapopt__opt_random;
+extern const mapopt__optimizer_vt mapopt__opt_opentuner;
+extern const mapopt__optimizer_vt mapopt__opt_ccd;
 
 #endif /* MAPOPT_SRC_TUNE_TUNE_H */
