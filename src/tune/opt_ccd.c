@@ -37,33 +37,6 @@ static size_t np_of(const mapopt_optimizer *opt) {
   return mapopt_space_nparams(opt->space);
 }
 
-/* The busy time a parameter's decisions affect, from a result's profile:
- * its task's, or for a layout parameter the tasks' that read the region. */
-static int64_t weight_of(const mapopt_space *sp, size_t i,
-                         const mapopt_sim_result *r) {
-  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
-  int64_t w = 0;
-  for (size_t t = 0; t < r->ntop; t++) {
-    const mapopt_sim_task_stats *ts = &r->top_tasks[t];
-    if (p->task) {
-      if (!strcmp(ts->task, p->task))
-        w += ts->busy_ns;
-      continue;
-    }
-    for (int q = 0; q < ts->nreqs; q++)
-      if (ts->reqs[q].name && p->region &&
-          mapopt__space_region_of(sp, ts->reqs[q].name) >= 0 &&
-          !strcmp(p->region,
-                  mapopt__space_run(sp)
-                      ->regions[mapopt__space_region_of(sp, ts->reqs[q].name)]
-                      .name)) {
-        w += ts->busy_ns;
-        break;
-      }
-  }
-  return w;
-}
-
 /* Orders the parameters by descending weight, ties in space order. */
 static void sort_order(ccd_state *s, size_t n) {
   for (size_t i = 1; i < n; i++) {
@@ -160,7 +133,7 @@ static mapopt_status ccd_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
     memcpy(s->best, c->choice, n * sizeof *s->best);
     if (e->result)
       for (size_t i = 0; i < n; i++)
-        s->weight[i] = weight_of(opt->space, i, e->result);
+        s->weight[i] = mapopt__param_weight(opt->space, i, e->result);
   }
   if (first)
     new_sweep(opt); /* the start's profile orders the first sweep */

@@ -15,8 +15,10 @@
 #include "tune/tune.h"
 
 static const mapopt__optimizer_vt *const registry[] = {
-    &mapopt__opt_random, &mapopt__opt_opentuner, &mapopt__opt_ccd};
-static const char *const names[] = {"random", "opentuner", "ccd", NULL};
+    &mapopt__opt_guided, &mapopt__opt_random, &mapopt__opt_opentuner,
+    &mapopt__opt_ccd};
+static const char *const names[] = {"guided", "random", "opentuner", "ccd",
+                                    NULL};
 
 const char *const *mapopt_optimizer_names(void) {
   return names;

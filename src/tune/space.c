@@ -129,6 +129,7 @@ static mapopt_status scan_run(mapopt_space *sp) {
     st->leaf = !run->tasks[t].inner;
     mapopt__vec_init(&st->keys, sizeof(const char *));
     mapopt__vec_init(&st->ambiguous, sizeof(const char *));
+    mapopt__vec_init(&st->key_args, sizeof(key_arg));
   }
   /* Pass 1: launch shapes, parents, read-only arguments, and the names that
    * two arguments of one op share (those are keyed by position). */
@@ -194,9 +195,11 @@ static mapopt_status scan_run(mapopt_space *sp) {
       if (name_in(&st->keys, key))
         continue;
       const char **slot = mapopt__vec_push(&st->keys, sp->ctx);
-      if (!slot)
+      key_arg *ka = slot ? mapopt__vec_push(&st->key_args, sp->ctx) : NULL;
+      if (!ka)
         return MAPOPT_ENOMEM;
       *slot = key;
+      *ka = (key_arg){q->names, q->nnames, r};
     }
   }
   return MAPOPT_OK;
@@ -412,6 +415,7 @@ void mapopt_space_free(mapopt_space *sp) {
   for (int t = 0; sp->tasks && t < sp->run->ntasks; t++) {
     mapopt__vec_destroy(&sp->tasks[t].keys, sp->ctx);
     mapopt__vec_destroy(&sp->tasks[t].ambiguous, sp->ctx);
+    mapopt__vec_destroy(&sp->tasks[t].key_args, sp->ctx);
   }
   mapopt__vec_destroy(&sp->params, sp->ctx);
   mapopt__vec_destroy(&sp->names, sp->ctx);

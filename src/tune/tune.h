@@ -8,6 +8,13 @@
 #include "core/core.h"
 #include "mapopt/tune.h"
 
+/* The argument a key of a task stands for: its names and position. */
+typedef struct key_arg {
+  const char *const *names;
+  size_t nnames;
+  size_t position;
+} key_arg;
+
 /* What the space knows of one task of the run. */
 typedef struct space_task {
   bool used;          /* some op runs it */
@@ -23,6 +30,7 @@ typedef struct space_task {
   int64_t kind_param; /* 1 + its kind parameter, 0 none */
   int64_t map_param;  /* 1 + its index-map parameter, 0 none */
   mapopt__vec keys;   /* const char *: its region-argument keys */
+  mapopt__vec key_args;  /* key_arg: the argument each key stands for */
   mapopt__vec ambiguous; /* const char *: first names that two arguments
                             of one op share (keyed by position instead) */
 } space_task;
@@ -37,7 +45,7 @@ struct mapopt_space {
   size_t base_len;
   space_task *tasks;      /* per run task */
   char *region_used;      /* per run region: a leaf uses it */
-  mapopt__vec names; /* name_region: argument names, their region */
+  mapopt__vec names;      /* name_region: argument names, their region */
   mapopt__vec params;     /* mapopt_space_param */
   mapopt__vec param_task; /* int: each parameter's task, -1 none */
 };
@@ -116,11 +124,61 @@ bool mapopt__hset_has(const mapopt__hset *h, uint64_t v);
 /* The hash of a choice vector of n entries. */
 uint64_t mapopt__choice_hash(const uint16_t *c, size_t n);
 
+/* ---- edits: AutoGuide's suggestions over the space ------------------------
+ */
+
+/* A structured edit, as AutoGuide's findings carry them (guide.h): every
+ * operand a string; impact is the finding's share of the time at stake. */
+typedef enum tune_edit_kind {
+  TUNE_EDIT_PROC_KINDS,
+  TUNE_EDIT_MEMORY,
+  TUNE_EDIT_LAYOUT,
+  TUNE_EDIT_INDEX_MAP,
+  TUNE_EDIT_INSTANCE_LIMIT,
+  TUNE_EDIT_COLLECT,
+  TUNE_EDIT_SINGLE_FOLLOW
+} tune_edit_kind;
+
+typedef struct tune_edit {
+  tune_edit_kind kind;
+  char task[64], region[64], proc[8], component[8], value[72];
+  double impact;
+  char text[160]; /* the edit in words */
+} tune_edit;
+
+/* Parameter changes: param[i] takes value[i], or, when from[i] >= 0, the
+ * value named like parameter from[i]'s value in the base (0 if the name
+ * is not one of param[i]'s). */
+enum { TUNE_MAX_DELTA = 8 };
+typedef struct tune_delta {
+  size_t param[TUNE_MAX_DELTA];
+  uint16_t value[TUNE_MAX_DELTA];
+  int32_t from[TUNE_MAX_DELTA];
+  int n;
+} tune_delta;
+
+/* Appends the changes that carry out edit to *d; false when the space has
+ * no parameter for it, or d is full (d is then unchanged). */
+bool mapopt__edit_to_delta(const mapopt_space *sp, const tune_edit *edit,
+                           tune_delta *d);
+/* base with d applied, into out; false when a change is out of range. */
+bool mapopt__delta_apply(const mapopt_space *sp, const uint16_t *base,
+                         const tune_delta *d, uint16_t *out);
+/* The edits of an evaluation's findings, most promising first, at most
+ * cap; 0 when it has none (guide_edits.c). */
+size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
+                           size_t cap);
+/* The busy time parameter i decides for in a profile: its task's, or for a
+ * layout parameter, that of the tasks reading its region. */
+int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
+                             const struct mapopt_sim_result *r);
+
 /* Fills c (mapopt_space_nparams entries) with a uniform sample. */
 void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c);
 
 extern const mapopt__optimizer_vt mapopt__opt_random;
 extern const mapopt__optimizer_vt mapopt__opt_opentuner;
 extern const mapopt__optimizer_vt mapopt__opt_ccd;
+extern const mapopt__optimizer_vt mapopt__opt_guided;
 
 #endif /* MAPOPT_SRC_TUNE_TUNE_H */

@@ -1,0 +1,283 @@
+/*
+ * The `guided` optimizer, mapopt's default: a search that acts on
+ * AutoGuide's diagnosis instead of on a bare score.
+ *
+ * It starts from the default mapper. Each evaluation's findings carry
+ * structured edits ("set the memory of (T, R, GPU) to FBMEM", "place T's
+ * points like U's"); each edit becomes a move -- a few parameter changes
+ * -- ranked by the share of the elapsed time its finding puts at stake.
+ * The optimizer applies the most promising untried move to the best mapper
+ * so far, keeps the result if it is better, and otherwise goes on with the
+ * next move (the best stays: a worse move is reverted). A move that fails
+ * is repaired once with the edits its own failure suggests, keeping the
+ * change it tried. When the findings run dry, it tries the neighbours of
+ * the best mapper, one parameter at a time, in order of profiled
+ * importance (the busy time of the task each parameter decides for).
+ *
+ * Only the space (the app model and the machine) and the evaluations
+ * inform it; ties break in a fixed order, and the seed only orders moves
+ * of equal promise, so a run is reproducible.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mapopt/sim.h"
+#include "tune/tune.h"
+
+/* A move: parameter changes applied on top of a base choice. */
+typedef struct move {
+  tune_delta delta;
+  double priority;
+  int64_t order; /* insertion order: earlier first among equals */
+  bool repair;   /* it repairs a failed move: not repaired again */
+  char note[200];
+} move;
+
+typedef struct guided_state {
+  uint16_t *best, *work;
+  bool have_best, started, done;
+  double best_score;
+  mapopt__vec moves; /* move, unordered; the best is taken each time */
+  int64_t next_order;
+  mapopt__hset tried;
+  /* The repair base of each pending candidate: its move, to add repairs to
+   * (tag, move). */
+  mapopt__vec pending;
+  /* Neighbour walk of the best when the moves run dry. */
+  size_t *order;
+  int64_t *weight;
+  size_t npos, nvalue;
+  bool walking;
+} guided_state;
+
+typedef struct pending_move {
+  int64_t tag;
+  move mv;
+  bool repaired; /* already a repair: not repaired again */
+} pending_move;
+
+static size_t np_of(const mapopt_optimizer *opt) {
+  return mapopt_space_nparams(opt->space);
+}
+
+static mapopt_status add_move(mapopt_optimizer *opt, const move *mv) {
+  guided_state *s = opt->state;
+  if (mv->delta.n == 0)
+    return MAPOPT_OK;
+  move *slot = mapopt__vec_push(&s->moves, opt->ctx);
+  if (!slot)
+    return MAPOPT_ENOMEM;
+  *slot = *mv;
+  slot->order = s->next_order++;
+  return MAPOPT_OK;
+}
+
+/* Turns the findings of an evaluation into moves (over the space's
+ * parameters, relative to any base) with their promise; with prefix (a
+ * failed move), each keeps the prefix's changes and is a repair. */
+static mapopt_status moves_from(mapopt_optimizer *opt,
+                                const mapopt_evaluation *e,
+                                const move *prefix) {
+  tune_edit edits[64];
+  size_t n = mapopt__guide_edits(e, edits, 64);
+  for (size_t i = 0; i < n; i++) {
+    move mv = {0};
+    if (prefix)
+      mv.delta = prefix->delta;
+    if (!mapopt__edit_to_delta(opt->space, &edits[i], &mv.delta))
+      continue;
+    /* Earlier findings and larger stakes first; repairs of a failed move
+     * ahead of everything else. */
+    mv.priority =
+        (prefix ? 4.0 : 1.0) * (1.0 + edits[i].impact) - 1e-3 * (double)i;
+    mv.repair = prefix != NULL;
+    snprintf(mv.note, sizeof mv.note, "guided: %s%s", prefix ? "repair: " : "",
+             edits[i].text);
+    mapopt_status st = add_move(opt, &mv);
+    if (st != MAPOPT_OK)
+      return st;
+  }
+  return MAPOPT_OK;
+}
+
+/* The next untried move applied to the best, into work; false if none. */
+static bool next_move(mapopt_optimizer *opt, move *out) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  while (s->moves.len) {
+    size_t bi = 0;
+    for (size_t i = 1; i < s->moves.len; i++) {
+      const move *a = &MAPOPT__VEC_AT(&s->moves, move, i);
+      const move *b = &MAPOPT__VEC_AT(&s->moves, move, bi);
+      if (a->priority > b->priority ||
+          (a->priority == b->priority && a->order < b->order))
+        bi = i;
+    }
+    *out = MAPOPT__VEC_AT(&s->moves, move, bi);
+    MAPOPT__VEC_AT(&s->moves, move, bi) =
+        MAPOPT__VEC_AT(&s->moves, move, s->moves.len - 1);
+    s->moves.len--;
+    if (mapopt__delta_apply(opt->space, s->best, &out->delta, s->work) &&
+        !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+      return true;
+  }
+  return false;
+}
+
+/* The busy time each parameter decides for, from the best's profile. */
+static void weigh(mapopt_optimizer *opt, const mapopt_sim_result *r) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  for (size_t i = 0; i < n; i++)
+    s->weight[i] = r ? mapopt__param_weight(opt->space, i, r) : 0;
+  for (size_t i = 0; i < n; i++)
+    s->order[i] = i;
+  for (size_t i = 1; i < n; i++) { /* stable: ties stay in space order */
+    size_t a = s->order[i], j = i;
+    while (j > 0 && s->weight[s->order[j - 1]] < s->weight[a]) {
+      s->order[j] = s->order[j - 1];
+      j--;
+    }
+    s->order[j] = a;
+  }
+  s->npos = s->nvalue = 0;
+  s->walking = true;
+}
+
+/* The next untried neighbour of the best (one parameter changed). */
+static bool next_neighbour(mapopt_optimizer *opt, move *out) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  while (s->walking && s->npos < n) {
+    size_t i = s->order[s->npos];
+    const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+    if (!mapopt_space_active(opt->space, s->best, i) ||
+        s->nvalue >= p->nvalues) {
+      s->npos++;
+      s->nvalue = 0;
+      continue;
+    }
+    uint16_t v = (uint16_t)s->nvalue++;
+    if (v == s->best[i])
+      continue;
+    *out = (move){.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1}};
+    snprintf(out->note, sizeof out->note, "guided: neighbour %s = %s", p->name,
+             p->values[v]);
+    mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
+    if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+      return true;
+  }
+  return false;
+}
+
+static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  if (s->done)
+    return MAPOPT_OK;
+  if (!s->started) {
+    s->started = true;
+    move start = {0};
+    snprintf(start.note, sizeof start.note, "guided: start (default mapper)");
+    memcpy(s->work, s->best, n * sizeof *s->work);
+    int64_t tag;
+    mapopt_status st = mapopt__propose(opt, s->work, start.note, &tag);
+    pending_move *pm =
+        st == MAPOPT_OK ? mapopt__vec_push(&s->pending, opt->ctx) : NULL;
+    if (!pm)
+      return MAPOPT_ENOMEM;
+    *pm = (pending_move){tag, start, false};
+    return mapopt__hset_add(&s->tried, opt->ctx,
+                            mapopt__choice_hash(s->work, n)) < 0
+               ? MAPOPT_ENOMEM
+               : MAPOPT_OK;
+  }
+  int k = 0;
+  for (; k < batch; k++) {
+    move mv;
+    if (!next_move(opt, &mv) && !next_neighbour(opt, &mv))
+      break;
+    int64_t tag;
+    mapopt_status st = mapopt__propose(opt, s->work, mv.note, &tag);
+    pending_move *pm =
+        st == MAPOPT_OK ? mapopt__vec_push(&s->pending, opt->ctx) : NULL;
+    if (!pm || mapopt__hset_add(&s->tried, opt->ctx,
+                                mapopt__choice_hash(s->work, n)) < 0)
+      return MAPOPT_ENOMEM;
+    *pm = (pending_move){tag, mv, mv.repair};
+  }
+  if (k == 0)
+    s->done = true;
+  return MAPOPT_OK;
+}
+
+static mapopt_status guided_tell(mapopt_optimizer *opt,
+                                 const mapopt_candidate *c,
+                                 const mapopt_evaluation *e) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  pending_move pm = {.tag = -1};
+  for (size_t i = 0; i < s->pending.len; i++)
+    if (MAPOPT__VEC_AT(&s->pending, pending_move, i).tag == c->tag) {
+      pm = MAPOPT__VEC_AT(&s->pending, pending_move, i);
+      MAPOPT__VEC_AT(&s->pending, pending_move, i) =
+          MAPOPT__VEC_AT(&s->pending, pending_move, s->pending.len - 1);
+      s->pending.len--;
+      break;
+    }
+  bool ok = e->status == MAPOPT_EVAL_OK;
+  if (ok && (!s->have_best || e->score > s->best_score)) {
+    /* A new best: its findings give the next moves; the old moves stay
+     * (they apply to the new best too), behind the new ones. */
+    s->have_best = true;
+    s->best_score = e->score;
+    memcpy(s->best, c->choice, n * sizeof *s->best);
+    for (size_t i = 0; i < s->moves.len; i++)
+      MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
+    weigh(opt, e->result);
+    return moves_from(opt, e, NULL);
+  }
+  if (!ok && pm.tag >= 0 && !pm.repaired) {
+    /* Keep the change that was tried, add what its failure asks for. */
+    mapopt_status st = moves_from(opt, e, &pm.mv);
+    if (st != MAPOPT_OK)
+      return st;
+  }
+  if (!s->have_best && !s->walking)
+    weigh(opt, e->result);
+  return MAPOPT_OK;
+}
+
+static mapopt_status guided_init(mapopt_optimizer *opt) {
+  guided_state *s = opt->state;
+  size_t m = np_of(opt) ? np_of(opt) : 1;
+  mapopt__vec_init(&s->moves, sizeof(move));
+  mapopt__vec_init(&s->pending, sizeof(pending_move));
+  s->best = mapopt__calloc(opt->ctx, m, sizeof *s->best);
+  s->work = mapopt__calloc(opt->ctx, m, sizeof *s->work);
+  s->order = mapopt__calloc(opt->ctx, m, sizeof *s->order);
+  s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
+  return s->best && s->work && s->order && s->weight ? MAPOPT_OK
+                                                     : MAPOPT_ENOMEM;
+}
+
+static void guided_destroy(mapopt_optimizer *opt) {
+  guided_state *s = opt->state;
+  size_t m = np_of(opt) ? np_of(opt) : 1;
+  mapopt__vec_destroy(&s->moves, opt->ctx);
+  mapopt__vec_destroy(&s->pending, opt->ctx);
+  mapopt__hset_destroy(&s->tried, opt->ctx);
+  if (s->best)
+    mapopt__free(opt->ctx, s->best, m * sizeof *s->best);
+  if (s->work)
+    mapopt__free(opt->ctx, s->work, m * sizeof *s->work);
+  if (s->order)
+    mapopt__free(opt->ctx, s->order, m * sizeof *s->order);
+  if (s->weight)
+    mapopt__free(opt->ctx, s->weight, m * sizeof *s->weight);
+}
+
+/* One candidate at a time: each move is chosen knowing the last result. */
+const mapopt__optimizer_vt mapopt__opt_guided = {
+    "guided",    sizeof(guided_state), 1, guided_init, guided_plan,
+    guided_tell, guided_destroy};
