@@ -1,14 +1,48 @@
 /*
- * AutoGuide's findings as the guided optimizer's edits. (AutoGuide is not
- * part of this tree yet: until it is, evaluations carry no edits and the
- * guided optimizer walks the profile-ranked neighbours only.)
+ * AutoGuide's findings as the guided optimizer's edits: the one place the
+ * tune module reads guide.h's types. Findings come most important first;
+ * their edits keep that order, each carrying its finding's share of the
+ * time at stake.
  */
+#include <stdio.h>
+#include <string.h>
+
+#include "mapopt/guide.h"
 #include "tune/tune.h"
+
+static void copy(char *dst, size_t cap, const char *src) {
+  snprintf(dst, cap, "%s", src ? src : "");
+}
 
 size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
                            size_t cap) {
-  (void)e;
-  (void)out;
-  (void)cap;
-  return 0;
+  static const tune_edit_kind kinds[] = {
+      [MAPOPT_GUIDE_EDIT_PROC_KINDS] = TUNE_EDIT_PROC_KINDS,
+      [MAPOPT_GUIDE_EDIT_MEMORY] = TUNE_EDIT_MEMORY,
+      [MAPOPT_GUIDE_EDIT_LAYOUT] = TUNE_EDIT_LAYOUT,
+      [MAPOPT_GUIDE_EDIT_INDEX_MAP] = TUNE_EDIT_INDEX_MAP,
+      [MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT] = TUNE_EDIT_INSTANCE_LIMIT,
+      [MAPOPT_GUIDE_EDIT_COLLECT] = TUNE_EDIT_COLLECT,
+      [MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW] = TUNE_EDIT_SINGLE_FOLLOW};
+  size_t n = 0;
+  const mapopt_findings *f = e ? e->findings : NULL;
+  for (size_t i = 0; f && i < mapopt_findings_count(f); i++) {
+    const mapopt_guide_finding *fd = mapopt_findings_get(f, i);
+    for (size_t k = 0; k < fd->nedits && n < cap; k++) {
+      const mapopt_guide_edit *ge = &fd->edits[k];
+      if ((size_t)ge->kind >= sizeof kinds / sizeof kinds[0])
+        continue;
+      tune_edit *te = &out[n++];
+      memset(te, 0, sizeof *te);
+      te->kind = kinds[ge->kind];
+      copy(te->task, sizeof te->task, ge->task);
+      copy(te->region, sizeof te->region, ge->region);
+      copy(te->proc, sizeof te->proc, ge->proc);
+      copy(te->component, sizeof te->component, ge->component);
+      copy(te->value, sizeof te->value, ge->value);
+      te->impact = fd->impact;
+      mapopt_guide_edit_format(ge, te->text, sizeof te->text);
+    }
+  }
+  return n;
 }
