@@ -58,11 +58,7 @@ typedef struct pending {
 } pending;
 
 typedef struct ot_state {
-  /* The bandit's sliding window of (arm, was a new best). */
-  uint8_t hist_arm[WINDOW];
-  bool hist_best[WINDOW];
-  size_t hist_head, hist_len;
-  int64_t use[NARMS], auc_sum[NARMS], auc_decay[NARMS];
+  mapopt__bandit bandit;
   /* The global best. */
   bool have_best;
   double best_score;
@@ -88,69 +84,6 @@ static uint16_t *new_cfg(mapopt_optimizer *opt) {
 static void free_cfg(mapopt_optimizer *opt, uint16_t *c) {
   if (c)
     mapopt__free(opt->ctx, c, (nparams(opt) ? nparams(opt) : 1) * 2);
-}
-
-/* ---- the AUC bandit
- * ----------------------------------------------------------
- */
-
-static void bandit_push(ot_state *s, int arm, bool best) {
-  size_t slot = (s->hist_head + s->hist_len) % WINDOW;
-  if (s->hist_len == WINDOW) { /* drop the oldest entry */
-    int a = s->hist_arm[s->hist_head];
-    s->use[a]--;
-    s->auc_sum[a] -= s->auc_decay[a];
-    if (s->hist_best[s->hist_head])
-      s->auc_decay[a]--;
-    s->hist_head = (s->hist_head + 1) % WINDOW;
-    s->hist_len--;
-    slot = (s->hist_head + s->hist_len) % WINDOW;
-  }
-  s->hist_arm[slot] = (uint8_t)arm;
-  s->hist_best[slot] = best;
-  s->hist_len++;
-  s->use[arm]++;
-  if (best) {
-    s->auc_sum[arm] += s->use[arm];
-    s->auc_decay[arm]++;
-  }
-}
-
-/* Exploitation (area under the credit curve) plus C times exploration. */
-static double bandit_score(const ot_state *s, int arm) {
-  if (s->use[arm] == 0)
-    return INFINITY;
-  double pos = (double)s->use[arm];
-  double exploit = (double)s->auc_sum[arm] * 2.0 / (pos * (pos + 1.0));
-  double explore = sqrt(2.0 * log2((double)s->hist_len) / pos);
-  return exploit + EXPLORATION_C * explore;
-}
-
-/* The arms, best score first; ties in a random order. */
-static void bandit_order(mapopt_optimizer *opt, int *order) {
-  ot_state *s = opt->state;
-  for (int i = 0; i < NARMS; i++)
-    order[i] = i;
-  for (int i = NARMS - 1; i > 0; i--) {
-    int j = (int)mapopt__rng_below(&opt->rng, (uint64_t)i + 1);
-    int t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-  /* Stable sort by descending score (OpenTuner sorts ascending, stably,
-   * then reverses: ties come out in reverse shuffled order). */
-  int rev[NARMS];
-  for (int i = 0; i < NARMS; i++)
-    rev[i] = order[NARMS - 1 - i];
-  for (int i = 1; i < NARMS; i++) {
-    int a = rev[i], j = i;
-    while (j > 0 && bandit_score(s, rev[j - 1]) < bandit_score(s, a)) {
-      rev[j] = rev[j - 1];
-      j--;
-    }
-    rev[j] = a;
-  }
-  memcpy(order, rev, sizeof rev);
 }
 
 /* ---- techniques
@@ -281,7 +214,7 @@ static bool mutate_propose(mapopt_optimizer *opt, double rate, uint16_t *out,
 static mapopt_status ot_plan_one(mapopt_optimizer *opt, size_t *idx) {
   ot_state *s = opt->state;
   int order[NARMS];
-  bandit_order(opt, order);
+  mapopt__bandit_order(&s->bandit, &opt->rng, order);
   pending pd = {.arm = -1, .member = -1};
   bool got = false;
   for (int k = 0; k < NARMS && !got; k++) {
@@ -302,7 +235,7 @@ static mapopt_status ot_plan_one(mapopt_optimizer *opt, size_t *idx) {
     if (got)
       pd.arm = arm;
     else
-      bandit_push(s, arm, false);
+      mapopt__bandit_push(&s->bandit, arm, false);
   }
   if (!got)
     mapopt__random_choice(opt, s->work);
@@ -357,7 +290,7 @@ static mapopt_status ot_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
     if (pd.tag != c->tag)
       continue;
     if (pd.arm >= 0)
-      bandit_push(s, pd.arm, new_best);
+      mapopt__bandit_push(&s->bandit, pd.arm, new_best);
     if (pd.member >= 0) {
       member *m = &s->pop[pd.member];
       if (pd.init) {
@@ -397,6 +330,7 @@ static void ot_destroy(mapopt_optimizer *opt) {
 
 static mapopt_status ot_init(mapopt_optimizer *opt) {
   ot_state *s = opt->state;
+  mapopt__bandit_init(&s->bandit, NARMS, WINDOW, EXPLORATION_C);
   mapopt__vec_init(&s->pend, sizeof(pending));
   s->best = new_cfg(opt);
   s->work = new_cfg(opt);

@@ -67,6 +67,35 @@ int mapopt__space_task_of(const mapopt_space *sp, size_t i);
 int mapopt__space_kind_of(const mapopt_space *sp, const uint16_t *choice,
                           int task);
 
+/* ---- the AUC bandit (bandit.c) ---------------------------------------------
+ */
+
+enum { MAPOPT__BANDIT_MAX_ARMS = 8, MAPOPT__BANDIT_MAX_WINDOW = 500 };
+
+typedef struct mapopt__bandit {
+  int narms, window;
+  double c; /* the exploration constant */
+  /* The window of uses, oldest first from head: arm and credit. */
+  uint8_t arm[MAPOPT__BANDIT_MAX_WINDOW];
+  bool credit[MAPOPT__BANDIT_MAX_WINDOW];
+  size_t head, len;
+  /* Per arm: uses in the window, the sum of the credited positions, and
+   * the credited uses (what each position falls by when the oldest use
+   * leaves). */
+  int64_t use[MAPOPT__BANDIT_MAX_ARMS], auc_sum[MAPOPT__BANDIT_MAX_ARMS],
+      auc_decay[MAPOPT__BANDIT_MAX_ARMS];
+} mapopt__bandit;
+
+void mapopt__bandit_init(mapopt__bandit *b, int narms, int window, double c);
+/* Records a use of arm; credit: it produced a new global best. */
+void mapopt__bandit_push(mapopt__bandit *b, int arm, bool credit);
+/* Exploitation plus c times exploration; infinite for an unused arm. */
+double mapopt__bandit_score(const mapopt__bandit *b, int arm);
+/* The arms into order (narms entries), best first, ties in an order drawn
+ * from rng. */
+void mapopt__bandit_order(const mapopt__bandit *b, mapopt__rng *rng,
+                          int *order);
+
 /* ---- optimizers ------------------------------------------------------------
  */
 

@@ -1,0 +1,278 @@
+/*
+ * The optimizers of the tune module: the AUC bandit's credit arithmetic
+ * against hand-computed values, each optimizer's determinism for a seed,
+ * batches that do not depend on how many candidates are evaluated at once,
+ * and the guided optimizer acting on AutoGuide's findings in a real
+ * simulation.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mapopt/mapopt.h"
+#include "tune/tune.h"
+#include "fixture.h"
+
+/* ---- the bandit ------------------------------------------------------------ */
+
+static void expect_near(double got, double want) {
+  if (fabs(got - want) > 1e-9)
+    print_error("got %.12f, want %.12f\n", got, want);
+  assert_true(fabs(got - want) <= 1e-9);
+}
+
+/*
+ * Two arms, a window of 4, C = 0.05. Scores are exploitation (the sum of
+ * the positions of an arm's credited uses over k (k + 1) / 2 for its k
+ * uses) plus 0.05 sqrt(2 log2(len) / k).
+ */
+static void test_bandit_credit(void **state) {
+  (void)state;
+  mapopt__bandit b;
+  mapopt__bandit_init(&b, 2, 4, 0.05);
+  assert_true(isinf(mapopt__bandit_score(&b, 0)));
+  mapopt__bandit_push(&b, 0, true); /* arm 0: credited at position 1 */
+  expect_near(mapopt__bandit_score(&b, 0), 1.0);      /* 1 * 2 / 2; log 0 */
+  mapopt__bandit_push(&b, 1, false);
+  expect_near(mapopt__bandit_score(&b, 1), 0.05 * sqrt(2.0));
+  expect_near(mapopt__bandit_score(&b, 0), 1.0 + 0.05 * sqrt(2.0));
+  mapopt__bandit_push(&b, 0, false); /* arm 0: uses 1 (credited), 2 */
+  expect_near(mapopt__bandit_score(&b, 0),
+              2.0 / 6.0 + 0.05 * sqrt(2.0 * log2(3.0) / 2.0));
+  mapopt__bandit_push(&b, 0, true); /* positions 1 and 3 credited: 4 */
+  expect_near(mapopt__bandit_score(&b, 0),
+              8.0 / 12.0 + 0.05 * sqrt(2.0 * 2.0 / 3.0));
+  /* The window is full: arm 0's first (credited) use leaves. Arm 0 keeps
+   * (no, yes): 2 * 2 / 6; arm 1 has (no, yes): the same. */
+  mapopt__bandit_push(&b, 1, true);
+  expect_near(mapopt__bandit_score(&b, 0),
+              4.0 / 6.0 + 0.05 * sqrt(2.0 * 2.0 / 2.0));
+  expect_near(mapopt__bandit_score(&b, 1),
+              4.0 / 6.0 + 0.05 * sqrt(2.0 * 2.0 / 2.0));
+  /* Order: best first; an unused arm is infinitely promising. */
+  mapopt__bandit c;
+  mapopt__bandit_init(&c, 3, 10, 0.05);
+  mapopt__bandit_push(&c, 0, false);
+  mapopt__bandit_push(&c, 1, true);
+  mapopt__rng rng;
+  mapopt__rng_seed(&rng, 1);
+  int order[3];
+  mapopt__bandit_order(&c, &rng, order);
+  assert_int_equal(order[0], 2);
+  assert_int_equal(order[1], 1);
+  assert_int_equal(order[2], 0);
+}
+
+/* ---- a synthetic problem ---------------------------------------------------- */
+
+typedef struct problem {
+  mapopt_machine *machine;
+  mapopt_app *app;
+  mapopt_app_run *run;
+  mapopt_space *space;
+} problem;
+
+static void problem_open(problem *p, const char *app, const char *base) {
+  memset(p, 0, sizeof *p);
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &p->machine),
+                   MAPOPT_OK);
+  assert_int_equal(mapopt_app_resolve(ctx, app, diags, &p->app, NULL),
+                   MAPOPT_OK);
+  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
+  assert_int_equal(mapopt_sim_instantiate(p->machine, p->app, &ao, diags,
+                                          &p->run),
+                   MAPOPT_OK);
+  mapopt_space_options so = {.base = base,
+                             .base_len = base ? strlen(base) : 0,
+                             .base_file = "base.map"};
+  assert_int_equal(
+      mapopt_space_new(ctx, p->run, p->machine, &so, diags, &p->space),
+      MAPOPT_OK);
+}
+
+static void problem_close(problem *p) {
+  mapopt_space_free(p->space);
+  mapopt_app_run_free(p->run);
+  mapopt_app_free(p->app);
+  mapopt_machine_free(p->machine);
+}
+
+/* A deterministic score of a choice: smooth in each parameter, so that the
+ * searches have something to climb. */
+static double synthetic_score(const uint16_t *c, size_t n) {
+  double s = 1.0;
+  for (size_t i = 0; i < n; i++)
+    s += (double)((c[i] * 7 + i * 3) % 5) / 10.0;
+  return s;
+}
+
+/* Runs optimizer name for budget evaluations of the synthetic score, asking
+ * ask_ahead candidates before telling (within a batch); returns the
+ * concatenated candidate texts. */
+static char *run_synthetic(const problem *p, const char *name, uint64_t seed,
+                           int budget, int ask_ahead) {
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = seed, .budget = budget};
+  assert_int_equal(mapopt_optimizer_new(ctx, name, p->space, &oo, &opt),
+                   MAPOPT_OK);
+  size_t cap = 1 << 20, len = 0;
+  char *all = calloc(1, cap);
+  mapopt_candidate pend[64];
+  int done = 0;
+  while (done < budget) {
+    int n = 0;
+    while (n < ask_ahead && done + n < budget &&
+           mapopt_optimizer_ask(opt, &pend[n]) == MAPOPT_OK)
+      n++;
+    if (n == 0)
+      break;
+    for (int i = 0; i < n; i++) {
+      size_t np = mapopt_space_nparams(p->space);
+      double sc = synthetic_score(pend[i].choice, np);
+      mapopt_evaluation e = {.status = MAPOPT_EVAL_OK, .score = sc};
+      assert_int_equal(mapopt_optimizer_tell(opt, &pend[i], &e), MAPOPT_OK);
+      len += (size_t)snprintf(all + len, cap - len, "%s\n--\n", pend[i].text);
+      mapopt_candidate_clear(ctx, &pend[i]);
+      done++;
+    }
+  }
+  mapopt_optimizer_free(opt);
+  return all;
+}
+
+static void test_deterministic(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, "johnson:small", NULL);
+  for (const char *const *n = mapopt_optimizer_names(); *n; n++) {
+    char *a = run_synthetic(&p, *n, 3, 40, 1);
+    char *b = run_synthetic(&p, *n, 3, 40, 1);
+    assert_string_equal(a, b);
+    /* Asking a whole batch ahead changes nothing. */
+    char *c = run_synthetic(&p, *n, 3, 40, 16);
+    assert_string_equal(a, c);
+    if (!strcmp(*n, "random") || !strcmp(*n, "opentuner")) {
+      char *d = run_synthetic(&p, *n, 4, 40, 1);
+      assert_string_not_equal(a, d); /* the seed matters */
+      free(d);
+    }
+    free(a);
+    free(b);
+    free(c);
+  }
+  problem_close(&p);
+}
+
+/* The OpenTuner re-implementation proposes its initial population, then
+ * the techniques its bandit picks: every candidate names its technique. */
+static void test_opentuner_notes(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, "cannon:small", NULL);
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 1};
+  assert_int_equal(mapopt_optimizer_new(ctx, "opentuner", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  int techniques = 0;
+  for (int i = 0; i < 60; i++) {
+    mapopt_candidate c;
+    assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+    assert_non_null(strstr(c.note, "opentuner:"));
+    techniques += strstr(c.note, "mutation") != NULL;
+    mapopt_evaluation e = {
+        .status = MAPOPT_EVAL_OK,
+        .score = synthetic_score(c.choice, mapopt_space_nparams(p.space))};
+    assert_int_equal(mapopt_optimizer_tell(opt, &c, &e), MAPOPT_OK);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  assert_true(techniques > 0); /* the bandit turns to mutations too */
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
+/* ---- guided, on the simulator and AutoGuide --------------------------------- */
+
+/* Simulates text, analyses it with AutoGuide, tells opt. Returns the
+ * throughput (0 on a failure). */
+static double evaluate(problem *p, mapopt_optimizer *opt,
+                       const mapopt_candidate *c) {
+  mapopt_machine_shape shape;
+  mapopt_sim_shape(p->machine, p->run, &shape);
+  mapopt_dsl_options o = {.file = "cand.map", .shape = &shape};
+  mapopt_program *prog;
+  assert_int_equal(
+      mapopt_dsl_compile(ctx, c->text, strlen(c->text), &o, diags, &prog),
+      MAPOPT_OK);
+  mapopt_sim_result *r;
+  assert_int_equal(mapopt_sim_run(ctx, p->machine, p->run, prog, NULL, &r),
+                   MAPOPT_OK);
+  mapopt_guide_input gi = {.output = r->log,
+                           .output_len = strlen(r->log),
+                           .exit_status = -1,
+                           .result = r,
+                           .mapper = prog,
+                           .mapper_text = c->text,
+                           .mapper_len = strlen(c->text),
+                           .run = p->run,
+                           .machine = p->machine};
+  mapopt_findings *f;
+  assert_int_equal(mapopt_guide_analyze(ctx, &gi, &f), MAPOPT_OK);
+  double score = r->error ? 0 : 1e9 / (double)r->elapsed_ns;
+  mapopt_evaluation e = {.status = r->error ? MAPOPT_EVAL_FAILED
+                                            : MAPOPT_EVAL_OK,
+                         .score = score,
+                         .findings = f,
+                         .result = r};
+  assert_int_equal(mapopt_optimizer_tell(opt, c, &e), MAPOPT_OK);
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(r);
+  mapopt_dsl_free(prog);
+  return score;
+}
+
+/* Started from a mapper that puts stencil's tiles in zero-copy memory,
+ * guided reads AutoGuide's zc-hot finding and moves them back to the
+ * framebuffer on its next candidate: many times faster. */
+static void test_guided_acts_on_findings(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, "stencil", "Region * private GPU ZCMEM;\n");
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 1};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  mapopt_candidate c;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  double first = evaluate(&p, opt, &c);
+  mapopt_candidate_clear(ctx, &c);
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  print_message("second candidate: %s\n%s", c.note, c.text);
+  assert_non_null(strstr(c.note, "memory"));
+  assert_non_null(strstr(c.text, "FBMEM"));
+  double second = evaluate(&p, opt, &c);
+  mapopt_candidate_clear(ctx, &c);
+  print_message("throughput %.2f -> %.2f\n", first, second);
+  assert_true(second > 10 * first);
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bandit_credit),
+      cmocka_unit_test_setup_teardown(test_deterministic, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_opentuner_notes, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_acts_on_findings,
+                                      fixture_setup, fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
