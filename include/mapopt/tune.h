@@ -181,23 +181,23 @@ typedef struct mapopt_candidate {
 MAPOPT_API void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c);
 
 /* What happened to a candidate. */
-typedef enum mapopt_eval_status {
-  MAPOPT_EVAL_OK,      /* ran to completion: score is meaningful */
-  MAPOPT_EVAL_INVALID, /* the text does not compile */
-  MAPOPT_EVAL_FAILED,  /* the run failed (OOM, mapping error, ...) */
-  MAPOPT_EVAL_TIMEOUT, /* the run exceeded its time limit */
-  MAPOPT_EVAL_CRASH    /* the program died (real runs) */
-} mapopt_eval_status;
+typedef enum mapopt_tune_status {
+  MAPOPT_TUNE_OK,      /* ran to completion: score is meaningful */
+  MAPOPT_TUNE_INVALID, /* the text does not compile */
+  MAPOPT_TUNE_FAILED,  /* the run failed (OOM, mapping error, ...) */
+  MAPOPT_TUNE_TIMEOUT, /* the run exceeded its time limit */
+  MAPOPT_TUNE_CRASH    /* the program died (real runs) */
+} mapopt_tune_status;
 
 /* "ok", "invalid", "failed", "timeout", "crash". */
-MAPOPT_API const char *mapopt_eval_status_name(mapopt_eval_status s);
+MAPOPT_API const char *mapopt_tune_status_name(mapopt_tune_status s);
 
 struct mapopt_findings; /* AutoGuide's findings (include/mapopt/guide.h) */
 struct mapopt_sim_result;
 
 /* An evaluation, as the driver tells it to the optimizer. */
 typedef struct mapopt_evaluation {
-  mapopt_eval_status status;
+  mapopt_tune_status status;
   double score;         /* throughput (higher is better); 0 unless OK */
   double elapsed_s;     /* 0 unless OK */
   double lower_bound_s; /* 0 when unknown */

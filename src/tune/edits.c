@@ -113,12 +113,12 @@ bool mapopt__edit_to_delta(const mapopt_space *sp, const tune_edit *e,
         size_t n = strcspn(c, ", ");
         memcpy(kind, c, n < 7 ? n : 7);
         mapopt_proc_kind k;
-        if (mapopt_proc_kind_parse(kind, &k) == MAPOPT_OK &&
+        if (mapopt_shape_proc_parse(kind, &k) == MAPOPT_OK &&
             (sp->tasks[t].usable & (1u << k)))
           v = value_or_default(
-              sp, p, mapopt_proc_kind_name(k),
+              sp, p, mapopt_shape_proc_name(k),
               sp->tasks[t].default_kind >= 0
-                  ? mapopt_proc_kind_name(
+                  ? mapopt_shape_proc_name(
                         (mapopt_proc_kind)sp->tasks[t].default_kind)
                   : NULL);
         c += n;
@@ -127,7 +127,7 @@ bool mapopt__edit_to_delta(const mapopt_space *sp, const tune_edit *e,
       break;
     case TUNE_EDIT_MEMORY: {
       if (p->kind != MAPOPT_PARAM_MEMORY || !task_ok ||
-          (!wild(e->proc) && strcmp(e->proc, mapopt_proc_kind_name(p->proc))))
+          (!wild(e->proc) && strcmp(e->proc, mapopt_shape_proc_name(p->proc))))
         continue;
       const space_task *st = &sp->tasks[t];
       size_t k = 0;

@@ -124,7 +124,7 @@ static mapopt_status ccd_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
   ccd_state *s = opt->state;
   size_t n = np_of(opt);
   bool first = !s->have_best && s->norder == 0;
-  if (e->status == MAPOPT_EVAL_OK &&
+  if (e->status == MAPOPT_TUNE_OK &&
       (!s->have_best || e->score > s->best_score)) {
     if (s->have_best)
       s->gained = true;

@@ -225,7 +225,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       s->pending.len--;
       break;
     }
-  bool ok = e->status == MAPOPT_EVAL_OK;
+  bool ok = e->status == MAPOPT_TUNE_OK;
   if (ok && (!s->have_best || e->score > s->best_score)) {
     /* A new best: its findings give the next moves; the old moves stay
      * (they apply to the new best too), behind the new ones. */

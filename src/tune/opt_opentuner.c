@@ -278,7 +278,7 @@ static mapopt_status ot_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
                              const mapopt_evaluation *e) {
   ot_state *s = opt->state;
   size_t n = nparams(opt);
-  bool ok = e->status == MAPOPT_EVAL_OK;
+  bool ok = e->status == MAPOPT_TUNE_OK;
   bool new_best = ok && (!s->have_best || e->score > s->best_score);
   if (new_best) {
     s->have_best = true;

@@ -24,7 +24,7 @@ const char *const *mapopt_optimizer_names(void) {
   return names;
 }
 
-const char *mapopt_eval_status_name(mapopt_eval_status s) {
+const char *mapopt_tune_status_name(mapopt_tune_status s) {
   static const char *const n[] = {"ok", "invalid", "failed", "timeout",
                                   "crash"};
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : NULL;
@@ -33,8 +33,7 @@ const char *mapopt_eval_status_name(mapopt_eval_status s) {
 void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c) {
   if (!c)
     return;
-  if (c->text)
-    mapopt__free(ctx, c->text, strlen(c->text) + 1);
+  mapopt_text_free(c->text);
   if (c->note)
     mapopt__free(ctx, c->note, strlen(c->note) + 1);
   if (c->choice)
@@ -47,7 +46,7 @@ void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c) {
 static mapopt_status candidate_copy(mapopt_ctx *ctx, const mapopt_candidate *c,
                                     mapopt_candidate *out) {
   *out = (mapopt_candidate){.tag = c->tag, .nchoice = c->nchoice};
-  out->text = mapopt__strndup(ctx, c->text, strlen(c->text));
+  out->text = mapopt__text_new(ctx, c->text, strlen(c->text));
   out->note = mapopt__strndup(ctx, c->note, strlen(c->note));
   if (c->choice) {
     size_t n = c->nchoice ? c->nchoice : 1;
@@ -81,7 +80,7 @@ static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
       ok = mapopt_space_render(opt->space, choice, &c->text, &len) == MAPOPT_OK;
     }
   } else if (ok) {
-    c->text = mapopt__strndup(opt->ctx, text, strlen(text));
+    c->text = mapopt__text_new(opt->ctx, text, strlen(text));
     ok = c->text != NULL;
   }
   if (!ok) {

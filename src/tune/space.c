@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "core/json.h"
+#include "mapopt/sim.h"
 #include "tune/tune.h"
 
 /* Templates of MAPOPT_PARAM_INDEX_MAP, in value order after "default". */
@@ -242,7 +243,7 @@ static mapopt_status derive(mapopt_space *sp) {
     for (size_t i = 0; i < sizeof kind_order / sizeof kind_order[0]; i++) {
       mapopt_proc_kind k = kind_order[i];
       if ((tk->usable & (1u << k)) && (base || (int)k != tk->default_kind))
-        vals[n++] = mapopt_proc_kind_name(k);
+        vals[n++] = mapopt_shape_proc_name(k);
     }
     snprintf(name, sizeof name, "kind.%s", run->tasks[t].name);
     if (n >= 2)
@@ -268,9 +269,9 @@ static mapopt_status derive(mapopt_space *sp) {
         for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++)
           if (mk != MAPOPT_MEM_VIRTUAL && m->mems[mk].present &&
               m->affinity[k][mk].present && (base || mk != (int)def))
-            vals[n++] = mapopt_mem_kind_name((mapopt_mem_kind)mk);
+            vals[n++] = mapopt_shape_mem_name((mapopt_mem_kind)mk);
         snprintf(name, sizeof name, "memory.%s.%s.%s", run->tasks[t].name, key,
-                 mapopt_proc_kind_name(k));
+                 mapopt_shape_proc_name(k));
         if (n >= 2)
           st = add_param(sp, MAPOPT_PARAM_MEMORY, t, key, k, vals, n, name);
       }
@@ -358,10 +359,9 @@ static mapopt_status base_kinds(mapopt_space *sp, mapopt_diags *diags,
     return st;
   for (int t = 0; t < sp->run->ntasks; t++) {
     mapopt_proc_kind k;
-    char err[8];
     if (mapopt_policy_select_kind(prog, sp->run->tasks[t].name,
-                                  sp->tasks[t].usable, true, &k, err,
-                                  sizeof err) == MAPOPT_OK)
+                                  sp->tasks[t].usable, true, &k,
+                                  NULL) == MAPOPT_OK)
       sp->tasks[t].base_kind = (int)k;
   }
   mapopt_dsl_free(prog);
@@ -384,7 +384,7 @@ mapopt_status mapopt_space_new(mapopt_ctx *ctx, const mapopt_app_run *run,
   mapopt__vec_init(&sp->params, sizeof(mapopt_space_param));
   mapopt__vec_init(&sp->names, sizeof(name_region));
   mapopt__vec_init(&sp->param_task, sizeof(int));
-  mapopt_machine_shape_of(machine, &sp->shape);
+  mapopt_sim_shape(machine, run, &sp->shape);
   mapopt_status st = scan_run(sp);
   if (st == MAPOPT_OK)
     st = base_kinds(sp, diags, opts);
@@ -462,7 +462,7 @@ int mapopt__space_kind_of(const mapopt_space *sp, const uint16_t *choice,
       const mapopt_space_param *p =
           mapopt_space_param_at(sp, (size_t)(tk->kind_param - 1));
       mapopt_proc_kind k;
-      if (mapopt_proc_kind_parse(p->values[v], &k) == MAPOPT_OK)
+      if (mapopt_shape_proc_parse(p->values[v], &k) == MAPOPT_OK)
         return (int)k;
     }
   }
@@ -494,7 +494,9 @@ static const char *const kind_lower[MAPOPT_PROC_KIND_COUNT] = {
 
 /* The function names already written, so each is written once. */
 typedef struct fn_set {
-  char names[64][40];
+  /* Every name: 5 templates x 3 kinds x 15 orders, plus the parent
+   * followers; a name is at most 28 characters. */
+  char names[256][64];
   int n;
 } fn_set;
 
@@ -502,7 +504,7 @@ static bool fn_add(fn_set *fs, const char *name) {
   for (int i = 0; i < fs->n; i++)
     if (!strcmp(fs->names[i], name))
       return false;
-  if (fs->n < 64)
+  if (fs->n < 256)
     snprintf(fs->names[fs->n++], sizeof fs->names[0], "%s", name);
   return true;
 }
@@ -668,7 +670,7 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
         break;
       case MAPOPT_PARAM_MEMORY:
         mapopt__sb_printf(&head, "Region %s %s %s %s;\n", p->task, p->region,
-                          mapopt_proc_kind_name(p->proc), p->values[v]);
+                          mapopt_shape_proc_name(p->proc), p->values[v]);
         break;
       case MAPOPT_PARAM_INSTANCE_LIMIT:
         mapopt__sb_printf(&head, "InstanceLimit %s %s;\n", p->task,
@@ -717,7 +719,7 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
     if (model[k])
       mapopt__sb_printf(&models, "mo_%s = Machine(%s);\n", kind_lower[k],
-                        mapopt_proc_kind_name((mapopt_proc_kind)k));
+                        mapopt_shape_proc_name((mapopt_proc_kind)k));
   mapopt__sb_putn(&head, models.data ? models.data : "", models.len);
   mapopt__sb_putn(&head, fns.data ? fns.data : "", fns.len);
   mapopt__sb_putn(&head, maps.data ? maps.data : "", maps.len);
@@ -734,7 +736,7 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
     mapopt__sb_destroy(&head);
     return MAPOPT_ENOMEM;
   }
-  *text = mapopt__sb_take(&head, len);
+  *text = mapopt__text_take(&head, len);
   return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
@@ -770,7 +772,7 @@ mapopt_status mapopt_space_to_json(const mapopt_space *sp, char **text) {
                         p->region ? json_string(p->region) : json_null());
     json_object_set_new(o, "processor",
                         p->kind == MAPOPT_PARAM_MEMORY
-                            ? json_string(mapopt_proc_kind_name(p->proc))
+                            ? json_string(mapopt_shape_proc_name(p->proc))
                             : json_null());
     for (size_t v = 0; v < p->nvalues; v++)
       json_array_append_new(vals, json_string(p->values[v]));
@@ -780,7 +782,7 @@ mapopt_status mapopt_space_to_json(const mapopt_space *sp, char **text) {
   json_decref(root);
   if (!s)
     return MAPOPT_ENOMEM;
-  *text = mapopt__strndup(sp->ctx, s, strlen(s));
+  *text = mapopt__text_new(sp->ctx, s, strlen(s));
   free(s);
   return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
@@ -849,7 +851,7 @@ mapopt_status mapopt_space_choice_to_json(const mapopt_space *sp,
   json_decref(o);
   if (!s)
     return MAPOPT_ENOMEM;
-  *text = mapopt__strndup(sp->ctx, s, strlen(s));
+  *text = mapopt__text_new(sp->ctx, s, strlen(s));
   free(s);
   return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
 }

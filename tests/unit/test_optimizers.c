@@ -20,7 +20,8 @@
 #include "tune/tune.h"
 #include "fixture.h"
 
-/* ---- the bandit ------------------------------------------------------------ */
+/* ---- the bandit ------------------------------------------------------------
+ */
 
 static void expect_near(double got, double want) {
   if (fabs(got - want) > 1e-9)
@@ -39,7 +40,7 @@ static void test_bandit_credit(void **state) {
   mapopt__bandit_init(&b, 2, 4, 0.05);
   assert_true(isinf(mapopt__bandit_score(&b, 0)));
   mapopt__bandit_push(&b, 0, true); /* arm 0: credited at position 1 */
-  expect_near(mapopt__bandit_score(&b, 0), 1.0);      /* 1 * 2 / 2; log 0 */
+  expect_near(mapopt__bandit_score(&b, 0), 1.0); /* 1 * 2 / 2; log 0 */
   mapopt__bandit_push(&b, 1, false);
   expect_near(mapopt__bandit_score(&b, 1), 0.05 * sqrt(2.0));
   expect_near(mapopt__bandit_score(&b, 0), 1.0 + 0.05 * sqrt(2.0));
@@ -70,7 +71,8 @@ static void test_bandit_credit(void **state) {
   assert_int_equal(order[2], 0);
 }
 
-/* ---- a synthetic problem ---------------------------------------------------- */
+/* ---- a synthetic problem ----------------------------------------------------
+ */
 
 typedef struct problem {
   mapopt_machine *machine;
@@ -86,9 +88,9 @@ static void problem_open(problem *p, const char *app, const char *base) {
   assert_int_equal(mapopt_app_resolve(ctx, app, diags, &p->app, NULL),
                    MAPOPT_OK);
   mapopt_app_options ao = {.iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(p->machine, p->app, &ao, diags,
-                                          &p->run),
-                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_sim_instantiate(p->machine, p->app, &ao, diags, &p->run),
+      MAPOPT_OK);
   mapopt_space_options so = {.base = base,
                              .base_len = base ? strlen(base) : 0,
                              .base_file = "base.map"};
@@ -136,7 +138,7 @@ static char *run_synthetic(const problem *p, const char *name, uint64_t seed,
     for (int i = 0; i < n; i++) {
       size_t np = mapopt_space_nparams(p->space);
       double sc = synthetic_score(pend[i].choice, np);
-      mapopt_evaluation e = {.status = MAPOPT_EVAL_OK, .score = sc};
+      mapopt_evaluation e = {.status = MAPOPT_TUNE_OK, .score = sc};
       assert_int_equal(mapopt_optimizer_tell(opt, &pend[i], &e), MAPOPT_OK);
       len += (size_t)snprintf(all + len, cap - len, "%s\n--\n", pend[i].text);
       mapopt_candidate_clear(ctx, &pend[i]);
@@ -187,7 +189,7 @@ static void test_opentuner_notes(void **state) {
     assert_non_null(strstr(c.note, "opentuner:"));
     techniques += strstr(c.note, "mutation") != NULL;
     mapopt_evaluation e = {
-        .status = MAPOPT_EVAL_OK,
+        .status = MAPOPT_TUNE_OK,
         .score = synthetic_score(c.choice, mapopt_space_nparams(p.space))};
     assert_int_equal(mapopt_optimizer_tell(opt, &c, &e), MAPOPT_OK);
     mapopt_candidate_clear(ctx, &c);
@@ -197,7 +199,8 @@ static void test_opentuner_notes(void **state) {
   problem_close(&p);
 }
 
-/* ---- guided, on the simulator and AutoGuide --------------------------------- */
+/* ---- guided, on the simulator and AutoGuide ---------------------------------
+ */
 
 /* Simulates text, analyses it with AutoGuide, tells opt. Returns the
  * throughput (0 on a failure). */
@@ -225,8 +228,8 @@ static double evaluate(problem *p, mapopt_optimizer *opt,
   mapopt_findings *f;
   assert_int_equal(mapopt_guide_analyze(ctx, &gi, &f), MAPOPT_OK);
   double score = r->error ? 0 : 1e9 / (double)r->elapsed_ns;
-  mapopt_evaluation e = {.status = r->error ? MAPOPT_EVAL_FAILED
-                                            : MAPOPT_EVAL_OK,
+  mapopt_evaluation e = {.status =
+                             r->error ? MAPOPT_TUNE_FAILED : MAPOPT_TUNE_OK,
                          .score = score,
                          .findings = f,
                          .result = r};
@@ -238,8 +241,8 @@ static double evaluate(problem *p, mapopt_optimizer *opt,
 }
 
 /* Started from a mapper that puts stencil's tiles in zero-copy memory,
- * guided reads AutoGuide's zc-hot finding and moves them back to the
- * framebuffer on its next candidate: many times faster. */
+ * guided reads AutoGuide's zc-hot findings and moves them back to the
+ * framebuffer on its next candidates: many times faster. */
 static void test_guided_acts_on_findings(void **state) {
   (void)state;
   problem p;
@@ -252,14 +255,22 @@ static void test_guided_acts_on_findings(void **state) {
   assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
   double first = evaluate(&p, opt, &c);
   mapopt_candidate_clear(ctx, &c);
-  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
-  print_message("second candidate: %s\n%s", c.note, c.text);
-  assert_non_null(strstr(c.note, "memory"));
-  assert_non_null(strstr(c.text, "FBMEM"));
-  double second = evaluate(&p, opt, &c);
-  mapopt_candidate_clear(ctx, &c);
-  print_message("throughput %.2f -> %.2f\n", first, second);
-  assert_true(second > 10 * first);
+  /* Both tasks that read the tiles (stencil, increment) had them in ZCMEM:
+   * the findings name one, then the other. */
+  double best = first;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+    print_message("candidate %d: %s\n", i + 2, c.note);
+    if (i == 0) {
+      assert_non_null(strstr(c.note, "memory"));
+      assert_non_null(strstr(c.text, "FBMEM"));
+    }
+    double sc = evaluate(&p, opt, &c);
+    best = sc > best ? sc : best;
+    mapopt_candidate_clear(ctx, &c);
+  }
+  print_message("throughput %.2f -> %.2f\n", first, best);
+  assert_true(best > 10 * first);
   mapopt_optimizer_free(opt);
   problem_close(&p);
 }
