@@ -89,8 +89,38 @@ mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
   return st;
 }
 
+/* Writes all of data to fd; false on error (errno set). */
+static bool write_all(int fd, const char *data, size_t len) {
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, data + off, len - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    off += (size_t)w;
+  }
+  return true;
+}
+
 mapopt_status mapopt_file_replace(const char *path, const char *data,
                                   size_t len) {
+  /* A device or a pipe (/dev/stdout, /dev/null, a FIFO) is written to, as
+   * a shell's '>' would: renaming a file over it would replace it. */
+  struct stat cur;
+  if (stat(path, &cur) == 0 && !S_ISREG(cur.st_mode)) {
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0)
+      return MAPOPT_EIO;
+    bool ok = write_all(fd, data, len);
+    int saved = errno;
+    if (close(fd) != 0 && ok) {
+      ok = false;
+      saved = errno;
+    }
+    errno = saved;
+    return ok ? MAPOPT_OK : MAPOPT_EIO;
+  }
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 16);
   if (!tmp)
@@ -102,18 +132,16 @@ mapopt_status mapopt_file_replace(const char *path, const char *data,
     return MAPOPT_EIO;
   }
   struct stat st;
-  if (stat(path, &st) == 0)
+  if (stat(path, &st) == 0) {
     (void)fchmod(fd, st.st_mode & 07777);
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, data + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      break;
-    off += (size_t)w;
+  } else {
+    /* A new file gets the mode open(2) would give it, not mkstemp's 0600
+     * (umask can only be read by setting it: set it straight back). */
+    mode_t um = umask(022);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
   }
-  int ok = off == len && fsync(fd) == 0;
+  int ok = write_all(fd, data, len) && fsync(fd) == 0;
   ok = close(fd) == 0 && ok;
   if (!ok || rename(tmp, path) != 0) {
     int saved = errno;
