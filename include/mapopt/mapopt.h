@@ -29,5 +29,6 @@
 #include "mapopt/guide.h"
 #include "mapopt/llm.h"
 #include "mapopt/eval.h"
+#include "mapopt/tune.h"
 
 #endif /* MAPOPT_MAPOPT_H */

@@ -1,6 +1,7 @@
 /*
  * mapopt tune: the search space of mappers of an application on a machine,
- * and the optimizers that search it.
+ * the optimizers that search it, and the driver that runs a search and
+ * records it in the tuning database.
  *
  * The search space is derived from the application run and the machine,
  * never listed by hand: per task its processor kind, per (task, region
@@ -27,6 +28,7 @@
 #ifndef MAPOPT_TUNE_H
 #define MAPOPT_TUNE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -251,6 +253,230 @@ MAPOPT_API mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
 MAPOPT_API mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
                                                const mapopt_candidate *c,
                                                const mapopt_evaluation *e);
+
+/* ---- the tuning driver -----------------------------------------------------
+ *
+ * mapopt_tune_run is the tuning loop: it derives the space, creates the
+ * optimizer, and asks, evaluates (in parallel), records and tells until the
+ * budget is spent. Every evaluation is recorded in the tuning database the
+ * moment it finishes, so a killed process loses none, and an interrupted
+ * run can be resumed: a fresh optimizer of the same seed is replayed the
+ * recorded evaluations and the run continues where it stopped.
+ *
+ * Every candidate is simulated, and AutoGuide (mapopt/guide.h) analyses
+ * the run's raw log (or, for a candidate that does not compile, its
+ * compiler diagnostics) with the result, the mapper, the run and the
+ * machine. The optimizer is told the findings and the result; the feedback
+ * text at the run's level is recorded and told with them.
+ *
+ * Candidates are deduplicated by their canonical text (mapopt_dsl_format of
+ * the compiled candidate; a candidate that does not compile by its raw
+ * text): a duplicate is not run again and does not consume budget; the
+ * recorded evaluation is told with duplicate = true (without findings or
+ * result). An optimizer that proposes MAPOPT_TUNE_MAX_DUPLICATES duplicates
+ * in a row has exhausted what it can find, and the run ends.
+ *
+ * Determinism: the driver asks until the optimizer answers
+ * MAPOPT_ENOTFOUND or until it holds `jobs` new candidates (fewer when the
+ * budget runs out), evaluates them on `jobs` threads, tells the results in
+ * the order asked, and repeats; MAPOPT_ENOTFOUND with nothing pending ends
+ * the run. The optimizers plan fixed batches (mapopt_optimizer_options),
+ * so what they propose never depends on jobs or on timing: the same
+ * settings give the same evaluations whatever jobs is.
+ */
+
+/* Duplicates proposed in a row that end a run. */
+#define MAPOPT_TUNE_MAX_DUPLICATES 1000
+
+/* The tuning database: SQLite in WAL mode; its schema is in docs/tuning.md.
+ */
+typedef struct mapopt_tune_db mapopt_tune_db;
+
+/*
+ * Opens the database at path, creating the file and its tables when
+ * missing. MAPOPT_EINVAL for a NULL argument; MAPOPT_EIO with a diagnostic
+ * naming path when it cannot be opened or created, or is not a mapopt
+ * tuning database; MAPOPT_ENOMEM. The context must outlive the database;
+ * close it with mapopt_tune_db_close.
+ */
+MAPOPT_API mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
+                                             mapopt_diags *diags,
+                                             mapopt_tune_db **out);
+MAPOPT_API void mapopt_tune_db_close(mapopt_tune_db *db);
+
+/* What is tuned. Everything is borrowed and must outlive the call. */
+typedef struct mapopt_tune_problem {
+  /* The machine and the run instantiated on it (mapopt_sim_instantiate);
+   * candidates are compiled against mapopt_sim_shape(machine, run). */
+  const mapopt_machine *machine;
+  const mapopt_app_run *run;
+  /* The texts of the expert and default mappers, or NULL: the yardsticks
+   * every result is compared with. They are simulated once per run and
+   * never shown to the optimizer. */
+  const char *expert;
+  const char *default_mapper;
+} mapopt_tune_problem;
+
+/* What identifies a run. All of it is recorded with the run; a resumed run
+ * is the latest recorded one that matches every field. */
+typedef struct mapopt_tune_config {
+  const char *app;       /* as named, without its size: "circuit", a path */
+  const char *size;      /* the size spec after ':', or NULL */
+  const char *machine;   /* as named: "p100x4", "lassen:nodes=2", a path */
+  const char *optimizer; /* one of mapopt_optimizer_names() */
+  uint64_t seed;
+  int64_t budget; /* evaluations, >= 1 */
+  /* The optimizer's batch (mapopt_optimizer_options.batch; 0: its
+   * default). It changes what is proposed, so it is recorded. */
+  int batch;
+  const char *feedback; /* "raw", "explain", "suggest", "full"; NULL: full */
+  /* A mapper to start from (mapopt_space_options.base), or NULL. */
+  const char *start_file;
+  const char *start_text;
+  size_t start_len;
+} mapopt_tune_config;
+
+/* One evaluation told to the optimizer, for progress displays. Valid
+ * during the callback only. */
+typedef struct mapopt_tune_progress {
+  int64_t run;
+  int64_t iteration; /* 0-based, in the order asked */
+  int64_t budget;
+  bool replayed; /* recorded before the run was interrupted */
+  const mapopt_candidate *candidate;
+  const mapopt_evaluation *evaluation;
+  int64_t best; /* iteration of the best evaluation so far, -1 none */
+  double best_score;
+  double expert_score; /* 0 when there is none */
+} mapopt_tune_progress;
+
+typedef void (*mapopt_tune_progress_fn)(void *ud,
+                                        const mapopt_tune_progress *p);
+
+typedef struct mapopt_tune_options {
+  int jobs;    /* evaluations at once, 1 to 64; 0: 1 */
+  bool resume; /* continue the latest matching run, if any (a finished one
+                  is returned as it is) */
+  /* Set (by a signal handler) to stop: the evaluations in flight finish
+   * and are recorded, none is started. NULL: never. */
+  const volatile sig_atomic_t *stop;
+  mapopt_tune_progress_fn progress; /* called in the calling thread */
+  void *progress_ud;
+} mapopt_tune_options;
+
+typedef enum mapopt_tune_end {
+  MAPOPT_TUNE_END_DONE,        /* the budget is spent */
+  MAPOPT_TUNE_END_EXHAUSTED,   /* the optimizer had nothing new to propose */
+  MAPOPT_TUNE_END_INTERRUPTED, /* stopped; resume it with options.resume */
+} mapopt_tune_end;
+
+/* "done", "exhausted", "interrupted" (as recorded in the database); NULL
+ * out of range. */
+MAPOPT_API const char *mapopt_tune_end_name(mapopt_tune_end e);
+
+/* What a run came to. The strings are owned by the outcome: free them with
+ * mapopt_tune_outcome_clear. */
+typedef struct mapopt_tune_outcome {
+  int64_t run; /* its id in the database */
+  mapopt_tune_end end;
+  bool resumed;        /* a recorded run was continued (or found complete) */
+  int64_t evaluations; /* recorded for the run */
+  int64_t replayed;    /* of which were recorded before this call */
+  int64_t duplicates;  /* proposals not run: their text had been */
+  int64_t best;        /* iteration of the best successful one, -1 none */
+  double best_score;   /* its metric (throughput: higher is better) */
+  double best_elapsed_s;
+  double lower_bound_s; /* no mapper can beat it; 0 when unknown */
+  char *best_text;      /* NULL when none */
+  char *best_note;
+  char *unit;           /* the metric's unit, NULL when unknown */
+  double expert_score;  /* 0: no expert mapper, or it failed */
+  double default_score; /* likewise */
+} mapopt_tune_outcome;
+
+/*
+ * Runs (or resumes) a tuning run of problem under config, recording it in
+ * db. *out is written in every case where the run was created (check
+ * out->end). Errors: MAPOPT_EINVAL for a NULL argument, a bad config
+ * (unknown optimizer or feedback level, budget < 1, batch < 0) or a
+ * resumed run whose replay differs from its record (the model or mapopt
+ * changed), with a diagnostic; MAPOPT_ESYNTAX / MAPOPT_ELOAD when the
+ * start mapper does not compile (its diagnostics); MAPOPT_EIO for a
+ * database error (a diagnostic naming the file); MAPOPT_ENOMEM. A run
+ * that fails after it was recorded is marked interrupted, so it can be
+ * resumed.
+ */
+MAPOPT_API mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
+                                         const mapopt_tune_problem *problem,
+                                         const mapopt_tune_config *config,
+                                         const mapopt_tune_options *opts,
+                                         mapopt_diags *diags,
+                                         mapopt_tune_outcome *out);
+/* Frees the outcome's strings and resets it (NULL is ignored). */
+MAPOPT_API void mapopt_tune_outcome_clear(mapopt_tune_outcome *o);
+
+/* ---- reading the database --------------------------------------------------
+ */
+
+/* A recorded run, for reports. Strings and scores are owned by the history
+ * that holds it. */
+typedef struct mapopt_tune_run_info {
+  int64_t id;
+  const char *app, *size, *machine, *optimizer, *feedback;
+  const char *start_file; /* NULL when none */
+  const char *version;    /* of mapopt that recorded it */
+  const char *status;     /* running, interrupted, done, exhausted */
+  const char *unit;       /* NULL when unknown */
+  uint64_t seed;
+  int64_t budget;
+  int batch;                          /* 0: the optimizer's default */
+  double expert_score, default_score; /* 0: none */
+  double started, finished; /* Unix time; finished is 0 while unfinished */
+  int64_t duplicates;
+  int64_t evaluations; /* recorded */
+  /* scores[i]: the metric of iteration i, 0 unless it succeeded (or was
+   * never recorded: an interrupted run's missing ones); niterations is one
+   * past the last recorded iteration. */
+  int64_t niterations;
+  const double *scores;
+  int64_t best; /* iteration of the best successful one, -1 none */
+  double best_score, best_elapsed_s, lower_bound_s;
+} mapopt_tune_run_info;
+
+typedef struct mapopt_tune_history mapopt_tune_history;
+
+/* Loads every run (oldest first) with its scores into *out (free it with
+ * mapopt_tune_history_free). MAPOPT_EINVAL for a NULL argument,
+ * MAPOPT_EIO (a diagnostic naming the file), MAPOPT_ENOMEM. */
+MAPOPT_API mapopt_status mapopt_tune_db_history(mapopt_tune_db *db,
+                                                mapopt_diags *diags,
+                                                mapopt_tune_history **out);
+MAPOPT_API size_t mapopt_tune_history_count(const mapopt_tune_history *h);
+/* Run i, oldest first; NULL past the end. Valid while h lives. */
+MAPOPT_API const mapopt_tune_run_info *
+mapopt_tune_history_run(const mapopt_tune_history *h, size_t i);
+MAPOPT_API void mapopt_tune_history_free(mapopt_tune_history *h);
+
+/* A recorded evaluation with its texts; every string is owned by it. */
+typedef struct mapopt_tune_eval_info {
+  int64_t run, iteration;
+  mapopt_tune_status status;
+  double metric, elapsed_s, lower_bound_s; /* 0 when unknown */
+  double wall_s;                           /* what evaluating it took */
+  double finished;                         /* Unix time */
+  char *text, *hash, *feedback, *note;     /* feedback, note: NULL if none */
+} mapopt_tune_eval_info;
+
+/* Iteration `iteration` of run `run` into *out, freed with
+ * mapopt_tune_eval_info_free. MAPOPT_EINVAL for a NULL argument,
+ * MAPOPT_ENOTFOUND when not recorded, MAPOPT_EIO, MAPOPT_ENOMEM. */
+MAPOPT_API mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db,
+                                                   int64_t run,
+                                                   int64_t iteration,
+                                                   mapopt_diags *diags,
+                                                   mapopt_tune_eval_info **out);
+MAPOPT_API void mapopt_tune_eval_info_free(mapopt_ctx *ctx,
+                                           mapopt_tune_eval_info *e);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 /*
- * AutoGuide's findings as the guided optimizer's edits: the one place the
- * tune module reads guide.h's types. Findings come most important first;
- * their edits keep that order, each carrying its finding's share of the
- * time at stake.
+ * AutoGuide's findings as the guided optimizer's edits: the one place an
+ * optimizer reads guide.h's types (the findings are made by the evaluator,
+ * evaluate.c). Findings come most important first; their edits keep that
+ * order, each carrying its finding's share of the time at stake.
  */
 #include <stdio.h>
 #include <string.h>

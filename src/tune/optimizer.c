@@ -1,8 +1,8 @@
 /*
- * The optimizers' common interface (include/mapopt/tune.h): the registry of
- * optimizers by name, batching, candidates, a hash set of seen choices,
- * and the `random` optimizer -- uniform samples of the space, the seed
- * paper's random baseline.
+ * The optimizers' common interface (include/mapopt/tune.h): batching,
+ * candidates, a hash set of seen choices, and the `random` optimizer --
+ * uniform samples of the space, the seed paper's random baseline. The
+ * optimizers are looked up by name in registry.c, above every optimizer.
  *
  * Batching is done here once for every optimizer: when the previous batch
  * has been told, the optimizer plans the next one from what it knows; asks
@@ -13,16 +13,6 @@
 #include <string.h>
 
 #include "tune/tune.h"
-
-static const mapopt__optimizer_vt *const registry[] = {
-    &mapopt__opt_guided, &mapopt__opt_random, &mapopt__opt_opentuner,
-    &mapopt__opt_ccd};
-static const char *const names[] = {"guided", "random", "opentuner", "ccd",
-                                    NULL};
-
-const char *const *mapopt_optimizer_names(void) {
-  return names;
-}
 
 const char *mapopt_tune_status_name(mapopt_tune_status s) {
   static const char *const n[] = {"ok", "invalid", "failed", "timeout",
@@ -113,18 +103,11 @@ static void clear_batch(mapopt_optimizer *opt) {
   opt->given = opt->told = 0;
 }
 
-mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
-                                   const mapopt_space *space,
-                                   const mapopt_optimizer_options *o,
-                                   mapopt_optimizer **out) {
-  if (!ctx || !name || !space || !out)
-    return MAPOPT_EINVAL;
-  const mapopt__optimizer_vt *vt = NULL;
-  for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
-    if (!strcmp(registry[i]->name, name))
-      vt = registry[i];
-  if (!vt)
-    return MAPOPT_ENOTFOUND;
+mapopt_status mapopt__optimizer_create(mapopt_ctx *ctx,
+                                       const mapopt__optimizer_vt *vt,
+                                       const mapopt_space *space,
+                                       const mapopt_optimizer_options *o,
+                                       mapopt_optimizer **out) {
   mapopt_optimizer *opt = mapopt__calloc(ctx, 1, sizeof *opt);
   if (!opt)
     return MAPOPT_ENOMEM;

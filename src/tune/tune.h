@@ -1,11 +1,14 @@
 /*
  * The tune module's internal header: the search space's state, shared by
- * the space (space.c) and the optimizers.
+ * the space (space.c) and the optimizers; the evaluators and the database
+ * the driver (driver.c) uses.
  */
 #ifndef MAPOPT_SRC_TUNE_TUNE_H
 #define MAPOPT_SRC_TUNE_TUNE_H
 
 #include "core/core.h"
+#include "mapopt/guide.h"
+#include "mapopt/sim.h"
 #include "mapopt/tune.h"
 
 /* The argument a key of a task stands for: its names and position. */
@@ -209,5 +212,122 @@ extern const mapopt__optimizer_vt mapopt__opt_random;
 extern const mapopt__optimizer_vt mapopt__opt_opentuner;
 extern const mapopt__optimizer_vt mapopt__opt_ccd;
 extern const mapopt__optimizer_vt mapopt__opt_guided;
+
+/* The optimizer called name, or NULL. */
+const mapopt__optimizer_vt *mapopt__optimizer_find(const char *name);
+/* Creates an optimizer from its functions (mapopt_optimizer_new looks vt up
+ * by name; tests pass their own). MAPOPT_ENOMEM. */
+mapopt_status mapopt__optimizer_create(mapopt_ctx *ctx,
+                                       const mapopt__optimizer_vt *vt,
+                                       const mapopt_space *space,
+                                       const mapopt_optimizer_options *o,
+                                       mapopt_optimizer **out);
+
+/* ---- evaluators (evaluate.c) -----------------------------------------------
+ *
+ * An evaluator turns a compiled candidate into an evaluation. The driver
+ * compiles every candidate itself (to deduplicate it by canonical text) and
+ * hands the evaluator the program and its text; evaluate is called from
+ * several threads at once. The simulator is the one evaluator for now.
+ */
+
+/* An evaluation with the parts it points to, which it owns: ev.feedback is
+ * feedback, ev.findings findings, ev.result result. */
+typedef struct mapopt__tune_eval {
+  mapopt_evaluation ev;
+  char *feedback;            /* mapopt_text_free */
+  mapopt_findings *findings; /* AutoGuide's, or NULL */
+  mapopt_sim_result *result; /* simulated runs, else NULL */
+} mapopt__tune_eval;
+
+void mapopt__tune_eval_clear(mapopt__tune_eval *e);
+
+typedef struct mapopt__tune_evaluator mapopt__tune_evaluator;
+
+typedef struct mapopt__tune_evaluator_vt {
+  const char *name;
+  /* Evaluates prog (text is its source) into *out. MAPOPT_OK (a failed
+   * run is an evaluation, not an error) or MAPOPT_ENOMEM. Thread-safe. */
+  mapopt_status (*evaluate)(const mapopt__tune_evaluator *ev,
+                            const mapopt_program *prog, const char *text,
+                            mapopt__tune_eval *out);
+  void (*free)(mapopt__tune_evaluator *ev);
+} mapopt__tune_evaluator_vt;
+
+struct mapopt__tune_evaluator {
+  const mapopt__tune_evaluator_vt *vt;
+  mapopt_ctx *ctx;
+  const mapopt_machine *machine;
+  const mapopt_app_run *run;
+  mapopt_guide_level level; /* of the feedback text */
+  void *state;
+};
+
+/* The simulator: run on machine, one plan shared by every evaluation.
+ * MAPOPT_ENOMEM, MAPOPT_EINVAL (mapopt_sim_plan_new). */
+mapopt_status mapopt__tune_sim_evaluator_new(mapopt_ctx *ctx,
+                                             const mapopt_machine *machine,
+                                             const mapopt_app_run *run,
+                                             mapopt_guide_level level,
+                                             mapopt__tune_evaluator **out);
+void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);
+
+/* The evaluation of a candidate that does not compile: INVALID, analysed
+ * by AutoGuide from its diagnostics as the compiler prints them
+ * (diag_text) and its text. MAPOPT_ENOMEM. */
+mapopt_status mapopt__tune_eval_invalid(const mapopt__tune_evaluator *ev,
+                                        const char *text, const char *diag_text,
+                                        mapopt__tune_eval *out);
+
+/* mapopt_tune_run with the optimizer's functions given rather than looked
+ * up by config->optimizer (which is only recorded): tests drive the loop
+ * with scripted optimizers. vt NULL: an unknown optimizer (EINVAL). */
+mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
+                                    const mapopt_tune_problem *problem,
+                                    const mapopt_tune_config *config,
+                                    const mapopt_tune_options *opts,
+                                    const mapopt__optimizer_vt *vt,
+                                    mapopt_diags *diags,
+                                    mapopt_tune_outcome *out);
+
+/* ---- the database (db.c) ---------------------------------------------------
+ */
+
+struct mapopt_tune_db {
+  mapopt_ctx *ctx;
+  struct sqlite3 *sq;
+  char *path;
+};
+
+/* The latest run matching config (the start mapper by start_hash, NULL for
+ * none): its id and recorded status. MAPOPT_ENOTFOUND, MAPOPT_EIO. */
+mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
+                                  const mapopt_tune_config *c,
+                                  const char *start_hash, mapopt_diags *diags,
+                                  int64_t *run, char status[16]);
+/* Records a new run, status "running". */
+mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
+                                    const mapopt_tune_config *c,
+                                    const char *start_hash, double expert,
+                                    double deflt, const char *unit,
+                                    mapopt_diags *diags, int64_t *run);
+/* Records one evaluation (its own transaction: once this returns, a kill
+ * loses nothing), and the run's metric unit when it had none. */
+mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
+                                const mapopt_tune_eval_info *e,
+                                const char *unit, mapopt_diags *diags);
+/* Marks the run ended (status "running" again when resumed). */
+mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
+                                    const char *status, int64_t duplicates,
+                                    bool finished, mapopt_diags *diags);
+/* The recorded evaluations of run, by iteration: a vector of
+ * mapopt_tune_eval_info * (each freed with mapopt_tune_eval_info_free). */
+mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,
+                                     mapopt_diags *diags, mapopt__vec *out);
+/* Fills the outcome's recorded parts: counts, references, unit and best. */
+mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
+                                 mapopt_diags *diags, mapopt_tune_outcome *out);
+/* The hash recorded for a text: 16 hex digits of its 64-bit FNV-1a. */
+void mapopt__tune_hash(const char *text, size_t len, char out[17]);
 
 #endif /* MAPOPT_SRC_TUNE_TUNE_H */

@@ -1,0 +1,650 @@
+/*
+ * The tuning database (include/mapopt/tune.h, docs/tuning.md): SQLite in
+ * WAL mode with one table of runs and one of evaluations. The driver
+ * writes each evaluation in its own transaction the moment it finishes;
+ * with WAL and synchronous=NORMAL a commit is in the operating system's
+ * hands when sqlite3_step returns, so killing the process loses nothing
+ * (only a power cut could lose the last commits). Reports read runs with
+ * their scores (the history) and single evaluations with their texts.
+ *
+ * Only the thread that opened the database uses it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "tune/tune.h"
+
+/* The value of meta.format: a database of another format is refused. */
+static const char format_id[] = "mapopt-tune/1";
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS meta ("
+    " key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " id INTEGER PRIMARY KEY,"
+    " app TEXT NOT NULL, size TEXT, machine TEXT NOT NULL,"
+    " optimizer TEXT NOT NULL, seed INTEGER NOT NULL,"
+    " budget INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    " feedback TEXT NOT NULL, start_file TEXT, start_hash TEXT,"
+    " version TEXT NOT NULL,"
+    " expert_score REAL, default_score REAL, unit TEXT,"
+    " status TEXT NOT NULL, duplicates INTEGER NOT NULL DEFAULT 0,"
+    " started REAL NOT NULL, finished REAL);"
+    "CREATE TABLE IF NOT EXISTS evaluations ("
+    " run INTEGER NOT NULL REFERENCES runs(id),"
+    " iteration INTEGER NOT NULL,"
+    " text TEXT NOT NULL, hash TEXT NOT NULL, status TEXT NOT NULL,"
+    " metric REAL NOT NULL, elapsed REAL, lower_bound REAL,"
+    " feedback TEXT, note TEXT,"
+    " wall REAL NOT NULL, finished REAL NOT NULL,"
+    " PRIMARY KEY (run, iteration));"
+    "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);";
+
+void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
+  snprintf(out, 17, "%016llx",
+           (unsigned long long)mapopt__hash_bytes(text, len));
+}
+
+static double unix_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Appends "PATH: error: database: WHAT" and returns MAPOPT_EIO (ENOMEM when
+ * SQLite ran out of memory). */
+static mapopt_status db_error(mapopt_tune_db *db, mapopt_diags *diags,
+                              const char *what) {
+  int code = db->sq ? sqlite3_errcode(db->sq) : SQLITE_CANTOPEN;
+  if (diags)
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                     "database: %s: %s", what,
+                     db->sq ? sqlite3_errmsg(db->sq) : "cannot open");
+  return code == SQLITE_NOMEM ? MAPOPT_ENOMEM : MAPOPT_EIO;
+}
+
+/* Prepares sql; on failure the error is in diags. */
+static mapopt_status prepare(mapopt_tune_db *db, mapopt_diags *diags,
+                             const char *sql, sqlite3_stmt **st) {
+  if (sqlite3_prepare_v2(db->sq, sql, -1, st, NULL) != SQLITE_OK)
+    return db_error(db, diags, "cannot prepare a statement");
+  return MAPOPT_OK;
+}
+
+/* Binds text (NULL binds SQL NULL). */
+static void bind_text(sqlite3_stmt *st, int i, const char *s) {
+  if (s)
+    sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+/* Binds x, or NULL when x is 0 (unknown). */
+static void bind_known(sqlite3_stmt *st, int i, double x) {
+  if (x != 0)
+    sqlite3_bind_double(st, i, x);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+/* Steps a statement that returns no row, then finalizes it. */
+static mapopt_status exec_stmt(mapopt_tune_db *db, mapopt_diags *diags,
+                               sqlite3_stmt *st, const char *what) {
+  int rc = sqlite3_step(st);
+  mapopt_status s = rc == SQLITE_DONE ? MAPOPT_OK : db_error(db, diags, what);
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* Copies column i (NULL stays NULL) into arena, or with ctx when arena
+ * is NULL. *ok turns false on out of memory. */
+static char *column_dup(mapopt_ctx *ctx, mapopt__arena *arena, sqlite3_stmt *st,
+                        int i, bool *ok) {
+  const char *t = (const char *)sqlite3_column_text(st, i);
+  if (!t)
+    return NULL;
+  size_t n = (size_t)sqlite3_column_bytes(st, i);
+  char *s =
+      arena ? mapopt__arena_strndup(arena, t, n) : mapopt__strndup(ctx, t, n);
+  if (!s)
+    *ok = false;
+  return s;
+}
+
+static void free_str(mapopt_ctx *ctx, char *s) {
+  if (s)
+    mapopt__free(ctx, s, strlen(s) + 1);
+}
+
+/* Checks meta.format, writing it into a fresh database. */
+static mapopt_status check_format(mapopt_tune_db *db, mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s =
+      prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(st, 0);
+    bool same = v && !strcmp(v, format_id);
+    if (!same)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                       "not a %s database (format '%s')", format_id,
+                       v ? v : "");
+    sqlite3_finalize(st);
+    return same ? MAPOPT_OK : MAPOPT_EIO;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    return db_error(db, diags, "cannot read the format");
+  if (prepare(db, diags, "INSERT INTO meta VALUES ('format', ?)", &st) !=
+      MAPOPT_OK)
+    return MAPOPT_EIO;
+  bind_text(st, 1, format_id);
+  return exec_stmt(db, diags, st, "cannot write the format");
+}
+
+mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
+                                  mapopt_diags *diags, mapopt_tune_db **out) {
+  if (!ctx || !path || !out)
+    return MAPOPT_EINVAL;
+  mapopt_tune_db *db = mapopt__calloc(ctx, 1, sizeof *db);
+  if (!db)
+    return MAPOPT_ENOMEM;
+  db->ctx = ctx;
+  db->path = mapopt__strndup(ctx, path, strlen(path));
+  if (!db->path) {
+    mapopt_tune_db_close(db);
+    return MAPOPT_ENOMEM;
+  }
+  mapopt_status s = MAPOPT_OK;
+  if (sqlite3_open_v2(path, &db->sq,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                          SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK)
+    s = db_error(db, diags, "cannot open");
+  /* Several processes (a tune beside a bench) may share a database: wait
+   * for a writer rather than failing at once. */
+  if (s == MAPOPT_OK)
+    sqlite3_busy_timeout(db->sq, 30000);
+  if (s == MAPOPT_OK &&
+      sqlite3_exec(db->sq,
+                   "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                   "PRAGMA foreign_keys=ON;",
+                   NULL, NULL, NULL) != SQLITE_OK)
+    s = db_error(db, diags, "cannot set WAL mode");
+  if (s == MAPOPT_OK &&
+      sqlite3_exec(db->sq, schema, NULL, NULL, NULL) != SQLITE_OK)
+    s = db_error(db, diags, "cannot create the tables");
+  if (s == MAPOPT_OK)
+    s = check_format(db, diags);
+  if (s != MAPOPT_OK) {
+    mapopt_tune_db_close(db);
+    return s;
+  }
+  *out = db;
+  return MAPOPT_OK;
+}
+
+void mapopt_tune_db_close(mapopt_tune_db *db) {
+  if (!db)
+    return;
+  sqlite3_close(db->sq);
+  free_str(db->ctx, db->path);
+  mapopt__free(db->ctx, db, sizeof *db);
+}
+
+/* ---- runs --------------------------------------------------------------- */
+
+/* Binds what identifies a run (config, start hash, version) to ?1..?10, in
+ * the order of the runs table's columns. */
+static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
+                        const char *start_hash) {
+  bind_text(st, 1, c->app);
+  bind_text(st, 2, c->size);
+  bind_text(st, 3, c->machine);
+  bind_text(st, 4, c->optimizer);
+  sqlite3_bind_int64(st, 5, (sqlite3_int64)c->seed);
+  sqlite3_bind_int64(st, 6, c->budget);
+  sqlite3_bind_int(st, 7, c->batch);
+  bind_text(st, 8, c->feedback);
+  bind_text(st, 9, start_hash);
+  bind_text(st, 10, MAPOPT_VERSION);
+}
+
+mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
+                                  const mapopt_tune_config *c,
+                                  const char *start_hash, mapopt_diags *diags,
+                                  int64_t *run, char status[16]) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "SELECT id, status FROM runs WHERE app = ?1 AND size IS ?2 AND "
+      "machine = ?3 AND optimizer = ?4 AND seed = ?5 AND budget = ?6 AND "
+      "batch = ?7 AND feedback = ?8 AND start_hash IS ?9 AND version = ?10 "
+      "ORDER BY id DESC LIMIT 1",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  bind_config(st, c, start_hash);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    *run = sqlite3_column_int64(st, 0);
+    const char *v = (const char *)sqlite3_column_text(st, 1);
+    snprintf(status, 16, "%s", v ? v : "");
+    s = MAPOPT_OK;
+  } else {
+    s = rc == SQLITE_DONE ? MAPOPT_ENOTFOUND
+                          : db_error(db, diags, "cannot look the run up");
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
+                                    const mapopt_tune_config *c,
+                                    const char *start_hash, double expert,
+                                    double deflt, const char *unit,
+                                    mapopt_diags *diags, int64_t *run) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "INSERT INTO runs (app, size, machine, optimizer, seed, budget, batch,"
+      " feedback, start_hash, version, start_file, expert_score,"
+      " default_score, unit, status, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+      " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 'running', ?15)",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  bind_config(st, c, start_hash);
+  bind_text(st, 11, c->start_file);
+  bind_known(st, 12, expert);
+  bind_known(st, 13, deflt);
+  bind_text(st, 14, unit);
+  sqlite3_bind_double(st, 15, unix_now());
+  s = exec_stmt(db, diags, st, "cannot record the run");
+  if (s == MAPOPT_OK)
+    *run = sqlite3_last_insert_rowid(db->sq);
+  return s;
+}
+
+mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
+                                    const char *status, int64_t duplicates,
+                                    bool finished, mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(db, diags,
+                            "UPDATE runs SET status = ?2, duplicates = ?3,"
+                            " finished = ?4 WHERE id = ?1",
+                            &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  bind_text(st, 2, status);
+  sqlite3_bind_int64(st, 3, duplicates);
+  bind_known(st, 4, finished ? unix_now() : 0);
+  return exec_stmt(db, diags, st, "cannot update the run");
+}
+
+/* ---- evaluations -------------------------------------------------------- */
+
+mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
+                                const mapopt_tune_eval_info *e,
+                                const char *unit, mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "INSERT INTO evaluations (run, iteration, text, hash, status, metric,"
+      " elapsed, lower_bound, feedback, note, wall, finished) VALUES (?1,"
+      " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int64(st, 2, e->iteration);
+  bind_text(st, 3, e->text);
+  bind_text(st, 4, e->hash);
+  bind_text(st, 5, mapopt_tune_status_name(e->status));
+  sqlite3_bind_double(st, 6, e->metric);
+  bind_known(st, 7, e->elapsed_s);
+  bind_known(st, 8, e->lower_bound_s);
+  bind_text(st, 9, e->feedback);
+  bind_text(st, 10, e->note);
+  sqlite3_bind_double(st, 11, e->wall_s);
+  sqlite3_bind_double(st, 12, e->finished);
+  s = exec_stmt(db, diags, st, "cannot record an evaluation");
+  if (s != MAPOPT_OK || !unit)
+    return s;
+  if (prepare(db, diags,
+              "UPDATE runs SET unit = ?2 WHERE id = ?1 AND unit IS NULL",
+              &st) != MAPOPT_OK)
+    return MAPOPT_EIO;
+  sqlite3_bind_int64(st, 1, run);
+  bind_text(st, 2, unit);
+  return exec_stmt(db, diags, st, "cannot record the unit");
+}
+
+void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
+  if (!e)
+    return;
+  free_str(ctx, e->text);
+  free_str(ctx, e->hash);
+  free_str(ctx, e->feedback);
+  free_str(ctx, e->note);
+  mapopt__free(ctx, e, sizeof *e);
+}
+
+static mapopt_tune_status status_of(const char *name) {
+  for (int s = MAPOPT_TUNE_OK; s <= MAPOPT_TUNE_CRASH; s++)
+    if (name && !strcmp(name, mapopt_tune_status_name((mapopt_tune_status)s)))
+      return (mapopt_tune_status)s;
+  return MAPOPT_TUNE_FAILED;
+}
+
+static const char eval_columns[] =
+    "SELECT run, iteration, status, metric, elapsed, lower_bound, wall,"
+    " finished, text, hash, feedback, note FROM evaluations";
+
+/* The evaluation in the current row of a statement over eval_columns. */
+static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
+                              mapopt_tune_eval_info **out) {
+  mapopt_tune_eval_info *e = mapopt__calloc(ctx, 1, sizeof *e);
+  if (!e)
+    return MAPOPT_ENOMEM;
+  e->run = sqlite3_column_int64(st, 0);
+  e->iteration = sqlite3_column_int64(st, 1);
+  e->status = status_of((const char *)sqlite3_column_text(st, 2));
+  e->metric = sqlite3_column_double(st, 3);
+  e->elapsed_s = sqlite3_column_double(st, 4);
+  e->lower_bound_s = sqlite3_column_double(st, 5);
+  e->wall_s = sqlite3_column_double(st, 6);
+  e->finished = sqlite3_column_double(st, 7);
+  bool ok = true;
+  e->text = column_dup(ctx, NULL, st, 8, &ok);
+  e->hash = column_dup(ctx, NULL, st, 9, &ok);
+  e->feedback = column_dup(ctx, NULL, st, 10, &ok);
+  e->note = column_dup(ctx, NULL, st, 11, &ok);
+  if (!ok || !e->text || !e->hash) {
+    mapopt_tune_eval_info_free(ctx, e);
+    return MAPOPT_ENOMEM;
+  }
+  *out = e;
+  return MAPOPT_OK;
+}
+
+/* Appends to out (mapopt_tune_eval_info *) the evaluations of run, by
+ * iteration; only iteration `only` when it is not negative. */
+static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
+                                        int64_t only, mapopt_diags *diags,
+                                        mapopt__vec *out) {
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "%s WHERE run = ?1 AND (?2 < 0 OR iteration = ?2) ORDER BY "
+           "iteration",
+           eval_columns);
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(db, diags, sql, &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int64(st, 2, only);
+  int rc;
+  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    mapopt_tune_eval_info **slot = mapopt__vec_push(out, db->ctx);
+    s = slot ? eval_row(db->ctx, st, slot) : MAPOPT_ENOMEM;
+    if (s != MAPOPT_OK && slot)
+      out->len--;
+  }
+  if (s == MAPOPT_OK && rc != SQLITE_DONE)
+    s = db_error(db, diags, "cannot read the evaluations");
+  sqlite3_finalize(st);
+  return s;
+}
+
+mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,
+                                     mapopt_diags *diags, mapopt__vec *out) {
+  return select_evaluations(db, run, -1, diags, out);
+}
+
+mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db, int64_t run,
+                                        int64_t iteration, mapopt_diags *diags,
+                                        mapopt_tune_eval_info **out) {
+  if (!db || !out || iteration < 0)
+    return db && out ? MAPOPT_ENOTFOUND : MAPOPT_EINVAL;
+  mapopt__vec v;
+  mapopt__vec_init(&v, sizeof(mapopt_tune_eval_info *));
+  mapopt_status s = select_evaluations(db, run, iteration, diags, &v);
+  if (s == MAPOPT_OK && v.len == 0)
+    s = MAPOPT_ENOTFOUND;
+  if (s == MAPOPT_OK)
+    *out = MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, 0);
+  else
+    for (size_t i = 0; i < v.len; i++)
+      mapopt_tune_eval_info_free(
+          db->ctx, MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
+  mapopt__vec_destroy(&v, db->ctx);
+  return s;
+}
+
+/* ---- the history -------------------------------------------------------- */
+
+struct mapopt_tune_history {
+  mapopt_ctx *ctx;
+  mapopt__arena arena; /* the strings and scores */
+  mapopt__vec runs;    /* mapopt_tune_run_info */
+};
+
+/* Reads the runs table into h->runs (scores come after). */
+static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
+                               mapopt_tune_history *h) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+      " version, status, unit, seed, budget, batch, expert_score,"
+      " default_score, started, finished, duplicates FROM runs ORDER BY id",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  int rc;
+  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    mapopt_tune_run_info *r = mapopt__vec_push(&h->runs, h->ctx);
+    if (!r) {
+      s = MAPOPT_ENOMEM;
+      break;
+    }
+    bool ok = true;
+    *r = (mapopt_tune_run_info){.id = sqlite3_column_int64(st, 0), .best = -1};
+    r->app = column_dup(h->ctx, &h->arena, st, 1, &ok);
+    r->size = column_dup(h->ctx, &h->arena, st, 2, &ok);
+    r->machine = column_dup(h->ctx, &h->arena, st, 3, &ok);
+    r->optimizer = column_dup(h->ctx, &h->arena, st, 4, &ok);
+    r->feedback = column_dup(h->ctx, &h->arena, st, 5, &ok);
+    r->start_file = column_dup(h->ctx, &h->arena, st, 6, &ok);
+    r->version = column_dup(h->ctx, &h->arena, st, 7, &ok);
+    r->status = column_dup(h->ctx, &h->arena, st, 8, &ok);
+    r->unit = column_dup(h->ctx, &h->arena, st, 9, &ok);
+    r->seed = (uint64_t)sqlite3_column_int64(st, 10);
+    r->budget = sqlite3_column_int64(st, 11);
+    r->batch = sqlite3_column_int(st, 12);
+    r->expert_score = sqlite3_column_double(st, 13);
+    r->default_score = sqlite3_column_double(st, 14);
+    r->started = sqlite3_column_double(st, 15);
+    r->finished = sqlite3_column_double(st, 16);
+    r->duplicates = sqlite3_column_int64(st, 17);
+    if (!ok)
+      s = MAPOPT_ENOMEM;
+  }
+  if (s == MAPOPT_OK && rc != SQLITE_DONE)
+    s = db_error(db, diags, "cannot read the runs");
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* Fills each run's scores, best and counts from one pass over the
+ * evaluations (numbers only: the texts stay in the database). */
+static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
+                                 mapopt_tune_history *h) {
+  for (size_t i = 0; i < h->runs.len; i++) {
+    mapopt_tune_run_info *r =
+        &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i);
+    sqlite3_stmt *st;
+    mapopt_status s =
+        prepare(db, diags,
+                "SELECT iteration, status, metric, elapsed, lower_bound FROM"
+                " evaluations WHERE run = ?1 ORDER BY iteration",
+                &st);
+    if (s != MAPOPT_OK)
+      return s;
+    sqlite3_bind_int64(st, 1, r->id);
+    /* Scores are indexed by iteration, so size them by the last one. */
+    int64_t n = 0;
+    double *scores = NULL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      int64_t it = sqlite3_column_int64(st, 0);
+      if (it < 0 || it >= r->budget)
+        continue;
+      if (!scores) {
+        scores =
+            mapopt__arena_zalloc(&h->arena, (size_t)r->budget * sizeof *scores);
+        if (!scores) {
+          sqlite3_finalize(st);
+          return MAPOPT_ENOMEM;
+        }
+      }
+      const char *stat = (const char *)sqlite3_column_text(st, 1);
+      bool ok = stat && !strcmp(stat, "ok");
+      double m = ok ? sqlite3_column_double(st, 2) : 0;
+      scores[it] = m;
+      n = it + 1;
+      r->evaluations++;
+      if (ok && (r->best < 0 || m > r->best_score)) {
+        r->best = it;
+        r->best_score = m;
+        r->best_elapsed_s = sqlite3_column_double(st, 3);
+        r->lower_bound_s = sqlite3_column_double(st, 4);
+      }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+      return db_error(db, diags, "cannot read the evaluations");
+    r->scores = scores;
+    r->niterations = n;
+  }
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt_tune_db_history(mapopt_tune_db *db, mapopt_diags *diags,
+                                     mapopt_tune_history **out) {
+  if (!db || !out)
+    return MAPOPT_EINVAL;
+  mapopt_tune_history *h = mapopt__calloc(db->ctx, 1, sizeof *h);
+  if (!h)
+    return MAPOPT_ENOMEM;
+  h->ctx = db->ctx;
+  mapopt__arena_init(&h->arena, db->ctx);
+  mapopt__vec_init(&h->runs, sizeof(mapopt_tune_run_info));
+  /* One read transaction: a writer beside us cannot tear the picture. */
+  mapopt_status s = MAPOPT_OK;
+  if (sqlite3_exec(db->sq, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    s = db_error(db, diags, "cannot begin a read");
+  if (s == MAPOPT_OK)
+    s = load_runs(db, diags, h);
+  if (s == MAPOPT_OK)
+    s = load_scores(db, diags, h);
+  sqlite3_exec(db->sq, "COMMIT", NULL, NULL, NULL);
+  if (s != MAPOPT_OK) {
+    mapopt_tune_history_free(h);
+    return s;
+  }
+  *out = h;
+  return MAPOPT_OK;
+}
+
+size_t mapopt_tune_history_count(const mapopt_tune_history *h) {
+  return h ? h->runs.len : 0;
+}
+
+const mapopt_tune_run_info *
+mapopt_tune_history_run(const mapopt_tune_history *h, size_t i) {
+  return h && i < h->runs.len
+             ? &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i)
+             : NULL;
+}
+
+void mapopt_tune_history_free(mapopt_tune_history *h) {
+  if (!h)
+    return;
+  mapopt__vec_destroy(&h->runs, h->ctx);
+  mapopt__arena_destroy(&h->arena);
+  mapopt__free(h->ctx, h, sizeof *h);
+}
+
+/* ---- a run's outcome ---------------------------------------------------- */
+
+/* A copy of s as a text (mapopt_text_free) in *out; NULL for NULL. */
+static mapopt_status dup_into(mapopt_ctx *ctx, const char *s, char **out) {
+  *out = NULL;
+  if (!s)
+    return MAPOPT_OK;
+  *out = mapopt__text_new(ctx, s, strlen(s));
+  return *out ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
+mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
+                                 mapopt_diags *diags,
+                                 mapopt_tune_outcome *out) {
+  sqlite3_stmt *st;
+  mapopt_status s =
+      prepare(db, diags,
+              "SELECT expert_score, default_score, unit, duplicates,"
+              " (SELECT COUNT(*) FROM evaluations WHERE run = ?1) FROM runs"
+              " WHERE id = ?1",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return db_error(db, diags, "cannot read the run");
+  }
+  out->run = run;
+  out->expert_score = sqlite3_column_double(st, 0);
+  out->default_score = sqlite3_column_double(st, 1);
+  s = dup_into(db->ctx, (const char *)sqlite3_column_text(st, 2), &out->unit);
+  out->duplicates = sqlite3_column_int64(st, 3);
+  out->evaluations = sqlite3_column_int64(st, 4);
+  sqlite3_finalize(st);
+  if (s != MAPOPT_OK)
+    return s;
+  /* The best: highest metric, the earliest of equals. */
+  s = prepare(db, diags,
+              "SELECT iteration FROM evaluations WHERE run = ?1 AND"
+              " status = 'ok' ORDER BY metric DESC, iteration ASC LIMIT 1",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int rc = sqlite3_step(st);
+  out->best = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return db_error(db, diags, "cannot find the best evaluation");
+  if (out->best < 0)
+    return MAPOPT_OK;
+  mapopt_tune_eval_info *e;
+  s = mapopt_tune_db_evaluation(db, run, out->best, diags, &e);
+  if (s != MAPOPT_OK)
+    return s;
+  out->best_score = e->metric;
+  out->best_elapsed_s = e->elapsed_s;
+  out->lower_bound_s = e->lower_bound_s;
+  s = dup_into(db->ctx, e->text, &out->best_text);
+  if (s == MAPOPT_OK)
+    s = dup_into(db->ctx, e->note, &out->best_note);
+  mapopt_tune_eval_info_free(db->ctx, e);
+  return s;
+}

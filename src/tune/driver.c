@@ -1,0 +1,832 @@
+/*
+ * The tuning driver (include/mapopt/tune.h): the ask / evaluate / record /
+ * tell loop of one run, its parallel evaluation, deduplication and resume.
+ *
+ * A run proceeds in rounds. The optimizer is asked until it answers
+ * MAPOPT_ENOTFOUND or `jobs` new candidates are held (fewer when the
+ * budget ends); each is compiled at once (in this thread) and keyed by its
+ * canonical text, or by its raw text when it does not compile. A key seen
+ * before (in an earlier round or earlier in this one) is a duplicate: it
+ * is not evaluated and consumes no budget, and in its turn the optimizer
+ * is told the first one's evaluation with duplicate = true. Each new
+ * candidate gets the next iteration number. The round is then evaluated by
+ * `jobs` worker threads sharing the evaluator (one plan of the app run);
+ * this thread records each evaluation in the database the moment it
+ * finishes (in whatever order they finish, each in its own transaction)
+ * and, once the round is complete, tells the optimizer every result in the
+ * order it asked, findings and result included, and frees them. The
+ * optimizers plan their batches before any of it is evaluated, so nothing
+ * they propose depends on jobs or on timing.
+ *
+ * Resume replays the run: a fresh optimizer of the same seed asks the same
+ * candidates, so iteration i is recognized by its hash; its recorded
+ * evaluation is not recorded again. The simulator is cheap and
+ * deterministic: a replayed candidate is simulated and analysed again, to
+ * give the optimizer the profile and findings it saw the first time, and
+ * must agree with the record. Then the run simply continues.
+ *
+ * SIGINT (options.stop): workers take no new candidate, the evaluations in
+ * flight finish and are recorded, and the run is marked interrupted.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "tune/tune.h"
+
+const char *mapopt_tune_end_name(mapopt_tune_end e) {
+  static const char *const n[] = {"done", "exhausted", "interrupted"};
+  return (unsigned)e < sizeof n / sizeof n[0] ? n[e] : NULL;
+}
+
+/* An evaluation already told, kept to answer its duplicates. */
+typedef struct known {
+  char *key; /* canonical (or raw) text; the map's key (mapopt_text_free) */
+  size_t keylen;
+  mapopt_evaluation ev; /* feedback points to feedback; no findings, result */
+  char *feedback;       /* a text */
+} known;
+
+/* One candidate of the current round. */
+typedef struct slot {
+  mapopt_candidate cand;
+  int64_t iteration;      /* -1: a duplicate, of dup_known or slot dup_of */
+  const known *dup_known; /* the earlier evaluation it duplicates */
+  size_t dup_of;
+  char *key; /* mapopt_text_free; owned until it moves into a known entry */
+  size_t keylen;
+  char hash[17];
+  mapopt_program *prog;                /* NULL when the text does not compile */
+  const mapopt_tune_eval_info *record; /* replayed: what was recorded */
+  mapopt__tune_eval out;
+  double wall_s, finished;
+  mapopt_status err;
+  bool evaluated; /* out is final (set under the lock) */
+  bool recorded;  /* written or checked against the record */
+} slot;
+
+typedef struct driver {
+  mapopt_ctx *ctx;
+  mapopt_tune_db *db;
+  mapopt_diags *diags;
+  mapopt_diags *cdiags; /* a candidate's compile diagnostics */
+  const mapopt_tune_problem *problem;
+  const mapopt__optimizer_vt *vt;
+  mapopt_tune_config cfg;
+  mapopt_guide_level level;
+  const mapopt_tune_options *opts;
+  int jobs;
+  mapopt_machine_shape shape;
+  mapopt_space *space;
+  mapopt__tune_evaluator *eval;
+  mapopt_optimizer *opt;
+  int64_t run;
+  bool resumed; /* a recorded run is continued */
+  double expert;
+  char *unit;        /* the metric's unit once known (a text) */
+  bool unit_in_db;   /* recorded in the run's row */
+  mapopt__map known; /* key -> known * */
+  mapopt__vec knowns;
+  mapopt_tune_eval_info **record_at; /* resume: by iteration */
+  mapopt__vec records;
+  int64_t replayed;
+  int64_t next_iteration, dups, dup_streak;
+  int64_t best;
+  double best_score;
+  /* The round. */
+  slot *slots;
+  size_t nslots, cap;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  size_t next_slot; /* the next slot a worker takes */
+  int active;       /* workers running */
+} driver;
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double unix_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool stop_requested(const driver *d) {
+  return d->opts->stop && *d->opts->stop;
+}
+
+/* A copy of s as a text (mapopt_text_free); NULL on ENOMEM. */
+static char *copy_text(mapopt_ctx *ctx, const char *s) {
+  return mapopt__text_new(ctx, s, strlen(s));
+}
+
+/* Every diagnostic of diags as the compiler prints them, one per line, as
+ * a text (mapopt_text_free). NULL on ENOMEM. */
+static char *diags_text(mapopt_ctx *ctx, const mapopt_diags *diags) {
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
+    mapopt__sb_diag(&sb, mapopt_diags_get(diags, i));
+    mapopt__sb_putc(&sb, '\n');
+  }
+  return mapopt__text_take(&sb, NULL);
+}
+
+/*
+ * Compiles text for the run's shape. On success *prog is the program and
+ * *key its canonical text; when it does not compile *prog is NULL, *key
+ * the raw text and *diag_text its diagnostics. Keys and diagnostics are
+ * texts (mapopt_text_free). MAPOPT_ENOMEM.
+ */
+static mapopt_status compile(driver *d, const char *text, mapopt_program **prog,
+                             char **key, size_t *keylen, char **diag_text) {
+  *prog = NULL;
+  *key = *diag_text = NULL;
+  size_t len = strlen(text);
+  mapopt_dsl_options o = {.file = "candidate.map", .shape = &d->shape};
+  mapopt_diags_clear(d->cdiags);
+  mapopt_status st = mapopt_dsl_compile(d->ctx, text, len, &o, d->cdiags, prog);
+  if (st == MAPOPT_ENOMEM)
+    return st;
+  if (st == MAPOPT_OK) {
+    st = mapopt_dsl_format(*prog, key, keylen);
+    if (st != MAPOPT_OK) {
+      mapopt_dsl_free(*prog);
+      *prog = NULL;
+    }
+    return st;
+  }
+  *prog = NULL;
+  *key = mapopt__text_new(d->ctx, text, len);
+  *keylen = len;
+  *diag_text = diags_text(d->ctx, d->cdiags);
+  if (!*key || !*diag_text) {
+    mapopt_text_free(*key);
+    mapopt_text_free(*diag_text);
+    *key = *diag_text = NULL;
+    return MAPOPT_ENOMEM;
+  }
+  return MAPOPT_OK;
+}
+
+/* Evaluates a compiled program, timing it; errors only for ENOMEM. */
+static mapopt_status evaluate(const mapopt__tune_evaluator *ev, slot *s) {
+  double t0 = mono_now();
+  mapopt_status st = ev->vt->evaluate(ev, s->prog, s->cand.text, &s->out);
+  s->wall_s += mono_now() - t0;
+  s->finished = unix_now();
+  return st;
+}
+
+/* ---- the round's workers ---------------------------------------------------
+ */
+
+/* Whether slot s needs the evaluator: a new candidate that compiles. */
+static bool needs_eval(const slot *s) {
+  return s->iteration >= 0 && s->prog;
+}
+
+static void *worker(void *arg) {
+  driver *d = arg;
+  pthread_mutex_lock(&d->mu);
+  for (;;) {
+    while (d->next_slot < d->nslots && !needs_eval(&d->slots[d->next_slot]))
+      d->next_slot++;
+    if (d->next_slot >= d->nslots || stop_requested(d))
+      break;
+    slot *s = &d->slots[d->next_slot++];
+    pthread_mutex_unlock(&d->mu);
+    mapopt_status st = evaluate(d->eval, s);
+    pthread_mutex_lock(&d->mu);
+    s->err = st;
+    s->evaluated = true;
+    pthread_cond_broadcast(&d->cv);
+  }
+  d->active--;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->mu);
+  return NULL;
+}
+
+/* Checks a replayed evaluation against its record: the same status and,
+ * to rounding, the same metric. The optimizer is then told the recorded
+ * numbers, exactly what it was told the first time. */
+static mapopt_status check_replay(driver *d, slot *s) {
+  const mapopt_tune_eval_info *r = s->record;
+  mapopt_evaluation *e = &s->out.ev;
+  double score = e->status == MAPOPT_TUNE_OK ? e->score : 0;
+  double tol = 1e-9 * fmax(fabs(r->metric), fabs(score));
+  if (r->status == e->status && fabs(r->metric - score) <= tol) {
+    e->score = r->metric;
+    e->elapsed_s = r->elapsed_s;
+    e->lower_bound_s = r->lower_bound_s;
+    return MAPOPT_OK;
+  }
+  mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", d->db->path, 0, 0,
+                   "run %lld cannot be resumed: evaluation %lld was recorded "
+                   "as %s %.17g and is now %s %.17g (the model, the machine "
+                   "or mapopt changed since)",
+                   (long long)d->run, (long long)r->iteration,
+                   mapopt_tune_status_name(r->status), r->metric,
+                   mapopt_tune_status_name(e->status), score);
+  return MAPOPT_EINVAL;
+}
+
+/* Records (or, replayed, checks) one finished evaluation. */
+static mapopt_status record(driver *d, slot *s) {
+  s->recorded = true;
+  if (s->err != MAPOPT_OK)
+    return s->err;
+  if (s->record)
+    return check_replay(d, s);
+  const mapopt_evaluation *e = &s->out.ev;
+  const char *unit = NULL;
+  if (!d->unit && e->status == MAPOPT_TUNE_OK && s->out.result) {
+    d->unit = copy_text(d->ctx, s->out.result->metric_unit);
+    if (!d->unit)
+      return MAPOPT_ENOMEM;
+  }
+  if (d->unit && !d->unit_in_db)
+    unit = d->unit;
+  mapopt_tune_eval_info info = {.run = d->run,
+                                .iteration = s->iteration,
+                                .status = e->status,
+                                .metric =
+                                    e->status == MAPOPT_TUNE_OK ? e->score : 0,
+                                .elapsed_s = e->elapsed_s,
+                                .lower_bound_s = e->lower_bound_s,
+                                .wall_s = s->wall_s,
+                                .finished = s->finished,
+                                .text = s->cand.text,
+                                .hash = s->hash,
+                                .feedback = s->out.feedback,
+                                .note = s->cand.note};
+  mapopt_status st = mapopt__db_record(d->db, d->run, &info, unit, d->diags);
+  if (st == MAPOPT_OK && unit)
+    d->unit_in_db = true;
+  return st;
+}
+
+/*
+ * Evaluates the round with up to jobs workers and records each evaluation
+ * as it finishes. *complete is false when a stop left some unevaluated.
+ */
+static mapopt_status run_round(driver *d, bool *complete) {
+  mapopt_status st = MAPOPT_OK;
+  size_t need = 0;
+  for (size_t i = 0; i < d->nslots; i++)
+    need += needs_eval(&d->slots[i]);
+  pthread_t threads[64];
+  int nthreads = 0;
+  d->next_slot = 0;
+  d->active = 0;
+  pthread_mutex_lock(&d->mu);
+  while (nthreads < d->jobs && (size_t)nthreads < need) {
+    if (pthread_create(&threads[nthreads], NULL, worker, d) != 0)
+      break;
+    nthreads++;
+    d->active++;
+  }
+  pthread_mutex_unlock(&d->mu);
+  /* Without a thread (none could be created), evaluate here. */
+  if (nthreads == 0 && need > 0) {
+    d->active = 1;
+    worker(d);
+  }
+  /* Record whatever finished, in finishing order, until the workers end. */
+  pthread_mutex_lock(&d->mu);
+  for (;;) {
+    bool again = false;
+    for (size_t i = 0; i < d->nslots; i++) {
+      slot *s = &d->slots[i];
+      if (s->evaluated && !s->recorded) {
+        pthread_mutex_unlock(&d->mu);
+        mapopt_status rs = record(d, s);
+        if (st == MAPOPT_OK)
+          st = rs;
+        pthread_mutex_lock(&d->mu);
+        again = true;
+      }
+    }
+    if (again)
+      continue;
+    if (d->active == 0)
+      break;
+    pthread_cond_wait(&d->cv, &d->mu);
+  }
+  pthread_mutex_unlock(&d->mu);
+  for (int i = 0; i < nthreads; i++)
+    pthread_join(threads[i], NULL);
+  *complete = true;
+  for (size_t i = 0; i < d->nslots; i++)
+    if (d->slots[i].iteration >= 0 && !d->slots[i].evaluated)
+      *complete = false;
+  return st;
+}
+
+/* ---- asking and telling ----------------------------------------------------
+ */
+
+static void clear_slot(driver *d, slot *s) {
+  mapopt_candidate_clear(d->ctx, &s->cand);
+  mapopt_dsl_free(s->prog);
+  mapopt_text_free(s->key);
+  mapopt__tune_eval_clear(&s->out);
+  *s = (slot){0};
+}
+
+static void clear_round(driver *d) {
+  for (size_t i = 0; i < d->nslots; i++)
+    clear_slot(d, &d->slots[i]);
+  d->nslots = 0;
+}
+
+static slot *push_slot(driver *d) {
+  if (d->nslots == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 8;
+    slot *n =
+        mapopt__realloc(d->ctx, d->slots, d->cap * sizeof *n, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    d->slots = n;
+    d->cap = cap;
+  }
+  slot *s = &d->slots[d->nslots++];
+  *s = (slot){0};
+  return s;
+}
+
+/* Takes a new candidate into the round: the next iteration, with its
+ * record when replaying; one that does not compile is evaluated here. */
+static mapopt_status admit(driver *d, slot *s, const char *diag_text,
+                           double compile_s) {
+  s->iteration = d->next_iteration++;
+  s->wall_s = compile_s;
+  mapopt__tune_hash(s->key, s->keylen, s->hash);
+  d->dup_streak = 0;
+  if (d->record_at && d->record_at[s->iteration]) {
+    s->record = d->record_at[s->iteration];
+    d->replayed++;
+    if (strcmp(s->record->hash, s->hash)) {
+      mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", d->db->path, 0, 0,
+                       "run %lld cannot be resumed: evaluation %lld was "
+                       "recorded with hash %s and is now %s (the optimizer "
+                       "or the model changed since)",
+                       (long long)d->run, (long long)s->iteration,
+                       s->record->hash, s->hash);
+      return MAPOPT_EINVAL;
+    }
+  }
+  if (s->prog)
+    return MAPOPT_OK;
+  double t0 = mono_now();
+  mapopt_status st =
+      mapopt__tune_eval_invalid(d->eval, s->cand.text, diag_text, &s->out);
+  s->wall_s += mono_now() - t0;
+  s->finished = unix_now();
+  s->err = st;
+  s->evaluated = true;
+  return MAPOPT_OK;
+}
+
+/* The index of an earlier new candidate of this round with s's key, or
+ * nslots when there is none. */
+static size_t same_key_in_round(const driver *d, const slot *s) {
+  for (size_t i = 0; i + 1 < d->nslots; i++)
+    if (d->slots[i].iteration >= 0 && d->slots[i].keylen == s->keylen &&
+        !memcmp(d->slots[i].key, s->key, s->keylen))
+      return i;
+  return d->nslots;
+}
+
+/*
+ * Asks until the optimizer answers MAPOPT_ENOTFOUND or the round holds
+ * jobs new candidates (fewer when the budget ends). *exhausted: the
+ * optimizer proposed too many duplicates in a row.
+ */
+static mapopt_status fill_round(driver *d, bool *exhausted) {
+  int64_t room = d->cfg.budget - d->next_iteration;
+  if (room > d->jobs)
+    room = d->jobs;
+  int64_t fresh = 0;
+  *exhausted = false;
+  while (fresh < room) {
+    if (d->dup_streak >= MAPOPT_TUNE_MAX_DUPLICATES) {
+      *exhausted = true;
+      break;
+    }
+    slot *s = push_slot(d);
+    if (!s)
+      return MAPOPT_ENOMEM;
+    mapopt_status st = mapopt_optimizer_ask(d->opt, &s->cand);
+    if (st != MAPOPT_OK) {
+      d->nslots--;
+      /* "Nothing now": with candidates pending, tell them and ask again;
+       * with none, the optimizer is done (the caller sees an empty round). */
+      return st == MAPOPT_ENOTFOUND ? MAPOPT_OK : st;
+    }
+    char *diag_text = NULL;
+    double t0 = mono_now();
+    st = compile(d, s->cand.text, &s->prog, &s->key, &s->keylen, &diag_text);
+    double compile_s = mono_now() - t0;
+    if (st != MAPOPT_OK)
+      return st;
+    mapopt__map_entry *k = mapopt__map_find(&d->known, s->key, s->keylen);
+    s->iteration = -1;
+    s->dup_known = k ? k->value : NULL;
+    s->dup_of = k ? d->nslots : same_key_in_round(d, s);
+    if (!k && s->dup_of == d->nslots) {
+      st = admit(d, s, diag_text, compile_s);
+      fresh++;
+    } else {
+      d->dups++;
+      d->dup_streak++;
+      mapopt_dsl_free(s->prog);
+      s->prog = NULL;
+    }
+    mapopt_text_free(diag_text);
+    if (st != MAPOPT_OK)
+      return st;
+  }
+  return MAPOPT_OK;
+}
+
+/* Keeps a told evaluation to answer its duplicates; takes the slot's key. */
+static mapopt_status remember(driver *d, slot *s) {
+  known *k = mapopt__calloc(d->ctx, 1, sizeof *k);
+  known **slotp = k ? mapopt__vec_push(&d->knowns, d->ctx) : NULL;
+  if (!slotp) {
+    if (k)
+      mapopt__free(d->ctx, k, sizeof *k);
+    return MAPOPT_ENOMEM;
+  }
+  *slotp = k;
+  k->ev = s->out.ev;
+  k->ev.result = NULL;
+  k->ev.findings = NULL;
+  k->ev.feedback = NULL;
+  if (s->out.feedback) {
+    k->feedback = copy_text(d->ctx, s->out.feedback);
+    if (!k->feedback)
+      return MAPOPT_ENOMEM;
+    k->ev.feedback = k->feedback;
+  }
+  bool inserted;
+  mapopt__map_entry *e =
+      mapopt__map_upsert(&d->known, d->ctx, s->key, s->keylen, &inserted);
+  if (!e)
+    return MAPOPT_ENOMEM;
+  k->key = s->key;
+  k->keylen = s->keylen;
+  s->key = NULL;
+  e->value = k;
+  return MAPOPT_OK;
+}
+
+/* Tells a duplicate: the evaluation of its first occurrence, marked, with
+ * neither findings nor result (they were told with the first). */
+static mapopt_status tell_duplicate(driver *d, const mapopt_candidate *c,
+                                    const mapopt_evaluation *first) {
+  mapopt_evaluation ev = *first;
+  ev.duplicate = true;
+  ev.result = NULL;
+  ev.findings = NULL;
+  return mapopt_optimizer_tell(d->opt, c, &ev);
+}
+
+/* Tells the round's results in the order they were asked. */
+static mapopt_status tell_round(driver *d) {
+  for (size_t i = 0; i < d->nslots; i++) {
+    slot *s = &d->slots[i];
+    mapopt_status st;
+    if (s->iteration < 0) {
+      st = tell_duplicate(d, &s->cand,
+                          s->dup_known ? &s->dup_known->ev
+                                       : &d->slots[s->dup_of].out.ev);
+      if (st != MAPOPT_OK)
+        return st;
+      continue;
+    }
+    mapopt_evaluation ev = s->out.ev;
+    ev.duplicate = false;
+    if (ev.status != MAPOPT_TUNE_OK)
+      ev.score = 0;
+    st = mapopt_optimizer_tell(d->opt, &s->cand, &ev);
+    if (st != MAPOPT_OK)
+      return st;
+    if (ev.status == MAPOPT_TUNE_OK &&
+        (d->best < 0 || ev.score > d->best_score)) {
+      d->best = s->iteration;
+      d->best_score = ev.score;
+    }
+    if (d->opts->progress) {
+      mapopt_tune_progress p = {
+          d->run, s->iteration, d->cfg.budget, s->record != NULL, &s->cand,
+          &ev,    d->best,      d->best_score, d->expert};
+      d->opts->progress(d->opts->progress_ud, &p);
+    }
+    st = remember(d, s);
+    if (st != MAPOPT_OK)
+      return st;
+  }
+  return MAPOPT_OK;
+}
+
+/* The loop: rounds until the budget is spent, the optimizer runs dry or a
+ * stop is requested. */
+static mapopt_status drive(driver *d, mapopt_tune_end *end) {
+  for (;;) {
+    if (d->next_iteration >= d->cfg.budget) {
+      *end = MAPOPT_TUNE_END_DONE;
+      return MAPOPT_OK;
+    }
+    if (stop_requested(d)) {
+      *end = MAPOPT_TUNE_END_INTERRUPTED;
+      return MAPOPT_OK;
+    }
+    bool exhausted, complete = true;
+    mapopt_status st = fill_round(d, &exhausted);
+    if (st == MAPOPT_OK && d->nslots == 0) {
+      *end = MAPOPT_TUNE_END_EXHAUSTED;
+      return MAPOPT_OK;
+    }
+    if (st == MAPOPT_OK)
+      st = run_round(d, &complete);
+    if (st == MAPOPT_OK && complete)
+      st = tell_round(d);
+    clear_round(d);
+    if (st != MAPOPT_OK)
+      return st;
+    if (!complete) {
+      *end = MAPOPT_TUNE_END_INTERRUPTED;
+      return MAPOPT_OK;
+    }
+    if (exhausted) {
+      *end = d->next_iteration >= d->cfg.budget ? MAPOPT_TUNE_END_DONE
+                                                : MAPOPT_TUNE_END_EXHAUSTED;
+      return MAPOPT_OK;
+    }
+  }
+}
+
+/* ---- setting a run up ------------------------------------------------------
+ */
+
+/* Simulates a reference mapper (expert or default): its score, 0 when it
+ * fails or does not compile. The unit is taken from it when still unknown. */
+static mapopt_status reference(driver *d, const char *text, double *score) {
+  *score = 0;
+  if (!text)
+    return MAPOPT_OK;
+  slot s = {0};
+  char *diag_text = NULL;
+  mapopt_status st = compile(d, text, &s.prog, &s.key, &s.keylen, &diag_text);
+  mapopt_text_free(diag_text);
+  if (st == MAPOPT_OK && s.prog) {
+    s.cand.text = (char *)text;
+    st = evaluate(d->eval, &s);
+    s.cand.text = NULL;
+    if (st == MAPOPT_OK && s.out.ev.status == MAPOPT_TUNE_OK) {
+      *score = s.out.ev.score;
+      if (!d->unit && !(d->unit = copy_text(d->ctx, s.out.result->metric_unit)))
+        st = MAPOPT_ENOMEM;
+    }
+  }
+  clear_slot(d, &s);
+  return st;
+}
+
+/* Checks config and fills its defaults into d->cfg. */
+static mapopt_status check_config(driver *d, const mapopt_tune_config *c) {
+  d->cfg = *c;
+  if (!d->cfg.feedback)
+    d->cfg.feedback = "full";
+  const char *bad = NULL;
+  if (!c->app || !c->machine || !c->optimizer)
+    bad = "the app, machine and optimizer must be named";
+  else if (!d->vt)
+    bad = "unknown optimizer (see mapopt tune --help)";
+  else if (c->budget < 1)
+    bad = "the budget must be at least 1 evaluation";
+  else if (c->batch < 0)
+    bad = "the batch must be 0 (the optimizer's default) or more";
+  else if (mapopt_guide_level_parse(d->cfg.feedback, &d->level) != MAPOPT_OK)
+    bad = "unknown feedback level (raw, explain, suggest or full)";
+  if (!bad)
+    return MAPOPT_OK;
+  mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0, "%s",
+                   bad);
+  return MAPOPT_EINVAL;
+}
+
+/* Loads the records of a resumed run, indexed by iteration. */
+static mapopt_status load_records(driver *d) {
+  mapopt_status st =
+      mapopt__db_evaluations(d->db, d->run, d->diags, &d->records);
+  if (st != MAPOPT_OK)
+    return st;
+  d->record_at =
+      mapopt__calloc(d->ctx, (size_t)d->cfg.budget, sizeof *d->record_at);
+  if (!d->record_at)
+    return MAPOPT_ENOMEM;
+  for (size_t i = 0; i < d->records.len; i++) {
+    mapopt_tune_eval_info *r =
+        MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i);
+    if (r->iteration >= 0 && r->iteration < d->cfg.budget)
+      d->record_at[r->iteration] = r;
+  }
+  return MAPOPT_OK;
+}
+
+/* Builds what the loop needs: space, evaluator, optimizer. */
+static mapopt_status prepare(driver *d) {
+  const mapopt_tune_problem *p = d->problem;
+  mapopt_sim_shape(p->machine, p->run, &d->shape);
+  mapopt_space_options so = {d->cfg.start_text, d->cfg.start_len,
+                             d->cfg.start_file};
+  mapopt_status st =
+      mapopt_space_new(d->ctx, p->run, p->machine,
+                       d->cfg.start_text ? &so : NULL, d->diags, &d->space);
+  if (st == MAPOPT_OK)
+    st = mapopt__tune_sim_evaluator_new(d->ctx, p->machine, p->run, d->level,
+                                        &d->eval);
+  mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch};
+  if (st == MAPOPT_OK)
+    st = mapopt__optimizer_create(d->ctx, d->vt, d->space, &oo, &d->opt);
+  if (st == MAPOPT_OK)
+    st = mapopt_diags_new(d->ctx, &d->cdiags);
+  return st;
+}
+
+static void destroy(driver *d) {
+  clear_round(d);
+  if (d->slots)
+    mapopt__free(d->ctx, d->slots, d->cap * sizeof *d->slots);
+  for (size_t i = 0; i < d->knowns.len; i++) {
+    known *k = MAPOPT__VEC_AT(&d->knowns, known *, i);
+    mapopt_text_free(k->key);
+    mapopt_text_free(k->feedback);
+    mapopt__free(d->ctx, k, sizeof *k);
+  }
+  mapopt__vec_destroy(&d->knowns, d->ctx);
+  mapopt__map_destroy(&d->known, d->ctx);
+  for (size_t i = 0; i < d->records.len; i++)
+    mapopt_tune_eval_info_free(
+        d->ctx, MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i));
+  mapopt__vec_destroy(&d->records, d->ctx);
+  if (d->record_at)
+    mapopt__free(d->ctx, d->record_at,
+                 (size_t)d->cfg.budget * sizeof *d->record_at);
+  mapopt_text_free(d->unit);
+  mapopt_optimizer_free(d->opt);
+  mapopt__tune_evaluator_free(d->eval);
+  mapopt_space_free(d->space);
+  mapopt_diags_free(d->cdiags);
+  pthread_mutex_destroy(&d->mu);
+  pthread_cond_destroy(&d->cv);
+}
+
+/* The end a recorded status stands for. */
+static mapopt_tune_end end_of(const char *status) {
+  if (!strcmp(status, "done"))
+    return MAPOPT_TUNE_END_DONE;
+  if (!strcmp(status, "exhausted"))
+    return MAPOPT_TUNE_END_EXHAUSTED;
+  return MAPOPT_TUNE_END_INTERRUPTED;
+}
+
+/* Creates the run (with its references) or reopens the one to resume;
+ * *finished when the matching run had already ended. */
+static mapopt_status open_run(driver *d, const char *start_hash, bool *finished,
+                              mapopt_tune_end *end) {
+  *finished = false;
+  if (d->opts->resume) {
+    char status[16];
+    mapopt_status st = mapopt__db_find_run(d->db, &d->cfg, start_hash, d->diags,
+                                           &d->run, status);
+    if (st == MAPOPT_OK) {
+      *end = end_of(status);
+      *finished = *end != MAPOPT_TUNE_END_INTERRUPTED;
+      d->resumed = true;
+      if (*finished)
+        return MAPOPT_OK;
+      mapopt_tune_outcome o = {0};
+      st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
+      d->expert = o.expert_score;
+      mapopt_tune_outcome_clear(&o);
+      if (st == MAPOPT_OK)
+        st = prepare(d);
+      if (st == MAPOPT_OK)
+        st = load_records(d);
+      if (st == MAPOPT_OK)
+        st =
+            mapopt__db_set_status(d->db, d->run, "running", 0, false, d->diags);
+      return st;
+    }
+    if (st != MAPOPT_ENOTFOUND)
+      return st;
+  }
+  double deflt;
+  mapopt_status st = prepare(d);
+  if (st == MAPOPT_OK)
+    st = reference(d, d->problem->expert, &d->expert);
+  if (st == MAPOPT_OK)
+    st = reference(d, d->problem->default_mapper, &deflt);
+  if (st == MAPOPT_OK)
+    st = mapopt__db_create_run(d->db, &d->cfg, start_hash, d->expert, deflt,
+                               d->unit, d->diags, &d->run);
+  d->unit_in_db = d->unit != NULL;
+  return st;
+}
+
+mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
+                              const mapopt_tune_problem *problem,
+                              const mapopt_tune_config *config,
+                              const mapopt_tune_options *opts,
+                              mapopt_diags *diags, mapopt_tune_outcome *out) {
+  const mapopt__optimizer_vt *vt =
+      config && config->optimizer ? mapopt__optimizer_find(config->optimizer)
+                                  : NULL;
+  return mapopt__tune_run_with(ctx, db, problem, config, opts, vt, diags, out);
+}
+
+mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
+                                    const mapopt_tune_problem *problem,
+                                    const mapopt_tune_config *config,
+                                    const mapopt_tune_options *opts,
+                                    const mapopt__optimizer_vt *vt,
+                                    mapopt_diags *diags,
+                                    mapopt_tune_outcome *out) {
+  if (!ctx || !db || !problem || !problem->machine || !problem->run ||
+      !config || !opts || !diags || !out)
+    return MAPOPT_EINVAL;
+  *out = (mapopt_tune_outcome){.best = -1};
+  driver d = {.ctx = ctx,
+              .db = db,
+              .diags = diags,
+              .problem = problem,
+              .vt = vt,
+              .opts = opts,
+              .best = -1};
+  pthread_mutex_init(&d.mu, NULL);
+  pthread_cond_init(&d.cv, NULL);
+  mapopt__map_init(&d.known);
+  mapopt__vec_init(&d.knowns, sizeof(known *));
+  mapopt__vec_init(&d.records, sizeof(mapopt_tune_eval_info *));
+  mapopt_status st = check_config(&d, config);
+  if (st != MAPOPT_OK) {
+    destroy(&d);
+    return st;
+  }
+  d.jobs = opts->jobs < 1 ? 1 : opts->jobs > 64 ? 64 : opts->jobs;
+  char start_hash[17];
+  if (d.cfg.start_text)
+    mapopt__tune_hash(d.cfg.start_text, d.cfg.start_len, start_hash);
+  bool finished;
+  mapopt_tune_end end = MAPOPT_TUNE_END_DONE;
+  st = open_run(&d, d.cfg.start_text ? start_hash : NULL, &finished, &end);
+  if (st == MAPOPT_OK && !finished) {
+    st = drive(&d, &end);
+    if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
+        d.replayed < (int64_t)d.records.len) {
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                       "run %lld cannot be resumed: the replay ended after "
+                       "%lld of its %zu recorded evaluations",
+                       (long long)d.run, (long long)d.replayed, d.records.len);
+      st = MAPOPT_EINVAL;
+    }
+  }
+  /* A run that failed stays resumable: it is marked interrupted. */
+  if (d.run && !finished) {
+    if (st != MAPOPT_OK)
+      end = MAPOPT_TUNE_END_INTERRUPTED;
+    mapopt_status s2 =
+        mapopt__db_set_status(db, d.run, mapopt_tune_end_name(end), d.dups,
+                              end != MAPOPT_TUNE_END_INTERRUPTED, diags);
+    if (st == MAPOPT_OK)
+      st = s2;
+  }
+  if (st == MAPOPT_OK)
+    st = mapopt__db_outcome(db, d.run, diags, out);
+  out->end = end;
+  out->resumed = d.resumed;
+  /* A finished run was wholly recorded before this call. */
+  out->replayed = finished ? out->evaluations : d.replayed;
+  destroy(&d);
+  if (st != MAPOPT_OK && !out->run)
+    mapopt_tune_outcome_clear(out);
+  return st;
+}
+
+void mapopt_tune_outcome_clear(mapopt_tune_outcome *o) {
+  if (!o)
+    return;
+  mapopt_text_free(o->best_text);
+  mapopt_text_free(o->best_note);
+  mapopt_text_free(o->unit);
+  *o = (mapopt_tune_outcome){.best = -1};
+}

@@ -1,0 +1,903 @@
+/*
+ * The tuning driver and its database (src/tune/driver.c, db.c,
+ * evaluate.c): dedupe by canonical text (duplicates told, not run, not
+ * counted), every tell in ask order with AutoGuide's findings and the
+ * result, an optimizer that waits for results, the bound on duplicates in
+ * a row, results independent of --jobs for every optimizer, resume after
+ * an interruption and after a crash mid-round (nothing lost, nothing
+ * repeated, the same final evaluations as an uninterrupted run), a replay
+ * that disagrees with its record, database and configuration errors, out
+ * of memory, the feedback levels, guided at least as good as the default
+ * mapper; and the search space: every value of every parameter of the
+ * nine benchmarks renders to a mapper that compiles.
+ *
+ * Scripted optimizers are driven through mapopt__tune_run_with.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "failing_alloc.h"
+#include "fixture.h"
+#include "mapopt/sim.h"
+#include "mapopt/tune.h"
+#include "tune/tune.h"
+
+/* ---- what the tests tune ------------------------------------------------ */
+
+typedef struct target {
+  mapopt_machine *m;
+  mapopt_app *app;
+  mapopt_app_run *run;
+} target;
+
+static void target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
+                        target *t) {
+  *t = (target){0};
+  const char *spec = NULL;
+  assert_int_equal(mapopt_machine_resolve(c, "p100x4", d, &t->m), MAPOPT_OK);
+  assert_int_equal(mapopt_app_resolve(c, app, d, &t->app, &spec), MAPOPT_OK);
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
+  assert_int_equal(mapopt_sim_instantiate(t->m, t->app, &ao, d, &t->run),
+                   MAPOPT_OK);
+}
+
+static void target_close(target *t) {
+  mapopt_app_run_free(t->run);
+  mapopt_app_free(t->app);
+  mapopt_machine_free(t->m);
+}
+
+/* A fresh database file; its name is in path (PATH_MAX-free buffer). */
+static mapopt_tune_db *fresh_db(char path[64]) {
+  snprintf(path, 64, "/tmp/mapopt-test-tune-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(path);
+  mapopt_tune_db *db;
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  return db;
+}
+
+static void drop_db(mapopt_tune_db *db, const char *path) {
+  mapopt_tune_db_close(db);
+  char side[80];
+  unlink(path);
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
+}
+
+/* Runs SQL on the database file behind the library's back (tampering). */
+static void sql(const char *path, const char *stmt) {
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, stmt, NULL, NULL, &err);
+  if (rc != SQLITE_OK)
+    print_error("%s: %s\n", stmt, err);
+  assert_int_equal(rc, SQLITE_OK);
+  sqlite3_close(db);
+}
+
+/* The recorded evaluations of run as "iteration hash status metric" lines
+ * (what must not depend on jobs or interruptions). */
+static char *rows_of(mapopt_tune_db *db, int64_t run) {
+  mapopt__vec v;
+  mapopt__vec_init(&v, sizeof(mapopt_tune_eval_info *));
+  assert_int_equal(mapopt__db_evaluations(db, run, diags, &v), MAPOPT_OK);
+  size_t cap = 64 * (v.len + 1), len = 0;
+  char *s = malloc(cap);
+  s[0] = 0;
+  for (size_t i = 0; i < v.len; i++) {
+    mapopt_tune_eval_info *e = MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i);
+    len += (size_t)snprintf(s + len, cap - len, "%lld %s %s %.17g\n",
+                            (long long)e->iteration, e->hash,
+                            mapopt_tune_status_name(e->status), e->metric);
+    mapopt_tune_eval_info_free(ctx, e);
+  }
+  mapopt__vec_destroy(&v, ctx);
+  return s;
+}
+
+/* ---- a scripted optimizer ---------------------------------------------- */
+
+typedef struct told {
+  int64_t tag;
+  bool duplicate;
+  mapopt_tune_status status;
+  double score;
+  bool findings, result, feedback; /* what came with the evaluation */
+} told;
+
+/* What the scripted optimizer proposes and what it was told. */
+typedef struct script_log {
+  const char *const *texts; /* proposed in order; NULL-terminated */
+  bool repeat;              /* propose texts[0] forever */
+  size_t proposed;
+  size_t ntold;
+  told tells[2048];
+} script_log;
+
+/* The running script: the optimizer's functions can reach the test only
+ * through it (their state is allocated by the optimizer). */
+static script_log *script;
+
+/* Plans the next n texts of the script (none when it has ended). */
+static mapopt_status script_plan(mapopt_optimizer *opt, int n) {
+  for (int i = 0; i < n; i++) {
+    const char *text =
+        script->repeat ? script->texts[0] : script->texts[script->proposed];
+    if (!text)
+      break;
+    mapopt_status st = mapopt__propose_text(opt, text, "scripted", NULL);
+    if (st != MAPOPT_OK)
+      return st;
+    script->proposed++;
+  }
+  return MAPOPT_OK;
+}
+
+static mapopt_status script_tell(mapopt_optimizer *opt,
+                                 const mapopt_candidate *c,
+                                 const mapopt_evaluation *e) {
+  (void)opt;
+  assert_true(script->ntold < sizeof script->tells / sizeof script->tells[0]);
+  script->tells[script->ntold++] = (told){c->tag,
+                                          e->duplicate,
+                                          e->status,
+                                          e->score,
+                                          e->findings != NULL,
+                                          e->result != NULL,
+                                          e->feedback && *e->feedback};
+  return MAPOPT_OK;
+}
+
+/* Batches of 4 unless the run's batch says otherwise. */
+static const mapopt__optimizer_vt script_vt = {
+    "scripted", 0, 4, NULL, script_plan, script_tell, NULL};
+
+static mapopt_tune_config config(const char *app, const char *opt,
+                                 int64_t budget, int batch) {
+  return (mapopt_tune_config){.app = app,
+                              .machine = "p100x4",
+                              .optimizer = opt,
+                              .budget = budget,
+                              .batch = batch};
+}
+
+/* A run of the scripted optimizer on heat1d, in a fresh database. */
+typedef struct scripted {
+  target t;
+  char path[64];
+  mapopt_tune_db *db;
+  mapopt_tune_outcome out;
+} scripted;
+
+static void run_script(script_log *log, int64_t budget, int batch, int jobs,
+                       scripted *s) {
+  script = log;
+  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
+  s->db = fresh_db(s->path);
+  mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL};
+  mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
+  mapopt_tune_options o = {.jobs = jobs};
+  mapopt_status st =
+      mapopt__tune_run_with(ctx, s->db, &p, &c, &o, &script_vt, diags, &s->out);
+  fixture_print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+}
+
+static void script_done(scripted *s) {
+  mapopt_tune_outcome_clear(&s->out);
+  drop_db(s->db, s->path);
+  target_close(&s->t);
+}
+
+/* ---- dedupe ------------------------------------------------------------- */
+
+/*
+ * Candidates equal in canonical text are one evaluation; a text that does
+ * not compile is keyed by its raw text. A duplicate (of this round or an
+ * earlier one) takes no iteration and is told its first occurrence's
+ * evaluation, without findings or result; every tell follows the order of
+ * the asks. With batches of 4 and --jobs 2 the rounds are {0, 1, 2}, {3}
+ * (the end of the first batch), {4, 5, 6}, {7}, {8}.
+ */
+static void test_dedupe(void **state) {
+  (void)state;
+  static const char *const texts[] = {
+      "Task * GPU;\n",                  /* 0: iteration 0 */
+      "Task  *   GPU ;   # the same\n", /* 1: duplicate of 0, same round */
+      "Task * CPU;\n",                  /* 2: iteration 1 */
+      "Task * GPU\n",                   /* 3: iteration 2, invalid */
+      "Task * GPU\n",                   /* 4: duplicate of 3 (raw text) */
+      "Task * GPU \n",                  /* 5: iteration 3, invalid */
+      "Layout * * * AOS;\n",            /* 6: iteration 4 */
+      "Task * CPU;",                    /* 7: duplicate of 2 */
+      "Layout * * * SOA;\n",            /* 8: iteration 5 */
+      NULL};
+  script_log log = {.texts = texts};
+  scripted s;
+  run_script(&log, 6, 4, 2, &s);
+  const mapopt_tune_outcome out = s.out;
+  assert_int_equal(out.end, MAPOPT_TUNE_END_DONE);
+  assert_int_equal(out.evaluations, 6);
+  assert_int_equal(out.duplicates, 3);
+  assert_int_equal(log.proposed, 9);
+  assert_int_equal(log.ntold, 9);
+  static const struct {
+    bool duplicate;
+    mapopt_tune_status status;
+  } want[] = {{false, MAPOPT_TUNE_OK},     {true, MAPOPT_TUNE_OK},
+              {false, MAPOPT_TUNE_OK},     {false, MAPOPT_TUNE_INVALID},
+              {true, MAPOPT_TUNE_INVALID}, {false, MAPOPT_TUNE_INVALID},
+              {false, MAPOPT_TUNE_OK},     {true, MAPOPT_TUNE_OK},
+              {false, MAPOPT_TUNE_OK}};
+  for (size_t i = 0; i < 9; i++) {
+    const told *t = &log.tells[i];
+    assert_int_equal(t->tag, (int64_t)i);
+    assert_int_equal(t->duplicate, want[i].duplicate);
+    assert_int_equal(t->status, want[i].status);
+    /* AutoGuide's findings and feedback come with every evaluation, the
+     * simulator's result with every one that ran; a duplicate is told
+     * the feedback only */
+    assert_true(t->feedback);
+    assert_int_equal(t->findings, !t->duplicate);
+    assert_int_equal(t->result,
+                     !t->duplicate && t->status != MAPOPT_TUNE_INVALID);
+  }
+  /* a duplicate is told its first occurrence's score */
+  assert_true(log.tells[0].score > 0);
+  assert_true(log.tells[1].score == log.tells[0].score);
+  assert_true(log.tells[7].score == log.tells[2].score);
+  /* the database: one row per iteration, in ask order, distinct hashes */
+  static const size_t text_of[] = {0, 2, 3, 5, 6, 8};
+  char hashes[6][17];
+  for (int64_t i = 0; i < 6; i++) {
+    mapopt_tune_eval_info *e;
+    assert_int_equal(mapopt_tune_db_evaluation(s.db, out.run, i, diags, &e),
+                     MAPOPT_OK);
+    assert_string_equal(e->text, texts[text_of[i]]);
+    assert_string_equal(e->note, "scripted");
+    memcpy(hashes[i], e->hash, 17);
+    for (int64_t j = 0; j < i; j++)
+      assert_string_not_equal(hashes[j], e->hash);
+    if (e->status == MAPOPT_TUNE_INVALID) {
+      /* AutoGuide read the compiler's diagnostic: a syntax error on line
+       * 2, explained, with a suggestion */
+      assert_true(e->metric == 0);
+      assert_non_null(strstr(e->feedback, "Compile Error: "));
+      assert_non_null(strstr(e->feedback, "\nExplanation: "));
+      assert_non_null(strstr(e->feedback, "\nSuggestion: "));
+    } else {
+      assert_true(e->metric > 0 && e->elapsed_s > 0 && e->lower_bound_s > 0);
+      assert_non_null(strstr(e->feedback, "Performance Metric: "));
+    }
+    mapopt_tune_eval_info_free(ctx, e);
+  }
+  /* an invalid text is hashed raw, a valid one by its canonical text */
+  char h[17];
+  mapopt__tune_hash(texts[3], strlen(texts[3]), h);
+  assert_string_equal(hashes[2], h);
+  mapopt_machine_shape shape;
+  mapopt_sim_shape(s.t.m, s.t.run, &shape);
+  mapopt_dsl_options so = {.shape = &shape};
+  mapopt_program *prog;
+  char *canon;
+  size_t clen;
+  assert_int_equal(
+      mapopt_dsl_compile(ctx, texts[1], strlen(texts[1]), &so, diags, &prog),
+      MAPOPT_OK);
+  assert_int_equal(mapopt_dsl_format(prog, &canon, &clen), MAPOPT_OK);
+  mapopt__tune_hash(canon, clen, h);
+  assert_string_equal(hashes[0], h);
+  mapopt__tune_hash(texts[1], strlen(texts[1]), h);
+  assert_string_not_equal(hashes[0], h);
+  mapopt_text_free(canon);
+  mapopt_dsl_free(prog);
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(s.db, out.run, 6, diags, &e),
+                   MAPOPT_ENOTFOUND);
+  script_done(&s);
+}
+
+/* An optimizer that needs each result before its next proposal (batches
+ * of one) answers ENOTFOUND while one is pending, however many jobs there
+ * are: the driver evaluates and tells, then asks again; ENOTFOUND with
+ * nothing pending ends the run, exhausted. */
+static void test_wait_and_exhaust(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task * GPU;\n", "Task * CPU;\n",
+                                      "Layout * * * AOS;\n", NULL};
+  script_log log = {.texts = texts};
+  scripted s;
+  run_script(&log, 10, 1, 4, &s);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_EXHAUSTED);
+  assert_int_equal(s.out.evaluations, 3);
+  assert_int_equal(log.ntold, 3);
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(s.db, diags, &h), MAPOPT_OK);
+  assert_int_equal(mapopt_tune_history_count(h), 1);
+  const mapopt_tune_run_info *r = mapopt_tune_history_run(h, 0);
+  assert_string_equal(r->status, "exhausted");
+  assert_int_equal(r->batch, 1);
+  assert_true(r->finished > 0);
+  mapopt_tune_history_free(h);
+  script_done(&s);
+}
+
+/* An optimizer that proposes only what it proposed before ends the run
+ * after MAPOPT_TUNE_MAX_DUPLICATES duplicates in a row. */
+static void test_duplicate_bound(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task * GPU;\n", NULL};
+  script_log *log = calloc(1, sizeof *log);
+  log->texts = texts;
+  log->repeat = true;
+  scripted s;
+  run_script(log, 5, 0, 1, &s);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_EXHAUSTED);
+  assert_int_equal(s.out.evaluations, 1);
+  assert_int_equal(s.out.duplicates, MAPOPT_TUNE_MAX_DUPLICATES);
+  assert_int_equal(log->ntold, 1 + MAPOPT_TUNE_MAX_DUPLICATES);
+  script_done(&s);
+  free(log);
+}
+
+/* ---- determinism and resume --------------------------------------------- */
+
+/* A run of optimizer opt on circuit:small; returns its recorded rows. */
+static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
+                          int jobs, int64_t budget, int batch, bool resume,
+                          const volatile sig_atomic_t *stop,
+                          mapopt_tune_progress_fn progress, void *ud,
+                          mapopt_tune_outcome *out) {
+  mapopt_tune_problem p = {t->m, t->run,
+                           mapopt_app_builtin_mapper("circuit", "expert"),
+                           mapopt_app_builtin_mapper("circuit", "default")};
+  mapopt_tune_config c = config("circuit", opt, budget, batch);
+  c.size = "small";
+  c.seed = 7;
+  mapopt_tune_options o = {jobs, resume, stop, progress, ud};
+  mapopt_status st = mapopt_tune_run(ctx, db, &p, &c, &o, diags, out);
+  fixture_print_diags();
+  assert_int_equal(st, MAPOPT_OK);
+  return rows_of(db, out->run);
+}
+
+/* The same with random. */
+static char *tune_rows(mapopt_tune_db *db, const target *t, int jobs,
+                       int64_t budget, int batch, bool resume,
+                       const volatile sig_atomic_t *stop,
+                       mapopt_tune_progress_fn progress, void *ud,
+                       mapopt_tune_outcome *out) {
+  return tune_rows_of("random", db, t, jobs, budget, batch, resume, stop,
+                      progress, ud, out);
+}
+
+/* The same seed and batch give the same evaluations whatever jobs is, for
+ * every optimizer at its own batch (guided 1, ccd 16, random and opentuner
+ * 4) and for random at a batch of 6. */
+static void test_jobs_do_not_change_results(void **state) {
+  (void)state;
+  target t;
+  target_open(ctx, diags, "circuit:small", &t);
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  const char *const *names = mapopt_optimizer_names();
+  size_t n = 0;
+  while (names[n])
+    n++;
+  for (size_t k = 0; k <= n; k++) {
+    const char *opt = k < n ? names[k] : "random";
+    int batch = k < n ? 0 : 6;
+    mapopt_tune_outcome o1, o2, o3;
+    char *r1 =
+        tune_rows_of(opt, db, &t, 1, 20, batch, false, NULL, NULL, NULL, &o1);
+    char *r2 =
+        tune_rows_of(opt, db, &t, 4, 20, batch, false, NULL, NULL, NULL, &o2);
+    char *r3 =
+        tune_rows_of(opt, db, &t, 2, 20, batch, false, NULL, NULL, NULL, &o3);
+    assert_int_not_equal(o1.run, o2.run);
+    assert_int_equal(o1.evaluations, o2.evaluations);
+    assert_true(o1.evaluations > 0);
+    assert_string_equal(r1, r2);
+    assert_string_equal(r1, r3);
+    assert_int_equal(o1.best, o2.best);
+    assert_string_equal(o1.best_text, o2.best_text);
+    assert_true(o1.expert_score > 0 && o1.default_score > 0);
+    assert_non_null(o1.unit);
+    print_message("%s: %lld evaluations, the same for --jobs 1, 2 and 4\n", opt,
+                  (long long)o1.evaluations);
+    free(r1);
+    free(r2);
+    free(r3);
+    mapopt_tune_outcome_clear(&o1);
+    mapopt_tune_outcome_clear(&o2);
+    mapopt_tune_outcome_clear(&o3);
+  }
+  drop_db(db, path);
+  target_close(&t);
+}
+
+/* Raises the stop flag (as the SIGINT handler does) once `after`
+ * evaluations have been told. */
+typedef struct stopper {
+  volatile sig_atomic_t stop;
+  int64_t after, told;
+} stopper;
+
+static void stop_after(void *ud, const mapopt_tune_progress *p) {
+  stopper *s = ud;
+  (void)p;
+  if (++s->told >= s->after)
+    s->stop = 1;
+}
+
+/* Finish times of the run's evaluations, to show they were not rerecorded. */
+static double finish_of(mapopt_tune_db *db, int64_t run, int64_t it) {
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(db, run, it, diags, &e),
+                   MAPOPT_OK);
+  double f = e->finished;
+  mapopt_tune_eval_info_free(ctx, e);
+  return f;
+}
+
+/*
+ * Interrupted after a round, then cut short in the middle of a round as a
+ * kill -9 leaves it (some of the round's evaluations recorded, some not),
+ * the run resumes: the recorded evaluations are neither lost nor recorded
+ * again, the missing ones are made, and the final evaluations are those of
+ * an uninterrupted run, whatever the jobs of each part. A finished run
+ * resumed is returned as it is.
+ */
+static void test_resume(void **state) {
+  (void)state;
+  target t;
+  target_open(ctx, diags, "circuit:small", &t);
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_outcome ref, a, b, c;
+  char *want = tune_rows(db, &t, 2, 24, 4, false, NULL, NULL, NULL, &ref);
+
+  stopper s = {0, 6, 0};
+  char *r = tune_rows(db, &t, 4, 24, 4, false, &s.stop, stop_after, &s, &a);
+  assert_int_equal(a.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(a.evaluations, 8); /* the round of the 6th completes */
+  free(r);
+  /* a crash mid-round: iteration 5 of the second round was never made */
+  char stmt[128];
+  snprintf(stmt, sizeof stmt,
+           "DELETE FROM evaluations WHERE run = %lld AND iteration = 5",
+           (long long)a.run);
+  sql(path, stmt);
+  double kept = finish_of(db, a.run, 6);
+
+  r = tune_rows(db, &t, 2, 24, 4, true, NULL, NULL, NULL, &b);
+  assert_int_equal(b.run, a.run);
+  assert_true(b.resumed);
+  assert_int_equal(b.end, MAPOPT_TUNE_END_DONE);
+  assert_int_equal(b.replayed, 7);
+  assert_int_equal(b.evaluations, 24);
+  assert_string_equal(r, want);
+  assert_true(finish_of(db, a.run, 6) == kept);
+  assert_true(finish_of(db, a.run, 5) > kept);
+  assert_string_equal(b.best_text, ref.best_text);
+  free(r);
+
+  /* resuming a finished run evaluates nothing */
+  stopper never = {0, 1000, 0};
+  r = tune_rows(db, &t, 2, 24, 4, true, NULL, stop_after, &never, &c);
+  assert_int_equal(never.told, 0);
+  assert_int_equal(c.run, a.run);
+  assert_true(c.resumed);
+  assert_int_equal(c.replayed, 24);
+  assert_int_equal(c.evaluations, 24);
+  assert_string_equal(r, want);
+  free(r);
+  free(want);
+  mapopt_tune_outcome_clear(&ref);
+  mapopt_tune_outcome_clear(&a);
+  mapopt_tune_outcome_clear(&b);
+  mapopt_tune_outcome_clear(&c);
+  drop_db(db, path);
+  target_close(&t);
+}
+
+/* A record the replay disagrees with (another model, another mapopt) stops
+ * the resume with an error rather than mixing two runs. */
+static void test_resume_mismatch(void **state) {
+  (void)state;
+  static const char *const tamper[] = {
+      "UPDATE evaluations SET metric = metric * 2 WHERE iteration = 1",
+      "UPDATE evaluations SET hash = '0123456789abcdef' WHERE iteration = 2",
+      "UPDATE evaluations SET iteration = 40 WHERE iteration = 3"};
+  static const char *const says[] = {"evaluation 1 was recorded as ok",
+                                     "recorded with hash 0123456789abcdef",
+                                     "ended after"};
+  target t;
+  target_open(ctx, diags, "circuit:small", &t);
+  for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
+    char path[64];
+    mapopt_tune_db *db = fresh_db(path);
+    mapopt_tune_outcome a, b;
+    stopper s = {0, 4, 0};
+    free(tune_rows(db, &t, 1, 40, 4, false, &s.stop, stop_after, &s, &a));
+    assert_int_equal(a.end, MAPOPT_TUNE_END_INTERRUPTED);
+    sql(path, tamper[i]);
+    mapopt_tune_problem p = {t.m, t.run, NULL, NULL};
+    mapopt_tune_config c = config("circuit", "random", 40, 4);
+    c.size = "small";
+    c.seed = 7;
+    mapopt_tune_options o = {.jobs = 1, .resume = true};
+    mapopt_diags_clear(diags);
+    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &o, diags, &b),
+                     MAPOPT_EINVAL);
+    assert_int_equal(mapopt_diags_errors(diags), 1);
+    assert_non_null(strstr(mapopt_diags_get(diags, 0)->message, says[i]));
+    assert_non_null(
+        strstr(mapopt_diags_get(diags, 0)->message, "cannot be resumed"));
+    mapopt_diags_clear(diags);
+    mapopt_tune_outcome_clear(&a);
+    mapopt_tune_outcome_clear(&b);
+    drop_db(db, path);
+  }
+  target_close(&t);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void test_db_errors(void **state) {
+  (void)state;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/mapopt-test-notdb-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(write(fd, "this is not a database, just text\n", 34) == 34);
+  close(fd);
+  mapopt_tune_db *db = NULL;
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_EIO);
+  assert_null(db);
+  assert_string_equal(mapopt_diags_get(diags, 0)->file, path);
+  unlink(path);
+  /* a SQLite file of another format */
+  sql(path, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('format', 'other/2');");
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_EIO);
+  assert_non_null(strstr(mapopt_diags_get(diags, 0)->message,
+                         "not a mapopt-tune/1 database (format 'other/2')"));
+  unlink(path);
+  mapopt_diags_clear(diags);
+  assert_int_equal(
+      mapopt_tune_db_open(ctx, "/nonexistent-dir/x.db", diags, &db),
+      MAPOPT_EIO);
+  assert_int_equal(mapopt_diags_errors(diags), 1);
+  mapopt_diags_clear(diags);
+}
+
+static void test_bad_config(void **state) {
+  (void)state;
+  target t;
+  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_problem p = {t.m, t.run, NULL, NULL};
+  mapopt_tune_options o = {.jobs = 1};
+  mapopt_tune_outcome out;
+  static const struct {
+    const char *optimizer, *feedback;
+    int64_t budget;
+    const char *says;
+  } cases[] = {{"nosuch", NULL, 5, "unknown optimizer"},
+               {"random", NULL, 0, "budget must be at least 1"},
+               {"random", "loud", 5, "unknown feedback level"},
+               {"random", NULL, -5, "the batch must be 0"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    bool batch_case = cases[i].budget < 0;
+    mapopt_tune_config c =
+        config("heat1d", cases[i].optimizer, batch_case ? 5 : cases[i].budget,
+               batch_case ? -1 : 0);
+    c.feedback = cases[i].feedback;
+    mapopt_diags_clear(diags);
+    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &o, diags, &out),
+                     MAPOPT_EINVAL);
+    assert_non_null(strstr(mapopt_diags_get(diags, 0)->message, cases[i].says));
+    assert_int_equal(out.run, 0);
+  }
+  /* a start mapper that does not compile: its located diagnostic */
+  mapopt_tune_config c = config("heat1d", "random", 5, 0);
+  c.start_file = "start.map";
+  c.start_text = "Task relax GPU\n";
+  c.start_len = strlen(c.start_text);
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &o, diags, &out),
+                   MAPOPT_ESYNTAX);
+  assert_string_equal(mapopt_diags_get(diags, 0)->file, "start.map");
+  assert_int_equal(mapopt_diags_get(diags, 0)->line, 2);
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(db, diags, &h), MAPOPT_OK);
+  assert_int_equal(mapopt_tune_history_count(h), 0);
+  mapopt_tune_history_free(h);
+  mapopt_diags_clear(diags);
+  drop_db(db, path);
+  target_close(&t);
+}
+
+/*
+ * A whole run of the guided optimizer (AutoGuide's analyses included) with
+ * the Nth allocation failing, for N spread over the run: MAPOPT_ENOMEM or
+ * success, never a crash, nothing leaked. One job keeps allocation in one
+ * thread at a time (the counting allocator is not thread-safe).
+ */
+static void test_allocation_failure(void **state) {
+  (void)state;
+  long n, tried = 0;
+  for (n = 1;; n += 1 + n / 40, tried++) {
+    failing_alloc f = {.left = n - 1};
+    mapopt_ctx *c;
+    if (mapopt_ctx_new(failing_realloc, &f, &c) != MAPOPT_OK)
+      continue;
+    mapopt_diags *d = NULL;
+    target t = {0};
+    mapopt_tune_db *db = NULL;
+    mapopt_tune_outcome out = {.best = -1};
+    const char *spec = NULL;
+    bool ok = mapopt_diags_new(c, &d) == MAPOPT_OK &&
+              mapopt_machine_resolve(c, "p100x4", d, &t.m) == MAPOPT_OK &&
+              mapopt_app_resolve(c, MAPOPT_SOURCE_DIR "/apps/heat1d.json", d,
+                                 &t.app, &spec) == MAPOPT_OK;
+    if (ok) {
+      mapopt_app_options ao = {.iterations = 2, .warmup = 0};
+      ok = mapopt_sim_instantiate(t.m, t.app, &ao, d, &t.run) == MAPOPT_OK;
+    }
+    mapopt_status st = MAPOPT_ENOMEM;
+    if (ok)
+      ok = mapopt_tune_db_open(c, ":memory:", d, &db) == MAPOPT_OK;
+    if (ok) {
+      mapopt_tune_problem p = {t.m, t.run, "Task * GPU;\n", NULL};
+      mapopt_tune_config cf = config("heat1d", "guided", 3, 0);
+      mapopt_tune_options o = {.jobs = 1};
+      st = mapopt_tune_run(c, db, &p, &cf, &o, d, &out);
+      assert_true(st == MAPOPT_OK || st == MAPOPT_ENOMEM);
+    }
+    bool done = !f.failed;
+    if (done) {
+      assert_int_equal(st, MAPOPT_OK);
+      assert_int_equal(out.evaluations, 3);
+    }
+    mapopt_tune_outcome_clear(&out);
+    mapopt_tune_db_close(db);
+    target_close(&t);
+    mapopt_diags_free(d);
+    mapopt_ctx_free(c);
+    assert_int_equal(f.live, 0);
+    if (done)
+      break;
+  }
+  print_message("a run succeeded from allocation %ld on (%ld failure "
+                "points tried)\n",
+                n, tried);
+  assert_true(n > 200);
+}
+
+/* ---- AutoGuide's feedback ---------------------------------------------- */
+
+/* The recorded feedback of iteration it of run (a copy to free). */
+static char *feedback_of(mapopt_tune_db *db, int64_t run, int64_t it) {
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(db, run, it, diags, &e),
+                   MAPOPT_OK);
+  assert_non_null(e->feedback);
+  char *f = strdup(e->feedback);
+  mapopt_tune_eval_info_free(ctx, e);
+  return f;
+}
+
+/* The run's feedback level decides the text recorded and told: at raw only
+ * the output's own lines (the metric, the compiler's error), at full with
+ * AutoGuide's explanations and suggestions. */
+static void test_feedback_levels(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task * GPU;\n", "Task * GPU\n", NULL};
+  char *got[2][2];
+  static const char *const levels[] = {"raw", "full"};
+  for (int l = 0; l < 2; l++) {
+    script = &(script_log){.texts = texts};
+    scripted s;
+    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+    s.db = fresh_db(s.path);
+    mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL};
+    mapopt_tune_config c = config("heat1d", "scripted", 2, 0);
+    c.feedback = levels[l];
+    mapopt_tune_options o = {.jobs = 1};
+    assert_int_equal(
+        mapopt__tune_run_with(ctx, s.db, &p, &c, &o, &script_vt, diags, &s.out),
+        MAPOPT_OK);
+    for (int i = 0; i < 2; i++)
+      got[l][i] = feedback_of(s.db, s.out.run, i);
+    script_done(&s);
+  }
+  for (int i = 0; i < 2; i++) {
+    print_message("raw:\n%s\nfull:\n%s\n", got[0][i], got[1][i]);
+    assert_null(strstr(got[0][i], "Explanation: "));
+    assert_null(strstr(got[0][i], "Suggestion: "));
+    assert_non_null(strstr(got[1][i], "Explanation: "));
+    assert_true(strlen(got[1][i]) > strlen(got[0][i]));
+  }
+  assert_non_null(strstr(got[0][0], "Performance Metric: "));
+  assert_non_null(strstr(got[0][1], "Compile Error: "));
+  assert_non_null(strstr(got[1][1], "Suggestion: "));
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < 2; i++)
+      free(got[l][i]);
+}
+
+/*
+ * The default optimizer, guided, at the default budget of 10 on circuit (at
+ * its paper size) and on a GEMM (cannon, small): the best mapper it finds
+ * simulates at least as fast as the default mapper, and every evaluation
+ * recorded carries AutoGuide's feedback.
+ */
+static void test_guided_beats_default(void **state) {
+  (void)state;
+  static const char *const apps[][2] = {{"circuit", NULL}, {"cannon", "small"}};
+  for (size_t a = 0; a < sizeof apps / sizeof apps[0]; a++) {
+    target t;
+    char arg[64];
+    snprintf(arg, sizeof arg, "%s%s%s", apps[a][0], apps[a][1] ? ":" : "",
+             apps[a][1] ? apps[a][1] : "");
+    target_open(ctx, diags, arg, &t);
+    char path[64];
+    mapopt_tune_db *db = fresh_db(path);
+    mapopt_tune_problem p = {t.m, t.run,
+                             mapopt_app_builtin_mapper(apps[a][0], "expert"),
+                             mapopt_app_builtin_mapper(apps[a][0], "default")};
+    mapopt_tune_config c = config(apps[a][0], "guided", 10, 0);
+    c.size = apps[a][1];
+    mapopt_tune_options o = {.jobs = 2};
+    mapopt_tune_outcome out;
+    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &o, diags, &out),
+                     MAPOPT_OK);
+    print_message("%s: best %.6g, default %.6g, expert %.6g (%lld "
+                  "evaluations)\n",
+                  arg, out.best_score, out.default_score, out.expert_score,
+                  (long long)out.evaluations);
+    assert_true(out.default_score > 0);
+    assert_true(out.best >= 0);
+    assert_true(out.best_score >= out.default_score);
+    assert_int_equal(out.evaluations, 10);
+    for (int64_t i = 0; i < out.evaluations; i++) {
+      char *f = feedback_of(db, out.run, i);
+      assert_true(strlen(f) > 0);
+      free(f);
+    }
+    mapopt_tune_outcome_clear(&out);
+    drop_db(db, path);
+    target_close(&t);
+  }
+}
+
+/* ---- the space ---------------------------------------------------------- */
+
+/* Makes parameter i take effect under choice: its task on the parameter's
+ * processor kind (memory), a template chosen (dims). */
+static void activate(const mapopt_space *sp, uint16_t *choice, size_t i) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  char name[256];
+  size_t k;
+  if (p->kind == MAPOPT_PARAM_MEMORY) {
+    snprintf(name, sizeof name, "kind.%s", p->task);
+    if (mapopt_space_find(sp, name, &k) == MAPOPT_OK) {
+      const mapopt_space_param *kp = mapopt_space_param_at(sp, k);
+      for (size_t v = 1; v < kp->nvalues; v++)
+        if (!strcmp(kp->values[v], mapopt_shape_proc_name(p->proc)))
+          choice[k] = (uint16_t)v;
+    }
+  } else if (p->kind == MAPOPT_PARAM_INDEX_DIMS) {
+    snprintf(name, sizeof name, "map.%s", p->task);
+    assert_int_equal(mapopt_space_find(sp, name, &k), MAPOPT_OK);
+    choice[k] = 1;
+  }
+}
+
+/*
+ * Every value of every parameter of the space of each built-in benchmark
+ * on p100x4 (paper size), set alone (with what makes it take effect),
+ * renders a mapper that compiles; the same point read back from its JSON
+ * renders the same text; and an active parameter changes the text.
+ */
+static void test_space_renders_every_value(void **state) {
+  (void)state;
+  size_t checked = 0;
+  for (const char *const *b = mapopt_app_builtins(); *b; b++) {
+    target t;
+    target_open(ctx, diags, *b, &t);
+    mapopt_space *sp;
+    assert_int_equal(mapopt_space_new(ctx, t.run, t.m, NULL, diags, &sp),
+                     MAPOPT_OK);
+    mapopt_machine_shape shape;
+    mapopt_sim_shape(t.m, t.run, &shape);
+    size_t n = mapopt_space_nparams(sp);
+    assert_true(n > 0);
+    uint16_t *choice = calloc(n, sizeof *choice);
+    uint16_t *back = calloc(n, sizeof *back);
+    char *base;
+    size_t blen;
+    assert_int_equal(mapopt_space_render(sp, choice, &base, &blen), MAPOPT_OK);
+    for (size_t i = 0; i < n; i++) {
+      const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+      for (size_t v = 0; v < p->nvalues; v++) {
+        memset(choice, 0, n * sizeof *choice);
+        activate(sp, choice, i);
+        choice[i] = (uint16_t)v;
+        if (!mapopt_space_active(sp, choice, i))
+          fail_msg("%s: %s=%s does not take effect", *b, p->name, p->values[v]);
+        char *text;
+        size_t len;
+        assert_int_equal(mapopt_space_render(sp, choice, &text, &len),
+                         MAPOPT_OK);
+        mapopt_dsl_options o = {.file = "rendered.map", .shape = &shape};
+        mapopt_program *prog;
+        mapopt_diags_clear(diags);
+        if (mapopt_dsl_compile(ctx, text, len, &o, diags, &prog) != MAPOPT_OK) {
+          fixture_print_diags();
+          fail_msg("%s: %s=%s does not compile:\n%s", *b, p->name, p->values[v],
+                   text);
+        }
+        mapopt_dsl_free(prog);
+        /* the JSON a user would write for this point */
+        char *json;
+        assert_int_equal(mapopt_space_choice_to_json(sp, choice, &json),
+                         MAPOPT_OK);
+        assert_int_equal(mapopt_space_choice_from_json(
+                             sp, "c.json", json, strlen(json), diags, back),
+                         MAPOPT_OK);
+        assert_memory_equal(back, choice, n * sizeof *choice);
+        if (v > 0 && p->kind != MAPOPT_PARAM_MEMORY &&
+            p->kind != MAPOPT_PARAM_INDEX_DIMS)
+          assert_string_not_equal(text, base);
+        mapopt_text_free(json);
+        mapopt_text_free(text);
+        checked++;
+      }
+    }
+    mapopt_text_free(base);
+    free(choice);
+    free(back);
+    mapopt_space_free(sp);
+    target_close(&t);
+  }
+  print_message("%zu (parameter, value) pairs render and compile\n", checked);
+  assert_true(checked > 500);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dedupe),
+      cmocka_unit_test(test_wait_and_exhaust),
+      cmocka_unit_test(test_duplicate_bound),
+      cmocka_unit_test(test_jobs_do_not_change_results),
+      cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_resume_mismatch),
+      cmocka_unit_test(test_db_errors),
+      cmocka_unit_test(test_bad_config),
+      cmocka_unit_test(test_allocation_failure),
+      cmocka_unit_test(test_feedback_levels),
+      cmocka_unit_test(test_guided_beats_default),
+      cmocka_unit_test(test_space_renders_every_value),
+  };
+  return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
+}
