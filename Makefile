@@ -5,7 +5,7 @@ BUILD       ?= build
 CHECK_BUILD ?= build-check
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev \
-               libcurl4-openssl-dev
+               libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium
 
 .PHONY: all demo check deps build fuzz clean
 
@@ -19,7 +19,7 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	sh tools/demo.sh $(BUILD)/mapopt
+	sh tools/demo.sh $(BUILD)/mapopt $(BUILD)/demo
 
 check: deps
 	cmake -S . -B $(CHECK_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMAPOPT_WERROR=ON \

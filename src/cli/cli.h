@@ -5,6 +5,7 @@
 #ifndef MAPOPT_SRC_CLI_CLI_H
 #define MAPOPT_SRC_CLI_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +52,11 @@ bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags);
 void cli_close(mapopt_ctx *ctx, mapopt_diags *diags);
 /* Prints {"key": value} as indented JSON on stdout; takes value. */
 void cli_print_json(const char *key, struct json_t *value);
+/* Prints value as indented JSON on stdout; takes it. */
+void cli_dump_json(struct json_t *value);
+/* Reads all of standard input (NUL-terminated; free it with free()) into
+ * *text; NULL when out of memory. */
+char *cli_read_stdin(size_t *len);
 /* Reads and compiles the mapper at path with base's options (its file
  * name replaced by path); every failure, I/O included, is in diags. */
 mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
@@ -81,6 +87,7 @@ typedef struct cli_pipeline_args {
 typedef struct cli_pipeline {
   mapopt_machine *machine;
   mapopt_app *app;
+  const char *spec; /* the size spec the run has (in the args), or NULL */
   mapopt_app_run *run;
   mapopt_machine_shape shape; /* the run's, that the mapper sees */
   mapopt_program *prog;
@@ -88,11 +95,18 @@ typedef struct cli_pipeline {
 } cli_pipeline;
 
 /*
- * Resolves the machine and the app, instantiates the run and compiles the
- * mapper for it; prints the mapper's warnings to stderr and clears diags.
- * EXIT_VALID; EXIT_INVALID with the reason in diags; EXIT_USAGE (a size
- * both after ':' and in --size, reported as command cmd). p must be closed
- * in every case.
+ * Resolves the machine and the app and instantiates the run, without a
+ * mapper (p->prog stays NULL). EXIT_VALID; EXIT_INVALID with the reason in
+ * diags; EXIT_USAGE (a size both after ':' and in --size, reported as
+ * command cmd). p must be closed in every case.
+ */
+int cli_pipeline_setup(mapopt_ctx *ctx, const char *cmd,
+                       const cli_pipeline_args *a, mapopt_diags *diags,
+                       cli_pipeline *p);
+/*
+ * cli_pipeline_setup, then compiles the mapper for the run; prints the
+ * mapper's warnings to stderr and clears diags. Returns as
+ * cli_pipeline_setup does (EXIT_INVALID too for a mapper with errors).
  */
 int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
                       const cli_pipeline_args *a, mapopt_diags *diags,
@@ -101,6 +115,94 @@ int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
 mapopt_status cli_pipeline_run(mapopt_ctx *ctx, cli_pipeline *p,
                                const mapopt_sim_options *opts);
 void cli_pipeline_close(cli_pipeline *p);
+
+/* ---- tuning: what space, tune and bench work on (tune_common.c) ---------- */
+
+/* An application run on a machine, set up for tuning. */
+typedef struct cli_target {
+  cli_pipeline sim;   /* machine, app, run and its size spec; no mapper */
+  char *name;         /* the app argument without its size: "circuit" */
+  const char *expert; /* the shipped expert and default mappers of a */
+  const char *deflt;  /* built-in application, else NULL */
+} cli_target;
+
+/* cli_pipeline_setup of app_arg (size: its ":spec", else size) on the
+ * machine machine_arg for command cmd, and the app's shipped mappers.
+ * Returns as cli_pipeline_setup does; t must be closed in every case. */
+int cli_target_open(mapopt_ctx *ctx, const char *cmd, const char *app_arg,
+                    const char *size, const char *machine_arg,
+                    mapopt_diags *diags, cli_target *t);
+void cli_target_close(cli_target *t);
+
+/* The options mapopt tune and mapopt bench share: --machine, --db,
+ * --feedback (one level for tune, a list for bench), --budget, --seed,
+ * --jobs and --batch. */
+typedef struct cli_tune_settings {
+  const char *machine, *db, *feedback;
+  int64_t budget, seed, jobs, batch;
+} cli_tune_settings;
+
+/* p100x4, mapopt-tune.db, full, budget 10, seed 0, jobs: the CPUs (at
+ * most 64), batch 0 (the optimizer's own). */
+void cli_tune_defaults(cli_tune_settings *s);
+/* When option o (its value v, NULL if it takes none) is one of the shared
+ * options, stores it and sets *taken. EXIT_VALID, or EXIT_USAGE for a bad
+ * number (reported as command cmd's). */
+int cli_tune_option(const char *cmd, const char *o, const char *v,
+                    cli_tune_settings *s, bool *taken);
+
+/* Installs the SIGINT handler of long commands: the first Ctrl-C sets the
+ * returned flag (finish what is in flight, then stop), the second kills. */
+const volatile sig_atomic_t *cli_catch_sigint(void);
+
+/* Whether name is an optimizer of this build. */
+bool cli_known_optimizer(const char *name);
+/* The usage error for an optimizer this build does not have, listing
+ * those it has; returns EXIT_USAGE. */
+int cli_unknown_optimizer(const char *cmd, const char *name);
+
+/* Whether an optimizer reads AutoGuide's feedback, so that its results
+ * depend on the feedback level (its rows are split by level). */
+bool cli_uses_feedback(const char *optimizer);
+
+/* A run's score normalized to its expert mapper, else its default mapper,
+ * else raw; *base names which ("expert", "default", NULL for raw). */
+double cli_normalized(const mapopt_tune_run_info *r, double score,
+                      const char **base);
+
+/* The paper's statistics of the final best (normalized) of some runs; a
+ * run with no successful evaluation counts as 0 and is not valid. */
+typedef struct cli_stats {
+  size_t runs, valid;
+  double mean, std, worst, median, best;
+} cli_stats;
+
+/* The runs of one row of the table: an app on a machine, one optimizer
+ * (and feedback level, for optimizers that read it) at one budget. */
+typedef struct cli_row {
+  char label[96]; /* "random@10", "guided(raw)@10" */
+  const mapopt_tune_run_info **runs;
+  size_t nruns;
+  cli_stats stats;
+} cli_row;
+
+typedef struct cli_group {
+  const char *app, *size, *machine; /* size may be NULL */
+  const char *base;                 /* normalization: expert, default */
+  cli_row *rows;
+  size_t nrows;
+} cli_group;
+
+typedef struct cli_table {
+  cli_group *groups;
+  size_t ngroups;
+} cli_table;
+
+/* Groups the runs of h (only those whose id is in ids, when ids is not
+ * NULL) in order of first appearance. False when out of memory. */
+bool cli_table_build(const mapopt_tune_history *h, const int64_t *ids,
+                     size_t nids, cli_table *t);
+void cli_table_free(cli_table *t);
 
 int cli_check(int argc, char **argv);
 int cli_fmt(int argc, char **argv);
@@ -111,6 +213,10 @@ int cli_sim(int argc, char **argv);
 int cli_apps(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_eval(int argc, char **argv);
+int cli_space(int argc, char **argv);
+int cli_tune(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
@@ -121,5 +227,9 @@ extern const char cli_sim_usage[];
 extern const char cli_apps_usage[];
 extern const char cli_explain_usage[];
 extern const char cli_eval_usage[];
+extern const char cli_space_usage[];
+extern const char cli_tune_usage[];
+extern const char cli_bench_usage[];
+extern const char cli_report_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

@@ -92,25 +92,6 @@ static int parse_explain_args(int argc, char **argv, explain_args *a) {
   return EXIT_VALID;
 }
 
-/* Reads all of stdin; NULL when out of memory. */
-static char *read_stdin(size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, stdin);
-    if (n + 1 < cap)
-      break;
-    char *b = realloc(buf, cap *= 2);
-    if (!b)
-      free(buf);
-    buf = b;
-  }
-  if (buf)
-    buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 /* Everything explain loads, freed in one place. */
 typedef struct loaded {
   char *log, *report, *mapper_text;
@@ -141,7 +122,7 @@ static void unload(loaded *L) {
 static bool load(mapopt_ctx *ctx, mapopt_diags *diags, const explain_args *a,
                  loaded *L) {
   if (strcmp(a->log, "-") == 0) {
-    L->log = read_stdin(&L->log_len);
+    L->log = cli_read_stdin(&L->log_len);
     L->log_malloced = true;
     if (!L->log) {
       fprintf(stderr, "mapopt explain: out of memory reading stdin\n");

@@ -32,6 +32,15 @@ static const cli_command commands[] = {
      cli_machines},
     {"machine", "show a machine model as JSON, or probe this host",
      cli_machine_usage, cli_machine},
+    {"space", "print the search space of mappers (or render a point of it)",
+     cli_space_usage, cli_space},
+    {"tune", "tune a mapper: search the space, record every evaluation",
+     cli_tune_usage, cli_tune},
+    {"bench",
+     "compare optimizers over benchmarks and seeds (the paper's table)",
+     cli_bench_usage, cli_bench},
+    {"report", "write an HTML report of a tuning database", cli_report_usage,
+     cli_report},
 };
 
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
@@ -120,12 +129,34 @@ void cli_close(mapopt_ctx *ctx, mapopt_diags *diags) {
   mapopt_ctx_free(ctx);
 }
 
+void cli_dump_json(json_t *value) {
+  json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+  fputc('\n', stdout);
+  json_decref(value);
+}
+
 void cli_print_json(const char *key, json_t *value) {
   json_t *root = json_object();
   json_object_set_new(root, key, value);
-  json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-  fputc('\n', stdout);
-  json_decref(root);
+  cli_dump_json(root);
+}
+
+char *cli_read_stdin(size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n - 1, stdin);
+    if (n + 1 < cap)
+      break;
+    char *b = realloc(buf, cap *= 2);
+    if (!b)
+      free(buf);
+    buf = b;
+  }
+  if (buf)
+    buf[n] = '\0';
+  *len = n;
+  return buf;
 }
 
 mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
@@ -196,7 +227,7 @@ int main(int argc, char **argv) {
     return EXIT_VALID;
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("mapopt 0.1.0\n");
+    printf("mapopt %s\n", MAPOPT_VERSION);
     return EXIT_VALID;
   }
   for (int i = 0; i < NCOMMANDS; i++)

@@ -1,10 +1,10 @@
 /*
  * The simulation pipeline every command that simulates shares (`mapopt
- * sim`, `mapopt show --app`, and the tuning commands to come): resolve the
- * machine and the application, instantiate the run (with the app's rank
- * split), compile the mapper against the run's shape and the app's task
- * names, simulate, and free everything in the reverse order. Only the
- * public API is used.
+ * sim`, `mapopt show --app`, and the tuning commands, which stop before
+ * the mapper): resolve the machine and the application, instantiate the
+ * run (with the app's rank split), compile the mapper against the run's
+ * shape and the app's task names, simulate, and free everything in the
+ * reverse order. Only the public API is used.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,9 +35,9 @@ static mapopt_status compile_mapper(mapopt_ctx *ctx, const char *path,
   return mapopt_dsl_compile(ctx, text, strlen(text), &opts, diags, &p->prog);
 }
 
-int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
-                      const cli_pipeline_args *a, mapopt_diags *diags,
-                      cli_pipeline *p) {
+int cli_pipeline_setup(mapopt_ctx *ctx, const char *cmd,
+                       const cli_pipeline_args *a, mapopt_diags *diags,
+                       cli_pipeline *p) {
   memset(p, 0, sizeof *p);
   if (mapopt_machine_resolve(ctx, a->machine ? a->machine : "p100x4", diags,
                              &p->machine) != MAPOPT_OK)
@@ -52,13 +52,22 @@ int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
             cmd);
     return EXIT_USAGE;
   }
-  mapopt_app_options ao = {.spec = spec ? spec : a->size,
-                           .iterations = a->iterations,
-                           .warmup = a->warmup};
+  p->spec = spec ? spec : a->size;
+  mapopt_app_options ao = {
+      .spec = p->spec, .iterations = a->iterations, .warmup = a->warmup};
   if (mapopt_sim_instantiate(p->machine, p->app, &ao, diags, &p->run) !=
       MAPOPT_OK)
     return EXIT_INVALID;
   mapopt_sim_shape(p->machine, p->run, &p->shape);
+  return EXIT_VALID;
+}
+
+int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
+                      const cli_pipeline_args *a, mapopt_diags *diags,
+                      cli_pipeline *p) {
+  int rc = cli_pipeline_setup(ctx, cmd, a, diags, p);
+  if (rc != EXIT_VALID)
+    return rc;
   if (compile_mapper(ctx, a->mapper, p, &a->dsl, diags) != MAPOPT_OK)
     return EXIT_INVALID;
   cli_print_diags(stderr, diags, 0); /* the mapper's warnings */

@@ -5,26 +5,7 @@
 set -u
 M=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T" || exit 1
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect_rc WANT CMD...: runs CMD with stdout in out, stderr in err.
-expect_rc() {
-  want=$1; shift
-  "$@" >out 2>err
-  rc=$?
-  if [ "$rc" = "$want" ]; then ok; else bad "'$*' exited $rc, want $want"; cat err; fi
-}
-# expect_in FILE TEXT: FILE contains the fixed string TEXT.
-expect_in() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi
-}
+. "$ROOT/tests/cli/lib.sh"
 
 # ---- usage -----------------------------------------------------------------
 expect_rc 0 "$M" --help;            expect_in out "usage: mapopt COMMAND"
@@ -404,5 +385,160 @@ expect_rc 2 "$M" eval e.map --run "p {mapper}" --env 1X=2; expect_in err "--env:
 expect_rc 2 "$M" eval e.map --run;  expect_in err "--run needs a value"
 expect_rc 2 "$M" eval e.map --run "p {mapper}" --bogus; expect_in err "unknown option '--bogus'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+# ---- space, tune, bench, report ---------------------------------------------
+for c in space tune bench report; do
+  expect_rc 0 "$M" $c --help;       expect_in out "usage: mapopt $c"
+done
+expect_rc 2 "$M" space;             expect_in err "no application given"
+expect_rc 2 "$M" space circuit --bogus; expect_in err "unknown option '--bogus'"
+expect_rc 0 "$M" space circuit:small
+expect_in out "circuit on p100x4: 59 parameters"
+expect_in out "kind.calculate_new_currents                   default CPU"
+expect_rc 0 "$M" space circuit:small --json
+expect_in out '"parameters": ['
+expect_in out '"name": "memory.calculate_new_currents.rp_ghost.GPU",'
+expect_rc 1 "$M" space nosuch;      expect_in err 'unknown application "nosuch"'
+# --render: a point of the space as a mapper, from a file or stdin
+printf '{"kind.calculate_new_currents": "CPU",\n "memory.calculate_new_currents.rp_ghost.CPU": "ZCMEM", "map.distribute_charge": 2}\n' > ch.json
+expect_rc 0 "$M" space circuit:small --render ch.json
+expect_in out "Task calculate_new_currents CPU;"
+expect_in out "Region calculate_new_currents rp_ghost CPU ZCMEM;"
+expect_in out "IndexTaskMap distribute_charge mo_cyclic_"
+cp out rendered.map
+expect_rc 0 "$M" check rendered.map
+expect_rc 0 sh -c "\"$M\" space circuit:small --render - < ch.json"
+expect_in out "Task calculate_new_currents CPU;"
+printf '{"kind.calculate_new_currents": "CPU",\n "kind.nosuch": "GPU"}\n' > badch.json
+expect_rc 1 "$M" space circuit:small --render badch.json
+expect_in err "badch.json:2:2: error:"
+printf '{"kind.calculate_new_currents": "TPU"}\n' > badv.json
+expect_rc 1 "$M" space circuit:small --render badv.json
+expect_in err "badv.json:1:"
+expect_rc 1 "$M" space circuit:small --render nosuch.json
+expect_in err "nosuch.json: error: cannot read file"
+expect_rc 2 "$M" space circuit --json --render ch.json
+# space over a start mapper: its text follows the space's statements
+printf 'Task * CPU;\n' > start.map
+expect_rc 0 sh -c "echo '{}' | \"$M\" space circuit:small --start start.map --render -"
+expect_in out "Task * CPU;"
+
+# tune: progress (one line per evaluation off a terminal), the summary, the
+# best mapper, the database
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 6 --db t.db
+expect_in err "evaluation 1/6 [random]: ok"
+expect_in err "evaluation 6/6 [random]: "
+expect_in out "circuit on p100x4: 6 evaluations by random"
+expect_in out "written to circuit.best.map"
+expect_in out "the expert mapper ("
+expect_in out "the default mapper ("
+expect_in out "the lower bound:"
+expect_in out "run 1 in t.db; rerun: mapopt tune circuit:small --machine p100x4 --optimizer random --seed 0 --budget 6 --db t.db"
+expect_in circuit.best.map "# The best mapper of \`mapopt tune circuit:small\` on p100x4 (run 1 in t.db)"
+expect_rc 0 "$M" check circuit.best.map
+# the defaults: guided, 10 evaluations; circuit's default mapper is within
+# 1% of the lower bound, and the best found is at least as fast
+mkdir g && (cd g && "$M" tune circuit > out 2> err) && ok || bad "tune circuit failed: $(cat g/err)"
+expect_in g/out "circuit on p100x4: 10 evaluations by guided"
+expect_in g/err "evaluation 1/10 [guided: start (default mapper)]: ok"
+if awk '/x the default mapper/ { found = 1; if ($1 + 0 < 1) exit 1 } END { exit !found }' g/out
+then ok; else bad "guided's best is slower than the default mapper"; cat g/out; fi
+expect_rc 0 "$M" check g/circuit.best.map
+# never over an existing file without --force; refused before any work
+cp circuit.best.map keep.map
+expect_rc 1 "$M" tune circuit:small --optimizer random --budget 6 --seed 1 --db t.db
+expect_in err "mapopt tune: circuit.best.map exists; give --force to overwrite it or --out FILE to write elsewhere"
+if cmp -s circuit.best.map keep.map; then ok; else bad "tune overwrote without --force"; fi
+if [ ! -s err ] || ! grep -q evaluation err; then ok; else bad "tune worked before refusing"; fi
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 6 --seed 1 --db t.db --force --quiet
+expect_in circuit.best.map "seed 1."
+if [ -s err ]; then bad "--quiet printed progress"; cat err; else ok; fi
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 6 --db t.db --out mine.map --json
+expect_in out '"end": "done"'
+expect_in out '"file": "mine.map"'
+expect_in out '"speedup_expert": '
+expect_in mine.map "Task"
+# the same settings give the same bytes, whatever --jobs is
+mkdir j1 j2
+(cd j1 && "$M" tune circuit:small --optimizer random --budget 12 --jobs 1 --batch 4 > out 2> err)
+(cd j2 && "$M" tune circuit:small --optimizer random --budget 12 --jobs 2 --batch 4 > out 2> err)
+if cmp -s j1/out j2/out && cmp -s j1/err j2/err && cmp -s j1/circuit.best.map j2/circuit.best.map
+then ok; else bad "--jobs 2 differs from --jobs 1"; fi
+# --resume of a finished run reports it without evaluating
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 6 --db t.db --resume --force
+expect_in err "run 3 resumed: 6 evaluations were recorded"
+if grep -q "^evaluation" err; then bad "a finished run was evaluated again"; else ok; fi
+# an application without shipped mappers
+expect_rc 0 "$M" tune "$ROOT/apps/heat1d.json" --optimizer random --budget 3 --db t.db
+expect_in out "no expert or default mapper ships with this application"
+expect_in heat1d.best.map "Task"
+# a device is written to, never replaced (a FIFO stands for /dev/stdout)
+mkfifo fifo
+cat fifo > fromfifo &
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 2 --db t.db --out fifo --force --quiet
+wait
+if [ -p fifo ]; then ok; else bad "tune replaced a FIFO"; fi
+expect_in fromfifo "Task"
+# bad input
+expect_rc 2 "$M" tune;              expect_in err "no application given"
+expect_rc 2 "$M" tune circuit --optimizer nosuch
+expect_in err "unknown optimizer 'nosuch' (this build has: guided, random, opentuner, ccd)"
+expect_rc 2 "$M" tune circuit --budget 0; expect_in err "--budget must be an integer from 1"
+expect_rc 2 "$M" tune circuit --jobs x; expect_in err "--jobs must be an integer"
+expect_rc 2 "$M" tune circuit --feedback loud; expect_in err "--feedback takes raw"
+expect_rc 2 "$M" tune circuit --budget; expect_in err "--budget needs a value"
+expect_rc 1 "$M" tune nosuch --out x.map; expect_in err 'unknown application "nosuch"'
+expect_rc 1 "$M" tune circuit:small --out x.map --machine nosuch
+expect_rc 1 "$M" tune circuit:small --out x.map --db /nonexistent/t.db
+expect_in err "/nonexistent/t.db: error: database: cannot open"
+printf 'not a database at all, just some text\n' > text.db
+expect_rc 1 "$M" tune circuit:small --out x.map --db text.db
+expect_in err "text.db: error: database:"
+expect_rc 1 "$M" tune circuit:small --out x.map --start nosuch.map
+expect_in err "nosuch.map: error: cannot read file"
+printf 'Task * GPU' > badstart.map
+expect_rc 1 "$M" tune circuit:small --out x.map --start badstart.map --db t.db
+expect_in err "badstart.map:1:11: error:"
+expect_rc 0 "$M" tune circuit:small --out x.map --start start.map --optimizer random --budget 3 --db t.db
+expect_in out "--start start.map"
+if [ -e x.map ]; then ok; else bad "--start run wrote nothing"; fi
+
+# bench: the table, every run in the database, reused when rerun
+expect_rc 0 "$M" bench --apps circuit,stencil --size small --optimizers random --budget 4 --runs 2 --db b.db
+expect_in out "mapopt bench: machine p100x4, budget 4, seeds 0..1 (2 runs each), batch each optimizer's own, size small"
+expect_in out "benchmark      optimizer     mean      std    worst   median     best  valid"
+expect_in out "circuit:small  random@4 "
+expect_in out "stencil:small  random@4 "
+expect_in out "  2/2"
+expect_in err "circuit random seed 1: "
+cp out bench1.txt
+expect_rc 0 "$M" bench --apps circuit,stencil --size small --optimizers random --budget 4 --runs 2 --db b.db --json
+expect_in out '"seeds": ['
+expect_in out '"row": "random@4"'
+expect_in out '"valid": 2'
+expect_in err "(run 4, from the database)"
+expect_rc 0 "$M" bench --apps circuit,stencil --size small --optimizers random --budget 4 --runs 2 --db b.db --quiet
+if cmp -s out bench1.txt; then ok; else bad "a rerun bench printed another table"; fi
+expect_rc 2 "$M" bench --optimizers nosuch; expect_in err "unknown optimizer 'nosuch'"
+expect_rc 2 "$M" bench --feedback raw,loud; expect_in err "unknown feedback level 'loud'"
+expect_rc 2 "$M" bench --runs 0;    expect_in err "--runs must be an integer from 1"
+expect_rc 2 "$M" bench --bogus;     expect_in err "unknown argument '--bogus'"
+expect_rc 1 "$M" bench --apps nosuch --db b.db; expect_in err 'unknown application "nosuch"'
+
+# report: one self-contained page, the same bytes for the same database
+expect_rc 0 "$M" report b.db --html r.html
+expect_in r.html '<polyline class="curve" data-optimizer="random@4"'
+expect_in r.html '<table class="summary">'
+expect_in r.html "The best mapper found"
+if grep -Eq 'src=|href=|url\(|@import' r.html; then bad "the report loads resources"; else ok; fi
+expect_rc 0 "$M" report b.db --html r2.html
+if cmp -s r.html r2.html; then ok; else bad "report is not deterministic"; fi
+expect_rc 2 "$M" report b.db;       expect_in err "give --html OUT.html"
+expect_rc 2 "$M" report;            expect_in err "no database given"
+expect_rc 1 "$M" report missing.db --html r.html
+expect_in err "missing.db: error: cannot read file"
+if [ -e missing.db ]; then bad "report created a database"; else ok; fi
+expect_rc 1 "$M" report text.db --html r.html
+expect_rc 1 "$M" report b.db --html /nonexistent/r.html
+expect_in err "/nonexistent/r.html: error: cannot write the report"
+
+finish
