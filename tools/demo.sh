@@ -1,22 +1,25 @@
 #!/bin/sh
-# The main job of `make demo`. Until the tuner lands (`mapopt tune
-# circuit`), it checks the shipped mappers, shows where one of them places a
-# point, and simulates the circuit benchmark under its expert mapper and
-# under the mapper that keeps shared data in framebuffer memory.
+# The main job of `make demo`: tune a mapper for the circuit benchmark on the
+# paper's machine (4 P100 GPUs, simulated), write the HTML report of the
+# run, and show the simulated run of the mapper found. Everything goes to a
+# fresh folder (default build/demo): the best mapper, the tuning database
+# and the report.
 set -e
-M=${1:-build/mapopt}
-echo "== mapopt check mappers/examples/*.map"
-"$M" check mappers/examples/*.map
-echo "all example mappers are valid"
+M=$(cd "$(dirname "${1:-build/mapopt}")" && pwd)/$(basename "${1:-build/mapopt}")
+OUT=${2:-build/demo}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+cd "$OUT"
+OUT=$(pwd)
+echo "== mapopt tune circuit        (in $OUT)"
+"$M" tune circuit
 echo
-echo "== mapopt show mappers/examples/decomp2d.map (point (3, 1) of a 4x4 launch)"
-"$M" show mappers/examples/decomp2d.map --machine 'nodes=2 gpu=4 cpu=8 omp=2' \
-  --task task_1 --point 3,1 --space 4,4 --region task_1 a --dims 2
+echo "== mapopt report mapopt-tune.db --html report.html"
+"$M" report mapopt-tune.db --html report.html
 echo
-echo "== mapopt sim circuit (expert mapper, p100x4)"
-"$M" sim circuit
-if [ -f mappers/circuit/alt-fb.map ]; then
-  echo
-  echo "== mapopt sim circuit --mapper mappers/circuit/alt-fb.map"
-  "$M" sim circuit --mapper mappers/circuit/alt-fb.map
-fi
+echo "== mapopt sim circuit --mapper circuit.best.map   (the last lines)"
+"$M" sim circuit --mapper circuit.best.map | tail -n 3
+echo
+echo "best mapper: $OUT/circuit.best.map"
+echo "report:      $OUT/report.html (open it in a browser)"
+echo "database:    $OUT/mapopt-tune.db (every evaluation; docs/tuning.md)"
