@@ -236,26 +236,129 @@ bool mapopt__delta_apply(const mapopt_space *sp, const uint16_t *base,
   return true;
 }
 
+/* The key of a space argument key (task t's key k) matches profile
+ * argument q of that task: by name, or by position. */
+static bool arg_is(const space_task *t, const char *key,
+                   const mapopt_sim_req_stats *q) {
+  for (size_t k = 0; k < t->keys.len; k++) {
+    if (strcmp(MAPOPT__VEC_AT(&t->keys, const char *, k), key))
+      continue;
+    const key_arg *ka = &MAPOPT__VEC_AT(&t->key_args, key_arg, k);
+    if ((size_t)q->index == ka->position)
+      return true;
+    for (size_t n = 0; n < ka->nnames; n++)
+      if (q->name && !strcmp(q->name, ka->names[n]))
+        return true;
+  }
+  return false;
+}
+
+/* The nanoseconds a copy of bytes costs at a nominal 10 GB/s: copies and
+ * compute weigh on one scale. */
+static int64_t copy_ns(int64_t bytes) {
+  return bytes / 10;
+}
+
+static int64_t arg_copy_bytes(const mapopt_sim_req_stats *q) {
+  int64_t b = 0;
+  for (int c = 0; c < MAPOPT_SIM_COPY_KINDS; c++)
+    b += q->copy_in_channel_bytes[c];
+  return b;
+}
+
+/*
+ * What a parameter decides about, measured in a profile: a memory choice,
+ * the copies into its argument and the time spent reaching it; a task's
+ * placement (index map, dimension order, following its parent), the copies
+ * into its arguments, those out of its results into other tasks, and the
+ * time its processors idle for want of balance; its kind, its busy time;
+ * InstanceLimit, the back-pressure on the critical path in proportion to
+ * its busy time; CollectMemory, a tenth of its copies; a layout, the
+ * memory time of the tasks that read the region (more when AOS already
+ * costs). Alignment only pads: it weighs nothing.
+ */
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const mapopt_sim_result *r) {
   const mapopt_space_param *p = mapopt_space_param_at(sp, i);
-  int64_t w = 0;
-  for (size_t t = 0; t < r->ntop; t++) {
-    const mapopt_sim_task_stats *ts = &r->top_tasks[t];
-    if (p->task) {
-      if (!strcmp(ts->task, p->task))
-        w += ts->busy_ns;
-      continue;
-    }
+  int t = mapopt__space_task_of(sp, i);
+  int64_t w = 0, busy_total = 0;
+  for (size_t k = 0; k < r->ntop; k++)
+    busy_total += r->top_tasks[k].busy_ns;
+  for (size_t k = 0; k < r->ntop; k++) {
+    const mapopt_sim_task_stats *ts = &r->top_tasks[k];
+    bool mine = p->task && !strcmp(ts->task, p->task);
     for (int q = 0; q < ts->nreqs; q++) {
-      int reg =
-          ts->reqs[q].name ? mapopt__space_region_of(sp, ts->reqs[q].name) : -1;
-      if (reg >= 0 && p->region &&
-          !strcmp(p->region, sp->run->regions[reg].name)) {
-        w += ts->busy_ns;
+      const mapopt_sim_req_stats *rq = &ts->reqs[q];
+      int64_t in = copy_ns(arg_copy_bytes(rq));
+      switch (p->kind) {
+      case MAPOPT_PARAM_MEMORY:
+        if (mine && arg_is(&sp->tasks[t], p->region, rq))
+          w += in + rq->mem_ns + rq->access_ns;
+        break;
+      case MAPOPT_PARAM_INDEX_MAP:
+      case MAPOPT_PARAM_INDEX_DIMS:
+      case MAPOPT_PARAM_FOLLOW_PARENT:
+        if (mine)
+          w += in;
+        else if (rq->producer && p->task && !strcmp(rq->producer, p->task))
+          w += copy_ns(rq->producer_bytes);
+        break;
+      case MAPOPT_PARAM_COLLECT:
+        if (mine)
+          w += in / 10;
+        break;
+      case MAPOPT_PARAM_LAYOUT_SOA:
+      case MAPOPT_PARAM_LAYOUT_ORDER: {
+        int reg = rq->name ? mapopt__space_region_of(sp, rq->name) : -1;
+        if (reg >= 0 && p->region &&
+            !strcmp(p->region, sp->run->regions[reg].name))
+          w += rq->layout_ppm > 1000000 ? rq->mem_ns : rq->mem_ns / 100;
+        break;
+      }
+      default:
         break;
       }
     }
+    if (!mine)
+      continue;
+    if (p->kind == MAPOPT_PARAM_PROC_KIND)
+      w += ts->busy_ns;
+    if ((p->kind == MAPOPT_PARAM_INDEX_MAP ||
+         p->kind == MAPOPT_PARAM_INDEX_DIMS) &&
+        ts->procs_used > 0) /* idle time for want of balance */
+      w += ts->proc_max_ns * ts->procs_used - ts->busy_ns;
+    if (p->kind == MAPOPT_PARAM_INSTANCE_LIMIT && busy_total > 0)
+      w += (int64_t)((double)r->critical_path.backpressure_ns *
+                     (double)ts->busy_ns / (double)busy_total);
   }
   return w;
+}
+
+bool mapopt__value_known_bad(const mapopt_space *sp, size_t i, uint16_t v) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  if (p->kind == MAPOPT_PARAM_LAYOUT_ALIGN)
+    return v != 0; /* padding only: never worth an evaluation */
+  if (p->kind != MAPOPT_PARAM_LAYOUT_ORDER || v == 0)
+    return false;
+  /* An order a kernel that reads the region requires otherwise fails. */
+  bool c_order = !strcmp(p->values[v], "C_order");
+  const mapopt_app_run *run = sp->run;
+  for (int64_t o = 0; o < run->nops; o++) {
+    const mapopt_app_op *op = &run->ops[o];
+    if (op->kind != MAPOPT_OP_TASK)
+      continue;
+    const mapopt_app_task *task = &run->tasks[op->task];
+    for (int vi = 0; vi < task->nvariants; vi++)
+      for (size_t k = 0; k < task->variants[vi].nrequires; k++) {
+        const mapopt_app_layout_rule *rule = &task->variants[vi].requires[k];
+        if (rule->c_order == MAPOPT_LAYOUT_UNSET ||
+            (rule->c_order == MAPOPT_LAYOUT_YES) == c_order)
+          continue;
+        for (size_t r = 0; r < op->nreqs && r < 64; r++)
+          if ((rule->args >> r & 1) &&
+              !strcmp(run->regions[op->reqs[r].piece->region].name, p->region))
+            return true;
+      }
+  }
+  return false;
 }

@@ -124,7 +124,8 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
   return false;
 }
 
-/* The busy time each parameter decides for, from the best's profile. */
+/* The parameters in order of what they decide about in the best's profile
+ * (mapopt__param_weight), heaviest first; those that weigh nothing last. */
 static void weigh(mapopt_optimizer *opt, const mapopt_sim_result *r) {
   guided_state *s = opt->state;
   size_t n = np_of(opt);
@@ -144,28 +145,51 @@ static void weigh(mapopt_optimizer *opt, const mapopt_sim_result *r) {
   s->walking = true;
 }
 
-/* The next untried neighbour of the best (one parameter changed). */
+/*
+ * The next untried neighbour of the best (one parameter changed), breadth
+ * first: each round offers every weighing parameter its next value, in
+ * order of weight, so that a small budget reaches many parameters; the
+ * parameters that weigh nothing come after all values of the others.
+ * Values known from the app model to fail or to do nothing are skipped.
+ */
 static bool next_neighbour(mapopt_optimizer *opt, move *out) {
   guided_state *s = opt->state;
-  size_t n = np_of(opt);
-  while (s->walking && s->npos < n) {
-    size_t i = s->order[s->npos];
-    const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
-    if (!mapopt_space_active(opt->space, s->best, i) ||
-        s->nvalue >= p->nvalues) {
-      s->npos++;
-      s->nvalue = 0;
+  size_t n = np_of(opt), maxv = 0;
+  for (size_t i = 0; i < n; i++)
+    if (mapopt_space_param_at(opt->space, i)->nvalues > maxv)
+      maxv = mapopt_space_param_at(opt->space, i)->nvalues;
+  /* nvalue is the round; npos the position in the order within it. Round
+   * r >= maxv walks the parameters that weigh nothing, one value each. */
+  while (s->walking && s->nvalue < 2 * maxv) {
+    if (s->npos >= n) {
+      s->npos = 0;
+      s->nvalue++;
       continue;
     }
-    uint16_t v = (uint16_t)s->nvalue++;
-    if (v == s->best[i])
+    size_t i = s->order[s->npos++];
+    bool light = s->weight[i] <= 0;
+    size_t round = s->nvalue < maxv ? s->nvalue : s->nvalue - maxv;
+    if (light != (s->nvalue >= maxv))
       continue;
-    *out = (move){.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1}};
-    snprintf(out->note, sizeof out->note, "guided: neighbour %s = %s", p->name,
-             p->values[v]);
-    mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
-    if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
-      return true;
+    const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+    if (!mapopt_space_active(opt->space, s->best, i))
+      continue;
+    /* The round-th value other than the current one. */
+    size_t seen = 0;
+    for (uint16_t v = 0; v < p->nvalues; v++) {
+      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+        continue;
+      if (seen++ != round)
+        continue;
+      *out =
+          (move){.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1}};
+      snprintf(out->note, sizeof out->note, "guided: neighbour %s = %s",
+               p->name, p->values[v]);
+      mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
+      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+        return true;
+      break;
+    }
   }
   return false;
 }

@@ -205,6 +205,11 @@ size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const struct mapopt_sim_result *r);
 
+/* Whether value v of parameter i is known, from the app model alone, to
+ * fail or to change nothing (an order a kernel's layout requirement
+ * forbids; an alignment, which only pads). */
+bool mapopt__value_known_bad(const mapopt_space *sp, size_t i, uint16_t v);
+
 /* Fills c (mapopt_space_nparams entries) with a uniform sample. */
 void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c);
 
