@@ -267,6 +267,26 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     if (st != MAPOPT_OK)
       return st;
   }
+  if (ok && s->have_best && e->score == s->best_score && pm.tag >= 0 &&
+      pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0) {
+    /* A change that did exactly nothing (another placement function that
+     * places every point where the current one does): it says nothing of
+     * the parameter, so its next value goes ahead of other neighbours. */
+    size_t i = pm.mv.delta.param[0];
+    const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+    for (uint16_t v = (uint16_t)(pm.mv.delta.value[0] + 1); v < p->nvalues;
+         v++) {
+      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+        continue;
+      move mv = {.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1},
+                 .priority = 0.9};
+      snprintf(mv.note, sizeof mv.note,
+               "guided: neighbour %s = %s (the last "
+               "value changed nothing)",
+               p->name, p->values[v]);
+      return add_move(opt, &mv);
+    }
+  }
   if (!s->have_best && !s->walking)
     weigh(opt, e->result);
   return MAPOPT_OK;

@@ -27,9 +27,12 @@
 
 /* Templates of MAPOPT_PARAM_INDEX_MAP, in value order after "default". */
 static const char *const map_templates[] = {
-    "default", "block", "cyclic", "block-cyclic", "cyclic-block", "decompose"};
+    "default", "cyclic", "block", "block-cyclic", "cyclic-block", "decompose"};
 enum { NTEMPLATES = sizeof map_templates / sizeof map_templates[0] };
-enum { T_DEFAULT, T_BLOCK, T_CYCLIC, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
+/* Cyclic comes first: the default placement is already block-like, so a
+ * search that tries one alternative first should try the most different
+ * one. */
+enum { T_DEFAULT, T_CYCLIC, T_BLOCK, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
 
 static const char *const limit_values[] = {"default", "1", "2", "4"};
 static const char *const onoff_values[] = {"default", "on"};
