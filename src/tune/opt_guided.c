@@ -30,6 +30,7 @@ typedef struct move {
   double priority;
   int64_t order; /* insertion order: earlier first among equals */
   bool repair;   /* it repairs a failed move: not repaired again */
+  bool followup; /* it follows a move that changed nothing */
   char note[200];
 } move;
 
@@ -268,10 +269,12 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       return st;
   }
   if (ok && s->have_best && e->score == s->best_score && pm.tag >= 0 &&
-      pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0) {
+      pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0 && !pm.mv.followup) {
     /* A change that did exactly nothing (another placement function that
-     * places every point where the current one does): it says nothing of
-     * the parameter, so its next value goes ahead of other neighbours. */
+     * places every point where the current one does) says little of the
+     * parameter: its next value goes ahead of other neighbours, once (two
+     * in a row that change nothing are a parameter that does not matter,
+     * or a symmetric one). */
     size_t i = pm.mv.delta.param[0];
     const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
     for (uint16_t v = (uint16_t)(pm.mv.delta.value[0] + 1); v < p->nvalues;
@@ -279,7 +282,8 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
         continue;
       move mv = {.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1},
-                 .priority = 0.9};
+                 .priority = 0.9,
+                 .followup = true};
       snprintf(mv.note, sizeof mv.note,
                "guided: neighbour %s = %s (the last "
                "value changed nothing)",
