@@ -47,6 +47,7 @@ typedef struct guided_state {
   /* Neighbour walk of the best when the moves run dry. */
   size_t *order;
   int64_t *weight;
+  int32_t *neutral; /* per parameter: moves of it that changed nothing */
   size_t npos, nvalue;
   bool walking;
 } guided_state;
@@ -130,8 +131,12 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
 static void weigh(mapopt_optimizer *opt, const mapopt_sim_result *r) {
   guided_state *s = opt->state;
   size_t n = np_of(opt);
+  /* A parameter whose moves changed nothing before probably still does
+   * not matter: it goes behind the others of similar weight. */
   for (size_t i = 0; i < n; i++)
-    s->weight[i] = r ? mapopt__param_weight(opt->space, i, r) : 0;
+    s->weight[i] = r ? mapopt__param_weight(opt->space, i, r) /
+                           (1 + 10 * (int64_t)s->neutral[i])
+                     : 0;
   for (size_t i = 0; i < n; i++)
     s->order[i] = i;
   for (size_t i = 1; i < n; i++) { /* stable: ties stay in space order */
@@ -268,8 +273,11 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     if (st != MAPOPT_OK)
       return st;
   }
-  if (ok && s->have_best && e->score == s->best_score && pm.tag >= 0 &&
-      pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0 && !pm.mv.followup) {
+  bool single = pm.tag >= 0 && pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0;
+  if (ok && s->have_best && e->score == s->best_score && single)
+    s->neutral[pm.mv.delta.param[0]]++;
+  if (ok && s->have_best && e->score == s->best_score && single &&
+      !pm.mv.followup) {
     /* A change that did exactly nothing (another placement function that
      * places every point where the current one does) says little of the
      * parameter: its next value goes ahead of other neighbours, once (two
@@ -305,8 +313,10 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   s->work = mapopt__calloc(opt->ctx, m, sizeof *s->work);
   s->order = mapopt__calloc(opt->ctx, m, sizeof *s->order);
   s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
-  return s->best && s->work && s->order && s->weight ? MAPOPT_OK
-                                                     : MAPOPT_ENOMEM;
+  s->neutral = mapopt__calloc(opt->ctx, m, sizeof *s->neutral);
+  return s->best && s->work && s->order && s->weight && s->neutral
+             ? MAPOPT_OK
+             : MAPOPT_ENOMEM;
 }
 
 static void guided_destroy(mapopt_optimizer *opt) {
@@ -323,6 +333,8 @@ static void guided_destroy(mapopt_optimizer *opt) {
     mapopt__free(opt->ctx, s->order, m * sizeof *s->order);
   if (s->weight)
     mapopt__free(opt->ctx, s->weight, m * sizeof *s->weight);
+  if (s->neutral)
+    mapopt__free(opt->ctx, s->neutral, m * sizeof *s->neutral);
 }
 
 /* One candidate at a time: each move is chosen knowing the last result. */
