@@ -399,7 +399,7 @@ expect_in out '"parameters": ['
 expect_in out '"name": "memory.calculate_new_currents.rp_ghost.GPU",'
 expect_rc 1 "$M" space nosuch;      expect_in err 'unknown application "nosuch"'
 # --render: a point of the space as a mapper, from a file or stdin
-printf '{"kind.calculate_new_currents": "CPU",\n "memory.calculate_new_currents.rp_ghost.CPU": "ZCMEM", "map.distribute_charge": 2}\n' > ch.json
+printf '{"kind.calculate_new_currents": "CPU",\n "memory.calculate_new_currents.rp_ghost.CPU": "ZCMEM", "map.distribute_charge": 1}\n' > ch.json
 expect_rc 0 "$M" space circuit:small --render ch.json
 expect_in out "Task calculate_new_currents CPU;"
 expect_in out "Region calculate_new_currents rp_ghost CPU ZCMEM;"
