@@ -204,8 +204,13 @@ typedef struct mapopt_evaluation {
   double elapsed_s;     /* 0 unless OK */
   double lower_bound_s; /* 0 when unknown */
   const char *feedback; /* AutoGuide's text at the run's level, or NULL */
-  const struct mapopt_findings *findings; /* NULL when not analysed */
-  const struct mapopt_sim_result *result; /* simulated runs only */
+  /* What the run's feedback level lets an optimizer see (mapopt_tune_run
+   * filters it): the findings (NULL at raw, or when not analysed), their
+   * structured edits (suggest and full only), and the simulator's result
+   * with its profile (full only; simulated runs only). */
+  const struct mapopt_findings *findings;
+  bool edits;
+  const struct mapopt_sim_result *result;
   bool duplicate; /* the text had been evaluated: this is the record */
 } mapopt_evaluation;
 

@@ -38,7 +38,8 @@ const char cli_bench_usage[] =
     "                           one's paper size)\n"
     "  --feedback L1,L2,...     feedback levels (raw, explain, suggest,\n"
     "                           full; default full); optimizers that read\n"
-    "                           feedback (guided) get one row per level\n"
+    "                           feedback (guided) get one row per level;\n"
+    "                           the others run at full\n"
     "  --jobs J, --batch B      as for mapopt tune (batch 0: each\n"
     "                           optimizer's own)\n"
     "  --db FILE                the tuning database (default mapopt-tune.db)\n"
@@ -198,10 +199,12 @@ static int bench_app(mapopt_ctx *ctx, mapopt_tune_db *db, const bench_args *a,
       cli_target_open(ctx, "bench", app, a->size, a->set.machine, diags, &t);
   mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt};
   for (char **o = l->opts; *o && rc == EXIT_VALID; o++) {
-    /* Optimizers that ignore feedback run once, at the first level. */
+    /* Optimizers outside the ablation run once, at the full level: they
+     * are told all they use (ccd reads the profile). */
     for (char **lv = l->levels; *lv && rc == EXIT_VALID; lv++) {
       if (lv != l->levels && !cli_uses_feedback(*o))
         break;
+      const char *level = cli_uses_feedback(*o) ? *lv : "full";
       for (int64_t r = 0; r < a->runs && rc == EXIT_VALID; r++) {
         mapopt_tune_config c = {t.name,
                                 t.sim.spec,
@@ -210,7 +213,7 @@ static int bench_app(mapopt_ctx *ctx, mapopt_tune_db *db, const bench_args *a,
                                 (uint64_t)(a->set.seed + r),
                                 a->set.budget,
                                 (int)a->set.batch,
-                                *lv,
+                                level,
                                 NULL,
                                 NULL,
                                 0};

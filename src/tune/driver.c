@@ -487,6 +487,22 @@ static mapopt_status remember(driver *d, slot *s) {
   return MAPOPT_OK;
 }
 
+/*
+ * What an optimizer is told at the run's feedback level, so that the
+ * ablation (mapopt bench --feedback) measures what each level is worth to
+ * any optimizer: raw tells the output alone (status, score, the output's
+ * own lines); explain adds AutoGuide's findings (what went wrong, about
+ * which task and region, and how much time it puts at stake) without
+ * their edits; suggest adds the edits; full adds the simulator's profile.
+ */
+static void at_level(mapopt_guide_level level, mapopt_evaluation *ev) {
+  if (level == MAPOPT_GUIDE_RAW)
+    ev->findings = NULL;
+  ev->edits = ev->findings && level >= MAPOPT_GUIDE_SUGGEST;
+  if (level != MAPOPT_GUIDE_FULL)
+    ev->result = NULL;
+}
+
 /* Tells a duplicate: the evaluation of its first occurrence, marked, with
  * neither findings nor result (they were told with the first). */
 static mapopt_status tell_duplicate(driver *d, const mapopt_candidate *c,
@@ -515,6 +531,7 @@ static mapopt_status tell_round(driver *d) {
     ev.duplicate = false;
     if (ev.status != MAPOPT_TUNE_OK)
       ev.score = 0;
+    at_level(d->level, &ev);
     st = mapopt_optimizer_tell(d->opt, &s->cand, &ev);
     if (st != MAPOPT_OK)
       return st;

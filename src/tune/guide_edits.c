@@ -2,7 +2,10 @@
  * AutoGuide's findings as the guided optimizer's edits: the one place an
  * optimizer reads guide.h's types (the findings are made by the evaluator,
  * evaluate.c). Findings come most important first; their edits keep that
- * order, each carrying its finding's share of the time at stake.
+ * order, each carrying its finding's share of the time at stake. At the
+ * explain level an evaluation carries findings without edits: the optimizer
+ * then learns only what they are about and what is at stake
+ * (mapopt__guide_stake).
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +28,7 @@ size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
       [MAPOPT_GUIDE_EDIT_COLLECT] = TUNE_EDIT_COLLECT,
       [MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW] = TUNE_EDIT_SINGLE_FOLLOW};
   size_t n = 0;
-  const mapopt_findings *f = e ? e->findings : NULL;
+  const mapopt_findings *f = e && e->edits ? e->findings : NULL;
   for (size_t i = 0; f && i < mapopt_findings_count(f); i++) {
     const mapopt_guide_finding *fd = mapopt_findings_get(f, i);
     for (size_t k = 0; k < fd->nedits && n < cap; k++) {
@@ -45,4 +48,24 @@ size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
     }
   }
   return n;
+}
+
+double mapopt__guide_stake(const mapopt_evaluation *e, const char *task,
+                           const char *region) {
+  double stake = 0;
+  const mapopt_findings *f = e ? e->findings : NULL;
+  for (size_t i = 0; f && i < mapopt_findings_count(f); i++) {
+    const mapopt_guide_finding *fd = mapopt_findings_get(f, i);
+    /* A finding about a task concerns that task's parameters; one that
+     * also names a region concerns most those of that region (and the
+     * region's layout, which has no task), the task's others half as
+     * much (where it runs decides where the region can be). */
+    bool about_task = fd->task && task && !strcmp(fd->task, task);
+    bool about_region = fd->region && region && !strcmp(fd->region, region);
+    if (task ? about_task && (!fd->region || about_region) : about_region)
+      stake += fd->impact;
+    else if (about_task && !region)
+      stake += fd->impact / 2;
+  }
+  return stake;
 }

@@ -11,12 +11,14 @@
  * next move (the best stays: a worse move is reverted). A move that fails
  * is repaired once with the edits its own failure suggests, keeping the
  * change it tried. When the findings run dry, it tries the neighbours of
- * the best mapper, one parameter at a time, in order of profiled
- * importance (the busy time of the task each parameter decides for).
+ * the best mapper, one parameter at a time, in order of importance: what
+ * each parameter decides about in the best's profile, or, below the full
+ * feedback level, the share of time the findings about its task or region
+ * put at stake; with the output alone (raw), in an order the seed draws.
  *
  * Only the space (the app model and the machine) and the evaluations
- * inform it; ties break in a fixed order, and the seed only orders moves
- * of equal promise, so a run is reproducible.
+ * inform it; parameters of equal importance are walked in an order drawn
+ * from the seed once, so a run is reproducible.
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +50,7 @@ typedef struct guided_state {
   size_t *order;
   int64_t *weight;
   int32_t *neutral; /* per parameter: moves of it that changed nothing */
+  uint64_t *tie;     /* per parameter: its rank among equals (seeded) */
   size_t npos, nvalue;
   bool walking;
 } guided_state;
@@ -126,22 +129,33 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
   return false;
 }
 
-/* The parameters in order of what they decide about in the best's profile
- * (mapopt__param_weight), heaviest first; those that weigh nothing last. */
-static void weigh(mapopt_optimizer *opt, const mapopt_sim_result *r) {
+/* What parameter i decides about in e: in its profile when told one
+ * (mapopt__param_weight, in ns), else the time its findings put at stake
+ * on the parameter's task or region (in millionths); 0 when neither. */
+static int64_t importance(const mapopt_optimizer *opt, size_t i,
+                          const mapopt_evaluation *e) {
+  if (e->result)
+    return mapopt__param_weight(opt->space, i, e->result);
+  const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+  return (int64_t)(1e6 * mapopt__guide_stake(e, p->task, p->region));
+}
+
+/* The parameters in order of importance in the best's evaluation,
+ * heaviest first; those that weigh nothing last. */
+static void weigh(mapopt_optimizer *opt, const mapopt_evaluation *e) {
   guided_state *s = opt->state;
   size_t n = np_of(opt);
   /* A parameter whose moves changed nothing before probably still does
    * not matter: it goes behind the others of similar weight. */
   for (size_t i = 0; i < n; i++)
-    s->weight[i] = r ? mapopt__param_weight(opt->space, i, r) /
-                           (1 + 10 * (int64_t)s->neutral[i])
-                     : 0;
+    s->weight[i] = importance(opt, i, e) / (1 + 10 * (int64_t)s->neutral[i]);
   for (size_t i = 0; i < n; i++)
     s->order[i] = i;
-  for (size_t i = 1; i < n; i++) { /* stable: ties stay in space order */
+  for (size_t i = 1; i < n; i++) {
     size_t a = s->order[i], j = i;
-    while (j > 0 && s->weight[s->order[j - 1]] < s->weight[a]) {
+    while (j > 0 && (s->weight[s->order[j - 1]] < s->weight[a] ||
+                     (s->weight[s->order[j - 1]] == s->weight[a] &&
+                      s->tie[s->order[j - 1]] > s->tie[a]))) {
       s->order[j] = s->order[j - 1];
       j--;
     }
@@ -264,7 +278,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     memcpy(s->best, c->choice, n * sizeof *s->best);
     for (size_t i = 0; i < s->moves.len; i++)
       MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
-    weigh(opt, e->result);
+    weigh(opt, e);
     return moves_from(opt, e, NULL);
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
@@ -300,7 +314,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     }
   }
   if (!s->have_best && !s->walking)
-    weigh(opt, e->result);
+    weigh(opt, e);
   return MAPOPT_OK;
 }
 
@@ -314,9 +328,13 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   s->order = mapopt__calloc(opt->ctx, m, sizeof *s->order);
   s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
   s->neutral = mapopt__calloc(opt->ctx, m, sizeof *s->neutral);
-  return s->best && s->work && s->order && s->weight && s->neutral
-             ? MAPOPT_OK
-             : MAPOPT_ENOMEM;
+  s->tie = mapopt__calloc(opt->ctx, m, sizeof *s->tie);
+  if (!s->best || !s->work || !s->order || !s->weight || !s->neutral ||
+      !s->tie)
+    return MAPOPT_ENOMEM;
+  for (size_t i = 0; i < np_of(opt); i++)
+    s->tie[i] = mapopt__rng_next(&opt->rng);
+  return MAPOPT_OK;
 }
 
 static void guided_destroy(mapopt_optimizer *opt) {
@@ -335,6 +353,8 @@ static void guided_destroy(mapopt_optimizer *opt) {
     mapopt__free(opt->ctx, s->weight, m * sizeof *s->weight);
   if (s->neutral)
     mapopt__free(opt->ctx, s->neutral, m * sizeof *s->neutral);
+  if (s->tie)
+    mapopt__free(opt->ctx, s->tie, m * sizeof *s->tie);
 }
 
 /* One candidate at a time: each move is chosen knowing the last result. */

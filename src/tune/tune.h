@@ -197,9 +197,17 @@ bool mapopt__edit_to_delta(const mapopt_space *sp, const tune_edit *edit,
 bool mapopt__delta_apply(const mapopt_space *sp, const uint16_t *base,
                          const tune_delta *d, uint16_t *out);
 /* The edits of an evaluation's findings, most promising first, at most
- * cap; 0 when it has none (guide_edits.c). */
+ * cap; 0 when it has none or may not use them (e->edits false; see
+ * guide_edits.c). */
 size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
                            size_t cap);
+/* The share of the elapsed time at stake (summed impact) in the findings
+ * of e about the parameter of task and region (either may be NULL): the
+ * findings about both, or about the task without naming a region, count
+ * whole; those about the task and another region count half for a
+ * parameter of the task alone. 0 when e has no findings. */
+double mapopt__guide_stake(const mapopt_evaluation *e, const char *task,
+                           const char *region);
 /* The busy time parameter i decides for in a profile: its task's, or for a
  * layout parameter, that of the tasks reading its region. */
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,

@@ -202,10 +202,11 @@ static void test_opentuner_notes(void **state) {
 /* ---- guided, on the simulator and AutoGuide ---------------------------------
  */
 
-/* Simulates text, analyses it with AutoGuide, tells opt. Returns the
- * throughput (0 on a failure). */
-static double evaluate(problem *p, mapopt_optimizer *opt,
-                       const mapopt_candidate *c) {
+/* Simulates text, analyses it with AutoGuide, tells opt what the feedback
+ * level allows (as the driver does). Returns the throughput (0 on a
+ * failure). */
+static double evaluate_at(problem *p, mapopt_optimizer *opt,
+                          const mapopt_candidate *c, mapopt_guide_level level) {
   mapopt_machine_shape shape;
   mapopt_sim_shape(p->machine, p->run, &shape);
   mapopt_dsl_options o = {.file = "cand.map", .shape = &shape};
@@ -231,13 +232,19 @@ static double evaluate(problem *p, mapopt_optimizer *opt,
   mapopt_evaluation e = {.status =
                              r->error ? MAPOPT_TUNE_FAILED : MAPOPT_TUNE_OK,
                          .score = score,
-                         .findings = f,
-                         .result = r};
+                         .findings = level > MAPOPT_GUIDE_RAW ? f : NULL,
+                         .edits = level >= MAPOPT_GUIDE_SUGGEST,
+                         .result = level == MAPOPT_GUIDE_FULL ? r : NULL};
   assert_int_equal(mapopt_optimizer_tell(opt, c, &e), MAPOPT_OK);
   mapopt_findings_free(f);
   mapopt_sim_result_free(r);
   mapopt_dsl_free(prog);
   return score;
+}
+
+static double evaluate(problem *p, mapopt_optimizer *opt,
+                       const mapopt_candidate *c) {
+  return evaluate_at(p, opt, c, MAPOPT_GUIDE_FULL);
 }
 
 /* Started from a mapper that puts stencil's tiles in zero-copy memory,
@@ -275,6 +282,42 @@ static void test_guided_acts_on_findings(void **state) {
   problem_close(&p);
 }
 
+/* The first move guided makes after the stencil start above, at level. */
+static void first_move_at(mapopt_guide_level level, char *note, size_t cap) {
+  problem p;
+  problem_open(&p, "stencil", "Region * private GPU ZCMEM;\n");
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 1};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  mapopt_candidate c;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  evaluate_at(&p, opt, &c, level);
+  mapopt_candidate_clear(ctx, &c);
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  snprintf(note, cap, "%s", c.note);
+  print_message("%s: %s\n", mapopt_guide_level_name(level), note);
+  mapopt_candidate_clear(ctx, &c);
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
+/* Below suggest, guided has no edits to apply: it walks neighbours. At
+ * explain, the findings' subjects (the tasks reading the tiles from
+ * zero-copy memory) come first; at raw it knows nothing of them. */
+static void test_guided_levels(void **state) {
+  (void)state;
+  char raw[200], explain[200], suggest[200];
+  first_move_at(MAPOPT_GUIDE_SUGGEST, suggest, sizeof suggest);
+  first_move_at(MAPOPT_GUIDE_EXPLAIN, explain, sizeof explain);
+  first_move_at(MAPOPT_GUIDE_RAW, raw, sizeof raw);
+  assert_null(strstr(suggest, "neighbour"));
+  assert_non_null(strstr(explain, "neighbour"));
+  assert_non_null(strstr(explain, "private"));
+  assert_non_null(strstr(raw, "neighbour"));
+  assert_string_not_equal(raw, explain);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_credit),
@@ -284,6 +327,8 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_guided_acts_on_findings,
                                       fixture_setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_levels, fixture_setup,
+                                      fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
