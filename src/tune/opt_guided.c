@@ -50,7 +50,7 @@ typedef struct guided_state {
   size_t *order;
   int64_t *weight;
   int32_t *neutral; /* per parameter: moves of it that changed nothing */
-  uint64_t *tie;     /* per parameter: its rank among equals (seeded) */
+  uint64_t *tie;    /* per parameter: its rank among equals (seeded) */
   size_t npos, nvalue;
   bool walking;
 } guided_state;
@@ -329,8 +329,7 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
   s->neutral = mapopt__calloc(opt->ctx, m, sizeof *s->neutral);
   s->tie = mapopt__calloc(opt->ctx, m, sizeof *s->tie);
-  if (!s->best || !s->work || !s->order || !s->weight || !s->neutral ||
-      !s->tie)
+  if (!s->best || !s->work || !s->order || !s->weight || !s->neutral || !s->tie)
     return MAPOPT_ENOMEM;
   for (size_t i = 0; i < np_of(opt); i++)
     s->tie[i] = mapopt__rng_next(&opt->rng);
