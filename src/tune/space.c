@@ -210,12 +210,16 @@ static mapopt_status scan_run(mapopt_space *sp) {
 }
 
 /* The orderings of the dimensions of a dims-D launch: every non-empty
- * sequence of distinct dimensions, all of them in natural order first. */
+ * sequence of distinct dimensions, all of them in natural order first.
+ * The fastest (first) dimension decides most of where neighbouring points
+ * go, so the full orderings come by fastest dimension first: a search
+ * that tries a parameter's next values meets every fastest dimension
+ * before it meets the same one twice. */
 static mapopt_status dims_values(mapopt_space *sp, int dims, const char ***out,
                                  size_t *n) {
   static const char *const d1[] = {"0"};
   static const char *const d2[] = {"01", "10", "0", "1"};
-  static const char *const d3[] = {"012", "021", "102", "120", "201",
+  static const char *const d3[] = {"012", "102", "201", "021", "120",
                                    "210", "01",  "10",  "02",  "20",
                                    "12",  "21",  "0",   "1",   "2"};
   const char *const *src = dims == 1 ? d1 : dims == 2 ? d2 : d3;
