@@ -255,6 +255,53 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
   return MAPOPT_OK;
 }
 
+/* Whether parameters i and j are alike: of one kind that decides where
+ * or how data lives (a memory or a layout: placements interact with the
+ * data's distribution, so they are not carried over), for tasks launched
+ * alike (the same launch dimensions, the same parent, as many region
+ * arguments), or both for no task (layouts). */
+static bool alike(const mapopt_space *sp, size_t i, size_t j) {
+  mapopt_param_kind k = mapopt_space_param_at(sp, i)->kind;
+  if (k != mapopt_space_param_at(sp, j)->kind ||
+      (k != MAPOPT_PARAM_MEMORY && k != MAPOPT_PARAM_LAYOUT_SOA &&
+       k != MAPOPT_PARAM_LAYOUT_ORDER))
+    return false;
+  int ti = mapopt__space_task_of(sp, i), tj = mapopt__space_task_of(sp, j);
+  if (ti < 0 || tj < 0)
+    return ti == tj;
+  const space_task *a = &sp->tasks[ti], *b = &sp->tasks[tj];
+  return a->index_dims == b->index_dims && a->parent_task == b->parent_task &&
+         a->leaf == b->leaf && a->keys.len == b->keys.len;
+}
+
+/* A single change that paid (parameter i to value v) probably pays for
+ * the parameters alike too (the same memory for another task that
+ * initializes its matrix the same way): each of them at the same value,
+ * right after the moves of the new best's own findings. */
+static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
+  guided_state *s = opt->state;
+  const char *value = mapopt_space_param_at(opt->space, i)->values[v];
+  for (size_t j = 0; j < np_of(opt); j++) {
+    const mapopt_space_param *p = mapopt_space_param_at(opt->space, j);
+    if (j == i || !alike(opt->space, i, j))
+      continue;
+    for (uint16_t w = 0; w < p->nvalues; w++) {
+      if (w == s->best[j] || strcmp(p->values[w], value) ||
+          mapopt__value_known_bad(opt->space, j, w))
+        continue;
+      move mv = {.delta = {.param = {j}, .value = {w}, .from = {-1}, .n = 1},
+                 .priority = 0.95};
+      snprintf(mv.note, sizeof mv.note,
+               "guided: %s = %s (as for %s, which paid)", p->name, value,
+               mapopt_space_param_at(opt->space, i)->name);
+      mapopt_status st = add_move(opt, &mv);
+      if (st != MAPOPT_OK)
+        return st;
+    }
+  }
+  return MAPOPT_OK;
+}
+
 static mapopt_status guided_tell(mapopt_optimizer *opt,
                                  const mapopt_candidate *c,
                                  const mapopt_evaluation *e) {
@@ -279,7 +326,11 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     for (size_t i = 0; i < s->moves.len; i++)
       MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
     weigh(opt, e);
-    return moves_from(opt, e, NULL);
+    bool single = pm.tag >= 0 && pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0;
+    mapopt_status st =
+        single ? analogies(opt, pm.mv.delta.param[0], pm.mv.delta.value[0])
+               : MAPOPT_OK;
+    return st == MAPOPT_OK ? moves_from(opt, e, NULL) : st;
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */

@@ -318,6 +318,38 @@ static void test_guided_levels(void **state) {
   assert_string_not_equal(raw, explain);
 }
 
+/* On cosma, zero-copy memory for the matrix task_1 initializes pays; guided
+ * then tries the same for the other matrices initialized alike (task_2's
+ * B_blk) before anything else -- but not for task_4, which reads all
+ * three. */
+static void test_guided_analogies(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, "cosma", NULL);
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 0};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  bool paid = false, analogy = false;
+  for (int i = 0; i < 10 && !analogy; i++) {
+    mapopt_candidate c;
+    assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+    print_message("%s\n", c.note);
+    if (paid) {
+      assert_string_equal(c.note, "guided: memory.task_2.B_blk.GPU = ZCMEM "
+                                  "(as for memory.task_1.A_blk.GPU, which "
+                                  "paid)");
+      analogy = true;
+    }
+    paid = strstr(c.note, "memory.task_1.A_blk.GPU = ZCMEM") != NULL;
+    evaluate(&p, opt, &c);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  assert_true(analogy);
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_credit),
@@ -328,6 +360,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_guided_acts_on_findings,
                                       fixture_setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_guided_levels, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_analogies, fixture_setup,
                                       fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
