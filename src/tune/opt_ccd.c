@@ -142,26 +142,20 @@ static mapopt_status ccd_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
 
 static mapopt_status ccd_init(mapopt_optimizer *opt) {
   ccd_state *s = opt->state;
-  size_t n = np_of(opt), m = n ? n : 1;
-  s->best = mapopt__calloc(opt->ctx, m, sizeof *s->best);
-  s->work = mapopt__calloc(opt->ctx, m, sizeof *s->work);
-  s->order = mapopt__calloc(opt->ctx, m, sizeof *s->order);
-  s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
+  s->best = mapopt__param_array(opt, sizeof *s->best);
+  s->work = mapopt__param_array(opt, sizeof *s->work);
+  s->order = mapopt__param_array(opt, sizeof *s->order);
+  s->weight = mapopt__param_array(opt, sizeof *s->weight);
   return s->best && s->work && s->order && s->weight ? MAPOPT_OK
                                                      : MAPOPT_ENOMEM;
 }
 
 static void ccd_destroy(mapopt_optimizer *opt) {
   ccd_state *s = opt->state;
-  size_t m = np_of(opt) ? np_of(opt) : 1;
-  if (s->best)
-    mapopt__free(opt->ctx, s->best, m * sizeof *s->best);
-  if (s->work)
-    mapopt__free(opt->ctx, s->work, m * sizeof *s->work);
-  if (s->order)
-    mapopt__free(opt->ctx, s->order, m * sizeof *s->order);
-  if (s->weight)
-    mapopt__free(opt->ctx, s->weight, m * sizeof *s->weight);
+  mapopt__param_array_free(opt, s->best, sizeof *s->best);
+  mapopt__param_array_free(opt, s->work, sizeof *s->work);
+  mapopt__param_array_free(opt, s->order, sizeof *s->order);
+  mapopt__param_array_free(opt, s->weight, sizeof *s->weight);
 }
 
 /* A batch is one coordinate's values (the widest parameter has 15). */

@@ -371,15 +371,14 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
 
 static mapopt_status guided_init(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
-  size_t m = np_of(opt) ? np_of(opt) : 1;
   mapopt__vec_init(&s->moves, sizeof(move));
   mapopt__vec_init(&s->pending, sizeof(pending_move));
-  s->best = mapopt__calloc(opt->ctx, m, sizeof *s->best);
-  s->work = mapopt__calloc(opt->ctx, m, sizeof *s->work);
-  s->order = mapopt__calloc(opt->ctx, m, sizeof *s->order);
-  s->weight = mapopt__calloc(opt->ctx, m, sizeof *s->weight);
-  s->neutral = mapopt__calloc(opt->ctx, m, sizeof *s->neutral);
-  s->tie = mapopt__calloc(opt->ctx, m, sizeof *s->tie);
+  s->best = mapopt__param_array(opt, sizeof *s->best);
+  s->work = mapopt__param_array(opt, sizeof *s->work);
+  s->order = mapopt__param_array(opt, sizeof *s->order);
+  s->weight = mapopt__param_array(opt, sizeof *s->weight);
+  s->neutral = mapopt__param_array(opt, sizeof *s->neutral);
+  s->tie = mapopt__param_array(opt, sizeof *s->tie);
   if (!s->best || !s->work || !s->order || !s->weight || !s->neutral || !s->tie)
     return MAPOPT_ENOMEM;
   for (size_t i = 0; i < np_of(opt); i++)
@@ -389,22 +388,15 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
 
 static void guided_destroy(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
-  size_t m = np_of(opt) ? np_of(opt) : 1;
   mapopt__vec_destroy(&s->moves, opt->ctx);
   mapopt__vec_destroy(&s->pending, opt->ctx);
   mapopt__hset_destroy(&s->tried, opt->ctx);
-  if (s->best)
-    mapopt__free(opt->ctx, s->best, m * sizeof *s->best);
-  if (s->work)
-    mapopt__free(opt->ctx, s->work, m * sizeof *s->work);
-  if (s->order)
-    mapopt__free(opt->ctx, s->order, m * sizeof *s->order);
-  if (s->weight)
-    mapopt__free(opt->ctx, s->weight, m * sizeof *s->weight);
-  if (s->neutral)
-    mapopt__free(opt->ctx, s->neutral, m * sizeof *s->neutral);
-  if (s->tie)
-    mapopt__free(opt->ctx, s->tie, m * sizeof *s->tie);
+  mapopt__param_array_free(opt, s->best, sizeof *s->best);
+  mapopt__param_array_free(opt, s->work, sizeof *s->work);
+  mapopt__param_array_free(opt, s->order, sizeof *s->order);
+  mapopt__param_array_free(opt, s->weight, sizeof *s->weight);
+  mapopt__param_array_free(opt, s->neutral, sizeof *s->neutral);
+  mapopt__param_array_free(opt, s->tie, sizeof *s->tie);
 }
 
 /* One candidate at a time: each move is chosen knowing the last result. */

@@ -103,6 +103,21 @@ static void clear_batch(mapopt_optimizer *opt) {
   opt->given = opt->told = 0;
 }
 
+static size_t param_count(const mapopt_optimizer *opt) {
+  size_t n = mapopt_space_nparams(opt->space);
+  return n ? n : 1;
+}
+
+void *mapopt__param_array(const mapopt_optimizer *opt, size_t elem) {
+  return mapopt__calloc(opt->ctx, param_count(opt), elem);
+}
+
+void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
+                              size_t elem) {
+  if (a)
+    mapopt__free(opt->ctx, a, param_count(opt) * elem);
+}
+
 mapopt_status mapopt__optimizer_create(mapopt_ctx *ctx,
                                        const mapopt__optimizer_vt *vt,
                                        const mapopt_space *space,

@@ -134,6 +134,13 @@ struct mapopt_optimizer {
   void *state;
 };
 
+/* A zeroed array of one elem-byte element per parameter of the space (at
+ * least one), for an optimizer's state; NULL when out of memory. Free it
+ * with mapopt__param_array_free (which ignores NULL). */
+void *mapopt__param_array(const mapopt_optimizer *opt, size_t elem);
+void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
+                              size_t elem);
+
 /* Appends a candidate for choice (copied) to the batch being planned,
  * rendering its text; note says why. Returns its tag through *tag when tag
  * is not NULL. MAPOPT_ENOMEM. */
