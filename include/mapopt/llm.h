@@ -368,6 +368,9 @@ typedef struct mapopt_llm_prompt_input {
   const mapopt_llm_attempt *attempts;
   size_t nattempts;
   size_t history; /* 0: MAPOPT_LLM_DEFAULT_HISTORY */
+  /* Leave the application's name out ("this application"): an optimizer
+   * is told the model of a benchmark, never which benchmark it is. */
+  bool anonymous;
 } mapopt_llm_prompt_input;
 
 /* The two messages; the strings are owned by the caller after building

@@ -36,6 +36,7 @@
 #include "mapopt/app.h"
 #include "mapopt/core.h"
 #include "mapopt/dsl.h"
+#include "mapopt/llm.h"
 #include "mapopt/machine.h"
 
 #ifdef __cplusplus
@@ -169,14 +170,20 @@ MAPOPT_API mapopt_status mapopt_space_choice_to_json(const mapopt_space *space,
  * (mapopt_space_nparams values), or NULL for an optimizer that writes whole
  * mappers; text is its DSL text; note says in a few words why it was
  * proposed ("random", "edit memory.T.R.GPU=FBMEM (zc-hot)"), for logs and
- * reports. The optimizer allocates all three; free them with
- * mapopt_candidate_clear. tag is the optimizer's own; tell gives it back.
+ * reports. failure is NULL, except for a proposal that is no mapper at all
+ * (a model's reply without one, or with one over the size cap): then text
+ * is the reply and failure says what was wrong, in words for the model;
+ * such a candidate is not compiled or run but evaluated as invalid, with
+ * failure as its feedback. The optimizer allocates all of them; free them
+ * with mapopt_candidate_clear. tag is the optimizer's own; tell gives it
+ * back.
  */
 typedef struct mapopt_candidate {
   uint16_t *choice;
   size_t nchoice; /* entries of choice (0 when NULL) */
   char *text;
   char *note;
+  char *failure;
   int64_t tag;
 } mapopt_candidate;
 
@@ -216,22 +223,46 @@ typedef struct mapopt_evaluation {
 
 typedef struct mapopt_optimizer mapopt_optimizer;
 
+/*
+ * The settings of the `llm` optimizer (docs/llm.md), which asks a chat
+ * model for whole mappers. Everything is borrowed and must outlive the
+ * optimizer.
+ */
+typedef struct mapopt_tune_llm {
+  /* The client: server, model, key, temperature, limits and prices
+   * (mapopt_llm_config_init, _from_env, then your settings). Its samples
+   * and seed are not read: each step asks for the optimizer's batch of
+   * samples (mapopt_optimizer_options.batch), and the retry jitter is
+   * seeded with the optimizer's seed. */
+  mapopt_llm_config client;
+  /* Earlier attempts shown in each prompt; 0: MAPOPT_LLM_DEFAULT_HISTORY. */
+  size_t history;
+  /* The transport; NULL: a libcurl one, made and freed by the optimizer. */
+  mapopt_llm_transport *transport;
+} mapopt_tune_llm;
+
 typedef struct mapopt_optimizer_options {
   uint64_t seed;
   int64_t budget; /* evaluations the run will make (some plan by it) */
   /* Candidates proposed per batch (0: the optimizer's default). A batch is
    * planned from what was told before it began, so how many candidates a
-   * caller evaluates at once never changes what is proposed. */
+   * caller evaluates at once never changes what is proposed. For llm, the
+   * samples of one prompt. */
   int batch;
+  /* The llm optimizer's settings (required by it, ignored by the others). */
+  const mapopt_tune_llm *llm;
 } mapopt_optimizer_options;
 
-/* The optimizers' names, NULL-terminated: random, opentuner, ccd,
- * guided. */
+/* The optimizers' names, NULL-terminated: guided, random, opentuner, ccd,
+ * llm. */
 MAPOPT_API const char *const *mapopt_optimizer_names(void);
 
 /*
  * Creates the optimizer called name over space (which must outlive it).
- * MAPOPT_ENOTFOUND for an unknown name, MAPOPT_ENOMEM.
+ * MAPOPT_ENOTFOUND for an unknown name; MAPOPT_EINVAL for settings the
+ * optimizer refuses (llm: none given, or a client configuration that
+ * mapopt_llm_config_check refuses: call it first for the reason);
+ * MAPOPT_EIO when llm cannot make its libcurl transport; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_optimizer_new(mapopt_ctx *ctx, const char *name,
                                               const mapopt_space *space,
@@ -245,7 +276,10 @@ MAPOPT_API void mapopt_optimizer_free(mapopt_optimizer *opt);
  * parallel, then tell each). MAPOPT_ENOTFOUND means "nothing now": with
  * candidates of the batch still untold, tell them and ask again; with none
  * pending, the optimizer is done (a small space exhausted, a converged
- * descent). MAPOPT_ENOMEM.
+ * descent, a model that only repeats itself). MAPOPT_EIO: the optimizer
+ * cannot propose (llm: its server failed three prompts in a row, or
+ * refused one); mapopt_optimizer_last_error says why, and a later ask may
+ * succeed. MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
                                               mapopt_candidate *out);
@@ -258,6 +292,9 @@ MAPOPT_API mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
 MAPOPT_API mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
                                                const mapopt_candidate *c,
                                                const mapopt_evaluation *e);
+/* Why the last ask failed with MAPOPT_EIO ("" when it did not); valid
+ * until the next ask. Never contains an API key. */
+MAPOPT_API const char *mapopt_optimizer_last_error(const mapopt_optimizer *opt);
 
 /* ---- the tuning driver -----------------------------------------------------
  *
@@ -288,6 +325,13 @@ MAPOPT_API mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
  * the run. The optimizers plan fixed batches (mapopt_optimizer_options),
  * so what they propose never depends on jobs or on timing: the same
  * settings give the same evaluations whatever jobs is.
+ *
+ * The llm optimizer: its chat calls (tokens, latency, cost) and the
+ * replies they brought are recorded as soon as they are made; a resumed
+ * llm run replays the recorded replies instead of asking the model again.
+ * A reply without a mapper costs its iteration (invalid); a prompt that
+ * got no reply costs none, and a server that keeps failing interrupts the
+ * run (end interrupted, the reason as a diagnostic).
  */
 
 /* Duplicates proposed in a row that end a run. */
@@ -339,6 +383,10 @@ typedef struct mapopt_tune_config {
   const char *start_file;
   const char *start_text;
   size_t start_len;
+  /* The llm optimizer's settings (NULL for the others): its model,
+   * temperature and history identify the run with the fields above (the
+   * server, key, limits and prices do not). */
+  const mapopt_tune_llm *llm;
 } mapopt_tune_config;
 
 /* One evaluation told to the optimizer, for progress displays. Valid
@@ -369,6 +417,17 @@ typedef struct mapopt_tune_options {
   void *progress_ud;
 } mapopt_tune_options;
 
+/* What the chat calls of a run (the llm optimizer's) came to; all zero
+ * for the other optimizers. */
+typedef struct mapopt_tune_llm_usage {
+  int64_t calls;        /* chat calls, retries inside a call not counted */
+  int64_t failed_calls; /* calls that got no reply (error, timeout, ...) */
+  int64_t replies;      /* choices received: one candidate each */
+  int64_t prompt_tokens, completion_tokens;
+  double latency_s; /* summed over the calls, retry waits included */
+  double cost;      /* by the prices given (0 without) */
+} mapopt_tune_llm_usage;
+
 typedef enum mapopt_tune_end {
   MAPOPT_TUNE_END_DONE,        /* the budget is spent */
   MAPOPT_TUNE_END_EXHAUSTED,   /* the optimizer had nothing new to propose */
@@ -397,13 +456,15 @@ typedef struct mapopt_tune_outcome {
   char *unit;           /* the metric's unit, NULL when unknown */
   double expert_score;  /* 0: no expert mapper, or it failed */
   double default_score; /* likewise */
+  mapopt_tune_llm_usage llm;
 } mapopt_tune_outcome;
 
 /*
  * Runs (or resumes) a tuning run of problem under config, recording it in
  * db. *out is written in every case where the run was created (check
  * out->end). Errors: MAPOPT_EINVAL for a NULL argument, a bad config
- * (unknown optimizer or feedback level, budget < 1, batch < 0) or a
+ * (unknown optimizer or feedback level, budget < 1, batch < 0; for llm no
+ * settings, or a client configuration mapopt_llm_config_check refuses) or a
  * resumed run whose replay differs from its record (the model or mapopt
  * changed), with a diagnostic; MAPOPT_ESYNTAX / MAPOPT_ELOAD when the
  * start mapper does not compile (its diagnostics); MAPOPT_EIO for a
@@ -446,6 +507,15 @@ typedef struct mapopt_tune_run_info {
   const double *scores;
   int64_t best; /* iteration of the best successful one, -1 none */
   double best_score, best_elapsed_s, lower_bound_s;
+  /* Of the evaluations: those whose mapper compiled (not invalid) and
+   * those that ran to completion (ok). */
+  int64_t compiled, succeeded;
+  /* The llm optimizer's settings (NULL and 0 for the others) and its
+   * calls. */
+  const char *llm_model;
+  double temperature;
+  int64_t history;
+  mapopt_tune_llm_usage llm;
 } mapopt_tune_run_info;
 
 typedef struct mapopt_tune_history mapopt_tune_history;

@@ -136,14 +136,21 @@ void cli_target_close(cli_target *t);
 
 /* The options mapopt tune and mapopt bench share: --machine, --db,
  * --feedback (one level for tune, a list for bench), --budget, --seed,
- * --jobs and --batch. */
+ * --jobs and --batch; and the llm optimizer's --samples (its batch),
+ * --history, --temperature, --llm-base-url, --llm-model, --price-in and
+ * --price-out (llm_flag: the first of these given, NULL for none). */
 typedef struct cli_tune_settings {
   const char *machine, *db, *feedback;
   int64_t budget, seed, jobs, batch;
+  int64_t samples, history;
+  double temperature, price_in, price_out;
+  const char *llm_url, *llm_model, *llm_flag;
 } cli_tune_settings;
 
 /* p100x4, mapopt-tune.db, full, budget 10, seed 0, jobs: the CPUs (at
- * most 64), batch 0 (the optimizer's own). */
+ * most 64), batch 0 (the optimizer's own); llm: 1 sample, the default
+ * history and temperature, no prices, server and model from the
+ * environment. */
 void cli_tune_defaults(cli_tune_settings *s);
 /* When option o (its value v, NULL if it takes none) is one of the shared
  * options, stores it and sets *taken. EXIT_VALID, or EXIT_USAGE for a bad
@@ -165,6 +172,27 @@ int cli_unknown_optimizer(const char *cmd, const char *name);
  * depend on the feedback level (its rows are split by level). */
 bool cli_uses_feedback(const char *optimizer);
 
+/* Whether optimizer is llm, which needs a model (docs/llm.md). */
+bool cli_is_llm(const char *optimizer);
+/* The batch a run of optimizer gets: --samples for llm, else --batch. */
+int cli_batch_of(const cli_tune_settings *s, const char *optimizer);
+/* The usage error for llm flags given without the llm optimizer, or for
+ * --batch given with it (uses_llm: the command runs llm). EXIT_VALID when
+ * neither. */
+int cli_check_llm_flags(const char *cmd, const cli_tune_settings *s,
+                        bool uses_llm);
+/* The llm optimizer's settings: the environment, then the flags. Prints
+ * the reason (which variable or flag to set; never the key) and returns
+ * EXIT_INVALID when the configuration is refused. */
+int cli_llm_setup(const char *cmd, const cli_tune_settings *s,
+                  mapopt_tune_llm *out);
+/* "llm: 10 calls (1 failed), 10 replies, 41230 prompt + 2210 completion
+ * tokens, 12.3 s[, cost 0.0021 USD]" with a newline; nothing without
+ * calls. */
+void cli_print_llm_usage(FILE *f, const mapopt_tune_llm_usage *u);
+/* The usage as a JSON object (null without calls). */
+struct json_t *cli_llm_usage_json(const mapopt_tune_llm_usage *u);
+
 /* A run's score normalized to its expert mapper, else its default mapper,
  * else raw; *base names which ("expert", "default", NULL for raw). */
 double cli_normalized(const mapopt_tune_run_info *r, double score,
@@ -184,7 +212,20 @@ typedef struct cli_row {
   const mapopt_tune_run_info **runs;
   size_t nruns;
   cli_stats stats;
+  /* Summed over the runs: evaluations, those that compiled and ran, and
+   * the LLM calls (llm rows). */
+  int64_t evaluations, compiled, succeeded;
+  mapopt_tune_llm_usage llm;
 } cli_row;
+
+/* The LLM figures of a row (docs/tuning.md): the shares of its
+ * evaluations whose mapper compiled (parse) and ran (run), its tokens per
+ * run, and its tokens per 1.0x: all its tokens over the sum of its runs'
+ * normalized bests (< 0 when no run found a valid mapper). */
+typedef struct cli_llm_figures {
+  double parse, run, tokens_per_run, tokens_per_x, cost_per_run;
+} cli_llm_figures;
+void cli_llm_figures_of(const cli_row *row, cli_llm_figures *f);
 
 typedef struct cli_group {
   const char *app, *size, *machine; /* size may be NULL */

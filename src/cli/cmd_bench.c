@@ -8,7 +8,9 @@
  * Every run goes through the tuning driver into the database. A run
  * already recorded with the same settings is reused (runs are
  * deterministic), and an interrupted one is resumed, so rerunning an
- * interrupted bench continues it.
+ * interrupted bench continues it. Rows of the llm optimizer (only when
+ * named: it needs a model) get a second table: the share of its replies
+ * that parse and that run, and the tokens it spent.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +29,8 @@ const char cli_bench_usage[] =
     "already in the database with the same settings are reused; an\n"
     "interrupted bench continues where it stopped when rerun.\n\n"
     "  --apps A,B,...|all       applications (default all built-ins)\n"
-    "  --optimizers O1,O2,...   optimizers (default all: guided, random,\n"
-    "                           opentuner, ccd)\n"
+    "  --optimizers O1,O2,...   optimizers (default all but llm: guided,\n"
+    "                           random, opentuner, ccd)\n"
     "  --budget N               evaluations per run (default 10)\n"
     "  --runs R                 runs per application and optimizer (default "
     "5)\n"
@@ -44,7 +46,9 @@ const char cli_bench_usage[] =
     "                           optimizer's own)\n"
     "  --db FILE                the tuning database (default mapopt-tune.db)\n"
     "  --quiet                  no per-run lines on stderr\n"
-    "  --json                   print the table as JSON\n\n"
+    "  --json                   print the table as JSON\n"
+    "  --samples, --temperature, --history, --llm-base-url, --llm-model,\n"
+    "  --price-in, --price-out  the llm optimizer's, as for mapopt tune\n\n"
     "Exit status: 0 ok, 1 invalid input or interrupted, 2 usage error.\n";
 
 typedef struct bench_args {
@@ -52,6 +56,7 @@ typedef struct bench_args {
   cli_tune_settings set; /* set.feedback: a list of levels */
   int64_t runs;
   bool json, quiet;
+  mapopt_tune_llm llm; /* when llm is among the optimizers */
 } bench_args;
 
 /* Splits a comma-separated list in place into a NULL-terminated vector
@@ -80,8 +85,13 @@ static int parse_bench_args(int argc, char **argv, bench_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v;
     static const char *const valued[] = {
-        "--apps", "--optimizers", "--size", "--runs", "--machine", "--feedback",
-        "--db",   "--budget",     "--seed", "--jobs", "--batch",   NULL};
+        "--apps",      "--optimizers",  "--size",
+        "--runs",      "--machine",     "--feedback",
+        "--db",        "--budget",      "--seed",
+        "--jobs",      "--batch",       "--samples",
+        "--history",   "--temperature", "--llm-base-url",
+        "--llm-model", "--price-in",    "--price-out",
+        NULL};
     bool taken;
     int rc = cli_option_value("bench", valued, argc, argv, &i, &v);
     if (rc == EXIT_VALID)
@@ -125,7 +135,8 @@ static void free_lists(bench_lists *l) {
   free(l->levels);
 }
 
-static char *join_names(const char *const *names) {
+/* The names joined by commas; without llm when skip_llm. */
+static char *join_names(const char *const *names, bool skip_llm) {
   size_t n = 1;
   for (const char *const *p = names; *p; p++)
     n += strlen(*p) + 1;
@@ -134,19 +145,22 @@ static char *join_names(const char *const *names) {
     return NULL;
   s[0] = 0;
   for (const char *const *p = names; *p; p++) {
-    if (p != names)
+    if (skip_llm && cli_is_llm(*p))
+      continue;
+    if (*s)
       strcat(s, ",");
     strcat(s, *p);
   }
   return s;
 }
 
-static int make_lists(const bench_args *a, bench_lists *l) {
+static int make_lists(bench_args *a, bench_lists *l) {
   *l = (bench_lists){0};
-  l->apps_buf = strcmp(a->apps, "all") ? strdup(a->apps)
-                                       : join_names(mapopt_app_builtins());
+  l->apps_buf = strcmp(a->apps, "all")
+                    ? strdup(a->apps)
+                    : join_names(mapopt_app_builtins(), false);
   l->opts_buf = a->optimizers ? strdup(a->optimizers)
-                              : join_names(mapopt_optimizer_names());
+                              : join_names(mapopt_optimizer_names(), true);
   l->levels_buf = strdup(a->set.feedback);
   if (!l->apps_buf || !l->opts_buf || !l->levels_buf ||
       !(l->apps = split(l->apps_buf)) || !(l->opts = split(l->opts_buf)) ||
@@ -157,9 +171,15 @@ static int make_lists(const bench_args *a, bench_lists *l) {
   if (!l->apps[0] || !l->opts[0] || !l->levels[0])
     return cli_usage_error("bench", "empty --apps, --optimizers or "
                                     "--feedback list");
-  for (char **o = l->opts; *o; o++)
+  bool llm = false;
+  for (char **o = l->opts; *o; o++) {
     if (!cli_known_optimizer(*o))
       return cli_unknown_optimizer("bench", *o);
+    llm |= cli_is_llm(*o);
+  }
+  int rc = cli_check_llm_flags("bench", &a->set, llm);
+  if (rc != EXIT_VALID)
+    return rc;
   mapopt_guide_level level;
   for (char **v = l->levels; *v; v++)
     if (mapopt_guide_level_parse(*v, &level) != MAPOPT_OK)
@@ -167,7 +187,7 @@ static int make_lists(const bench_args *a, bench_lists *l) {
                              "unknown feedback level '%s' (raw, "
                              "explain, suggest or full)",
                              *v);
-  return EXIT_VALID;
+  return llm ? cli_llm_setup("bench", &a->set, &a->llm) : EXIT_VALID;
 }
 
 /* Run ids of the bench, in order. */
@@ -212,11 +232,12 @@ static int bench_app(mapopt_ctx *ctx, mapopt_tune_db *db, const bench_args *a,
                                 *o,
                                 (uint64_t)(a->set.seed + r),
                                 a->set.budget,
-                                (int)a->set.batch,
+                                cli_batch_of(&a->set, *o),
                                 level,
                                 NULL,
                                 NULL,
-                                0};
+                                0,
+                                cli_is_llm(*o) ? &a->llm : NULL};
         mapopt_tune_options opts = {(int)a->set.jobs, true, stop, NULL, NULL};
         mapopt_tune_outcome out;
         if (mapopt_tune_run(ctx, db, &p, &c, &opts, diags, &out) != MAPOPT_OK) {
@@ -261,6 +282,39 @@ static const char *group_name(const cli_group *g, char *buf, size_t n) {
   return buf;
 }
 
+/* The llm rows' second table: replies that parse and run, tokens. */
+static void print_llm_table(const cli_table *t, int wn, int wl) {
+  bool any = false;
+  char name[256];
+  for (size_t gi = 0; gi < t->ngroups; gi++) {
+    group_name(&t->groups[gi], name, sizeof name);
+    for (size_t ri = 0; ri < t->groups[gi].nrows; ri++) {
+      const cli_row *r = &t->groups[gi].rows[ri];
+      if (!cli_is_llm(r->runs[0]->optimizer))
+        continue;
+      if (!any)
+        printf("\nthe llm optimizer's replies: the share of evaluated "
+               "mappers that compile (parse) and run, and the tokens spent\n"
+               "per run and per 1.0x of the normalized best\n\n"
+               "%-*s  %-*s %6s %6s %7s %6s %6s %11s %11s %9s\n",
+               wn, "benchmark", wl, "optimizer", "calls", "failed", "replies",
+               "parse", "run", "tokens/run", "tokens/1.0x", "USD/run");
+      any = true;
+      cli_llm_figures f;
+      cli_llm_figures_of(r, &f);
+      printf("%-*s  %-*s %6lld %6lld %7lld %5.0f%% %5.0f%% %11.0f ", wn, name,
+             wl, r->label, (long long)r->llm.calls,
+             (long long)r->llm.failed_calls, (long long)r->llm.replies,
+             100 * f.parse, 100 * f.run, f.tokens_per_run);
+      if (f.tokens_per_x >= 0)
+        printf("%11.0f", f.tokens_per_x);
+      else
+        printf("%11s", "-");
+      printf(" %9.4f\n", f.cost_per_run);
+    }
+  }
+}
+
 static void print_table_text(const bench_args *a, const cli_table *t) {
   char batch[32] = "each optimizer's own";
   if (a->set.batch)
@@ -295,6 +349,7 @@ static void print_table_text(const bench_args *a, const cli_table *t) {
              s->valid, s->runs);
     }
   }
+  print_llm_table(t, wn, wl);
 }
 
 static void print_table_json(const bench_args *a, const cli_table *t) {
@@ -330,6 +385,20 @@ static void print_table_json(const bench_args *a, const cli_table *t) {
       json_object_set_new(o, "median", json_real(r->stats.median));
       json_object_set_new(o, "best", json_real(r->stats.best));
       json_object_set_new(o, "run_ids", ids);
+      if (cli_is_llm(r->runs[0]->optimizer)) {
+        cli_llm_figures f;
+        cli_llm_figures_of(r, &f);
+        json_t *u = cli_llm_usage_json(&r->llm);
+        if (json_is_object(u)) {
+          json_object_set_new(u, "parse_share", json_real(f.parse));
+          json_object_set_new(u, "run_share", json_real(f.run));
+          json_object_set_new(u, "tokens_per_run", json_real(f.tokens_per_run));
+          json_object_set_new(u, "tokens_per_x",
+                              f.tokens_per_x >= 0 ? json_real(f.tokens_per_x)
+                                                  : json_null());
+        }
+        json_object_set_new(o, "llm", u);
+      }
       json_array_append_new(rows, o);
     }
   }

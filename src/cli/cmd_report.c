@@ -4,9 +4,10 @@
  * database. Per benchmark (an application at a size on a machine): the
  * convergence curves -- the best throughput found so far, normalized to the
  * expert mapper, against the evaluation, averaged over the runs of each
- * optimizer -- the paper's table, every run, and the best mapper found
- * beside the expert, with the path of improvements (each one's optimizer
- * note and feedback) that led to it.
+ * optimizer -- the paper's table, the llm optimizer's calls, tokens and
+ * cost, every run, and the best mapper found beside the expert, with the
+ * path of improvements (each one's optimizer note and feedback) that led
+ * to it.
  *
  * The page depends only on the database: the same database gives the same
  * bytes.
@@ -231,6 +232,46 @@ static void summary_table(FILE *f, const cli_group *g) {
   fprintf(f, "</tbody></table>\n");
 }
 
+/* The llm rows: calls, replies that parse and run, tokens, latency, cost
+ * (nothing when the group has no llm run). */
+static void llm_table(FILE *f, const cli_group *g) {
+  bool any = false;
+  for (size_t r = 0; r < g->nrows; r++) {
+    const cli_row *row = &g->rows[r];
+    if (!cli_is_llm(row->runs[0]->optimizer))
+      continue;
+    if (!any)
+      fprintf(f, "<table class=\"llm\"><thead><tr><th>optimizer</th>"
+                 "<th>calls</th><th>failed</th><th>replies</th>"
+                 "<th>parse</th><th>run</th><th>prompt tokens</th>"
+                 "<th>completion tokens</th><th>tokens per 1.0x</th>"
+                 "<th>latency (s)</th><th>cost (USD)</th></tr></thead>"
+                 "<tbody>\n");
+    any = true;
+    cli_llm_figures x;
+    cli_llm_figures_of(row, &x);
+    const mapopt_tune_llm_usage *u = &row->llm;
+    fprintf(f, "<tr><td>");
+    esc(f, row->label);
+    fprintf(f,
+            "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.0f%%</td>"
+            "<td>%.0f%%</td><td>%lld</td><td>%lld</td>",
+            (long long)u->calls, (long long)u->failed_calls,
+            (long long)u->replies, 100 * x.parse, 100 * x.run,
+            (long long)u->prompt_tokens, (long long)u->completion_tokens);
+    if (x.tokens_per_x >= 0)
+      fprintf(f, "<td>%.0f</td>", x.tokens_per_x);
+    else
+      fprintf(f, "<td>-</td>");
+    fprintf(f, "<td>%.1f</td><td>%.4f</td></tr>\n", u->latency_s, u->cost);
+  }
+  if (any)
+    fprintf(f, "</tbody></table>\n<p>parse, run: the share of the "
+               "evaluated replies whose mapper compiled, and ran; tokens "
+               "per 1.0x: all tokens over the sum of the runs' normalized "
+               "best.</p>\n");
+}
+
 static void runs_table(FILE *f, const cli_group *g) {
   fprintf(f, "<details><summary>every run</summary><table class=\"runs\">"
              "<thead><tr><th>run</th><th>optimizer</th><th>seed</th>"
@@ -421,6 +462,7 @@ static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
     if (!convergence(f, g))
       return false;
     summary_table(f, g);
+    llm_table(f, g);
     runs_table(f, g);
     if (!best_mapper(f, ctx, db, diags, g))
       return false;

@@ -185,7 +185,8 @@ const char cli_tune_usage[] =
     "  --machine M      preset[:params], machine JSON or one-line shape\n"
     "                   (default p100x4)\n"
     "  --optimizer O    guided (the default: acts on AutoGuide's findings),\n"
-    "                   random, opentuner or ccd (docs/tuning.md)\n"
+    "                   random, opentuner, ccd (docs/tuning.md) or llm (a\n"
+    "                   chat model writes the mappers: docs/llm.md)\n"
     "  --budget N       evaluations (default 10)\n"
     "  --seed S         the optimizer's seed (default 0)\n"
     "  --jobs J         evaluations at once, 1 to 64 (default: the CPUs);\n"
@@ -206,6 +207,15 @@ const char cli_tune_usage[] =
     "  --force          overwrite --out if it exists\n"
     "  --quiet          no progress on stderr\n"
     "  --json           print the outcome as JSON\n\n"
+    "The llm optimizer's options. The server, model and key come from\n"
+    "MAPOPT_LLM_BASE_URL, MAPOPT_LLM_MODEL and MAPOPT_LLM_API_KEY; the\n"
+    "first two may be given here instead, the key never (docs/llm.md).\n"
+    "  --llm-base-url U, --llm-model M   the server and the model\n"
+    "  --samples N      mappers asked for per prompt, 1 to 64 (default 1)\n"
+    "  --temperature T  0 to 2 (default 0.7)\n"
+    "  --history K      earlier attempts shown in each prompt (default 5)\n"
+    "  --price-in P, --price-out P   USD per million prompt / completion\n"
+    "                   tokens, for the cost in the summary (default 0)\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
     "evaluation. Ctrl-C stops after the evaluations in flight (they are\n"
     "kept); a second Ctrl-C kills.\n\n"
@@ -217,6 +227,7 @@ typedef struct tune_args {
   const char *app, *optimizer, *start, *out;
   cli_tune_settings set;
   bool resume, force, quiet, json;
+  mapopt_tune_llm llm; /* the llm optimizer's settings */
 } tune_args;
 
 static int parse_tune_args(int argc, char **argv, tune_args *a) {
@@ -225,8 +236,12 @@ static int parse_tune_args(int argc, char **argv, tune_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v;
     static const char *const valued[] = {
-        "--machine", "--optimizer", "--db",   "--start", "--feedback", "--out",
-        "--budget",  "--seed",      "--jobs", "--batch", NULL};
+        "--machine",     "--optimizer",    "--db",
+        "--start",       "--feedback",     "--out",
+        "--budget",      "--seed",         "--jobs",
+        "--batch",       "--samples",      "--history",
+        "--temperature", "--llm-base-url", "--llm-model",
+        "--price-in",    "--price-out",    NULL};
     bool taken;
     int rc = cli_option_value("tune", valued, argc, argv, &i, &v);
     if (rc == EXIT_VALID)
@@ -256,6 +271,9 @@ static int parse_tune_args(int argc, char **argv, tune_args *a) {
     return cli_usage_error("tune", "no application given");
   if (!cli_known_optimizer(a->optimizer))
     return cli_unknown_optimizer("tune", a->optimizer);
+  int rc = cli_check_llm_flags("tune", &a->set, cli_is_llm(a->optimizer));
+  if (rc != EXIT_VALID)
+    return rc;
   mapopt_guide_level level;
   if (mapopt_guide_level_parse(a->set.feedback, &level) != MAPOPT_OK)
     return cli_usage_error("tune", "--feedback takes raw, explain, suggest "
@@ -325,6 +343,19 @@ static void print_rerun(FILE *f, const tune_args *a, bool resume) {
     snprintf(batch, sizeof batch, "%lld", (long long)a->set.batch);
     put_word(f, "--batch");
     put_word(f, batch);
+  }
+  if (cli_is_llm(a->optimizer)) {
+    /* What identifies an llm run beside the above (not the server). */
+    char t[32], n[32], k[32];
+    snprintf(t, sizeof t, "%.15g", a->set.temperature);
+    snprintf(n, sizeof n, "%lld", (long long)a->set.samples);
+    snprintf(k, sizeof k, "%lld", (long long)a->set.history);
+    const char *w[] = {"--llm-model",   a->llm.client.model,
+                       "--temperature", t,
+                       "--samples",     n,
+                       "--history",     k};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+      put_word(f, w[i]);
   }
   const char *pairs[][2] = {
       {"--feedback", strcmp(a->set.feedback, "full") ? a->set.feedback : NULL},
@@ -450,6 +481,7 @@ static void print_outcome_text(const tune_args *a, const char *out,
              o->best_elapsed_s / o->lower_bound_s, o->best_elapsed_s,
              o->lower_bound_s);
   }
+  cli_print_llm_usage(stdout, &o->llm);
   printf("run %lld in %s; rerun: ", (long long)o->run, a->set.db);
   print_rerun(stdout, a, false);
 }
@@ -496,6 +528,7 @@ static void print_outcome_json(const tune_args *a, const char *out,
                           json_real(o->best_score / o->default_score));
   }
   json_object_set_new(j, "best", b);
+  json_object_set_new(j, "llm", cli_llm_usage_json(&o->llm));
   cli_dump_json(j);
 }
 
@@ -503,6 +536,9 @@ int cli_tune(int argc, char **argv) {
   tune_args a;
   int rc = parse_tune_args(argc, argv, &a);
   if (rc != EXIT_VALID)
+    return rc;
+  if (cli_is_llm(a.optimizer) &&
+      (rc = cli_llm_setup("tune", &a.set, &a.llm)) != EXIT_VALID)
     return rc;
   char *own_out = a.out ? NULL : default_out(a.app);
   const char *out = a.out ? a.out : own_out;
@@ -545,11 +581,12 @@ int cli_tune(int argc, char **argv) {
                           a.optimizer,
                           (uint64_t)a.set.seed,
                           a.set.budget,
-                          (int)a.set.batch,
+                          cli_batch_of(&a.set, a.optimizer),
                           a.set.feedback,
                           a.start,
                           start,
-                          slen};
+                          slen,
+                          cli_is_llm(a.optimizer) ? &a.llm : NULL};
   progress pr = {isatty(STDERR_FILENO) == 1, false};
   mapopt_tune_options opts = {(int)a.set.jobs, a.resume, cli_catch_sigint(),
                               a.quiet ? NULL : on_progress, &pr};

@@ -1,14 +1,18 @@
 /*
  * What the tuning commands (space, tune, bench, report) share: setting an
- * application run up on a machine, the SIGINT flag, and the paper's table
- * -- runs grouped by benchmark and optimizer, with the statistics of their
- * final best throughput normalized to the expert mapper.
+ * application run up on a machine, the options of tune and bench with the
+ * llm optimizer's settings and usage, the SIGINT flag, and the paper's
+ * table -- runs grouped by benchmark and optimizer, with the statistics of
+ * their final best throughput normalized to the expert mapper, and for
+ * llm rows the share of replies that parse and run and the tokens spent.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "cli/cli.h"
 
@@ -51,35 +55,65 @@ void cli_target_close(cli_target *t) {
 
 void cli_tune_defaults(cli_tune_settings *s) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  mapopt_llm_config c;
+  mapopt_llm_config_init(&c);
   *s = (cli_tune_settings){.machine = "p100x4",
                            .db = "mapopt-tune.db",
                            .feedback = "full",
                            .budget = 10,
                            .jobs = cpus < 1    ? 1
                                    : cpus > 64 ? 64
-                                               : cpus};
+                                               : cpus,
+                           .samples = 1,
+                           .history = MAPOPT_LLM_DEFAULT_HISTORY,
+                           .temperature = c.temperature};
 }
+
+/* The llm optimizer's options start here in the tables below. */
+enum { FIRST_LLM_STR = 3, FIRST_LLM_INT = 4 };
 
 int cli_tune_option(const char *cmd, const char *o, const char *v,
                     cli_tune_settings *s, bool *taken) {
-  static const char *const strs[] = {"--machine", "--db", "--feedback"};
-  const char **str_at[] = {&s->machine, &s->db, &s->feedback};
-  static const char *const ints[] = {"--budget", "--seed", "--jobs", "--batch"};
-  int64_t *int_at[] = {&s->budget, &s->seed, &s->jobs, &s->batch};
-  static const int64_t lo[] = {1, 0, 1, 0};
-  static const int64_t hi[] = {100000000, INT64_MAX / 2, 64, 4096};
+  static const char *const strs[] = {"--machine", "--db", "--feedback",
+                                     "--llm-base-url", "--llm-model"};
+  const char **str_at[] = {&s->machine, &s->db, &s->feedback, &s->llm_url,
+                           &s->llm_model};
+  static const char *const ints[] = {"--budget", "--seed",    "--jobs",
+                                     "--batch",  "--samples", "--history"};
+  int64_t *int_at[] = {&s->budget, &s->seed,    &s->jobs,
+                       &s->batch,  &s->samples, &s->history};
+  static const int64_t lo[] = {1, 0, 1, 0, 1, 1};
+  static const int64_t hi[] = {100000000, INT64_MAX / 2, 64, 4096, 64, 1000};
+  /* All llm: the temperature, and prices in USD per million tokens. */
+  static const char *const reals[] = {"--temperature", "--price-in",
+                                      "--price-out"};
+  double *real_at[] = {&s->temperature, &s->price_in, &s->price_out};
+  static const double rhi[] = {2, 1e6, 1e6};
   *taken = true;
   for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
     if (!strcmp(o, strs[k])) {
       *str_at[k] = v;
+      if (k >= FIRST_LLM_STR && !s->llm_flag)
+        s->llm_flag = strs[k];
       return EXIT_VALID;
     }
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
     if (!strcmp(o, ints[k])) {
+      if (k >= FIRST_LLM_INT && !s->llm_flag)
+        s->llm_flag = ints[k];
       if (cli_parse_i64(v, lo[k], hi[k], int_at[k]))
         return EXIT_VALID;
       return cli_usage_error(cmd, "%s must be an integer from %lld to %lld", o,
                              (long long)lo[k], (long long)hi[k]);
+    }
+  for (size_t k = 0; k < sizeof reals / sizeof reals[0]; k++)
+    if (!strcmp(o, reals[k])) {
+      if (!s->llm_flag)
+        s->llm_flag = reals[k];
+      if (cli_parse_double(v, 0, rhi[k], real_at[k]))
+        return EXIT_VALID;
+      return cli_usage_error(cmd, "%s must be a number from 0 to %g", o,
+                             rhi[k]);
     }
   *taken = false;
   return EXIT_VALID;
@@ -122,7 +156,83 @@ int cli_unknown_optimizer(const char *cmd, const char *name) {
 }
 
 bool cli_uses_feedback(const char *optimizer) {
-  return !strcmp(optimizer, "guided");
+  return !strcmp(optimizer, "guided") || cli_is_llm(optimizer);
+}
+
+bool cli_is_llm(const char *optimizer) {
+  return !strcmp(optimizer, "llm");
+}
+
+int cli_batch_of(const cli_tune_settings *s, const char *optimizer) {
+  return (int)(cli_is_llm(optimizer) ? s->samples : s->batch);
+}
+
+int cli_check_llm_flags(const char *cmd, const cli_tune_settings *s,
+                        bool uses_llm) {
+  if (s->llm_flag && !uses_llm)
+    return cli_usage_error(cmd, "%s is for the llm optimizer only",
+                           s->llm_flag);
+  if (uses_llm && s->batch && !strcmp(cmd, "tune"))
+    return cli_usage_error(cmd, "the llm optimizer's batch is its samples: "
+                                "give --samples instead of --batch");
+  return EXIT_VALID;
+}
+
+int cli_llm_setup(const char *cmd, const cli_tune_settings *s,
+                  mapopt_tune_llm *out) {
+  *out = (mapopt_tune_llm){.history = (size_t)s->history};
+  mapopt_llm_config *c = &out->client;
+  mapopt_llm_config_init(c);
+  mapopt_llm_config_from_env(c, NULL, NULL);
+  if (s->llm_url)
+    c->base_url = s->llm_url;
+  if (s->llm_model)
+    c->model = s->llm_model;
+  c->temperature = s->temperature;
+  c->samples = (int)s->samples;
+  c->price_in = s->price_in;
+  c->price_out = s->price_out;
+  char err[256];
+  if (mapopt_llm_config_check(c, err, sizeof err) == MAPOPT_OK)
+    return EXIT_VALID;
+  fprintf(stderr, "mapopt %s: %s (or give --llm-base-url and --llm-model)\n",
+          cmd, err);
+  return EXIT_INVALID;
+}
+
+void cli_print_llm_usage(FILE *f, const mapopt_tune_llm_usage *u) {
+  if (!u->calls)
+    return;
+  fprintf(f,
+          "llm: %lld calls (%lld failed), %lld replies, %lld prompt + %lld "
+          "completion tokens, %.1f s",
+          (long long)u->calls, (long long)u->failed_calls,
+          (long long)u->replies, (long long)u->prompt_tokens,
+          (long long)u->completion_tokens, u->latency_s);
+  if (u->cost > 0)
+    fprintf(f, ", cost %.4f USD", u->cost);
+  fputc('\n', f);
+}
+
+json_t *cli_llm_usage_json(const mapopt_tune_llm_usage *u) {
+  if (!u->calls)
+    return json_null();
+  return json_pack(
+      "{s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "calls", (json_int_t)u->calls,
+      "failed_calls", (json_int_t)u->failed_calls, "replies",
+      (json_int_t)u->replies, "prompt_tokens", (json_int_t)u->prompt_tokens,
+      "completion_tokens", (json_int_t)u->completion_tokens, "latency_s",
+      u->latency_s, "cost_usd", u->cost);
+}
+
+void cli_llm_figures_of(const cli_row *row, cli_llm_figures *f) {
+  double e = (double)(row->evaluations ? row->evaluations : 1);
+  double runs = (double)(row->nruns ? row->nruns : 1);
+  double tokens = (double)(row->llm.prompt_tokens + row->llm.completion_tokens);
+  double bests = row->stats.mean * (double)row->nruns;
+  *f = (cli_llm_figures){(double)row->compiled / e, (double)row->succeeded / e,
+                         tokens / runs, bests > 0 ? tokens / bests : -1,
+                         row->llm.cost / runs};
 }
 
 double cli_normalized(const mapopt_tune_run_info *r, double score,
@@ -172,7 +282,10 @@ static bool same(const char *a, const char *b) {
 }
 
 static void row_label(const mapopt_tune_run_info *r, char *buf, size_t n) {
-  if (cli_uses_feedback(r->optimizer))
+  if (r->llm_model) /* llm runs of different models are not one row */
+    snprintf(buf, n, "%s:%s(%s)@%lld", r->optimizer, r->llm_model, r->feedback,
+             (long long)r->budget);
+  else if (cli_uses_feedback(r->optimizer))
     snprintf(buf, n, "%s(%s)@%lld", r->optimizer, r->feedback,
              (long long)r->budget);
   else
@@ -227,6 +340,17 @@ static cli_row *row_of(cli_group *g, const mapopt_tune_run_info *r) {
     return NULL;
   row->runs = runs;
   row->runs[row->nruns++] = r;
+  row->evaluations += r->evaluations;
+  row->compiled += r->compiled;
+  row->succeeded += r->succeeded;
+  mapopt_tune_llm_usage *u = &row->llm;
+  u->calls += r->llm.calls;
+  u->failed_calls += r->llm.failed_calls;
+  u->replies += r->llm.replies;
+  u->prompt_tokens += r->llm.prompt_tokens;
+  u->completion_tokens += r->llm.completion_tokens;
+  u->latency_s += r->llm.latency_s;
+  u->cost += r->llm.cost;
   return row;
 }
 

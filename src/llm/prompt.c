@@ -343,8 +343,12 @@ static void put_task(mapopt__strbuf *sb, const mapopt_app_run *run,
   put_arguments(sb, run, t);
 }
 
-static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run) {
-  mapopt__sb_printf(sb, "# Application: %s\n", run->name);
+static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
+                             bool anonymous) {
+  if (anonymous)
+    mapopt__sb_puts(sb, "# Application\n");
+  else
+    mapopt__sb_printf(sb, "# Application: %s\n", run->name);
   if (run->size)
     mapopt__sb_printf(sb, "Size: %s.", run->size);
   if (run->nparams) {
@@ -617,7 +621,7 @@ mapopt_status mapopt_llm_prompt_build(mapopt_ctx *ctx,
   mapopt__sb_puts(&sys, mapopt_llm_dsl_reference());
   mapopt__sb_puts(&sys, reply_rules);
 
-  mapopt_status st = put_app(&user, in->run);
+  mapopt_status st = put_app(&user, in->run, in->anonymous);
   put_machine(&user, in->machine, in->run);
   mapopt__sb_printf(&user,
                     "\n# Objective\nMaximize %s. Higher scores are better; "
@@ -641,7 +645,7 @@ mapopt_status mapopt_llm_prompt_build(mapopt_ctx *ctx,
                     "\n# Request\nWrite a mapper for %s on %s that scores "
                     "higher than the current best. Reply with the complete "
                     "mapper in one ```mapper block.\n",
-                    in->run->name,
+                    in->anonymous ? "this application" : in->run->name,
                     in->machine->name ? in->machine->name : "this machine");
   if (st == MAPOPT_OK) {
     p.system = mapopt__text_take(&sys, &p.system_len);

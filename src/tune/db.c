@@ -1,7 +1,10 @@
 /*
  * The tuning database (include/mapopt/tune.h, docs/tuning.md): SQLite in
- * WAL mode with one table of runs and one of evaluations. The driver
- * writes each evaluation in its own transaction the moment it finishes;
+ * WAL mode with a table of runs, one of evaluations, and for the llm
+ * optimizer one of its chat calls and one of the replies they brought. The
+ * driver writes each evaluation in its own transaction the moment it
+ * finishes, and the calls of each prompt with their replies as soon as
+ * they are made;
  * with WAL and synchronous=NORMAL a commit is in the operating system's
  * hands when sqlite3_step returns, so killing the process loses nothing
  * (only a power cut could lose the last commits). Reports read runs with
@@ -17,8 +20,10 @@
 
 #include "tune/tune.h"
 
-/* The value of meta.format: a database of another format is refused. */
-static const char format_id[] = "mapopt-tune/1";
+/* The value of meta.format: a database of another format is refused,
+ * except the previous one, which is brought up to date (migrate). */
+static const char format_id[] = "mapopt-tune/2";
+static const char format_v1[] = "mapopt-tune/1";
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta ("
@@ -32,7 +37,8 @@ static const char schema[] =
     " version TEXT NOT NULL,"
     " expert_score REAL, default_score REAL, unit TEXT,"
     " status TEXT NOT NULL, duplicates INTEGER NOT NULL DEFAULT 0,"
-    " started REAL NOT NULL, finished REAL);"
+    " started REAL NOT NULL, finished REAL,"
+    " llm_model TEXT, temperature REAL, history INTEGER);"
     "CREATE TABLE IF NOT EXISTS evaluations ("
     " run INTEGER NOT NULL REFERENCES runs(id),"
     " iteration INTEGER NOT NULL,"
@@ -41,7 +47,28 @@ static const char schema[] =
     " feedback TEXT, note TEXT,"
     " wall REAL NOT NULL, finished REAL NOT NULL,"
     " PRIMARY KEY (run, iteration));"
-    "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);";
+    "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);"
+    "CREATE TABLE IF NOT EXISTS llm_calls ("
+    " run INTEGER NOT NULL REFERENCES runs(id),"
+    " step INTEGER NOT NULL, call INTEGER NOT NULL,"
+    " status TEXT NOT NULL, http_status INTEGER, attempts INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL,"
+    " prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,"
+    " latency REAL NOT NULL, cost REAL NOT NULL, error TEXT,"
+    " PRIMARY KEY (run, step, call));"
+    "CREATE TABLE IF NOT EXISTS llm_replies ("
+    " run INTEGER NOT NULL REFERENCES runs(id),"
+    " step INTEGER NOT NULL, sample INTEGER NOT NULL, call INTEGER NOT NULL,"
+    " verdict TEXT NOT NULL, truncated INTEGER NOT NULL, reply TEXT NOT NULL,"
+    " PRIMARY KEY (run, step, sample));";
+
+/* What a mapopt-tune/1 database lacks: the runs' llm settings (the new
+ * tables come with the schema above). */
+static const char migrate_v1[] =
+    "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
+    "ALTER TABLE runs ADD COLUMN temperature REAL;"
+    "ALTER TABLE runs ADD COLUMN history INTEGER;"
+    "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';";
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
   snprintf(out, 17, "%016llx",
@@ -119,32 +146,49 @@ static void free_str(mapopt_ctx *ctx, char *s) {
     mapopt__free(ctx, s, strlen(s) + 1);
 }
 
-/* Checks meta.format, writing it into a fresh database. */
-static mapopt_status check_format(mapopt_tune_db *db, mapopt_diags *diags) {
+/* Writes meta.format into a fresh database. */
+static mapopt_status write_format(mapopt_tune_db *db, mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
-  if (s != MAPOPT_OK)
-    return s;
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) {
-    const char *v = (const char *)sqlite3_column_text(st, 0);
-    bool same = v && !strcmp(v, format_id);
-    if (!same)
-      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
-                       "not a %s database (format '%s')", format_id,
-                       v ? v : "");
-    sqlite3_finalize(st);
-    return same ? MAPOPT_OK : MAPOPT_EIO;
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return db_error(db, diags, "cannot read the format");
   if (prepare(db, diags, "INSERT INTO meta VALUES ('format', ?)", &st) !=
       MAPOPT_OK)
     return MAPOPT_EIO;
   bind_text(st, 1, format_id);
   return exec_stmt(db, diags, st, "cannot write the format");
+}
+
+/* Checks meta.format, writing it into a fresh database and migrating a
+ * mapopt-tune/1 one. The check and the change are one write transaction,
+ * so two processes opening an old database migrate it once. */
+static mapopt_status check_format(mapopt_tune_db *db, mapopt_diags *diags) {
+  if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(db, diags, "cannot begin a write");
+  sqlite3_stmt *st;
+  mapopt_status s =
+      prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
+  int rc = s == MAPOPT_OK ? sqlite3_step(st) : SQLITE_ERROR;
+  if (s == MAPOPT_OK && rc == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(st, 0);
+    bool same = v && !strcmp(v, format_id), old = v && !strcmp(v, format_v1);
+    if (!same && !old)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                       "not a %s database (format '%s')", format_id,
+                       v ? v : "");
+    sqlite3_finalize(st);
+    s = same ? MAPOPT_OK : MAPOPT_EIO;
+    if (old && sqlite3_exec(db->sq, migrate_v1, NULL, NULL, NULL) == SQLITE_OK)
+      s = MAPOPT_OK;
+    else if (old)
+      s = db_error(db, diags, "cannot migrate from mapopt-tune/1");
+  } else if (s == MAPOPT_OK) {
+    sqlite3_finalize(st);
+    s = rc == SQLITE_DONE ? write_format(db, diags)
+                          : db_error(db, diags, "cannot read the format");
+  }
+  if (sqlite3_exec(db->sq, s == MAPOPT_OK ? "COMMIT" : "ROLLBACK", NULL, NULL,
+                   NULL) != SQLITE_OK &&
+      s == MAPOPT_OK)
+    s = db_error(db, diags, "cannot commit the format");
+  return s;
 }
 
 mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
@@ -199,8 +243,8 @@ void mapopt_tune_db_close(mapopt_tune_db *db) {
 
 /* ---- runs --------------------------------------------------------------- */
 
-/* Binds what identifies a run (config, start hash, version) to ?1..?10, in
- * the order of the runs table's columns. */
+/* Binds what identifies a run (config, start hash, version, the llm
+ * settings) to ?1..?13. */
 static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
                         const char *start_hash) {
   bind_text(st, 1, c->app);
@@ -213,6 +257,17 @@ static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
   bind_text(st, 8, c->feedback);
   bind_text(st, 9, start_hash);
   bind_text(st, 10, MAPOPT_VERSION);
+  if (c->llm) {
+    bind_text(st, 11, c->llm->client.model);
+    sqlite3_bind_double(st, 12, c->llm->client.temperature);
+    sqlite3_bind_int64(st, 13,
+                       (sqlite3_int64)(c->llm->history
+                                           ? c->llm->history
+                                           : MAPOPT_LLM_DEFAULT_HISTORY));
+  } else {
+    for (int i = 11; i <= 13; i++)
+      sqlite3_bind_null(st, i);
+  }
 }
 
 mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
@@ -225,6 +280,7 @@ mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
       "SELECT id, status FROM runs WHERE app = ?1 AND size IS ?2 AND "
       "machine = ?3 AND optimizer = ?4 AND seed = ?5 AND budget = ?6 AND "
       "batch = ?7 AND feedback = ?8 AND start_hash IS ?9 AND version = ?10 "
+      "AND llm_model IS ?11 AND temperature IS ?12 AND history IS ?13 "
       "ORDER BY id DESC LIMIT 1",
       &st);
   if (s != MAPOPT_OK)
@@ -253,18 +309,19 @@ mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
   mapopt_status s = prepare(
       db, diags,
       "INSERT INTO runs (app, size, machine, optimizer, seed, budget, batch,"
-      " feedback, start_hash, version, start_file, expert_score,"
-      " default_score, unit, status, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
-      " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 'running', ?15)",
+      " feedback, start_hash, version, llm_model, temperature, history,"
+      " start_file, expert_score, default_score, unit, status, started)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+      " ?15, ?16, ?17, 'running', ?18)",
       &st);
   if (s != MAPOPT_OK)
     return s;
   bind_config(st, c, start_hash);
-  bind_text(st, 11, c->start_file);
-  bind_known(st, 12, expert);
-  bind_known(st, 13, deflt);
-  bind_text(st, 14, unit);
-  sqlite3_bind_double(st, 15, unix_now());
+  bind_text(st, 14, c->start_file);
+  bind_known(st, 15, expert);
+  bind_known(st, 16, deflt);
+  bind_text(st, 17, unit);
+  sqlite3_bind_double(st, 18, unix_now());
   s = exec_stmt(db, diags, st, "cannot record the run");
   if (s == MAPOPT_OK)
     *run = sqlite3_last_insert_rowid(db->sq);
@@ -324,6 +381,163 @@ mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
   sqlite3_bind_int64(st, 1, run);
   bind_text(st, 2, unit);
   return exec_stmt(db, diags, st, "cannot record the unit");
+}
+
+/* ---- the llm optimizer's calls and replies ------------------------------- */
+
+/* "ok", or the error's name in lower case with '-' for '_' ("too-large"). */
+static void call_status(mapopt_llm_error e, char out[16]) {
+  const char *n = e == MAPOPT_LLM_ERR_NONE ? "ok" : mapopt_llm_error_name(e);
+  size_t i = 0;
+  for (; n[i] && i < 15; i++)
+    out[i] = n[i] == '_'
+                 ? '-'
+                 : (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] - 'A' + 'a' : n[i]);
+  out[i] = 0;
+}
+
+static mapopt_status insert_call(mapopt_tune_db *db, int64_t run,
+                                 const mapopt__llm_call_rec *r,
+                                 mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "INSERT INTO llm_calls (run, step, call, status, http_status,"
+      " attempts, samples, prompt_tokens, completion_tokens, latency, cost,"
+      " error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  char status[16];
+  call_status(r->call.error, status);
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int64(st, 2, r->step);
+  sqlite3_bind_int64(st, 3, (sqlite3_int64)r->index);
+  bind_text(st, 4, status);
+  if (r->call.http_status)
+    sqlite3_bind_int(st, 5, r->call.http_status);
+  else
+    sqlite3_bind_null(st, 5);
+  sqlite3_bind_int(st, 6, r->call.attempts);
+  sqlite3_bind_int64(st, 7, (sqlite3_int64)r->call.nchoices);
+  sqlite3_bind_int64(st, 8, r->call.prompt_tokens);
+  sqlite3_bind_int64(st, 9, r->call.completion_tokens);
+  sqlite3_bind_double(st, 10, (double)r->call.latency_ms / 1000);
+  sqlite3_bind_double(st, 11, r->call.cost);
+  bind_text(st, 12, r->call.error_text);
+  return exec_stmt(db, diags, st, "cannot record an LLM call");
+}
+
+static mapopt_status insert_reply(mapopt_tune_db *db, int64_t run,
+                                  const mapopt__llm_reply_rec *r,
+                                  mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s =
+      prepare(db, diags,
+              "INSERT INTO llm_replies (run, step, sample, call, verdict,"
+              " truncated, reply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int64(st, 2, r->step);
+  sqlite3_bind_int64(st, 3, (sqlite3_int64)r->sample);
+  sqlite3_bind_int64(st, 4, (sqlite3_int64)r->call);
+  bind_text(st, 5, mapopt_llm_verdict_name(r->verdict));
+  sqlite3_bind_int(st, 6, r->truncated);
+  sqlite3_bind_text(st, 7, r->reply, (int)r->reply_len, SQLITE_TRANSIENT);
+  return exec_stmt(db, diags, st, "cannot record an LLM reply");
+}
+
+mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
+                                    const mapopt__llm_call_rec *calls,
+                                    size_t ncalls,
+                                    const mapopt__llm_reply_rec *replies,
+                                    size_t nreplies, mapopt_diags *diags) {
+  if (ncalls == 0 && nreplies == 0)
+    return MAPOPT_OK;
+  if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(db, diags, "cannot begin a write");
+  mapopt_status s = MAPOPT_OK;
+  for (size_t i = 0; s == MAPOPT_OK && i < ncalls; i++)
+    s = insert_call(db, run, &calls[i], diags);
+  for (size_t i = 0; s == MAPOPT_OK && i < nreplies; i++)
+    s = insert_reply(db, run, &replies[i], diags);
+  if (sqlite3_exec(db->sq, s == MAPOPT_OK ? "COMMIT" : "ROLLBACK", NULL, NULL,
+                   NULL) != SQLITE_OK &&
+      s == MAPOPT_OK)
+    s = db_error(db, diags, "cannot commit the LLM calls");
+  return s;
+}
+
+static mapopt_llm_verdict verdict_of(const char *name) {
+  for (int v = MAPOPT_LLM_VALID; v <= MAPOPT_LLM_TOO_LARGE; v++)
+    if (name && !strcmp(name, mapopt_llm_verdict_name((mapopt_llm_verdict)v)))
+      return (mapopt_llm_verdict)v;
+  return MAPOPT_LLM_NO_MAPPER;
+}
+
+mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
+                                    mapopt_diags *diags, mapopt__vec *replies,
+                                    int64_t *next_step) {
+  sqlite3_stmt *st;
+  *next_step = 0;
+  mapopt_status s = prepare(
+      db, diags, "SELECT MAX(step) + 1 FROM llm_calls WHERE run = ?1", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    *next_step = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  s = prepare(db, diags,
+              "SELECT step, sample, call, truncated, verdict, reply FROM"
+              " llm_replies WHERE run = ?1 ORDER BY step, sample",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int rc;
+  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    mapopt__llm_reply_rec *r = mapopt__vec_push(replies, db->ctx);
+    const char *text = (const char *)sqlite3_column_text(st, 5);
+    size_t len = (size_t)sqlite3_column_bytes(st, 5);
+    if (!r) {
+      s = MAPOPT_ENOMEM;
+      break;
+    }
+    *r = (mapopt__llm_reply_rec){
+        .step = sqlite3_column_int64(st, 0),
+        .sample = (size_t)sqlite3_column_int64(st, 1),
+        .call = (size_t)sqlite3_column_int64(st, 2),
+        .truncated = sqlite3_column_int(st, 3) != 0,
+        .verdict = verdict_of((const char *)sqlite3_column_text(st, 4)),
+        .reply = mapopt__text_new(db->ctx, text ? text : "", text ? len : 0),
+        .reply_len = text ? len : 0};
+    if (!r->reply) {
+      replies->len--;
+      s = MAPOPT_ENOMEM;
+    }
+  }
+  if (s == MAPOPT_OK && rc != SQLITE_DONE)
+    s = db_error(db, diags, "cannot read the LLM replies");
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* The sums of llm_calls for one run ("WHERE run = ?1"), or for every run
+ * grouped ("GROUP BY run"), as columns 1..7 after the run. */
+static const char usage_sql[] =
+    "SELECT run, COUNT(*), SUM(status != 'ok'), SUM(samples),"
+    " SUM(prompt_tokens), SUM(completion_tokens), SUM(latency), SUM(cost)"
+    " FROM llm_calls ";
+
+static void usage_row(sqlite3_stmt *st, mapopt_tune_llm_usage *u) {
+  *u = (mapopt_tune_llm_usage){
+      sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+      sqlite3_column_int64(st, 5), sqlite3_column_double(st, 6),
+      sqlite3_column_double(st, 7)};
 }
 
 void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
@@ -440,12 +654,13 @@ struct mapopt_tune_history {
 static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
                                mapopt_tune_history *h) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
-      db, diags,
-      "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-      " version, status, unit, seed, budget, batch, expert_score,"
-      " default_score, started, finished, duplicates FROM runs ORDER BY id",
-      &st);
+  mapopt_status s =
+      prepare(db, diags,
+              "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+              " version, status, unit, seed, budget, batch, expert_score,"
+              " default_score, started, finished, duplicates, llm_model,"
+              " temperature, history FROM runs ORDER BY id",
+              &st);
   if (s != MAPOPT_OK)
     return s;
   int rc;
@@ -474,6 +689,9 @@ static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
     r->started = sqlite3_column_double(st, 15);
     r->finished = sqlite3_column_double(st, 16);
     r->duplicates = sqlite3_column_int64(st, 17);
+    r->llm_model = column_dup(h->ctx, &h->arena, st, 18, &ok);
+    r->temperature = sqlite3_column_double(st, 19);
+    r->history = sqlite3_column_int64(st, 20);
     if (!ok)
       s = MAPOPT_ENOMEM;
   }
@@ -521,6 +739,8 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
       scores[it] = m;
       n = it + 1;
       r->evaluations++;
+      r->compiled += stat && strcmp(stat, "invalid");
+      r->succeeded += ok;
       if (ok && (r->best < 0 || m > r->best_score)) {
         r->best = it;
         r->best_score = m;
@@ -535,6 +755,32 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
     r->niterations = n;
   }
   return MAPOPT_OK;
+}
+
+/* Fills each run's LLM usage from one grouped pass over llm_calls. */
+static mapopt_status load_usage(mapopt_tune_db *db, mapopt_diags *diags,
+                                mapopt_tune_history *h) {
+  char sql[512];
+  snprintf(sql, sizeof sql, "%sGROUP BY run ORDER BY run", usage_sql);
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(db, diags, sql, &st);
+  if (s != MAPOPT_OK)
+    return s;
+  int rc;
+  size_t i = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t run = sqlite3_column_int64(st, 0);
+    /* Both are ordered by run id. */
+    while (i < h->runs.len &&
+           MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).id < run)
+      i++;
+    if (i < h->runs.len &&
+        MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).id == run)
+      usage_row(st, &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).llm);
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? MAPOPT_OK
+                           : db_error(db, diags, "cannot read the LLM calls");
 }
 
 mapopt_status mapopt_tune_db_history(mapopt_tune_db *db, mapopt_diags *diags,
@@ -555,6 +801,8 @@ mapopt_status mapopt_tune_db_history(mapopt_tune_db *db, mapopt_diags *diags,
     s = load_runs(db, diags, h);
   if (s == MAPOPT_OK)
     s = load_scores(db, diags, h);
+  if (s == MAPOPT_OK)
+    s = load_usage(db, diags, h);
   sqlite3_exec(db->sq, "COMMIT", NULL, NULL, NULL);
   if (s != MAPOPT_OK) {
     mapopt_tune_history_free(h);
@@ -620,6 +868,17 @@ mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
   sqlite3_finalize(st);
   if (s != MAPOPT_OK)
     return s;
+  char sql[512];
+  snprintf(sql, sizeof sql, "%sWHERE run = ?1", usage_sql);
+  if ((s = prepare(db, diags, sql, &st)) != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int urc = sqlite3_step(st);
+  if (urc == SQLITE_ROW)
+    usage_row(st, &out->llm);
+  sqlite3_finalize(st);
+  if (urc != SQLITE_ROW)
+    return db_error(db, diags, "cannot read the LLM calls");
   /* The best: highest metric, the earliest of equals. */
   s = prepare(db, diags,
               "SELECT iteration FROM evaluations WHERE run = ?1 AND"

@@ -26,7 +26,16 @@
  * must agree with the record. Then the run simply continues.
  *
  * SIGINT (options.stop): workers take no new candidate, the evaluations in
- * flight finish and are recorded, and the run is marked interrupted.
+ * flight finish and are recorded, and the run is marked interrupted. So is
+ * a run whose optimizer cannot propose (an LLM server that keeps failing),
+ * with the reason as a diagnostic.
+ *
+ * The llm optimizer's chat calls and replies are recorded after the ask
+ * that made them, before any of their candidates is evaluated. A resumed
+ * llm run hands the recorded replies back to the fresh optimizer, which
+ * replays them instead of asking the model again. A candidate that is no
+ * mapper (a reply without one: mapopt_candidate.failure) is not compiled;
+ * it is evaluated as invalid, its failure the feedback.
  */
 #include <math.h>
 #include <pthread.h>
@@ -90,6 +99,8 @@ typedef struct driver {
   mapopt__vec knowns;
   mapopt_tune_eval_info **record_at; /* resume: by iteration */
   mapopt__vec records;
+  mapopt__vec llm_replies; /* mapopt__llm_reply_rec: resume of an llm run */
+  mapopt__llm_replay llm_replay;
   int64_t replayed;
   int64_t next_iteration, dups, dup_streak;
   int64_t best;
@@ -384,8 +395,16 @@ static mapopt_status admit(driver *d, slot *s, const char *diag_text,
   if (s->prog)
     return MAPOPT_OK;
   double t0 = mono_now();
-  mapopt_status st =
-      mapopt__tune_eval_invalid(d->eval, s->cand.text, diag_text, &s->out);
+  mapopt_status st = MAPOPT_OK;
+  if (s->cand.failure) {
+    /* No mapper to analyse: the optimizer's words are the feedback. */
+    s->out = (mapopt__tune_eval){.ev.status = MAPOPT_TUNE_INVALID};
+    s->out.feedback = copy_text(d->ctx, s->cand.failure);
+    s->out.ev.feedback = s->out.feedback;
+    st = s->out.feedback ? MAPOPT_OK : MAPOPT_ENOMEM;
+  } else {
+    st = mapopt__tune_eval_invalid(d->eval, s->cand.text, diag_text, &s->out);
+  }
   s->wall_s += mono_now() - t0;
   s->finished = unix_now();
   s->err = st;
@@ -403,17 +422,37 @@ static size_t same_key_in_round(const driver *d, const slot *s) {
   return d->nslots;
 }
 
+/* Records the chat calls and replies the optimizer made since the last
+ * ask (the llm optimizer's), then drops them. */
+static mapopt_status record_llm(driver *d) {
+  mapopt_optimizer *o = d->opt;
+  mapopt_status st =
+      mapopt__db_record_llm(d->db, d->run, o->call_recs.data, o->call_recs.len,
+                            o->reply_recs.data, o->reply_recs.len, d->diags);
+  mapopt__optimizer_drop_records(o);
+  return st;
+}
+
+/* The key of a candidate that is no mapper: its text, as a text. */
+static mapopt_status failure_key(driver *d, slot *s) {
+  s->prog = NULL;
+  s->keylen = strlen(s->cand.text);
+  s->key = mapopt__text_new(d->ctx, s->cand.text, s->keylen);
+  return s->key ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
 /*
  * Asks until the optimizer answers MAPOPT_ENOTFOUND or the round holds
  * jobs new candidates (fewer when the budget ends). *exhausted: the
- * optimizer proposed too many duplicates in a row.
+ * optimizer proposed too many duplicates in a row. *failed: it could not
+ * propose (MAPOPT_EIO from its ask; the reason is a diagnostic).
  */
-static mapopt_status fill_round(driver *d, bool *exhausted) {
+static mapopt_status fill_round(driver *d, bool *exhausted, bool *failed) {
   int64_t room = d->cfg.budget - d->next_iteration;
   if (room > d->jobs)
     room = d->jobs;
   int64_t fresh = 0;
-  *exhausted = false;
+  *exhausted = *failed = false;
   while (fresh < room) {
     if (d->dup_streak >= MAPOPT_TUNE_MAX_DUPLICATES) {
       *exhausted = true;
@@ -423,15 +462,28 @@ static mapopt_status fill_round(driver *d, bool *exhausted) {
     if (!s)
       return MAPOPT_ENOMEM;
     mapopt_status st = mapopt_optimizer_ask(d->opt, &s->cand);
+    mapopt_status rs = record_llm(d);
+    if (st == MAPOPT_EIO) {
+      *failed = true;
+      mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
+                       "%s", mapopt_optimizer_last_error(d->opt));
+    }
     if (st != MAPOPT_OK) {
       d->nslots--;
       /* "Nothing now": with candidates pending, tell them and ask again;
-       * with none, the optimizer is done (the caller sees an empty round). */
-      return st == MAPOPT_ENOTFOUND ? MAPOPT_OK : st;
+       * with none, the optimizer is done (the caller sees an empty round).
+       * An optimizer that failed ends the round likewise. */
+      return rs != MAPOPT_OK                              ? rs
+             : st == MAPOPT_ENOTFOUND || st == MAPOPT_EIO ? MAPOPT_OK
+                                                          : st;
     }
+    if (rs != MAPOPT_OK)
+      return rs;
     char *diag_text = NULL;
     double t0 = mono_now();
-    st = compile(d, s->cand.text, &s->prog, &s->key, &s->keylen, &diag_text);
+    st = s->cand.failure ? failure_key(d, s)
+                         : compile(d, s->cand.text, &s->prog, &s->key,
+                                   &s->keylen, &diag_text);
     double compile_s = mono_now() - t0;
     if (st != MAPOPT_OK)
       return st;
@@ -565,10 +617,10 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
       *end = MAPOPT_TUNE_END_INTERRUPTED;
       return MAPOPT_OK;
     }
-    bool exhausted, complete = true;
-    mapopt_status st = fill_round(d, &exhausted);
+    bool exhausted, failed, complete = true;
+    mapopt_status st = fill_round(d, &exhausted, &failed);
     if (st == MAPOPT_OK && d->nslots == 0) {
-      *end = MAPOPT_TUNE_END_EXHAUSTED;
+      *end = failed ? MAPOPT_TUNE_END_INTERRUPTED : MAPOPT_TUNE_END_EXHAUSTED;
       return MAPOPT_OK;
     }
     if (st == MAPOPT_OK)
@@ -578,7 +630,7 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
     clear_round(d);
     if (st != MAPOPT_OK)
       return st;
-    if (!complete) {
+    if (!complete || failed) {
       *end = MAPOPT_TUNE_END_INTERRUPTED;
       return MAPOPT_OK;
     }
@@ -633,6 +685,15 @@ static mapopt_status check_config(driver *d, const mapopt_tune_config *c) {
     bad = "the batch must be 0 (the optimizer's default) or more";
   else if (mapopt_guide_level_parse(d->cfg.feedback, &d->level) != MAPOPT_OK)
     bad = "unknown feedback level (raw, explain, suggest or full)";
+  else if (d->vt == &mapopt__opt_llm && !c->llm)
+    bad = "the llm optimizer needs its settings (mapopt_tune_config.llm)";
+  char err[256];
+  if (!bad && d->vt == &mapopt__opt_llm) {
+    mapopt_llm_config cc = c->llm->client;
+    cc.samples = c->batch ? c->batch : mapopt__opt_llm.default_batch;
+    if (mapopt_llm_config_check(&cc, err, sizeof err) != MAPOPT_OK)
+      bad = err;
+  }
   if (!bad)
     return MAPOPT_OK;
   mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0, "%s",
@@ -656,6 +717,15 @@ static mapopt_status load_records(driver *d) {
     if (r->iteration >= 0 && r->iteration < d->cfg.budget)
       d->record_at[r->iteration] = r;
   }
+  /* The llm optimizer's recorded replies, replayed instead of asked. */
+  int64_t next_step;
+  st = mapopt__db_llm_replay(d->db, d->run, d->diags, &d->llm_replies,
+                             &next_step);
+  if (st != MAPOPT_OK)
+    return st;
+  d->llm_replay =
+      (mapopt__llm_replay){d->llm_replies.data, d->llm_replies.len, next_step};
+  d->opt->replay = &d->llm_replay;
   return MAPOPT_OK;
 }
 
@@ -671,7 +741,8 @@ static mapopt_status prepare(driver *d) {
   if (st == MAPOPT_OK)
     st = mapopt__tune_sim_evaluator_new(d->ctx, p->machine, p->run, d->level,
                                         &d->eval);
-  mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch};
+  mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
+                                 d->cfg.llm};
   if (st == MAPOPT_OK)
     st = mapopt__optimizer_create(d->ctx, d->vt, d->space, &oo, &d->opt);
   if (st == MAPOPT_OK)
@@ -695,6 +766,10 @@ static void destroy(driver *d) {
     mapopt_tune_eval_info_free(
         d->ctx, MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i));
   mapopt__vec_destroy(&d->records, d->ctx);
+  for (size_t i = 0; i < d->llm_replies.len; i++)
+    mapopt__llm_reply_rec_clear(
+        &MAPOPT__VEC_AT(&d->llm_replies, mapopt__llm_reply_rec, i));
+  mapopt__vec_destroy(&d->llm_replies, d->ctx);
   if (d->record_at)
     mapopt__free(d->ctx, d->record_at,
                  (size_t)d->cfg.budget * sizeof *d->record_at);
@@ -794,6 +869,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
   mapopt__map_init(&d.known);
   mapopt__vec_init(&d.knowns, sizeof(known *));
   mapopt__vec_init(&d.records, sizeof(mapopt_tune_eval_info *));
+  mapopt__vec_init(&d.llm_replies, sizeof(mapopt__llm_reply_rec));
   mapopt_status st = check_config(&d, config);
   if (st != MAPOPT_OK) {
     destroy(&d);

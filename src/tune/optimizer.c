@@ -24,6 +24,7 @@ void mapopt_candidate_clear(mapopt_ctx *ctx, mapopt_candidate *c) {
   if (!c)
     return;
   mapopt_text_free(c->text);
+  mapopt_text_free(c->failure);
   if (c->note)
     mapopt__free(ctx, c->note, strlen(c->note) + 1);
   if (c->choice)
@@ -38,13 +39,16 @@ static mapopt_status candidate_copy(mapopt_ctx *ctx, const mapopt_candidate *c,
   *out = (mapopt_candidate){.tag = c->tag, .nchoice = c->nchoice};
   out->text = mapopt__text_new(ctx, c->text, strlen(c->text));
   out->note = mapopt__strndup(ctx, c->note, strlen(c->note));
+  if (c->failure)
+    out->failure = mapopt__text_new(ctx, c->failure, strlen(c->failure));
   if (c->choice) {
     size_t n = c->nchoice ? c->nchoice : 1;
     out->choice = mapopt__malloc(ctx, n * sizeof *c->choice);
     if (out->choice)
       memcpy(out->choice, c->choice, n * sizeof *c->choice);
   }
-  if (!out->text || !out->note || (c->choice && !out->choice)) {
+  if (!out->text || !out->note || (c->choice && !out->choice) ||
+      (c->failure && !out->failure)) {
     mapopt_candidate_clear(ctx, out);
     return MAPOPT_ENOMEM;
   }
@@ -52,7 +56,8 @@ static mapopt_status candidate_copy(mapopt_ctx *ctx, const mapopt_candidate *c,
 }
 
 static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
-                             const char *text, const char *note, int64_t *tag) {
+                             const char *text, const char *failure,
+                             const char *note, int64_t *tag) {
   mapopt_candidate *c = mapopt__vec_push(&opt->planned, opt->ctx);
   if (!c)
     return MAPOPT_ENOMEM;
@@ -71,7 +76,9 @@ static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
     }
   } else if (ok) {
     c->text = mapopt__text_new(opt->ctx, text, strlen(text));
-    ok = c->text != NULL;
+    if (failure)
+      c->failure = mapopt__text_new(opt->ctx, failure, strlen(failure));
+    ok = c->text != NULL && (!failure || c->failure);
   }
   if (!ok) {
     mapopt_candidate_clear(opt->ctx, c);
@@ -86,12 +93,13 @@ static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
 
 mapopt_status mapopt__propose(mapopt_optimizer *opt, const uint16_t *choice,
                               const char *note, int64_t *tag) {
-  return propose(opt, choice, NULL, note, tag);
+  return propose(opt, choice, NULL, NULL, note, tag);
 }
 
 mapopt_status mapopt__propose_text(mapopt_optimizer *opt, const char *text,
-                                   const char *note, int64_t *tag) {
-  return propose(opt, NULL, text, note, tag);
+                                   const char *failure, const char *note,
+                                   int64_t *tag) {
+  return propose(opt, NULL, text, failure, note, tag);
 }
 
 /* Frees the candidates of the finished batch. */
@@ -134,13 +142,33 @@ mapopt_status mapopt__optimizer_create(mapopt_ctx *ctx,
   opt->batch = opt->opts.batch > 0 ? opt->opts.batch : vt->default_batch;
   mapopt__rng_seed(&opt->rng, opt->opts.seed);
   mapopt__vec_init(&opt->planned, sizeof(mapopt_candidate));
+  mapopt__vec_init(&opt->call_recs, sizeof(mapopt__llm_call_rec));
+  mapopt__vec_init(&opt->reply_recs, sizeof(mapopt__llm_reply_rec));
   opt->state = vt->size ? mapopt__calloc(ctx, 1, vt->size) : NULL;
-  if ((vt->size && !opt->state) || (vt->init && vt->init(opt) != MAPOPT_OK)) {
+  mapopt_status st = vt->size && !opt->state ? MAPOPT_ENOMEM : MAPOPT_OK;
+  if (st == MAPOPT_OK && vt->init)
+    st = vt->init(opt);
+  if (st != MAPOPT_OK) {
     mapopt_optimizer_free(opt);
-    return MAPOPT_ENOMEM;
+    return st;
   }
   *out = opt;
   return MAPOPT_OK;
+}
+
+void mapopt__llm_reply_rec_clear(mapopt__llm_reply_rec *r) {
+  mapopt_text_free(r->reply);
+  r->reply = NULL;
+}
+
+void mapopt__optimizer_drop_records(mapopt_optimizer *opt) {
+  for (size_t i = 0; i < opt->call_recs.len; i++)
+    mapopt_text_free(MAPOPT__VEC_AT(&opt->call_recs, mapopt__llm_call_rec, i)
+                         .call.error_text);
+  for (size_t i = 0; i < opt->reply_recs.len; i++)
+    mapopt__llm_reply_rec_clear(
+        &MAPOPT__VEC_AT(&opt->reply_recs, mapopt__llm_reply_rec, i));
+  opt->call_recs.len = opt->reply_recs.len = 0;
 }
 
 void mapopt_optimizer_free(mapopt_optimizer *opt) {
@@ -152,6 +180,9 @@ void mapopt_optimizer_free(mapopt_optimizer *opt) {
     mapopt__free(opt->ctx, opt->state, opt->vt->size);
   clear_batch(opt);
   mapopt__vec_destroy(&opt->planned, opt->ctx);
+  mapopt__optimizer_drop_records(opt);
+  mapopt__vec_destroy(&opt->call_recs, opt->ctx);
+  mapopt__vec_destroy(&opt->reply_recs, opt->ctx);
   mapopt__free(opt->ctx, opt, sizeof *opt);
 }
 
@@ -160,6 +191,7 @@ mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
   if (!opt || !out)
     return MAPOPT_EINVAL;
   *out = (mapopt_candidate){0};
+  opt->error[0] = 0;
   if (opt->given == opt->planned.len) {
     if (opt->told < opt->given)
       return MAPOPT_ENOTFOUND; /* tell the batch first */
@@ -176,6 +208,10 @@ mapopt_status mapopt_optimizer_ask(mapopt_optimizer *opt,
   if (st == MAPOPT_OK)
     opt->given++;
   return st;
+}
+
+const char *mapopt_optimizer_last_error(const mapopt_optimizer *opt) {
+  return opt ? opt->error : "";
 }
 
 mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,

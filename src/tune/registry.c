@@ -10,9 +10,9 @@
 
 static const mapopt__optimizer_vt *const registry[] = {
     &mapopt__opt_guided, &mapopt__opt_random, &mapopt__opt_opentuner,
-    &mapopt__opt_ccd};
-static const char *const names[] = {"guided", "random", "opentuner", "ccd",
-                                    NULL};
+    &mapopt__opt_ccd, &mapopt__opt_llm};
+static const char *const names[] = {"guided", "random", "opentuner",
+                                    "ccd",    "llm",    NULL};
 
 const char *const *mapopt_optimizer_names(void) {
   return names;

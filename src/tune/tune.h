@@ -108,18 +108,49 @@ void mapopt__bandit_order(const mapopt__bandit *b, mapopt__rng *rng,
  * to n candidates appended with mapopt__propose, from what was told before
  * (proposing none means the optimizer is done); tell records one
  * evaluation, in ask order, and must not change a batch already planned.
- * Both return MAPOPT_OK or MAPOPT_ENOMEM.
+ * Both return MAPOPT_OK or MAPOPT_ENOMEM; plan may also return MAPOPT_EIO
+ * with the reason in opt->error (llm: the server keeps failing).
  */
 typedef struct mapopt__optimizer_vt {
   const char *name;
   size_t size;
   int default_batch;
+  /* MAPOPT_OK, MAPOPT_ENOMEM, or (llm) MAPOPT_EINVAL / MAPOPT_EIO for
+   * settings it cannot work with. */
   mapopt_status (*init)(mapopt_optimizer *opt);
   mapopt_status (*plan)(mapopt_optimizer *opt, int n);
   mapopt_status (*tell)(mapopt_optimizer *opt, const mapopt_candidate *c,
                         const mapopt_evaluation *e);
   void (*destroy)(mapopt_optimizer *opt);
 } mapopt__optimizer_vt;
+
+/* A chat call of the llm optimizer, kept for the database until the
+ * driver takes it (error_text is a text the record owns). */
+typedef struct mapopt__llm_call_rec {
+  int64_t step; /* the prompt it answered, 0-based in the run */
+  size_t index; /* the call within the step */
+  mapopt_llm_call call;
+} mapopt__llm_call_rec;
+
+/* One reply (choice) of the llm optimizer, kept for the database, or read
+ * back from it to replay a resumed run. reply is a text. */
+typedef struct mapopt__llm_reply_rec {
+  int64_t step;
+  size_t sample; /* its candidate's index in the step */
+  size_t call;   /* the call it came in */
+  bool truncated;
+  mapopt_llm_verdict verdict;
+  char *reply;
+  size_t reply_len;
+} mapopt__llm_reply_rec;
+
+/* What the database holds of a resumed run's llm steps: its replies by
+ * step and sample, and the number of the next step. */
+typedef struct mapopt__llm_replay {
+  const mapopt__llm_reply_rec *replies;
+  size_t nreplies;
+  int64_t next_step;
+} mapopt__llm_replay;
 
 struct mapopt_optimizer {
   mapopt_ctx *ctx;
@@ -132,6 +163,14 @@ struct mapopt_optimizer {
   mapopt__vec planned; /* mapopt_candidate: the current batch */
   size_t given, told;  /* of the current batch */
   void *state;
+  char error[512]; /* why plan failed with MAPOPT_EIO */
+  /* The llm optimizer's calls and replies since the driver last took them
+   * (mapopt__optimizer_drop_records frees them), and the recorded steps to
+   * replay before asking the model (set by the driver before the first
+   * ask of a resumed run; borrowed). */
+  mapopt__vec call_recs;  /* mapopt__llm_call_rec */
+  mapopt__vec reply_recs; /* mapopt__llm_reply_rec */
+  const mapopt__llm_replay *replay;
 };
 
 /* A zeroed array of one elem-byte element per parameter of the space (at
@@ -140,6 +179,10 @@ struct mapopt_optimizer {
 void *mapopt__param_array(const mapopt_optimizer *opt, size_t elem);
 void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
                               size_t elem);
+/* Frees the call and reply records the optimizer holds. */
+void mapopt__optimizer_drop_records(mapopt_optimizer *opt);
+/* Frees one reply record's text. */
+void mapopt__llm_reply_rec_clear(mapopt__llm_reply_rec *r);
 
 /* Appends a candidate for choice (copied) to the batch being planned,
  * rendering its text; note says why. Returns its tag through *tag when tag
@@ -147,9 +190,11 @@ void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
 mapopt_status mapopt__propose(mapopt_optimizer *opt, const uint16_t *choice,
                               const char *note, int64_t *tag);
 /* Appends a candidate given as text alone (optimizers that write whole
- * mappers). MAPOPT_ENOMEM. */
+ * mappers); failure NULL for a mapper, else the reason the text (a reply)
+ * holds none (mapopt_candidate). MAPOPT_ENOMEM. */
 mapopt_status mapopt__propose_text(mapopt_optimizer *opt, const char *text,
-                                   const char *note, int64_t *tag);
+                                   const char *failure, const char *note,
+                                   int64_t *tag);
 
 /* A set of 64-bit hashes (of choice vectors), for "seen before". */
 typedef struct mapopt__hset {
@@ -232,6 +277,7 @@ extern const mapopt__optimizer_vt mapopt__opt_random;
 extern const mapopt__optimizer_vt mapopt__opt_opentuner;
 extern const mapopt__optimizer_vt mapopt__opt_ccd;
 extern const mapopt__optimizer_vt mapopt__opt_guided;
+extern const mapopt__optimizer_vt mapopt__opt_llm;
 
 /* The optimizer called name, or NULL. */
 const mapopt__optimizer_vt *mapopt__optimizer_find(const char *name);
@@ -347,6 +393,18 @@ mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,
 /* Fills the outcome's recorded parts: counts, references, unit and best. */
 mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
                                  mapopt_diags *diags, mapopt_tune_outcome *out);
+/* Records chat calls and replies of the llm optimizer (one transaction). */
+mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
+                                    const mapopt__llm_call_rec *calls,
+                                    size_t ncalls,
+                                    const mapopt__llm_reply_rec *replies,
+                                    size_t nreplies, mapopt_diags *diags);
+/* Appends the recorded replies of run to replies (mapopt__llm_reply_rec,
+ * by step and sample; free each with mapopt__llm_reply_rec_clear) and
+ * gives the number of the step after the last recorded call. */
+mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
+                                    mapopt_diags *diags, mapopt__vec *replies,
+                                    int64_t *next_step);
 /* The hash recorded for a text: 16 hex digits of its 64-bit FNV-1a. */
 void mapopt__tune_hash(const char *text, size_t len, char out[17]);
 

@@ -481,7 +481,7 @@ expect_in fromfifo "Task"
 # bad input
 expect_rc 2 "$M" tune;              expect_in err "no application given"
 expect_rc 2 "$M" tune circuit --optimizer nosuch
-expect_in err "unknown optimizer 'nosuch' (this build has: guided, random, opentuner, ccd)"
+expect_in err "unknown optimizer 'nosuch' (this build has: guided, random, opentuner, ccd, llm)"
 expect_rc 2 "$M" tune circuit --budget 0; expect_in err "--budget must be an integer from 1"
 expect_rc 2 "$M" tune circuit --jobs x; expect_in err "--jobs must be an integer"
 expect_rc 2 "$M" tune circuit --feedback loud; expect_in err "--feedback takes raw"

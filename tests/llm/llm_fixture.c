@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "llm_fixture.h"
 #include "mapopt/sim.h"
 
@@ -25,6 +27,22 @@ void fake_time_use(fake_time *ft, mapopt_llm_config *cfg) {
   cfg->sleep_ud = ft;
   cfg->clock = fake_clock;
   cfg->clock_ud = ft;
+}
+
+char *llm_completion(int n, const char *const *contents, const char *finish,
+                     long prompt, long completion_tokens) {
+  json_t *choices = json_array();
+  for (int i = 0; i < n; i++)
+    json_array_append_new(choices,
+                          json_pack("{s:i,s:{s:s,s:s},s:s}", "index", i,
+                                    "message", "role", "assistant", "content",
+                                    contents[i], "finish_reason", finish));
+  json_t *j = json_pack("{s:s,s:o,s:{s:i,s:i}}", "object", "chat.completion",
+                        "choices", choices, "usage", "prompt_tokens", prompt,
+                        "completion_tokens", completion_tokens);
+  char *s = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return s;
 }
 
 int llm_world_open(mapopt_ctx *ctx, const char *app, const char *machine,

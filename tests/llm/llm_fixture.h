@@ -22,6 +22,11 @@ int64_t fake_clock(void *ud);
 /* Points cfg's time hooks at ft (which starts at 0). */
 void fake_time_use(fake_time *ft, mapopt_llm_config *cfg);
 
+/* A chat completion whose n choices are contents, with finish_reason
+ * finish and the given usage (malloc'ed JSON). */
+char *llm_completion(int n, const char *const *contents, const char *finish,
+                     long prompt, long completion_tokens);
+
 /* An application instantiated on a machine, for prompts. */
 typedef struct llm_world {
   mapopt_machine *machine;

@@ -50,25 +50,8 @@ static void config(mapopt_llm_config *cfg, fake_time *ft) {
   fake_time_use(ft, cfg);
 }
 
-/* A chat completion with the given contents and usage (malloc'ed). */
-static char *completion(int n, const char *const *contents, const char *finish,
-                        long prompt, long completion_tokens) {
-  json_t *choices = json_array();
-  for (int i = 0; i < n; i++)
-    json_array_append_new(choices,
-                          json_pack("{s:i,s:{s:s,s:s},s:s}", "index", i,
-                                    "message", "role", "assistant", "content",
-                                    contents[i], "finish_reason", finish));
-  json_t *j = json_pack("{s:s,s:o,s:{s:i,s:i}}", "object", "chat.completion",
-                        "choices", choices, "usage", "prompt_tokens", prompt,
-                        "completion_tokens", completion_tokens);
-  char *s = json_dumps(j, JSON_COMPACT);
-  json_decref(j);
-  return s;
-}
-
 static void add_completion(mapopt_llm_transport *t, const char *content) {
-  char *body = completion(1, &content, "stop", 100, 20);
+  char *body = llm_completion(1, &content, "stop", 100, 20);
   assert_int_equal(mapopt_llm_replay_add(t, 200, NULL, body, strlen(body)),
                    MAPOPT_OK);
   free(body);
@@ -529,7 +512,7 @@ static void test_choices_and_accounting(void **state) {
   g.cfg.price_out = 10;
   mapopt_llm_client *c = rig_client(&g);
   const char *texts[3] = {"one", "two", "three"};
-  char *body = completion(3, texts, "length", 1000, 2000);
+  char *body = llm_completion(3, texts, "length", 1000, 2000);
   add_status(g.t, 200, NULL, body);
   free(body);
   /* Unknown fields and an odd finish_reason are ignored; a NUL in a
@@ -1002,7 +985,7 @@ static void test_step_samples(void **state) {
   /* The server gives one choice where three were asked, then two. */
   add_completion(g.t, "```mapper\nTask * GPU, CPU;\n```");
   const char *two[2] = {"```mapper\nTask * CPU;\n```", "I cannot help."};
-  char *body = completion(2, two, "stop", 300, 40);
+  char *body = llm_completion(2, two, "stop", 300, 40);
   add_status(g.t, 200, NULL, body);
   free(body);
   mapopt_llm_step_result *r = step(c);
@@ -1100,7 +1083,7 @@ static void test_step_deterministic(void **state) {
         MAPOPT_OK);
     const char *two[2] = {"```mapper\nTask * GPU, CPU\n```",
                           "```mapper\nTask * GPU, CPU;\n```"};
-    char *body = completion(2, two, "stop", 300, 40);
+    char *body = llm_completion(2, two, "stop", 300, 40);
     add_status(g.t, 200, NULL, body);
     free(body);
     mapopt_llm_step_result *r = step(c);
@@ -1133,7 +1116,7 @@ static void test_step_enomem(void **state) {
     mapopt_llm_client *c = NULL;
     mapopt_status st = mapopt_llm_replay_new(fctx, &t);
     const char *two[2] = {"```mapper\nTask * GPU, CPU;\n```", "no"};
-    char *body = completion(2, two, "stop", 300, 40);
+    char *body = llm_completion(2, two, "stop", 300, 40);
     if (st == MAPOPT_OK)
       st = mapopt_llm_replay_add(t, 500, "Retry-After: 1", "{}", 2);
     if (st == MAPOPT_OK)

@@ -1,0 +1,659 @@
+/*
+ * The llm optimizer (src/tune/opt_llm.c) over the replay transport, with
+ * fake time: what each prompt holds (the application unnamed, the best
+ * mapper and its feedback, the attempts in ascending order of score, a
+ * repeat marked), the candidates it proposes (a mapper as itself, a reply
+ * without one as a failure), several samples per prompt, failed prompts
+ * (no iteration spent; three in a row, or one refused, fail the ask), a
+ * model that only repeats itself, the records of calls and replies, the
+ * API key redacted from replies; and the optimizer in the tuning driver:
+ * the database rows of a run (calls, replies, evaluations), the same rows
+ * from a second run, the outcome's sums, a resumed run that replays the
+ * recorded replies instead of asking again, and a server that keeps
+ * failing (the run is interrupted with the reason).
+ */
+#define _GNU_SOURCE /* memmem */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "../llm/llm_fixture.h"
+#include "fixture.h"
+#include "mapopt/sim.h"
+#include "mapopt/tune.h"
+#include "tune/tune.h"
+
+#define KEY "sk-unit-SECRET-5150"
+
+static const char mapper_a[] = "Task * GPU, CPU;\nRegion * * GPU FBMEM;\n";
+static const char mapper_b[] =
+    "Task * GPU, CPU;\nRegion calculate_new_currents rp_ghost GPU ZCMEM;\n";
+static const char mapper_c[] = "Task * CPU;\n";
+
+/* What the optimizer works on: circuit:small on p100x4, its space, a
+ * replay transport with fake time. */
+typedef struct world {
+  mapopt_machine *m;
+  mapopt_app *app;
+  mapopt_app_run *run;
+  mapopt_space *space;
+  mapopt_llm_transport *t;
+  fake_time ft;
+  mapopt_tune_llm llm;
+} world;
+
+static void world_open(world *w) {
+  *w = (world){0};
+  const char *spec = NULL;
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &w->m),
+                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_app_resolve(ctx, "circuit:small", diags, &w->app, &spec),
+      MAPOPT_OK);
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
+  assert_int_equal(mapopt_sim_instantiate(w->m, w->app, &ao, diags, &w->run),
+                   MAPOPT_OK);
+  assert_int_equal(mapopt_space_new(ctx, w->run, w->m, NULL, diags, &w->space),
+                   MAPOPT_OK);
+  assert_int_equal(mapopt_llm_replay_new(ctx, &w->t), MAPOPT_OK);
+  mapopt_llm_config *c = &w->llm.client;
+  mapopt_llm_config_init(c);
+  c->base_url = "http://llm.test/v1";
+  c->model = "unit-model";
+  c->api_key = KEY;
+  c->max_retries = 1;
+  fake_time_use(&w->ft, c);
+  w->llm.history = 2;
+  w->llm.transport = w->t;
+}
+
+static void world_close(world *w) {
+  mapopt_llm_transport_free(w->t);
+  mapopt_space_free(w->space);
+  mapopt_app_run_free(w->run);
+  mapopt_app_free(w->app);
+  mapopt_machine_free(w->m);
+}
+
+/* Scripts one completion of n choices (usage 1000 + 100). */
+static void add_choices(mapopt_llm_transport *t, int n,
+                        const char *const *contents) {
+  char *body = llm_completion(n, contents, "stop", 1000, 100);
+  assert_int_equal(mapopt_llm_replay_add(t, 200, NULL, body, strlen(body)),
+                   MAPOPT_OK);
+  free(body);
+}
+
+/* Scripts a completion whose one choice is text in a mapper block. */
+static void add_mapper(mapopt_llm_transport *t, const char *text) {
+  char reply[512];
+  snprintf(reply, sizeof reply, "Here it is.\n```mapper\n%s```\n", text);
+  const char *c = reply;
+  add_choices(t, 1, &c);
+}
+
+/* The user message of recorded request i (a copy to free). */
+static char *user_message(const mapopt_llm_transport *t, size_t i) {
+  const mapopt_llm_recorded *r = mapopt_llm_replay_request(t, i);
+  assert_non_null(r);
+  json_t *j = json_loadb(r->body, r->body_len, 0, NULL);
+  assert_non_null(j);
+  json_t *m = json_array_get(json_object_get(j, "messages"), 1);
+  char *s = strdup(json_string_value(json_object_get(m, "content")));
+  json_decref(j);
+  return s;
+}
+
+/* The position of needle in hay (which must contain it). */
+static size_t at(const char *hay, const char *needle) {
+  const char *p = strstr(hay, needle);
+  if (!p)
+    print_error("missing \"%s\" in:\n%s\n", needle, hay);
+  assert_non_null(p);
+  return (size_t)(p - hay);
+}
+
+static mapopt_optimizer *new_llm(world *w, int batch) {
+  mapopt_optimizer_options oo = {
+      .seed = 1, .budget = 10, .batch = batch, .llm = &w->llm};
+  mapopt_optimizer *opt;
+  assert_int_equal(mapopt_optimizer_new(ctx, "llm", w->space, &oo, &opt),
+                   MAPOPT_OK);
+  return opt;
+}
+
+/* Asks one candidate and tells it ev; returns the candidate (cleared by
+ * the caller). */
+static void ask_tell(mapopt_optimizer *opt, mapopt_candidate *c,
+                     const mapopt_evaluation *ev) {
+  assert_int_equal(mapopt_optimizer_ask(opt, c), MAPOPT_OK);
+  assert_int_equal(mapopt_optimizer_tell(opt, c, ev), MAPOPT_OK);
+}
+
+/* Prompts, candidates and records over four steps. */
+static void test_prompts_and_candidates(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  add_mapper(w.t, mapper_a);
+  add_mapper(w.t, "Task * GPU CPU;\n"); /* a syntax error */
+  const char *prose = "I would put the ghost nodes in zero-copy memory.";
+  add_choices(w.t, 1, &prose);
+  add_mapper(w.t, mapper_a); /* a repeat */
+  add_mapper(w.t, mapper_b);
+  mapopt_optimizer *opt = new_llm(&w, 0);
+  mapopt_candidate c;
+
+  /* Step 1: nothing known yet; the application is not named. */
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  assert_string_equal(c.text, mapper_a);
+  assert_null(c.failure);
+  assert_null(c.choice);
+  assert_string_equal(c.note, "llm step 1 sample 1: valid");
+  char *u = user_message(w.t, 0);
+  at(u, "None yet: no mapper has been evaluated");
+  at(u, "# Application\n");
+  at(u, "Write a mapper for this application on p100x4");
+  assert_null(strstr(u, "circuit"));
+  free(u);
+  /* The call and its reply wait for the driver. */
+  assert_int_equal(opt->call_recs.len, 1);
+  const mapopt__llm_call_rec *cr =
+      &MAPOPT__VEC_AT(&opt->call_recs, mapopt__llm_call_rec, 0);
+  assert_int_equal(cr->step, 0);
+  assert_int_equal(cr->call.prompt_tokens, 1000);
+  assert_int_equal(cr->call.completion_tokens, 100);
+  assert_int_equal(opt->reply_recs.len, 1);
+  assert_int_equal(
+      MAPOPT__VEC_AT(&opt->reply_recs, mapopt__llm_reply_rec, 0).verdict,
+      MAPOPT_LLM_VALID);
+  mapopt__optimizer_drop_records(opt);
+  mapopt_evaluation ok = {
+      .status = MAPOPT_TUNE_OK, .score = 2.5, .feedback = "FEEDBACK-A"};
+  assert_int_equal(mapopt_optimizer_tell(opt, &c, &ok), MAPOPT_OK);
+  mapopt_candidate_clear(ctx, &c);
+
+  /* Step 2: the best mapper with its feedback. */
+  mapopt_evaluation bad = {.status = MAPOPT_TUNE_INVALID,
+                           .feedback = "candidate.map:1:12: error: X"};
+  ask_tell(opt, &c, &bad);
+  assert_string_equal(c.text, "Task * GPU CPU;\n");
+  assert_null(c.failure);
+  assert_string_equal(c.note, "llm step 2 sample 1: invalid");
+  mapopt_candidate_clear(ctx, &c);
+  u = user_message(w.t, 1);
+  at(u, "# Current best mapper\nScore 2.5:\n```mapper\nTask * GPU, CPU;");
+  at(u, "FEEDBACK-A");
+  free(u);
+
+  /* Step 3: prose is proposed as a failure, its reply as the text. */
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  assert_string_equal(c.text, prose);
+  assert_non_null(c.failure);
+  at(c.failure, "no fenced code block");
+  assert_string_equal(c.note, "llm step 3 sample 1: no-mapper");
+  mapopt_evaluation fail = {.status = MAPOPT_TUNE_INVALID,
+                            .feedback = c.failure};
+  assert_int_equal(mapopt_optimizer_tell(opt, &c, &fail), MAPOPT_OK);
+  mapopt_candidate_clear(ctx, &c);
+  /* The attempts of the third prompt: the last two (history 2), in
+   * ascending order of score: the invalid one, then the valid one. */
+  u = user_message(w.t, 2);
+  at(u, "The last 2, in ascending order of score");
+  size_t inv = at(u, "## Attempt at iteration 2: score 0");
+  size_t val = at(u, "## Attempt at iteration 1: score 2.5");
+  assert_true(inv < val);
+  at(u, "candidate.map:1:12: error: X");
+  free(u);
+
+  /* Step 4: a repeat of the first mapper, told as a duplicate. */
+  mapopt_evaluation dup = ok;
+  dup.duplicate = true;
+  ask_tell(opt, &c, &dup);
+  assert_string_equal(c.text, mapper_a);
+  mapopt_candidate_clear(ctx, &c);
+  u = user_message(w.t, 3);
+  at(u, "(the reply contained no mapper)");
+  at(u, "no fenced code block");
+  free(u);
+
+  /* Step 5: the repeat is shown as one. */
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  assert_string_equal(c.text, mapper_b);
+  mapopt_candidate_clear(ctx, &c);
+  u = user_message(w.t, 4);
+  at(u, "This mapper repeats one evaluated before");
+  assert_null(strstr(u, "iteration 1:")); /* out of the history of 2 */
+  free(u);
+  /* Every request carries the key in its header only. */
+  for (size_t i = 0; i < mapopt_llm_replay_count(w.t); i++) {
+    const mapopt_llm_recorded *r = mapopt_llm_replay_request(w.t, i);
+    assert_null(strstr(r->headers, KEY));
+    assert_null(memmem(r->body, r->body_len, KEY, strlen(KEY)));
+  }
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
+/* Several samples per prompt: one request with n, one candidate each. */
+static void test_samples(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  const char *two[] = {"```mapper\nTask * GPU, CPU;\n```",
+                       "```mapper\nTask * CPU;\n```"};
+  add_choices(w.t, 2, two);
+  mapopt_optimizer *opt = new_llm(&w, 2);
+  mapopt_candidate c1, c2;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c1), MAPOPT_OK);
+  assert_int_equal(mapopt_optimizer_ask(opt, &c2), MAPOPT_OK);
+  /* The batch is asked before it is told. */
+  mapopt_candidate c3;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c3), MAPOPT_ENOTFOUND);
+  assert_string_equal(c1.note, "llm step 1 sample 1: valid");
+  assert_string_equal(c2.note, "llm step 1 sample 2: valid");
+  assert_string_equal(c2.text, "Task * CPU;\n");
+  assert_int_equal(mapopt_llm_replay_count(w.t), 1);
+  const mapopt_llm_recorded *r = mapopt_llm_replay_request(w.t, 0);
+  assert_non_null(strstr(r->body, "\"n\":2"));
+  assert_int_equal(opt->reply_recs.len, 2);
+  mapopt_candidate_clear(ctx, &c1);
+  mapopt_candidate_clear(ctx, &c2);
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
+/* Failed prompts cost no iteration; three in a row fail the ask, a
+ * refused one at once; the next ask tries again. */
+static void test_failures(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  for (int i = 0; i < 6; i++) /* 3 prompts of 2 attempts (1 retry) */
+    assert_int_equal(
+        mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_TIMEOUT, "too slow"),
+        MAPOPT_OK);
+  const char *e401 = "{\"error\":{\"message\":\"bad key\"}}";
+  assert_int_equal(mapopt_llm_replay_add(w.t, 401, NULL, e401, strlen(e401)),
+                   MAPOPT_OK);
+  const char *trunc = "{\"choices\":[{\"mess";
+  assert_int_equal(mapopt_llm_replay_add(w.t, 200, NULL, trunc, strlen(trunc)),
+                   MAPOPT_OK);
+  add_mapper(w.t, mapper_c);
+  mapopt_optimizer *opt = new_llm(&w, 0);
+  mapopt_candidate c;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_EIO);
+  at(mapopt_optimizer_last_error(opt),
+     "the LLM server failed 3 prompts in a row; the last: no reply from "
+     "http://llm.test/v1/chat/completions");
+  assert_int_equal(opt->call_recs.len, 3);
+  for (size_t i = 0; i < 3; i++) {
+    const mapopt__llm_call_rec *r =
+        &MAPOPT__VEC_AT(&opt->call_recs, mapopt__llm_call_rec, i);
+    assert_int_equal(r->step, (int64_t)i);
+    assert_int_equal(r->call.error, MAPOPT_LLM_ERR_TIMEOUT);
+    assert_int_equal(r->call.attempts, 2);
+  }
+  assert_int_equal(opt->reply_recs.len, 0);
+  mapopt__optimizer_drop_records(opt);
+  /* A 401 is not asked again. */
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_EIO);
+  at(mapopt_optimizer_last_error(opt),
+     "the LLM server refused the prompt: HTTP 401");
+  assert_int_equal(opt->call_recs.len, 1);
+  mapopt__optimizer_drop_records(opt);
+  /* Truncated JSON, then a mapper: the ask succeeds, no error left. */
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  assert_string_equal(mapopt_optimizer_last_error(opt), "");
+  assert_string_equal(c.text, mapper_c);
+  assert_string_equal(c.note, "llm step 6 sample 1: valid");
+  assert_int_equal(opt->call_recs.len, 2);
+  assert_int_equal(
+      MAPOPT__VEC_AT(&opt->call_recs, mapopt__llm_call_rec, 0).call.error,
+      MAPOPT_LLM_ERR_REPLY);
+  mapopt_candidate_clear(ctx, &c);
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
+/* A model that only repeats mappers already evaluated is done after three
+ * such prompts. */
+static void test_repeats(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  for (int i = 0; i < 5; i++)
+    add_mapper(w.t, mapper_a);
+  mapopt_optimizer *opt = new_llm(&w, 0);
+  mapopt_candidate c;
+  mapopt_evaluation ok = {.status = MAPOPT_TUNE_OK, .score = 1};
+  ask_tell(opt, &c, &ok);
+  mapopt_candidate_clear(ctx, &c);
+  ok.duplicate = true;
+  for (int i = 0; i < 3; i++) {
+    ask_tell(opt, &c, &ok);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_ENOTFOUND);
+  assert_int_equal(mapopt_llm_replay_count(w.t), 4);
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
+/* A reply that quotes the key: it is redacted before anything reads it. */
+static void test_key_redacted(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  add_mapper(w.t, "# the key is " KEY "\nTask * GPU, CPU;\n");
+  mapopt_optimizer *opt = new_llm(&w, 0);
+  mapopt_candidate c;
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  assert_null(strstr(c.text, KEY));
+  at(c.text, "# the key is [redacted]");
+  const mapopt__llm_reply_rec *r =
+      &MAPOPT__VEC_AT(&opt->reply_recs, mapopt__llm_reply_rec, 0);
+  assert_null(strstr(r->reply, KEY));
+  mapopt_candidate_clear(ctx, &c);
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
+/* Settings the optimizer refuses. */
+static void test_settings(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  mapopt_optimizer_options oo = {.seed = 1, .budget = 10};
+  mapopt_optimizer *opt = NULL;
+  assert_int_equal(mapopt_optimizer_new(ctx, "llm", w.space, &oo, &opt),
+                   MAPOPT_EINVAL);
+  assert_null(opt);
+  oo.llm = &w.llm;
+  oo.batch = 65; /* more samples than a request may ask */
+  assert_int_equal(mapopt_optimizer_new(ctx, "llm", w.space, &oo, &opt),
+                   MAPOPT_EINVAL);
+  w.llm.client.model = NULL;
+  oo.batch = 0;
+  assert_int_equal(mapopt_optimizer_new(ctx, "llm", w.space, &oo, &opt),
+                   MAPOPT_EINVAL);
+  world_close(&w);
+}
+
+/* ---- in the driver ----------------------------------------------------- */
+
+/* A fresh database file (its name in path). */
+static mapopt_tune_db *fresh_db(char path[64]) {
+  snprintf(path, 64, "/tmp/mapopt-test-llm-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(path);
+  mapopt_tune_db *db;
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  return db;
+}
+
+static void drop_db(mapopt_tune_db *db, const char *path) {
+  mapopt_tune_db_close(db);
+  char side[80];
+  unlink(path);
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
+}
+
+/* Every row of run in the three tables, without wall times (malloc'ed). */
+static char *rows_of(const char *path, int64_t run) {
+  static const char *const queries[] = {
+      "SELECT iteration, hash, status, metric, note, feedback, text FROM "
+      "evaluations WHERE run = ?1 ORDER BY iteration",
+      "SELECT step, call, status, http_status, attempts, samples, "
+      "prompt_tokens, completion_tokens, latency, cost, error FROM llm_calls "
+      "WHERE run = ?1 ORDER BY step, call",
+      "SELECT step, sample, call, verdict, truncated, reply FROM llm_replies "
+      "WHERE run = ?1 ORDER BY step, sample"};
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  size_t cap = 1 << 20, len = 0;
+  char *out = calloc(1, cap);
+  for (size_t q = 0; q < 3; q++) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, queries[q], -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, run);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *v = (const char *)sqlite3_column_text(st, i);
+        len += (size_t)snprintf(out + len, cap - len, "%s|", v ? v : "NULL");
+      }
+      len += (size_t)snprintf(out + len, cap - len, "\n");
+    }
+    sqlite3_finalize(st);
+    len += (size_t)snprintf(out + len, cap - len, "--\n");
+  }
+  sqlite3_close(db);
+  assert_true(len < cap - 1);
+  return out;
+}
+
+/* The replies of a driven run, in order: a mapper (m: in a block), prose
+ * (p), a 503 with Retry-After (R) or without (E). It has mappers, a
+ * syntax error, prose, a failed prompt and a reply quoting the key. */
+static const struct {
+  char kind;
+  const char *text;
+} run_script[] = {{'m', mapper_a},
+                  {'m', "Task * GPU CPU;\n"},
+                  {'p', "No mapper today."},
+                  {'R', NULL},
+                  {'E', NULL},
+                  {'m', "# " KEY "\nTask * GPU, CPU;\nRegion * * GPU ZCMEM;\n"},
+                  {'m', mapper_b},
+                  {'m', mapper_c}};
+
+/* Scripts run_script from its entry `from` on. */
+static void script_run(mapopt_llm_transport *t, size_t from) {
+  for (size_t i = from; i < sizeof run_script / sizeof run_script[0]; i++) {
+    const char *text = run_script[i].text;
+    switch (run_script[i].kind) {
+    case 'm':
+      add_mapper(t, text);
+      break;
+    case 'p':
+      add_choices(t, 1, &text);
+      break;
+    default:
+      assert_int_equal(mapopt_llm_replay_add(
+                           t, 503,
+                           run_script[i].kind == 'R' ? "Retry-After: 3" : NULL,
+                           "{}", 2),
+                       MAPOPT_OK);
+    }
+  }
+}
+
+typedef struct stopper {
+  volatile sig_atomic_t flag;
+  int64_t after; /* stop once this many evaluations were told */
+} stopper;
+
+static void on_progress(void *ud, const mapopt_tune_progress *p) {
+  stopper *s = ud;
+  if (p->iteration + 1 >= s->after)
+    s->flag = 1;
+}
+
+static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
+                           bool resume, stopper *stop,
+                           mapopt_tune_outcome *out) {
+  mapopt_tune_problem p = {
+      w->m, w->run, mapopt_app_builtin_mapper("circuit", "expert"), NULL};
+  mapopt_tune_config c = {.app = "circuit",
+                          .size = "small",
+                          .machine = "p100x4",
+                          .optimizer = "llm",
+                          .seed = 7,
+                          .budget = budget,
+                          .feedback = "full",
+                          .llm = &w->llm};
+  mapopt_tune_options o = {.jobs = 2,
+                           .resume = resume,
+                           .stop = stop ? &stop->flag : NULL,
+                           .progress = stop ? on_progress : NULL,
+                           .progress_ud = stop};
+  mapopt_diags_clear(diags);
+  return mapopt_tune_run(ctx, db, &p, &c, &o, diags, out);
+}
+
+/* A run's rows, the same from a second run, the sums, the key nowhere. */
+static void test_driven_run(void **state) {
+  (void)state;
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  char *rows[2];
+  for (int k = 0; k < 2; k++) {
+    world w;
+    world_open(&w);
+    w.llm.client.price_in = 2;
+    w.llm.client.price_out = 10;
+    script_run(w.t, 0);
+    mapopt_tune_outcome o;
+    assert_int_equal(drive(&w, db, 5, false, NULL, &o), MAPOPT_OK);
+    assert_int_equal(o.end, MAPOPT_TUNE_END_DONE);
+    assert_int_equal(o.evaluations, 5);
+    /* 6 calls: 5 answered, 1 failed (a 503, and again on its retry); the
+     * failed prompt cost no iteration. */
+    assert_int_equal(o.llm.calls, 6);
+    assert_int_equal(o.llm.failed_calls, 1);
+    assert_int_equal(o.llm.replies, 5);
+    assert_int_equal(o.llm.prompt_tokens, 5000);
+    assert_int_equal(o.llm.completion_tokens, 500);
+    assert_true(o.llm.cost > 0.01499 && o.llm.cost < 0.01501);
+    /* The Retry-After wait, on the fake clock. */
+    assert_true(o.llm.latency_s == 3);
+    rows[k] = rows_of(path, o.run);
+    mapopt_tune_outcome_clear(&o);
+    world_close(&w);
+  }
+  assert_string_equal(rows[0], rows[1]);
+  /* The first reply was evaluated; the syntax error is invalid with the
+   * compiler's diagnostics; the prose invalid with the parser's words. */
+  at(rows[0], "|invalid|0.0|llm step 2 sample 1: invalid|Compile Error");
+  at(rows[0], "|invalid|0.0|llm step 3 sample 1: no-mapper|The reply had no "
+              "fenced code block");
+  at(rows[0], "3|0|http|503|2|0|0|0|3.0|0.0|HTTP 503 from");
+  at(rows[0], "|no-mapper|0|No mapper today.|");
+  assert_null(strstr(rows[0], KEY));
+  at(rows[0], "# [redacted]");
+  /* The key is in no byte of the database. */
+  mapopt_tune_db_close(db);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  assert_null(memmem(buf, n, KEY, strlen(KEY)));
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  free(rows[0]);
+  free(rows[1]);
+  drop_db(db, path);
+}
+
+/* A resumed run replays the recorded replies: the model is asked only for
+ * what is missing, and the rows are those of an uninterrupted run. */
+static void test_resume_replays(void **state) {
+  (void)state;
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  world w;
+  world_open(&w);
+  script_run(w.t, 0);
+  mapopt_tune_outcome o;
+  assert_int_equal(drive(&w, db, 5, false, NULL, &o), MAPOPT_OK);
+  char *whole = rows_of(path, o.run);
+  mapopt_tune_outcome_clear(&o);
+  world_close(&w);
+  drop_db(db, path);
+
+  db = fresh_db(path);
+  world_open(&w);
+  script_run(w.t, 0);
+  stopper stop = {0, 2};
+  assert_int_equal(drive(&w, db, 5, false, &stop, &o), MAPOPT_OK);
+  assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(o.evaluations, 2);
+  size_t asked = mapopt_llm_replay_count(w.t);
+  assert_int_equal(asked, 2);
+  mapopt_tune_outcome_clear(&o);
+  world_close(&w);
+  /* The resumed process is scripted with only what was not asked: a
+   * request for a recorded step would get the wrong reply. */
+  world_open(&w);
+  script_run(w.t, asked);
+  assert_int_equal(drive(&w, db, 5, true, NULL, &o), MAPOPT_OK);
+  assert_true(o.resumed);
+  assert_int_equal(o.end, MAPOPT_TUNE_END_DONE);
+  assert_int_equal(o.replayed, 2);
+  char *resumed = rows_of(path, o.run);
+  assert_string_equal(whole, resumed);
+  mapopt_tune_outcome_clear(&o);
+  world_close(&w);
+  free(whole);
+  free(resumed);
+  drop_db(db, path);
+}
+
+/* A server that keeps failing interrupts the run with the reason. */
+static void test_server_down(void **state) {
+  (void)state;
+  char path[64];
+  mapopt_tune_db *db = fresh_db(path);
+  world w;
+  world_open(&w);
+  add_mapper(w.t, mapper_a);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(
+        mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_CONNECT, "refused"),
+        MAPOPT_OK);
+  mapopt_tune_outcome o;
+  assert_int_equal(drive(&w, db, 5, false, NULL, &o), MAPOPT_OK);
+  assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(o.evaluations, 1);
+  assert_int_equal(o.llm.calls, 4);
+  assert_int_equal(o.llm.failed_calls, 3);
+  assert_int_equal(mapopt_diags_count(diags), 1);
+  at(mapopt_diags_get(diags, 0)->message,
+     "the LLM server failed 3 prompts in a row; the last: cannot reach "
+     "http://llm.test/v1/chat/completions after 2 attempts: refused");
+  char *rows = rows_of(path, o.run);
+  at(rows, "3|0|connect|NULL|2|0|0|0|");
+  free(rows);
+  mapopt_tune_outcome_clear(&o);
+  world_close(&w);
+  drop_db(db, path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_prompts_and_candidates),
+      cmocka_unit_test(test_samples),
+      cmocka_unit_test(test_failures),
+      cmocka_unit_test(test_repeats),
+      cmocka_unit_test(test_key_redacted),
+      cmocka_unit_test(test_settings),
+      cmocka_unit_test(test_driven_run),
+      cmocka_unit_test(test_resume_replays),
+      cmocka_unit_test(test_server_down),
+  };
+  return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
+}
