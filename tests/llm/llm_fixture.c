@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "llm_fixture.h"
 #include "mapopt/sim.h"
@@ -120,5 +121,44 @@ char *llm_step_dump(const mapopt_llm_step_result *r) {
       cat(&s, &len, "--- canonical\n%s\n", c->canonical);
     cat(&s, &len, "--- feedback\n%s\n", c->feedback);
   }
+  return s;
+}
+
+char *llm_tune_rows(const char *path, int64_t run) {
+  static const char *const queries[] = {
+      "SELECT iteration, hash, status, metric, note, feedback, text FROM "
+      "evaluations WHERE run = ?1 ORDER BY iteration",
+      "SELECT step, call, status, http_status, attempts, samples, "
+      "prompt_tokens, completion_tokens, latency, cost, error FROM llm_calls "
+      "WHERE run = ?1 ORDER BY step, call",
+      "SELECT step, sample, call, verdict, truncated, reply FROM llm_replies "
+      "WHERE run = ?1 ORDER BY step, sample"};
+  sqlite3 *db;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    sqlite3_close(db);
+    return NULL;
+  }
+  char *s = NULL;
+  size_t len = 0;
+  cat(&s, &len, "%s", "");
+  for (size_t q = 0; q < 3 && s; q++) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, queries[q], -1, &st, NULL) != SQLITE_OK) {
+      free(s);
+      s = NULL;
+      break;
+    }
+    sqlite3_bind_int64(st, 1, run);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *v = (const char *)sqlite3_column_text(st, i);
+        cat(&s, &len, "%s|", v ? v : "NULL");
+      }
+      cat(&s, &len, "\n");
+    }
+    sqlite3_finalize(st);
+    cat(&s, &len, "--\n");
+  }
+  sqlite3_close(db);
   return s;
 }

@@ -46,4 +46,9 @@ void llm_world_close(llm_world *w);
  * accounting and error, every candidate's verdict, mapper and feedback. */
 char *llm_step_dump(const mapopt_llm_step_result *r);
 
+/* Every row of tuning run `run` in the database at path -- evaluations,
+ * llm_calls, llm_replies; the wall times left out -- as text (malloc'ed),
+ * for comparing runs. NULL when the database cannot be read. */
+char *llm_tune_rows(const char *path, int64_t run);
+
 #endif

@@ -6,7 +6,10 @@
  * missing usage, null content, 500 then 200, 429 with Retry-After (and one
  * past the cap), a dropped connection, a hang past the timeout, a
  * persistent 503, a 400, 10 MB replies with and without Content-Length, a
- * wrong or missing key, an unknown model, and no server at all.
+ * wrong or missing key, an unknown model, and no server at all. And the
+ * llm optimizer in a tuning run against the server, every failure mixed
+ * into its replies: the run completes its budget, records each call's
+ * status, and records the same rows when run again.
  *
  *   test_llm_http LLM_SERVER SCRIPT
  *
@@ -34,6 +37,7 @@
 
 #include "../unit/fixture.h"
 #include "llm_fixture.h"
+#include "mapopt/tune.h"
 
 #define KEY "sk-test-SECRET-0042"
 
@@ -295,6 +299,96 @@ static void test_scripted_server(void **state) {
   assert_int_equal(n2, 2);
 }
 
+/* A tuning run of the llm optimizer against the server (model "mixed" of
+ * the script): truncated JSON, a 500 then a 200, a 429 with Retry-After, a
+ * hang past the timeout, a 10 MB reply and a dropped connection between
+ * replies with mappers, a syntax error, prose and a reply cut at the token
+ * limit. Failed prompts cost no iteration; the run spends its budget. */
+static void test_tune_mixed(void **state) {
+  (void)state;
+  char *rows[2];
+  for (int k = 0; k < 2; k++) {
+    reset_server();
+    const char *path = path_in("tune.db");
+    mapopt_tune_db *db;
+    assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+    mapopt_tune_llm llm = {.history = 3};
+    mapopt_llm_config_init(&llm.client);
+    fake_time ft;
+    fake_time_use(&ft, &llm.client);
+    llm.client.base_url = base;
+    llm.client.model = "mixed";
+    llm.client.api_key = KEY;
+    llm.client.max_retries = 1;
+    llm.client.timeout_ms = 300;
+    mapopt_tune_problem p = {world.machine, world.run, NULL, NULL};
+    mapopt_tune_config c = {.app = "circuit",
+                            .machine = "p100x4",
+                            .optimizer = "llm",
+                            .budget = 6,
+                            .feedback = "raw",
+                            .llm = &llm};
+    mapopt_tune_options o = {.jobs = 2};
+    mapopt_tune_outcome out;
+    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &o, diags, &out),
+                     MAPOPT_OK);
+    assert_int_equal(out.end, MAPOPT_TUNE_END_DONE);
+    assert_int_equal(out.evaluations, 6);
+    assert_int_equal(out.llm.calls, 8);
+    assert_int_equal(out.llm.failed_calls, 2);
+    assert_int_equal(out.llm.replies, 6);
+    assert_true(out.llm.prompt_tokens > 6000);
+    rows[k] = llm_tune_rows(path, out.run);
+    assert_non_null(rows[k]);
+    normalize(rows[k]);
+    mapopt_tune_outcome_clear(&out);
+    mapopt_tune_db_close(db);
+    unlink(path);
+    unlink(path_in("tune.db-wal"));
+    unlink(path_in("tune.db-shm"));
+  }
+  assert_string_equal(rows[0], rows[1]);
+  /* Each evaluation, in order, and each call's status and attempts. */
+  static const char *const want[] = {
+      "0|",
+      "|ok|",
+      "|llm step 1 sample 1: valid|",
+      "1|",
+      "|ok|",
+      "|llm step 3 sample 1: valid|",
+      "2|",
+      "|invalid|0.0|llm step 4 sample 1: invalid|Compile Error",
+      "3|",
+      "|invalid|0.0|llm step 5 sample 1: no-mapper|The reply had no",
+      "4|",
+      "|ok|",
+      "|llm step 7 sample 1: valid|",
+      "5|",
+      "|invalid|0.0|llm step 8 sample 1: invalid|",
+      "0|0|ok|200|1|1|",
+      "1|0|reply|200|1|0|0|0|0.0|0.0|the reply from SERVER/v1/chat/"
+      "completions is not a chat completion",
+      "2|0|ok|200|2|1|",
+      "3|0|ok|200|2|1|",
+      "|2.0|0.0|NULL|", /* the Retry-After wait */
+      "4|0|ok|200|2|1|",
+      "5|0|too-large|NULL|1|0|0|0|0.0|0.0|the reply from SERVER/v1/chat/"
+      "completions is larger than 1048576 bytes",
+      "6|0|ok|200|1|1|",
+      "7|0|ok|200|2|1|",
+      "7|0|0|invalid|1|```mapper"};
+  const char *p = rows[0];
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    const char *q = strstr(p, want[i]);
+    if (!q)
+      fail_msg("'%s' missing, in order, from:\n%s", want[i], rows[0]);
+    p = q + strlen(want[i]);
+  }
+  assert_null(strstr(rows[0], KEY));
+  free(rows[0]);
+  free(rows[1]);
+}
+
 /* A port where nothing listens: connection refused, retried, reported. */
 static void test_no_server(void **state) {
   (void)state;
@@ -348,6 +442,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scripted_server),
       cmocka_unit_test(test_no_server),
+      cmocka_unit_test(test_tune_mixed),
   };
   return cmocka_run_group_tests(tests, start_server, stop_server);
 }

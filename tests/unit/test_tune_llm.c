@@ -23,7 +23,6 @@
 
 #include <cmocka.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "../llm/llm_fixture.h"
 #include "fixture.h"
@@ -412,38 +411,11 @@ static void drop_db(mapopt_tune_db *db, const char *path) {
   unlink(side);
 }
 
-/* Every row of run in the three tables, without wall times (malloc'ed). */
+/* The rows of a run (llm_tune_rows), which must be readable. */
 static char *rows_of(const char *path, int64_t run) {
-  static const char *const queries[] = {
-      "SELECT iteration, hash, status, metric, note, feedback, text FROM "
-      "evaluations WHERE run = ?1 ORDER BY iteration",
-      "SELECT step, call, status, http_status, attempts, samples, "
-      "prompt_tokens, completion_tokens, latency, cost, error FROM llm_calls "
-      "WHERE run = ?1 ORDER BY step, call",
-      "SELECT step, sample, call, verdict, truncated, reply FROM llm_replies "
-      "WHERE run = ?1 ORDER BY step, sample"};
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  size_t cap = 1 << 20, len = 0;
-  char *out = calloc(1, cap);
-  for (size_t q = 0; q < 3; q++) {
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, queries[q], -1, &st, NULL),
-                     SQLITE_OK);
-    sqlite3_bind_int64(st, 1, run);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      for (int i = 0; i < sqlite3_column_count(st); i++) {
-        const char *v = (const char *)sqlite3_column_text(st, i);
-        len += (size_t)snprintf(out + len, cap - len, "%s|", v ? v : "NULL");
-      }
-      len += (size_t)snprintf(out + len, cap - len, "\n");
-    }
-    sqlite3_finalize(st);
-    len += (size_t)snprintf(out + len, cap - len, "--\n");
-  }
-  sqlite3_close(db);
-  assert_true(len < cap - 1);
-  return out;
+  char *rows = llm_tune_rows(path, run);
+  assert_non_null(rows);
+  return rows;
 }
 
 /* The replies of a driven run, in order: a mapper (m: in a block), prose
