@@ -90,13 +90,18 @@ static char *redact(mapopt_ctx *ctx, const char *reply, size_t len,
   return mapopt__text_take(&sb, out_len);
 }
 
+/* Whether a reply quotes the API key. */
+static bool quotes_key(const llm_state *st, const char *reply, size_t len) {
+  return st->key && *st->key && memmem(reply, len, st->key, strlen(st->key));
+}
+
 /* Parses a reply into *cand, the key redacted first. MAPOPT_ENOMEM. */
 static mapopt_status parse_reply(mapopt_optimizer *opt, const char *reply,
                                  size_t len, bool truncated,
                                  mapopt_llm_candidate *cand) {
   llm_state *st = opt->state;
   char *clean = NULL;
-  if (st->key && *st->key && memmem(reply, len, st->key, strlen(st->key))) {
+  if (quotes_key(st, reply, len)) {
     if (!(clean = redact(opt->ctx, reply, len, st->key, &len)))
       return MAPOPT_ENOMEM;
     reply = clean;
@@ -166,25 +171,27 @@ static mapopt_status keep_calls(mapopt_optimizer *opt, int64_t step,
 /* Proposes the step's candidates and keeps their replies for the driver. */
 static mapopt_status take_candidates(mapopt_optimizer *opt, int64_t step,
                                      mapopt_llm_step_result *res) {
+  llm_state *st = opt->state;
   for (size_t i = 0; i < res->ncandidates; i++) {
-    mapopt_llm_candidate *got = &res->candidates[i], c;
-    mapopt_status s =
-        parse_reply(opt, got->reply, got->reply_len, got->truncated, &c);
-    if (s != MAPOPT_OK)
-      return s;
-    s = propose(opt, step, i, &c);
+    /* The step's own parse, unless the reply must be redacted first. */
+    mapopt_llm_candidate *c = &res->candidates[i], clean;
+    if (quotes_key(st, c->reply, c->reply_len)) {
+      mapopt_status s =
+          parse_reply(opt, c->reply, c->reply_len, c->truncated, &clean);
+      if (s != MAPOPT_OK)
+        return s;
+      clean.call = c->call;
+      mapopt_llm_candidate_destroy(c);
+      *c = clean;
+    }
+    mapopt_status s = propose(opt, step, i, c);
     mapopt__llm_reply_rec *rec =
         s == MAPOPT_OK ? mapopt__vec_push(&opt->reply_recs, opt->ctx) : NULL;
-    if (rec) {
-      *rec = (mapopt__llm_reply_rec){
-          step, i, got->call, c.truncated, c.verdict, c.reply, c.reply_len};
-      c.reply = NULL; /* now the record's */
-    } else if (s == MAPOPT_OK) {
-      s = MAPOPT_ENOMEM;
-    }
-    mapopt_llm_candidate_destroy(&c);
-    if (s != MAPOPT_OK)
-      return s;
+    if (!rec)
+      return s == MAPOPT_OK ? MAPOPT_ENOMEM : s;
+    *rec = (mapopt__llm_reply_rec){
+        step, i, c->call, c->truncated, c->verdict, c->reply, c->reply_len};
+    c->reply = NULL; /* now the record's */
   }
   return MAPOPT_OK;
 }

@@ -2,6 +2,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,4 +37,25 @@ void fixture_print_diags(void) {
     mapopt_diag_format(mapopt_diags_get(diags, i), line, sizeof line);
     print_message("  %s\n", line);
   }
+}
+
+mapopt_tune_db *fixture_db_new(char path[64]) {
+  snprintf(path, 64, "/tmp/mapopt-test-tune-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(path);
+  mapopt_tune_db *db;
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  return db;
+}
+
+void fixture_db_drop(mapopt_tune_db *db, const char *path) {
+  mapopt_tune_db_close(db);
+  char side[80];
+  unlink(path);
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
 }

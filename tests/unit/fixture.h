@@ -7,6 +7,7 @@
 #define MAPOPT_TESTS_UNIT_FIXTURE_H
 
 #include "mapopt/core.h"
+#include "mapopt/tune.h"
 
 extern mapopt_ctx *ctx;
 extern mapopt_diags *diags;
@@ -17,5 +18,10 @@ int fixture_teardown(void **state);
 
 /* Prints every diagnostic in diags through cmocka's message stream. */
 void fixture_print_diags(void);
+
+/* A fresh tuning database in a new file, whose name is written to path;
+ * and the database closed with its file and WAL companions removed. */
+mapopt_tune_db *fixture_db_new(char path[64]);
+void fixture_db_drop(mapopt_tune_db *db, const char *path);
 
 #endif

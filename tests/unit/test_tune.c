@@ -56,28 +56,6 @@ static void target_close(target *t) {
   mapopt_machine_free(t->m);
 }
 
-/* A fresh database file; its name is in path (PATH_MAX-free buffer). */
-static mapopt_tune_db *fresh_db(char path[64]) {
-  snprintf(path, 64, "/tmp/mapopt-test-tune-XXXXXX");
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
-  unlink(path);
-  mapopt_tune_db *db;
-  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
-  return db;
-}
-
-static void drop_db(mapopt_tune_db *db, const char *path) {
-  mapopt_tune_db_close(db);
-  char side[80];
-  unlink(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  unlink(side);
-}
-
 /* Runs SQL on the database file behind the library's back (tampering). */
 static void sql(const char *path, const char *stmt) {
   sqlite3 *db;
@@ -188,7 +166,7 @@ static void run_script(script_log *log, int64_t budget, int batch, int jobs,
                        scripted *s) {
   script = log;
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
-  s->db = fresh_db(s->path);
+  s->db = fixture_db_new(s->path);
   mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL};
   mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
   mapopt_tune_options o = {.jobs = jobs};
@@ -200,7 +178,7 @@ static void run_script(script_log *log, int64_t budget, int batch, int jobs,
 
 static void script_done(scripted *s) {
   mapopt_tune_outcome_clear(&s->out);
-  drop_db(s->db, s->path);
+  fixture_db_drop(s->db, s->path);
   target_close(&s->t);
 }
 
@@ -394,7 +372,7 @@ static void test_jobs_do_not_change_results(void **state) {
   target t;
   target_open(ctx, diags, "circuit:small", &t);
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   const char *const *names = mapopt_optimizer_names();
   size_t n = 0;
   while (names[n])
@@ -429,7 +407,7 @@ static void test_jobs_do_not_change_results(void **state) {
     mapopt_tune_outcome_clear(&o2);
     mapopt_tune_outcome_clear(&o3);
   }
-  drop_db(db, path);
+  fixture_db_drop(db, path);
   target_close(&t);
 }
 
@@ -470,7 +448,7 @@ static void test_resume(void **state) {
   target t;
   target_open(ctx, diags, "circuit:small", &t);
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_outcome ref, a, b, c;
   char *want = tune_rows(db, &t, 2, 24, 4, false, NULL, NULL, NULL, &ref);
 
@@ -514,7 +492,7 @@ static void test_resume(void **state) {
   mapopt_tune_outcome_clear(&a);
   mapopt_tune_outcome_clear(&b);
   mapopt_tune_outcome_clear(&c);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
   target_close(&t);
 }
 
@@ -533,7 +511,7 @@ static void test_resume_mismatch(void **state) {
   target_open(ctx, diags, "circuit:small", &t);
   for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
     char path[64];
-    mapopt_tune_db *db = fresh_db(path);
+    mapopt_tune_db *db = fixture_db_new(path);
     mapopt_tune_outcome a, b;
     stopper s = {0, 4, 0};
     free(tune_rows(db, &t, 1, 40, 4, false, &s.stop, stop_after, &s, &a));
@@ -554,7 +532,7 @@ static void test_resume_mismatch(void **state) {
     mapopt_diags_clear(diags);
     mapopt_tune_outcome_clear(&a);
     mapopt_tune_outcome_clear(&b);
-    drop_db(db, path);
+    fixture_db_drop(db, path);
   }
   target_close(&t);
 }
@@ -595,7 +573,7 @@ static void test_bad_config(void **state) {
   target t;
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_problem p = {t.m, t.run, NULL, NULL};
   mapopt_tune_options o = {.jobs = 1};
   mapopt_tune_outcome out;
@@ -634,7 +612,7 @@ static void test_bad_config(void **state) {
   assert_int_equal(mapopt_tune_history_count(h), 0);
   mapopt_tune_history_free(h);
   mapopt_diags_clear(diags);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
   target_close(&t);
 }
 
@@ -720,7 +698,7 @@ static void test_feedback_levels(void **state) {
     script = &(script_log){.texts = texts};
     scripted s;
     target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
-    s.db = fresh_db(s.path);
+    s.db = fixture_db_new(s.path);
     mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL};
     mapopt_tune_config c = config("heat1d", "scripted", 2, 0);
     c.feedback = levels[l];
@@ -763,7 +741,7 @@ static void test_guided_beats_default(void **state) {
              apps[a][1] ? apps[a][1] : "");
     target_open(ctx, diags, arg, &t);
     char path[64];
-    mapopt_tune_db *db = fresh_db(path);
+    mapopt_tune_db *db = fixture_db_new(path);
     mapopt_tune_problem p = {t.m, t.run,
                              mapopt_app_builtin_mapper(apps[a][0], "expert"),
                              mapopt_app_builtin_mapper(apps[a][0], "default")};
@@ -787,7 +765,7 @@ static void test_guided_beats_default(void **state) {
       free(f);
     }
     mapopt_tune_outcome_clear(&out);
-    drop_db(db, path);
+    fixture_db_drop(db, path);
     target_close(&t);
   }
 }

@@ -389,28 +389,6 @@ static void test_settings(void **state) {
 
 /* ---- in the driver ----------------------------------------------------- */
 
-/* A fresh database file (its name in path). */
-static mapopt_tune_db *fresh_db(char path[64]) {
-  snprintf(path, 64, "/tmp/mapopt-test-llm-XXXXXX");
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
-  unlink(path);
-  mapopt_tune_db *db;
-  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
-  return db;
-}
-
-static void drop_db(mapopt_tune_db *db, const char *path) {
-  mapopt_tune_db_close(db);
-  char side[80];
-  unlink(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  unlink(side);
-}
-
 /* The rows of a run (llm_tune_rows), which must be readable. */
 static char *rows_of(const char *path, int64_t run) {
   char *rows = llm_tune_rows(path, run);
@@ -491,7 +469,7 @@ static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
 static void test_driven_run(void **state) {
   (void)state;
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   char *rows[2];
   for (int k = 0; k < 2; k++) {
     world w;
@@ -538,7 +516,7 @@ static void test_driven_run(void **state) {
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
   free(rows[0]);
   free(rows[1]);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
 }
 
 /* A resumed run replays the recorded replies: the model is asked only for
@@ -546,7 +524,7 @@ static void test_driven_run(void **state) {
 static void test_resume_replays(void **state) {
   (void)state;
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   world w;
   world_open(&w);
   script_run(w.t, 0);
@@ -555,9 +533,9 @@ static void test_resume_replays(void **state) {
   char *whole = rows_of(path, o.run);
   mapopt_tune_outcome_clear(&o);
   world_close(&w);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
 
-  db = fresh_db(path);
+  db = fixture_db_new(path);
   world_open(&w);
   script_run(w.t, 0);
   stopper stop = {0, 2};
@@ -582,14 +560,14 @@ static void test_resume_replays(void **state) {
   world_close(&w);
   free(whole);
   free(resumed);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
 }
 
 /* A server that keeps failing interrupts the run with the reason. */
 static void test_server_down(void **state) {
   (void)state;
   char path[64];
-  mapopt_tune_db *db = fresh_db(path);
+  mapopt_tune_db *db = fixture_db_new(path);
   world w;
   world_open(&w);
   add_mapper(w.t, mapper_a);
@@ -612,7 +590,7 @@ static void test_server_down(void **state) {
   free(rows);
   mapopt_tune_outcome_clear(&o);
   world_close(&w);
-  drop_db(db, path);
+  fixture_db_drop(db, path);
 }
 
 int main(void) {
