@@ -78,9 +78,12 @@ typedef struct mapopt_machine_shape {
   int64_t nodes;
   int64_t procs[MAPOPT_PROC_KIND_COUNT];
   unsigned affinity[MAPOPT_PROC_KIND_COUNT];
+  /* CPU sockets per node (0: none, and then no SOCKMEM); mappers do not see
+   * it, but the one-line form keeps it. */
+  int64_t sockets;
 } mapopt_machine_shape;
 
-/* The shape of the default preset p100x4 (DSL.md §1.4). */
+/* The shape of the default preset p100x4 (2 sockets per node). */
 MAPOPT_API void mapopt_shape_default(mapopt_machine_shape *shape);
 
 /*

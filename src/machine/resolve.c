@@ -134,22 +134,6 @@ static mapopt_status parse_params(const char *arg, const char *p,
 
 /* ---- the one-line description ------------------------------------------- */
 
-/* The value of "sockets=N" in a description mapopt_shape_parse accepted
- * (the shape keeps only whether there are sockets); -1 when absent. */
-static int64_t shape_sockets(const char *text) {
-  int64_t v = -1;
-  const char *p = text;
-  while (*p) {
-    while (*p == ' ' || *p == '\t' || *p == ',')
-      p++;
-    if (strncmp(p, "sockets=", 8) == 0)
-      v = strtoll(p + 8, NULL, 10);
-    while (*p && *p != ' ' && *p != '\t' && *p != ',')
-      p++;
-  }
-  return v;
-}
-
 static int64_t *socket_list(mapopt__arena *a, int64_t count, int64_t sockets,
                             bool block) {
   if (!count)
@@ -184,9 +168,7 @@ static mapopt_status from_shape(mapopt_ctx *ctx, const char *arg,
   int64_t cpu = shape.procs[MAPOPT_PROC_CPU];
   int64_t gpu = shape.procs[MAPOPT_PROC_GPU];
   int64_t omp = shape.procs[MAPOPT_PROC_OMP];
-  int64_t sockets = shape_sockets(arg);
-  if (sockets < 0)
-    sockets = cpu || omp ? 1 : 0;
+  int64_t sockets = shape.sockets;
   if (!cpu && !gpu && !omp)
     return arg_error(diags, arg, MAPOPT_EINVAL,
                      "the machine has no CPU, GPU or OMP processors");

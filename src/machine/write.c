@@ -258,4 +258,8 @@ void mapopt_machine_shape_of(const mapopt_machine *m, mapopt_machine_shape *s) {
     for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
       if (m->affinity[p][k].present)
         s->affinity[p] |= 1u << k;
+  unsigned all = 0;
+  for (int p = 0; p < MAPOPT_PROC_KIND_COUNT; p++)
+    all |= s->affinity[p];
+  s->sockets = (all >> MAPOPT_MEM_SOCKMEM) & 1 ? m->sockets : 0;
 }

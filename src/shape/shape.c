@@ -91,6 +91,7 @@ void mapopt_shape_default(mapopt_machine_shape *s) {
   s->procs[MAPOPT_PROC_CPU] = 4;
   s->procs[MAPOPT_PROC_GPU] = 4;
   s->procs[MAPOPT_PROC_OMP] = 2;
+  s->sockets = 2;
   set_affinity(s, true, true, true, true);
 }
 
@@ -173,6 +174,7 @@ mapopt_status mapopt_shape_parse(const char *text, mapopt_machine_shape *out,
   if (zc < 0)
     zc = s.procs[MAPOPT_PROC_GPU] > 0;
   set_affinity(&s, sys, sockets > 0, zc, rd);
+  s.sockets = sockets;
   *out = s;
   return MAPOPT_OK;
 }
@@ -186,10 +188,14 @@ int mapopt_shape_format(const mapopt_machine_shape *s, char *buf, size_t size) {
   unsigned all = 0;
   for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
     all |= s->affinity[k];
+  /* A shape built by hand may leave sockets 0 while it has SOCKMEM: it has
+   * at least one socket then. */
+  int64_t sockets =
+      s->sockets > 0 || !((all >> MAPOPT_MEM_SOCKMEM) & 1) ? s->sockets : 1;
   if (n >= 0 && (size_t)n < size)
-    n += snprintf(
-        buf + n, size - (size_t)n, " sockets=%d sysmem=%d zcmem=%d rdmem=%d",
-        (all >> MAPOPT_MEM_SOCKMEM) & 1, (all >> MAPOPT_MEM_SYSMEM) & 1,
-        (all >> MAPOPT_MEM_ZCMEM) & 1, (all >> MAPOPT_MEM_RDMEM) & 1);
+    n += snprintf(buf + n, size - (size_t)n,
+                  " sockets=%" PRId64 " sysmem=%d zcmem=%d rdmem=%d", sockets,
+                  (all >> MAPOPT_MEM_SYSMEM) & 1, (all >> MAPOPT_MEM_ZCMEM) & 1,
+                  (all >> MAPOPT_MEM_RDMEM) & 1);
   return n;
 }

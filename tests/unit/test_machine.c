@@ -550,6 +550,17 @@ static void test_one_line(void **state) {
     mapopt_machine *m = resolve_ok(lines[i]);
     mapopt_machine_shape_of(m, &got);
     assert_int_equal(got.nodes, want.nodes);
+    assert_int_equal(got.sockets, want.sockets);
+    /* The one-line form keeps the socket count (it printed sockets=1 for
+     * any number of sockets). */
+    char back[256], again[256];
+    mapopt_shape_format(&got, back, sizeof back);
+    mapopt_machine_shape round;
+    assert_int_equal(mapopt_shape_parse(back, &round, err, sizeof err),
+                     MAPOPT_OK);
+    mapopt_shape_format(&round, again, sizeof again);
+    assert_string_equal(back, again);
+    assert_int_equal(round.sockets, want.sockets);
     for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++) {
       assert_int_equal(got.procs[k], want.procs[k]);
       if (want.procs[k])
