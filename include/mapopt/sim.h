@@ -34,7 +34,7 @@ typedef struct mapopt_sim_options {
   bool lenient_kinds;
   bool no_backpressure_errors;    /* backpressure_errors = false */
   bool instance_fields_requested; /* instance_fields = requested */
-  const char *trace_path;         /* Chrome trace-event JSON, or NULL */
+  bool trace;                     /* fill result->trace */
   int64_t max_events;             /* event budget; 0: 10^9 */
   bool record_decisions;          /* fill result->decisions (mapopt show) */
 } mapopt_sim_options;
@@ -184,7 +184,12 @@ typedef struct mapopt_sim_result {
   double efficiency;
   int64_t events;
   int64_t sim_wall_us;
-  char *log;         /* the raw log (§5.2), NUL-terminated */
+  char *log; /* the raw log (§5.2), NUL-terminated */
+  /* With the trace option: the Chrome trace-event JSON (docs/sim.md, "The
+   * trace"), NUL-terminated; NULL otherwise. Write it where it is wanted
+   * (mapopt_file_replace): a run never fails because a file cannot be
+   * written. */
+  char *trace;
   size_t ndecisions; /* with record_decisions: mapped task ops */
   mapopt_sim_decision *decisions;
 } mapopt_sim_result;
@@ -224,8 +229,7 @@ MAPOPT_API void mapopt_sim_shape(const mapopt_machine *machine,
  * is not a failure of this call: it returns MAPOPT_OK with result->error
  * set and the log ending in the error lines. Errors, *out untouched:
  * MAPOPT_EINVAL for a NULL ctx, machine, run, prog or out, or an op with
- * more than 64 requirements; MAPOPT_ENOMEM; MAPOPT_EIO for an unwritable
- * trace file.
+ * more than 64 requirements; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
                                         const mapopt_machine *machine,
@@ -250,8 +254,8 @@ MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,
 MAPOPT_API void mapopt_sim_plan_free(mapopt_sim_plan *plan);
 /*
  * mapopt_sim_run for the run of plan: the same result, the same errors
- * (MAPOPT_EINVAL for a NULL ctx, machine, plan, prog or out; MAPOPT_ENOMEM;
- * MAPOPT_EIO for an unwritable trace file), *out untouched on error. Plans
+ * (MAPOPT_EINVAL for a NULL ctx, machine, plan, prog or out; MAPOPT_ENOMEM),
+ * *out untouched on error. Plans
  * keep a pool of workspaces, so repeated runs reuse their memory.
  */
 MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
@@ -271,8 +275,8 @@ MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
  * Reads a report that mapopt_sim_report_json wrote (len bytes of text;
  * file names it in diagnostics, NULL: "<report>") back into a result, so a
  * saved run can be analysed like the run itself: writing the result again
- * gives the same report. The result has no log (log is NULL) and no
- * decisions; free it with mapopt_sim_result_free. MAPOPT_EINVAL with a
+ * gives the same report. The result has no log (log is NULL), no trace and
+ * no decisions; free it with mapopt_sim_result_free. MAPOPT_EINVAL with a
  * located error "FILE:LINE:COL: error: ..." in diags for malformed JSON, an
  * unknown or missing key or a value of the wrong type; MAPOPT_ENOMEM. *out
  * is written only on success.

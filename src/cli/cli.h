@@ -62,11 +62,11 @@ char *cli_read_stdin(size_t *len);
 mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
                                const mapopt_dsl_options *base,
                                mapopt_diags *diags, mapopt_program **prog);
-/* --machine ARG of command cmd: a preset, a machine JSON file or a one-line
- * shape, of which the DSL needs only the shape. On failure prints a usage
- * error and returns false. */
-bool cli_machine_shape(const char *cmd, const char *arg,
-                       mapopt_machine_shape *shape);
+/* --machine ARG: a preset, a machine JSON file or a one-line shape, of
+ * which the DSL needs only the shape. On failure prints the diagnostic and
+ * returns false: the command then exits with EXIT_INVALID, as every command
+ * does for a machine it cannot load. */
+bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 

@@ -106,8 +106,8 @@ int cli_check(int argc, char **argv) {
     } else if (strcmp(argv[i], "--machine") == 0) {
       if (i + 1 >= argc)
         return cli_usage_error("check", "--machine needs a value");
-      if (!cli_machine_shape("check", argv[++i], &shape))
-        return EXIT_USAGE;
+      if (!cli_machine_shape(argv[++i], &shape))
+        return EXIT_INVALID;
     } else if (strcmp(argv[i], "--") == 0) {
       first_file = i + 1;
       break;
@@ -177,8 +177,8 @@ int cli_fmt(int argc, char **argv) {
     else if (strcmp(argv[i], "--machine") == 0) {
       if (i + 1 >= argc)
         return cli_usage_error("fmt", "--machine needs a value");
-      if (!cli_machine_shape("fmt", argv[++i], &shape))
-        return EXIT_USAGE;
+      if (!cli_machine_shape(argv[++i], &shape))
+        return EXIT_INVALID;
     } else if (cli_operand("fmt", argv[i], &path, "file") != EXIT_VALID) {
       return EXIT_USAGE;
     }
@@ -349,8 +349,8 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       return cli_usage_error("show", "%s needs a value", opt);
     char *val = takes ? argv[++i] : NULL;
     if (strcmp(opt, "--machine") == 0) {
-      if (!cli_machine_shape("show", val, &a->shape))
-        return EXIT_USAGE;
+      if (!cli_machine_shape(val, &a->shape))
+        return EXIT_INVALID;
       a->machine = val;
     } else if (strcmp(opt, "--app") == 0) {
       a->app = val;

@@ -111,8 +111,8 @@ static int parse_eval_args(int argc, char **argv, eval_args *a) {
         return cli_usage_error("eval", "at most %d --env", MAX_ENV);
       a->env[a->nenv++] = val;
     } else if (!strcmp(o, "--machine")) {
-      if (!cli_machine_shape("eval", val, &a->shape))
-        return EXIT_USAGE;
+      if (!cli_machine_shape(val, &a->shape))
+        return EXIT_INVALID;
     } else if (!strcmp(o, "--json")) {
       a->json = true;
     } else if (cli_operand("eval", o, &a->mapper, "mapper file") !=

@@ -183,12 +183,21 @@ static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
   return rc;
 }
 
+/* Writes text to path; false after printing why it could not. */
+static bool write_output(const char *path, const char *what, const char *text) {
+  if (mapopt_file_replace(path, text, strlen(text)) == MAPOPT_OK)
+    return true;
+  fprintf(stderr, "%s: error: cannot write the %s: %s\n", path, what,
+          strerror(errno));
+  return false;
+}
+
 int cli_sim(int argc, char **argv) {
   sim_args a;
   int rc = parse_sim_args(argc, argv, &a);
   if (rc != EXIT_VALID)
     return rc;
-  a.opts.trace_path = a.trace;
+  a.opts.trace = a.trace != NULL;
   mapopt_ctx *ctx;
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
@@ -210,24 +219,23 @@ int cli_sim(int argc, char **argv) {
   }
   mapopt_status st = cli_pipeline_run(ctx, &p, &a.opts);
   if (st != MAPOPT_OK) {
-    fprintf(stderr, "mapopt sim: %s%s%s\n", mapopt_strerror(st),
-            a.trace ? " (writing " : "", a.trace ? a.trace : "");
+    fprintf(stderr, "mapopt sim: %s\n", mapopt_strerror(st));
     goto done;
   }
   char *report = NULL;
   if ((a.report || a.json) &&
-      mapopt_sim_report_json(ctx, p.res, a.stats, &report) != MAPOPT_OK)
-    goto done;
-  if (a.report &&
-      mapopt_file_replace(a.report, report, strlen(report)) != MAPOPT_OK) {
-    fprintf(stderr, "%s: error: cannot write report: %s\n", a.report,
-            strerror(errno));
-    mapopt_text_free(report);
+      mapopt_sim_report_json(ctx, p.res, a.stats, &report) != MAPOPT_OK) {
+    fprintf(stderr, "mapopt sim: out of memory\n");
     goto done;
   }
+  /* The log first: a file that cannot be written loses nothing else. */
   fputs(a.json ? report : p.res->log, stdout);
-  mapopt_text_free(report);
   rc = p.res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
+  if (a.report && !write_output(a.report, "report", report))
+    rc = EXIT_INVALID;
+  if (a.trace && !write_output(a.trace, "trace", p.res->trace))
+    rc = EXIT_INVALID;
+  mapopt_text_free(report);
 done:
   cli_print_diags(stderr, diags, 0);
   cli_pipeline_close(&p);

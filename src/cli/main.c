@@ -177,9 +177,9 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
 }
 
 /* --machine: a preset, a machine JSON file or a one-line shape; the DSL
- * needs only its shape. */
-bool cli_machine_shape(const char *cmd, const char *arg,
-                       mapopt_machine_shape *shape) {
+ * needs only its shape. A machine that cannot be resolved is invalid input,
+ * as in every command (its diagnostic printed). */
+bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape) {
   mapopt_ctx *ctx;
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
@@ -188,11 +188,7 @@ bool cli_machine_shape(const char *cmd, const char *arg,
   bool ok = mapopt_machine_resolve(ctx, arg, diags, &m) == MAPOPT_OK;
   if (ok)
     mapopt_machine_shape_of(m, shape);
-  else {
-    const mapopt_diag *d = mapopt_diags_get(diags, 0);
-    cli_usage_error(cmd, "invalid --machine '%s': %s", arg,
-                    d ? d->message : "unknown machine");
-  }
+  cli_print_diags(stderr, diags, 0);
   mapopt_machine_free(m);
   cli_close(ctx, diags);
   return ok;

@@ -16,7 +16,7 @@
 
 /* Records a memory's live bytes for the trace's counter rows. */
 static void log_memory(sim_t *s, int64_t mem) {
-  if (!s->opts->trace_path)
+  if (!s->opts->trace)
     return;
   int64_t *e = mapopt__vec_push(&s->mem_log, s->ctx);
   if (e) {
@@ -282,6 +282,7 @@ int64_t mapopt__sim_new_copy(sim_t *s, int kind, int64_t src_inst,
   c->dst_mem = inst_at(s, dst_inst)->mem;
   c->op = op;
   c->req = r;
+  c->reducer = -1;
   c->ready_at = s->now;
   c->dep_head = -1;
   c->first_af = -1;
@@ -310,6 +311,18 @@ void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
   int64_t a = atom_index(dst->piece, atom);
   if (a >= 0)
     dst->incoming[slot_of(s, dst, (size_t)a, f)] = v;
+}
+
+int64_t mapopt__sim_copy_producer(const sim_t *s, const sim_copy *c) {
+  if (c->first_af < 0)
+    return -1;
+  const caf *e = &MAPOPT__VEC_AT(&s->copy_afs, caf, c->first_af);
+  const mapopt__version *v = &s->dag.versions[e->version];
+  if (v->kind == VER_WRITE)
+    return v->producer;
+  if (v->kind == VER_REDUCTION && v->nred > 0)
+    return s->dag.reducers[v->red_off];
+  return -1;
 }
 
 void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on) {

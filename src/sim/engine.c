@@ -91,8 +91,9 @@ static void ctx_issue(sim_t *s, int64_t parent) {
     else
       mapopt__sim_place_single(s, op);
     int64_t cost = o->timing.traced ? rt->launch_traced_ns : rt->launch_ns;
-    mapopt__sim_schedule(s, mapopt__sim_util_start(s, c->as, cost), EV_LAUNCHED,
-                         op);
+    mapopt__sim_schedule(
+        s, mapopt__sim_util_start(s, c->as, cost, op, UTIL_LAUNCH), EV_LAUNCHED,
+        op);
   }
 }
 
@@ -220,6 +221,8 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
     if (c < 0)
       return -1;
+    if (copy_at(s, c)->reducer < 0)
+      copy_at(s, c)->reducer = rop;
     mapopt__sim_copy_add_af(s, c, atom, f, v, rc * field_bytes(s, atom, f));
     s->fold_left[v]++;
     if (base >= 0)
@@ -908,8 +911,8 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
                           : NULL;
     st = mapopt__sim_write_log(&s, res);
   }
-  if (st == MAPOPT_OK && opts->trace_path)
-    st = mapopt__sim_write_trace(&s, res, opts->trace_path);
+  if (st == MAPOPT_OK && opts->trace)
+    st = mapopt__sim_write_trace(&s, res);
   if (s.diags)
     mapopt_diags_free(s.diags);
   mapopt__vec_destroy(&s.mem_log, ctx);

@@ -118,6 +118,7 @@ typedef struct sim_copy {
   int64_t src_mem, dst_mem;
   int64_t bytes;
   int64_t op, req; /* the op and requirement it serves */
+  int64_t reducer; /* FOLD: the reducer whose instance it folds, else -1 */
   int64_t ready_at, start_at, end_at;
   int64_t after;    /* copies that must finish first */
   int64_t dep_head; /* copies waiting on this one (dependency list) */
@@ -246,12 +247,19 @@ struct mapopt__sim {
   mapopt__strbuf errtext;
   int64_t error_time;
   mapopt__strbuf log;
-  mapopt__vec util_jobs; /* {proc, start, end} of UTIL work */
+  mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
   mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
   int64_t flow_stamp;
   mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
+
+/* Runtime work on a UTIL processor: launching op's launch, or mapping op. */
+enum { UTIL_LAUNCH, UTIL_MAP };
+typedef struct util_job {
+  int64_t proc, start, end, op;
+  int what; /* UTIL_LAUNCH or UTIL_MAP */
+} util_job;
 
 /* One (atom, field, version) a copy moves; a copy's entries form a list. */
 typedef struct caf {
@@ -411,9 +419,11 @@ void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw);
 /* Estimated end of a copy of bytes from src_mem to dst_mem started now. */
 int64_t mapopt__sim_copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
                                   int64_t bytes);
-/* Charges cost of runtime work on the least busy UTIL processor of address
- * space as; returns when it ends. */
-int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost);
+/* Charges cost of runtime work (what: UTIL_LAUNCH or UTIL_MAP, for op) on
+ * the least busy UTIL processor of address space as; returns when it
+ * ends. */
+int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
+                               int what);
 
 /* ---- data.c: instances, versions and holders, copy records --------------- */
 
@@ -445,6 +455,10 @@ int64_t mapopt__sim_new_copy(sim_t *s, int kind, int64_t src_inst,
 /* Adds version v of (atom, f), bytes long, to copy c. */
 void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
                              int64_t v, int64_t bytes);
+/* The op that produced the data copy c moves: the writer (or the first
+ * reducer) of the version of its latest (atom, field) entry; -1 for a
+ * fill. */
+int64_t mapopt__sim_copy_producer(const sim_t *s, const sim_copy *c);
 /* Copy c starts only after copy on is done. */
 void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on);
 /* The complete holder of v that serves piece want best (§4.5), or -1. */
@@ -508,7 +522,6 @@ void mapopt__sim_workspace_init(pooled_arena *pa);
 
 /* Output writers (out.c): the raw log into res->log, and the trace. */
 mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res);
-mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
-                                      const char *path);
+mapopt_status mapopt__sim_write_trace(sim_t *s, mapopt_sim_result *res);
 
 #endif /* MAPOPT_SRC_SIM_ENGINE_H */

@@ -182,17 +182,21 @@ mapopt_status mapopt__sim_build_machine(sim_t *s) {
                                   (size_t)(s->nports + 1) * sizeof *s->ports);
   if (!s->ports)
     return MAPOPT_ENOMEM;
-  static const char *const gnames[] = {"ce", "out", "in", "pout", "pin"};
+  /* The names are the trace's thread names (docs/sim.md, "The trace"). */
+  static const char *const gnames[] = {"copy engine", "host link out",
+                                       "host link in", "peer link out",
+                                       "peer link in"};
   for (int64_t node = 0; node < m->nodes; node++) {
     sim_port *base = &s->ports[node * s->ports_per_node];
     for (int64_t g = 0; g < s->gpus_per_node; g++)
       for (int k = 0; k < 5; k++) {
         base[g * 5 + k].node = node;
-        snprintf(base[g * 5 + k].name, sizeof base->name, "%s[GPU %" PRId64 "]",
-                 gnames[k], g);
+        snprintf(base[g * 5 + k].name, sizeof base->name, "GPU %" PRId64 " %s",
+                 g, gnames[k]);
       }
     int64_t o = 5 * s->gpus_per_node;
-    static const char *const nnames[] = {"membus", "nic_out", "nic_in"};
+    static const char *const nnames[] = {"memory bus", "network out",
+                                         "network in"};
     for (int k = 0; k < 3; k++) {
       base[o + k].node = node;
       snprintf(base[o + k].name, sizeof base->name, "%s", nnames[k]);
@@ -290,7 +294,8 @@ void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw) {
 
 /* ---- runtime work on UTIL processors ------------------------------------- */
 
-int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost) {
+int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
+                               int what) {
   int64_t base = s->proc_base[as * PK_COUNT + PK_UTIL];
   int64_t n = s->proc_base[as * PK_COUNT + PK_UTIL + 1] - base;
   int64_t best = base;
@@ -302,11 +307,8 @@ int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost) {
   sim_proc *u = &s->procs[best];
   int64_t start = u->free_at > s->now ? u->free_at : s->now;
   u->free_at = start + cost;
-  int64_t *job = mapopt__vec_push(&s->util_jobs, s->ctx);
-  if (job) {
-    job[0] = best;
-    job[1] = start;
-    job[2] = start + cost;
-  }
+  util_job *job = mapopt__vec_push(&s->util_jobs, s->ctx);
+  if (job)
+    *job = (util_job){best, start, start + cost, op, what};
   return start + cost;
 }

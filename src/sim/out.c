@@ -94,6 +94,18 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
                                     (double)run->iterations_timed / secs / 1e9
                               : 0.0);
     }
+    /* The report's metric, so that the log says it too (the elapsed time
+     * above is what the application prints). */
+    if (res->metric_name[0] == 'g')
+      mapopt__sb_printf(b,
+                        "[mapopt-sim] metric gflops = %.3f %s (higher is "
+                        "better)\n",
+                        res->metric_value, res->metric_unit);
+    else
+      mapopt__sb_printf(b,
+                        "[mapopt-sim] metric throughput = %.3f %s (1 / "
+                        "elapsed time; higher is better)\n",
+                        res->metric_value, res->metric_unit);
     int64_t peak = 0, cap = 0;
     for (size_t i = 0; i < res->nmems; i++)
       if (res->mems[i].kind == MAPOPT_MEM_FBMEM &&
@@ -285,137 +297,325 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
 /* ---- trace
  * -------------------------------------------------------------------- */
 
+/*
+ * The trace (docs/sim.md, "The trace"): one process per address space
+ * ("node N", or "node N rank R" when a node has several ranks), one thread
+ * per processor ("GPU 0", "UTIL 1") and per copy port ("GPU 0 peer link
+ * out", "network in"; a node's ports are in its process, or in a process
+ * "node N copies" of their own when the node has several ranks). Only
+ * processors and ports that did something get a thread. Tasks, the
+ * runtime's launch and mapping work (on the UTIL processors) and copies
+ * are slices; every copy names the task and region argument it feeds.
+ * Flow events draw the dependence chain: from the task that produced a
+ * copy's data to the copy, from the copy to the task it feeds, and from
+ * the predecessor a task waited for last to the task.
+ */
+typedef struct trace_w {
+  sim_t *s;
+  mapopt__strbuf b;
+  bool first;
+  int64_t events, flows;
+  uint8_t *proc_used, *port_used, *pid_used;
+} trace_w;
+
+enum { TRACE_CAP = 2000000 };
+
 static void us(mapopt__strbuf *b, int64_t ns) {
   mapopt__sb_printf(b, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
 }
 
-mapopt_status mapopt__sim_write_trace(sim_t *s, const mapopt_sim_result *res,
-                                      const char *path) {
-  (void)res;
-  mapopt__strbuf b;
-  mapopt__sb_init(&b, s->ctx);
-  mapopt__sb_puts(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+/* Starts the next event of the array: a separator, then its first bytes. */
+static void ev_open(trace_w *w, const char *ph) {
+  mapopt__sb_puts(&w->b, w->first ? "" : ",\n");
+  w->first = false;
+  mapopt__sb_printf(&w->b, "{\"ph\": \"%s\"", ph);
+  w->events++;
+}
+
+/* Where a processor's and a port's events go. */
+static int64_t proc_pid(const trace_w *w, int64_t p) {
+  return w->s->procs[p].as;
+}
+static int64_t port_pid(const trace_w *w, int64_t k) {
+  const sim_t *s = w->s;
+  return s->ranks == 1 ? s->ports[k].node : s->nas + s->ports[k].node;
+}
+static int64_t port_tid(const trace_w *w, int64_t k) {
+  return w->s->nprocs + k;
+}
+
+static void at(trace_w *w, int64_t pid, int64_t tid, int64_t ts) {
+  mapopt__sb_printf(
+      &w->b, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid,
+      tid);
+  us(&w->b, ts);
+  w->pid_used[pid] = 1;
+}
+
+/* A task op's slice is on its processor, from start to end. */
+static bool has_slice(const sim_t *s, int64_t op) {
+  return op >= 0 && s->run->ops[op].kind == MAPOPT_OP_TASK &&
+         s->ops[op].state >= OS_EXECUTED && s->ops[op].proc >= 0;
+}
+
+/* The flow event of phase ph ("s" or "f") id at op's slice. */
+static void flow_at_task(trace_w *w, const char *ph, int64_t id, int64_t op) {
+  const sim_op *o = &w->s->ops[op];
+  ev_open(w, ph);
+  mapopt__sb_printf(&w->b,
+                    ", \"name\": \"dependence\", \"cat\": \"flow\", "
+                    "\"id\": %" PRId64,
+                    id);
+  if (ph[0] == 'f')
+    mapopt__sb_puts(&w->b, ", \"bp\": \"e\"");
+  at(w, proc_pid(w, o->proc), o->proc, o->start_at);
+  mapopt__sb_putc(&w->b, '}');
+}
+
+static void flow_at_copy(trace_w *w, const char *ph, int64_t id,
+                         const sim_copy *c) {
+  ev_open(w, ph);
+  mapopt__sb_printf(&w->b,
+                    ", \"name\": \"dependence\", \"cat\": \"flow\", "
+                    "\"id\": %" PRId64,
+                    id);
+  if (ph[0] == 'f')
+    mapopt__sb_puts(&w->b, ", \"bp\": \"e\"");
+  at(w, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]), c->start_at);
+  mapopt__sb_putc(&w->b, '}');
+}
+
+/* ", \"point\": [i, j]" for an index point. */
+static void point_arg(trace_w *w, const mapopt_app_op *ao) {
+  if (!ao->is_index)
+    return;
+  mapopt__sb_puts(&w->b, ", \"point\": [");
+  for (int d = 0; d < ao->dims; d++)
+    mapopt__sb_printf(&w->b, d ? ", %" PRId64 : "%" PRId64, ao->point[d]);
+  mapopt__sb_putc(&w->b, ']');
+}
+
+static void task_slice(trace_w *w, int64_t i) {
+  const sim_t *s = w->s;
+  const sim_op *o = &s->ops[i];
+  const mapopt_app_op *ao = &s->run->ops[i];
+  ev_open(w, "X");
+  mapopt__sb_printf(&w->b, ", \"name\": \"%s\", \"cat\": \"task\"",
+                    s->run->tasks[ao->task].name);
+  at(w, proc_pid(w, o->proc), o->proc, o->start_at);
+  w->proc_used[o->proc] = 1;
+  mapopt__sb_puts(&w->b, ", \"dur\": ");
+  us(&w->b, o->end_at - o->start_at);
+  mapopt__sb_printf(
+      &w->b, ", \"args\": {\"uid\": %" PRId64 ", \"iteration\": %" PRId64, i,
+      ao->timing.iteration);
+  point_arg(w, ao);
+  mapopt__sb_printf(&w->b, ", \"variant\": \"%s\", \"memories\": [",
+                    mapopt_shape_proc_name((mapopt_proc_kind)o->kind));
+  for (size_t r = 0; o->inst && r < ao->nreqs; r++) {
+    const char *mk = "VIRTUAL";
+    if (o->inst[r] >= 0) {
+      const sim_inst *in = &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
+      mk = mapopt_shape_mem_name(s->mems[in->mem].kind);
+    }
+    mapopt__sb_printf(&w->b, "%s\"%s\"", r ? ", " : "", mk);
+  }
+  mapopt__sb_puts(&w->b, "]}}");
+}
+
+static void util_slice(trace_w *w, const util_job *j) {
+  const sim_t *s = w->s;
+  ev_open(w, "X");
+  mapopt__sb_printf(&w->b, ", \"name\": \"%s %s\", \"cat\": \"runtime\"",
+                    j->what == UTIL_LAUNCH ? "launch" : "map",
+                    task_name(s, j->op));
+  at(w, proc_pid(w, j->proc), j->proc, j->start);
+  w->proc_used[j->proc] = 1;
+  mapopt__sb_puts(&w->b, ", \"dur\": ");
+  us(&w->b, j->end - j->start);
+  mapopt__sb_printf(&w->b, ", \"args\": {\"uid\": %" PRId64, j->op);
+  if (j->what == UTIL_MAP) /* a launch's work is for all its points */
+    point_arg(w, &s->run->ops[j->op]);
+  mapopt__sb_puts(&w->b, "}}");
+}
+
+/* A copy's slice on its first port, tagged with the task and argument it
+ * feeds and the task that produced its data; then its flows. */
+static void copy_slice(trace_w *w, const sim_copy *c) {
+  const sim_t *s = w->s;
+  const mapopt_app_op *ao = &s->run->ops[c->op];
+  const mapopt_app_req *rq = &ao->reqs[c->req];
+  int64_t prod = c->kind == COPY_FOLD && c->reducer >= 0
+                     ? c->reducer
+                     : mapopt__sim_copy_producer(s, c);
+  ev_open(w, "X");
+  mapopt__sb_printf(&w->b, ", \"name\": \"%s\", \"cat\": \"copy\"",
+                    mapopt_sim_copy_kind_name(c->kind));
+  at(w, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]), c->start_at);
+  w->port_used[c->ports[0]] = 1;
+  mapopt__sb_puts(&w->b, ", \"dur\": ");
+  us(&w->b, c->end_at - c->start_at);
+  mapopt__sb_printf(
+      &w->b,
+      ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", \"dst\": \"%s\", "
+      "\"channel\": \"%s\", \"task\": \"%s\", \"uid\": %" PRId64,
+      c->bytes,
+      c->src_mem >= 0 ? mapopt_shape_mem_name(s->mems[c->src_mem].kind)
+                      : "fill",
+      mapopt_shape_mem_name(s->mems[c->dst_mem].kind),
+      mapopt_sim_copy_kind_name(c->kind), task_name(s, c->op), c->op);
+  point_arg(w, ao);
+  mapopt__sb_printf(&w->b, ", \"argument\": %" PRId64 ", \"region\": \"%s\"",
+                    c->req, rq->nnames ? rq->names[0] : "");
+  if (prod >= 0)
+    mapopt__sb_printf(&w->b,
+                      ", \"producer\": \"%s\", \"producer_uid\": %" PRId64,
+                      task_name(s, prod), prod);
+  mapopt__sb_puts(&w->b, "}}");
+  if (has_slice(s, prod)) {
+    flow_at_task(w, "s", ++w->flows, prod);
+    flow_at_copy(w, "f", w->flows, c);
+  }
+  if (has_slice(s, c->op)) {
+    flow_at_copy(w, "s", ++w->flows, c);
+    flow_at_task(w, "f", w->flows, c->op);
+  }
+}
+
+/* The process and thread names, for what was used only. */
+static void names(trace_w *w) {
+  const sim_t *s = w->s;
+  for (int64_t pid = 0; pid < s->nas + s->m->nodes; pid++) {
+    if (!w->pid_used[pid])
+      continue;
+    char name[96];
+    if (pid >= s->nas)
+      snprintf(name, sizeof name, "node %" PRId64 " copies", pid - s->nas);
+    else if (s->ranks > 1)
+      snprintf(name, sizeof name, "node %" PRId64 " rank %" PRId64,
+               pid / s->ranks, pid % s->ranks);
+    else
+      snprintf(name, sizeof name, "node %" PRId64, pid);
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"process_name\", \"pid\": %" PRId64
+                      ", \"args\": {\"name\": \"%s\"}}",
+                      pid, name);
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"process_sort_index\", \"pid\": %" PRId64
+                      ", \"args\": {\"sort_index\": %" PRId64 "}}",
+                      pid, pid);
+  }
   static const char *const cls[] = {"CPU", "GPU", "OMP", "UTIL"};
-  bool first = true;
-#define SEP() (mapopt__sb_puts(&b, first ? "" : ",\n"), first = false)
+  /* Threads sort GPUs, CPUs, OMPs, UTILs, then ports. */
+  static const int order[] = {1, 0, 2, 3};
   for (int64_t p = 0; p < s->nprocs; p++) {
     const sim_proc *sp = &s->procs[p];
-    SEP();
-    mapopt__sb_printf(
-        &b,
-        "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
-        ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s %" PRId64 "\"}}",
-        sp->as, p, cls[sp->cls], sp->local);
+    if (!w->proc_used[p])
+      continue;
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"thread_name\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64
+                      ", \"args\": {\"name\": \"%s %" PRId64 "\"}}",
+                      sp->as, p, cls[sp->cls], sp->local);
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64
+                      ", \"args\": {\"sort_index\": %" PRId64 "}}",
+                      sp->as, p, order[sp->cls] * s->nprocs + p);
   }
   for (int64_t k = 0; k < s->nports; k++) {
-    SEP();
-    mapopt__sb_printf(
-        &b,
-        "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
-        ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s\"}}",
-        s->ports[k].node * s->ranks, 100000 + k, s->ports[k].name);
-  }
-  int64_t events = 0, cap = 2000000;
-  for (int64_t i = 0; i < s->run->nops && events < cap; i++) {
-    const sim_op *o = &s->ops[i];
-    const mapopt_app_op *ao = &s->run->ops[i];
-    if (ao->kind != MAPOPT_OP_TASK || o->state < OS_EXECUTED || o->proc < 0)
+    if (!w->port_used[k])
       continue;
-    SEP();
-    mapopt__sb_printf(&b,
-                      "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
-                      ", \"tid\": %" PRId64 ", \"ts\": ",
-                      s->run->tasks[ao->task].name, s->procs[o->proc].as,
-                      o->proc);
-    us(&b, o->start_at);
-    mapopt__sb_puts(&b, ", \"dur\": ");
-    us(&b, o->end_at - o->start_at);
-    mapopt__sb_printf(
-        &b, ", \"args\": {\"uid\": %" PRId64 ", \"iteration\": %" PRId64, i,
-        ao->timing.iteration);
-    if (ao->is_index) {
-      mapopt__sb_puts(&b, ", \"point\": [");
-      for (int d = 0; d < ao->dims; d++)
-        mapopt__sb_printf(&b, d ? ", %" PRId64 : "%" PRId64, ao->point[d]);
-      mapopt__sb_putc(&b, ']');
-    }
-    mapopt__sb_printf(&b, ", \"variant\": \"%s\", \"memories\": [",
-                      mapopt_shape_proc_name((mapopt_proc_kind)o->kind));
-    for (size_t r = 0; o->inst && r < ao->nreqs; r++) {
-      const char *mk = "VIRTUAL";
-      if (o->inst[r] >= 0) {
-        const sim_inst *in = &MAPOPT__VEC_AT(&s->insts, sim_inst, o->inst[r]);
-        mk = mapopt_shape_mem_name(s->mems[in->mem].kind);
-      }
-      mapopt__sb_printf(&b, "%s\"%s\"", r ? ", " : "", mk);
-    }
-    mapopt__sb_puts(&b, "]}}");
-    events++;
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"thread_name\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": \"%s\"}}",
+                      port_pid(w, k), port_tid(w, k), s->ports[k].name);
+    ev_open(w, "M");
+    mapopt__sb_printf(&w->b,
+                      ", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+                      ", \"tid\": %" PRId64
+                      ", \"args\": {\"sort_index\": %" PRId64 "}}",
+                      port_pid(w, k), port_tid(w, k), 4 * s->nprocs + k);
   }
-  for (size_t k = 0; k < s->copies.len; k++) {
-    const sim_copy *c = &MAPOPT__VEC_AT(&s->copies, sim_copy, k);
+}
+
+mapopt_status mapopt__sim_write_trace(sim_t *s, mapopt_sim_result *res) {
+  trace_w w = {.s = s, .first = true};
+  mapopt__sb_init(&w.b, s->ctx);
+  w.proc_used = mapopt__arena_zalloc(&s->arena, (size_t)s->nprocs + 1);
+  w.port_used = mapopt__arena_zalloc(&s->arena, (size_t)s->nports + 1);
+  w.pid_used =
+      mapopt__arena_zalloc(&s->arena, (size_t)(s->nas + s->m->nodes) + 1);
+  if (!w.proc_used || !w.port_used || !w.pid_used)
+    return MAPOPT_ENOMEM;
+  mapopt__sb_puts(&w.b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  const mapopt_app_run *run = s->run;
+  bool cut = false;
+  for (int64_t i = 0; i < run->nops && !cut; i++) {
+    if (!has_slice(s, i))
+      continue;
+    task_slice(&w, i);
+    /* The predecessor it waited for last, when that is a task. */
+    if (has_slice(s, s->ops[i].last_pred)) {
+      flow_at_task(&w, "s", ++w.flows, s->ops[i].last_pred);
+      flow_at_task(&w, "f", w.flows, i);
+    }
+    cut = w.events >= TRACE_CAP;
+  }
+  for (size_t k = 0; k < s->util_jobs.len && !cut; k++) {
+    util_slice(&w, &MAPOPT__VEC_AT(&s->util_jobs, util_job, k));
+    cut = w.events >= TRACE_CAP;
+  }
+  for (size_t k = 0; k < s->copies.len && !cut; k++) {
+    const sim_copy *c = copy_at(s, (int64_t)k);
     if (c->nports == 0 || c->end_at <= 0)
       continue;
-    if (events >= cap) {
-      SEP();
-      mapopt__sb_puts(&b,
-                      "{\"ph\": \"i\", \"name\": \"trace truncated at "
-                      "2000000 events\", \"pid\": 0, \"tid\": 0, \"ts\": 0}");
-      break;
-    }
-    SEP();
-    mapopt__sb_printf(&b,
-                      "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %" PRId64
-                      ", \"tid\": %" PRId64 ", \"ts\": ",
-                      mapopt_sim_copy_kind_name(c->kind),
-                      s->ports[c->ports[0]].node * s->ranks,
-                      100000 + c->ports[0]);
-    us(&b, c->start_at);
-    mapopt__sb_puts(&b, ", \"dur\": ");
-    us(&b, c->end_at - c->start_at);
-    mapopt__sb_printf(&b,
-                      ", \"args\": {\"bytes\": %" PRId64 ", \"src\": \"%s\", "
-                      "\"dst\": \"%s\", \"channel\": \"%s\"}}",
-                      c->bytes,
-                      c->src_mem >= 0
-                          ? mapopt_shape_mem_name(s->mems[c->src_mem].kind)
-                          : "fill",
-                      mapopt_shape_mem_name(s->mems[c->dst_mem].kind),
-                      mapopt_sim_copy_kind_name(c->kind));
-    events++;
+    copy_slice(&w, c);
+    cut = w.events >= TRACE_CAP;
   }
   /* Memory use over time: one counter row per memory. */
-  for (size_t k = 0; k < s->mem_log.len && events < cap; k++, events++) {
+  for (size_t k = 0; k < s->mem_log.len && !cut; k++) {
     const int64_t *e = (const int64_t *)s->mem_log.data + 3 * k;
     const sim_mem *m = &s->mems[e[1]];
-    SEP();
-    mapopt__sb_printf(&b,
-                      "{\"ph\": \"C\", \"name\": \"%s %" PRId64 "\", "
-                      "\"pid\": %" PRId64 ", \"ts\": ",
-                      mapopt_shape_mem_name(m->kind), m->index,
-                      m->node * s->ranks + (m->rank > 0 ? m->rank : 0));
-    us(&b, e[0]);
-    mapopt__sb_printf(&b, ", \"args\": {\"bytes\": %" PRId64 "}}", e[2]);
+    int64_t pid = m->node * s->ranks + (m->rank > 0 ? m->rank : 0);
+    ev_open(&w, "C");
+    mapopt__sb_printf(
+        &w.b, ", \"name\": \"%s %" PRId64 "\", \"pid\": %" PRId64 ", \"ts\": ",
+        mapopt_shape_mem_name(m->kind), m->index, pid);
+    w.pid_used[pid] = 1;
+    us(&w.b, e[0]);
+    mapopt__sb_printf(&w.b, ", \"args\": {\"bytes\": %" PRId64 "}}", e[2]);
+    cut = w.events >= TRACE_CAP;
   }
-  /* The timed window(s): instant markers at their boundaries. */
-  for (int64_t w = 0; w < s->nwin; w++) {
+  /* Global instant markers: the timed window(s), and a cut trace. */
+  if (cut) {
+    ev_open(&w, "i");
+    mapopt__sb_puts(&w.b, ", \"s\": \"g\", \"name\": \"trace truncated at "
+                          "2000000 events\", \"pid\": 0, \"tid\": 0, "
+                          "\"ts\": 0}");
+  }
+  for (int64_t k = 0; k < s->nwin; k++) {
     static const char *const what[] = {"timed window starts",
                                        "timed window ends"};
-    int64_t at[2] = {s->win_lo[w], s->win_hi[w]};
-    for (int k = 0; k < 2; k++) {
-      SEP();
-      mapopt__sb_printf(&b,
-                        "{\"ph\": \"i\", \"s\": \"g\", \"name\": "
-                        "\"%s\", \"pid\": 0, \"tid\": 0, \"ts\": ",
-                        what[k]);
-      us(&b, at[k]);
-      mapopt__sb_putc(&b, '}');
+    int64_t t[2] = {s->win_lo[k], s->win_hi[k]};
+    for (int e = 0; e < 2; e++) {
+      ev_open(&w, "i");
+      mapopt__sb_printf(&w.b,
+                        ", \"s\": \"g\", \"name\": \"%s\", \"pid\": 0, "
+                        "\"tid\": 0, \"ts\": ",
+                        what[e]);
+      us(&w.b, t[e]);
+      mapopt__sb_putc(&w.b, '}');
     }
   }
-#undef SEP
-  mapopt__sb_puts(&b, "\n]}\n");
-  mapopt_status st =
-      b.failed ? MAPOPT_ENOMEM : mapopt_file_replace(path, b.data, b.len);
-  mapopt__sb_destroy(&b);
-  return st;
+  w.pid_used[0] = 1;
+  names(&w);
+  mapopt__sb_puts(&w.b, "\n]}\n");
+  res->trace = mapopt__sb_take(&w.b, NULL);
+  return res->trace ? MAPOPT_OK : MAPOPT_ENOMEM;
 }

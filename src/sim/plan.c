@@ -17,7 +17,7 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__vec_init(&pa->copies, sizeof(sim_copy));
   mapopt__vec_init(&pa->copy_afs, sizeof(caf));
   mapopt__vec_init(&pa->deps, sizeof(dnode));
-  mapopt__vec_init(&pa->util_jobs, 3 * sizeof(int64_t));
+  mapopt__vec_init(&pa->util_jobs, sizeof(util_job));
   mapopt__vec_init(&pa->flow_set, sizeof(int64_t));
   mapopt__heap_init(&pa->events);
 }

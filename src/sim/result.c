@@ -246,20 +246,6 @@ static bool timed_copy_in(const sim_t *s, const sim_copy *c, const int64_t *lo,
          c->req < MAPOPT_SIM_MAX_REQS && timed_copy(s, c, lo, hi, nw);
 }
 
-/* The op that produced the data a copy moves: the writer (or the first
- * reducer) of the version of its first (atom, field); -1 for a fill. */
-static int64_t copy_producer(const sim_t *s, const sim_copy *c) {
-  if (c->first_af < 0)
-    return -1;
-  const caf *e = &MAPOPT__VEC_AT(&s->copy_afs, caf, c->first_af);
-  const mapopt__version *v = &s->dag.versions[e->version];
-  if (v->kind == VER_WRITE)
-    return v->producer;
-  if (v->kind == VER_REDUCTION && v->nred > 0)
-    return s->dag.reducers[v->red_off];
-  return -1;
-}
-
 /* For the busiest tasks chosen by top_tasks: how their points spread over
  * the processors, and which task produced what each argument copied in. */
 static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
@@ -301,7 +287,7 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
       continue;
     const mapopt_app_op *ao = &run->ops[cp->op];
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
-    int64_t p = copy_producer(s, cp);
+    int64_t p = mapopt__sim_copy_producer(s, cp);
     if (k >= 0 && p >= 0 && run->ops[p].kind == MAPOPT_OP_TASK)
       prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)cp->req) * nt +
            (size_t)run->ops[p].task] += cp->bytes;
@@ -500,11 +486,11 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
       res->procs[o->proc].tasks++;
   }
   for (size_t k = 0; k < s->util_jobs.len; k++) {
-    const int64_t *j = (const int64_t *)s->util_jobs.data + 3 * k;
+    const util_job *j = &MAPOPT__VEC_AT(&s->util_jobs, util_job, k);
     for (int64_t w = 0; w < nw; w++)
-      res->procs[j[0]].busy_ns += overlap(j[1], j[2], lo[w], hi[w]);
-    if (in_windows(j[1], lo, hi, nw))
-      res->procs[j[0]].tasks++;
+      res->procs[j->proc].busy_ns += overlap(j->start, j->end, lo[w], hi[w]);
+    if (in_windows(j->start, lo, hi, nw))
+      res->procs[j->proc].tasks++;
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
@@ -567,6 +553,8 @@ void mapopt_sim_result_free(mapopt_sim_result *r) {
     mapopt__free(ctx, r->error_text, strlen(r->error_text) + 1);
   if (r->log)
     mapopt__free(ctx, r->log, strlen(r->log) + 1);
+  if (r->trace)
+    mapopt__free(ctx, r->trace, strlen(r->trace) + 1);
   mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
   mapopt__arena_destroy(&impl->strings);
   mapopt__free(ctx, impl, sizeof *impl);

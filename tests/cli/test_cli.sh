@@ -22,8 +22,16 @@ expect_rc 2 "$M" show a.map b.map;   expect_in err "only one mapper file at a ti
 expect_rc 2 "$M" show --bogus;       expect_in err "mapopt show: unknown option '--bogus'"
 expect_rc 2 "$M" sim circuit stencil; expect_in err "only one application at a time"
 expect_rc 2 "$M" sim -x circuit;     expect_in err "mapopt sim: unknown option '-x'"
-expect_rc 2 "$M" check --machine 'nodes=2 tpu=1' x.map
-expect_in err "unknown key 'tpu'"
+# One rule for a machine that cannot be loaded: invalid input (1), with
+# the located diagnostic, in every command that takes --machine.
+printf 'Task * GPU;\n' > one.map
+for args in "check one.map" "fmt one.map" "show one.map" "eval one.map --run true" \
+            "sim circuit:small" "explain one.map --app circuit"; do
+  expect_rc 1 "$M" $args --machine 'nodes=2 tpu=1'
+  expect_in err "nodes=2 tpu=1: error: invalid machine description: column 9: unknown key 'tpu'"
+  expect_rc 1 "$M" $args --machine nosuch
+  expect_in err 'nosuch: error: unknown machine "nosuch"'
+done
 expect_rc 2 "$M" show x.map --point 1,2
 expect_rc 2 "$M" show x.map --task t --point 9 --space 8
 expect_in err "outside --space"
@@ -190,7 +198,11 @@ expect_rc 0 "$M" sim circuit
 expect_in out "ELAPSED TIME ="
 expect_in out "GFLOPS ="
 expect_in out "[mapopt-sim] lower bound"
+# The log says the report's metric too, and what it is.
+expect_in out "[mapopt-sim] metric throughput = "
+expect_in out " 1/s (1 / elapsed time; higher is better)"
 expect_rc 0 "$M" sim cannon:small;  expect_in out "achieved GFLOPS per node:"
+expect_in out "[mapopt-sim] metric gflops = "
 # The export simulates identically to the built-in.
 "$M" apps --export stencil > stencil.json
 "$M" sim stencil --size small --report r1.json > l1.txt
@@ -215,6 +227,19 @@ expect_rc 0 "$M" sim circuit:small --trace t.json --report r.json --json
 expect_in out '"status": "ok"'
 expect_in t.json '"traceEvents"'
 expect_in r.json '"lower_bound_ns"'
+# Report and trace files get the mode the umask gives (not 0600).
+rm -f t.json r.json
+(umask 022 && "$M" sim circuit:small --trace t.json --report r.json >/dev/null)
+for f in t.json r.json; do
+  mode=$(stat -c %a "$f")
+  if [ "$mode" = 644 ]; then ok; else bad "$f has mode $mode under umask 022"; fi
+done
+# A trace or report that cannot be written: the run's log is still printed,
+# the error names the file and says why, and the exit status is 1.
+expect_rc 1 "$M" sim circuit:small --trace nodir/t.json --report nodir/r.json
+expect_in out "ELAPSED TIME ="
+expect_in err "nodir/t.json: error: cannot write the trace: No such file or directory"
+expect_in err "nodir/r.json: error: cannot write the report: No such file or directory"
 expect_rc 0 "$M" show "$ROOT/mappers/cannon/expert.map" --app cannon:small
 expect_in out "task_4: GPU(0, 0)"
 # show --app runs the same pipeline as sim: one size, and the rank split of

@@ -535,41 +535,30 @@ static const char *const all_apps[] = {"circuit", "stencil",   "pennant",
                                        "johnson", "solomonik", "cosma"};
 
 /* Everything a run prints, for byte comparison. */
-static char *outputs(const outcome *o, const char *trace) {
+static char *outputs(const outcome *o) {
   char *report;
   assert_int_equal(mapopt_sim_report_json(o->ctx, o->res, false, &report),
                    MAPOPT_OK);
-  FILE *f = fopen(trace, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long tn = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  size_t n = strlen(o->res->log) + strlen(report) + (size_t)tn + 1;
+  assert_non_null(o->res->trace);
+  size_t n = strlen(o->res->log) + strlen(report) + strlen(o->res->trace) + 1;
   char *all = malloc(n);
-  size_t k = (size_t)snprintf(all, n, "%s%s", o->res->log, report);
-  k += fread(all + k, 1, (size_t)tn, f);
-  all[k] = '\0';
-  fclose(f);
+  snprintf(all, n, "%s%s%s", o->res->log, report, o->res->trace);
   mapopt_text_free(report);
   return all;
 }
 
 static void v19(void **state) {
   (void)state;
-  char trace[] = "/tmp/mapopt-v19-XXXXXX";
-  int fd = mkstemp(trace);
-  assert_true(fd >= 0);
-  close(fd);
   for (int a = 0; a < 9; a++) {
     run_cfg c = {.app = all_apps[a]};
     c.opts.noise = 0.05;
     c.opts.seed = 1;
-    c.opts.trace_path = trace;
+    c.opts.trace = true;
     char *first = NULL;
     for (int r = 0; r < 3; r++) {
       outcome o = simulate(&c);
       expect_ok(&o, all_apps[a]);
-      char *all = outputs(&o, trace);
+      char *all = outputs(&o);
       if (first) {
         assert_string_equal(first, all);
         free(all);
@@ -595,7 +584,6 @@ static void v19(void **state) {
     done(&s0);
     done(&s1);
   }
-  unlink(trace);
 }
 
 static void v20(void **state) {
@@ -891,10 +879,10 @@ static void fences(void **state) {
 
 /* The durations ("ts", "dur") of the trace's complete events named name,
  * as start and end times in ns (rounded). Returns how many. */
-static size_t trace_events(const char *path, const char *name, int64_t *start,
+static size_t trace_events(const char *trace, const char *name, int64_t *start,
                            int64_t *end, size_t cap) {
   json_error_t err;
-  json_t *root = json_load_file(path, 0, &err);
+  json_t *root = json_loads(trace, 0, &err);
   assert_non_null(root);
   json_t *evs = json_object_get(root, "traceEvents");
   size_t n = 0, i;
@@ -919,19 +907,14 @@ static void folds(void **state) {
   (void)state;
   static const char *const apps[] = {"johnson", "cosma"};
   for (int a = 0; a < 2; a++) {
-    char trace[] = "/tmp/mapopt-folds-XXXXXX";
-    int fd = mkstemp(trace);
-    assert_true(fd >= 0);
-    close(fd);
     run_cfg c = {.app = apps[a]};
-    c.opts.trace_path = trace;
+    c.opts.trace = true;
     outcome o = simulate(&c);
     expect_ok(&o, apps[a]);
-    done(&o);
     static int64_t ts[4096], te[4096], fs[4096], fe[4096];
-    size_t nt = trace_events(trace, "task_4", ts, te, 4096);
-    size_t nf = trace_events(trace, "FOLD", fs, fe, 4096);
-    unlink(trace);
+    size_t nt = trace_events(o.res->trace, "task_4", ts, te, 4096);
+    size_t nf = trace_events(o.res->trace, "FOLD", fs, fe, 4096);
+    done(&o);
     size_t matched = 0;
     for (size_t f = 0; f < nf; f++)
       for (size_t t = 0; t < nt; t++)
