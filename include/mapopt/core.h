@@ -168,6 +168,19 @@ MAPOPT_API void mapopt_text_free(char *text);
 MAPOPT_API mapopt_status mapopt_file_replace(const char *path, const char *data,
                                              size_t len);
 
+/*
+ * The name a user probably meant: of the n names, the one closest to the
+ * len bytes at name by edit distance (insertions, deletions, substitutions
+ * and swaps of two adjacent characters each count one edit; case is
+ * ignored), provided it is close: at most one edit per four characters
+ * (at least one edit), and fewer edits than name has characters. The first
+ * of equally close names wins; NULL entries are skipped. Returns NULL when
+ * none is close, or when name is one of the names. The result points into
+ * names.
+ */
+MAPOPT_API const char *mapopt_suggest(const char *name, size_t len,
+                                      const char *const *names, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,7 +80,8 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
  * Every diagnostic the DSL emits, one entry per message form:
  * X(NAME, CODE, SEVERITY, TEMPLATE), with CODE the id users and tools
  * match on (E01-E10 found before the mapper runs, W01-W15 warnings,
- * R01-R26 raised by mapper code or the substrate, N01-N03 context notes),
+ * R01-R26 raised by mapper code or the substrate, N01-N09 notes: the
+ * context of an error, or a hint on how to fix it),
  * SEVERITY a mapopt_severity without its MAPOPT_SEV_ prefix (an R error
  * raised while a mapper loads is reported as an ERROR), and TEMPLATE the
  * printf format of the message. MAPOPT_DSL_DIAG_<NAME>(X) expands one
@@ -359,6 +360,20 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   X(N02_PLACING, N02, NOTE, "while placing point %s of task '%s' with '%s'")
 #define MAPOPT_DSL_DIAG_N03_MAPPING(X) \
   X(N03_MAPPING, N03, NOTE, "while mapping task '%s' with '%s'")
+#define MAPOPT_DSL_DIAG_N04_DID_YOU_MEAN(X) \
+  X(N04_DID_YOU_MEAN, N04, NOTE, "did you mean '%s'?")
+#define MAPOPT_DSL_DIAG_N05_NAMES(X) \
+  X(N05_NAMES, N05, NOTE, "the %s are: %s")
+#define MAPOPT_DSL_DIAG_N06_EXPECTING(X) \
+  X(N06_EXPECTING, N06, NOTE, "expecting one of: %s")
+#define MAPOPT_DSL_DIAG_N07_NO_IF(X) \
+  X(N07_NO_IF, N07, NOTE, \
+    "the language has no if statement: use `c ? a : b`")
+#define MAPOPT_DSL_DIAG_N08_INDEX(X) \
+  X(N08_INDEX, N08, NOTE, \
+    "index %s is outside the machine model's size %s (%s)")
+#define MAPOPT_DSL_DIAG_N09_SEMICOLON(X) \
+  X(N09_SEMICOLON, N09, NOTE, "is a ';' missing at the end of line %d?")
 
 #define MAPOPT_DSL_DIAG_LIST(X) \
   MAPOPT_DSL_DIAG_E01_CHAR(X) \
@@ -457,7 +472,13 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_R26_NO_KIND(X) \
   MAPOPT_DSL_DIAG_N01_CALLED(X) \
   MAPOPT_DSL_DIAG_N02_PLACING(X) \
-  MAPOPT_DSL_DIAG_N03_MAPPING(X)
+  MAPOPT_DSL_DIAG_N03_MAPPING(X) \
+  MAPOPT_DSL_DIAG_N04_DID_YOU_MEAN(X) \
+  MAPOPT_DSL_DIAG_N05_NAMES(X) \
+  MAPOPT_DSL_DIAG_N06_EXPECTING(X) \
+  MAPOPT_DSL_DIAG_N07_NO_IF(X) \
+  MAPOPT_DSL_DIAG_N08_INDEX(X) \
+  MAPOPT_DSL_DIAG_N09_SEMICOLON(X)
 
 
 typedef enum mapopt_dsl_diag {

@@ -66,13 +66,17 @@ mapopt_status mapopt_app_resolve(mapopt_ctx *ctx, const char *arg,
   bool is_file = strchr(name, '/') || strstr(name, ".json");
   if (!is_file) {
     char list[512] = "";
-    for (const char *const *b = mapopt_app_builtins(); *b; b++)
+    size_t nb = 0;
+    for (const char *const *b = mapopt_app_builtins(); *b; b++, nb++)
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                b == mapopt_app_builtins() ? "" : ", ", *b);
+    const char *meant =
+        mapopt_suggest(name, strlen(name), mapopt_app_builtins(), nb);
     mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", name, 0, 0,
-                     "unknown application \"%s\" (built-in: %s; or a "
+                     "unknown application \"%s\" (%s%s%sbuilt-in: %s; or a "
                      "mapopt-app/1 JSON file)",
-                     name, list[0] ? list : "none");
+                     name, meant ? "did you mean \"" : "", meant ? meant : "",
+                     meant ? "\"? " : "", list[0] ? list : "none");
     return MAPOPT_ENOTFOUND;
   }
   char *text;

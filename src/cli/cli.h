@@ -22,6 +22,20 @@ typedef struct cli_command {
   int (*run)(int argc, char **argv);
 } cli_command;
 
+/* The commands, and the one called name (NULL when there is none). */
+const cli_command *cli_commands(size_t *n);
+const cli_command *cli_find_command(const char *name);
+
+/* ---- the texts of --help (help.c) ---------------------------------------- */
+
+enum { CLI_MAX_OPTIONS = 64, CLI_OPTION_LEN = 32 };
+/* The options a --help text names ("--machine", "-i"), each once, in the
+ * order they first appear, into names (at most CLI_MAX_OPTIONS). */
+size_t cli_usage_options(const char *usage, char (*names)[CLI_OPTION_LEN]);
+/* "unknown option 'OPT'" as command cmd's usage error, with the option of
+ * its --help that was probably meant. Returns EXIT_USAGE. */
+int cli_unknown_option(const char *cmd, const char *opt);
+
 /* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -81,6 +95,7 @@ typedef struct cli_pipeline_args {
   int64_t warmup;         /* < 0: the default */
   const char *mapper;     /* a mapper file; NULL: the built-in app's expert */
   mapopt_dsl_options dsl; /* print and trace callbacks; the rest is set */
+  int64_t max_ops, max_bytes; /* the run's size limits; 0: the defaults */
 } cli_pipeline_args;
 
 /* Everything a simulation holds, freed by cli_pipeline_close. */

@@ -15,16 +15,27 @@
 #include "cli/cli.h"
 
 const char cli_check_usage[] =
-    "usage: mapopt check [--json] [--machine SHAPE] FILE...\n\n"
+    "usage: mapopt check [--json] [--machine M] [--app APP [--size S]] "
+    "FILE...\n\n"
     "Parses, checks and loads each mapper and prints its diagnostics as\n"
-    "FILE:LINE:COL: error|warning: MESSAGE (one per line, on stderr).\n\n"
-    "  --machine SHAPE  machine shape used to load the mapper, as a one-line\n"
-    "                   description such as 'nodes=2 gpu=4 cpu=8 omp=2'\n"
-    "                   (default: the p100x4 preset's shape)\n"
+    "FILE:LINE:COL: error|warning|note: MESSAGE (one per line, on stderr).\n"
+    "A note after an error or warning says how to fix it: the name you\n"
+    "probably meant, or the names that are valid there.\n\n"
+    "  --machine M      the machine the mapper is loaded for: a preset\n"
+    "                   (p100x4, lassen:nodes=2), a machine JSON file or a\n"
+    "                   one-line shape such as 'nodes=2 gpu=4 cpu=8 omp=2'\n"
+    "                   (default: p100x4)\n"
+    "  --app APP        check names against the application APP (built-in\n"
+    "                   name[:size] or mapopt-app/1 file): a task or region\n"
+    "                   argument it does not have is a warning, with the\n"
+    "                   name meant; the mapper is loaded for the machine as\n"
+    "                   the app runs on it (its ranks)\n"
+    "  --size S         the app's size preset and overrides (with --app)\n"
     "  --json           print {\"files\": [{\"file\", \"valid\",\n"
     "                   \"diagnostics\": [...]}]} on stdout instead\n\n"
-    "Exit status: 0 when every file is valid, 1 when one has an error,\n"
-    "2 on a usage error.\n";
+    "Exit status: 0 when every file is valid (warnings allowed), 1 when one\n"
+    "has an error or the machine or app cannot be loaded, 2 on a usage\n"
+    "error.\n";
 
 const char cli_fmt_usage[] =
     "usage: mapopt fmt [-i] [--machine SHAPE] FILE\n\n"
@@ -97,70 +108,99 @@ static json_t *diags_json(const mapopt_diags *diags) {
 
 int cli_check(int argc, char **argv) {
   bool json = false;
-  mapopt_machine_shape shape;
-  mapopt_shape_default(&shape);
-  int first_file = 0;
+  const char *machine = NULL, *app = NULL, *size = NULL;
+  static const char *const valued[] = {"--machine", "--app", "--size", NULL};
+  int nfiles = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
+    const char *o = argv[i], *val;
+    if (cli_option_value("check", valued, argc, argv, &i, &val) != EXIT_VALID)
+      return EXIT_USAGE;
+    if (strcmp(o, "--json") == 0) {
       json = true;
-    } else if (strcmp(argv[i], "--machine") == 0) {
-      if (i + 1 >= argc)
-        return cli_usage_error("check", "--machine needs a value");
-      if (!cli_machine_shape(argv[++i], &shape))
-        return EXIT_INVALID;
-    } else if (strcmp(argv[i], "--") == 0) {
-      first_file = i + 1;
+    } else if (strcmp(o, "--machine") == 0) {
+      machine = val;
+    } else if (strcmp(o, "--app") == 0) {
+      app = val;
+    } else if (strcmp(o, "--size") == 0) {
+      size = val;
+    } else if (strcmp(o, "--") == 0) {
+      nfiles += argc - i - 1;
       break;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("check", "unknown option '%s'", argv[i]);
+    } else if (o[0] == '-' && o[1]) {
+      return cli_unknown_option("check", o);
     } else {
-      /* Files and options may be interleaved; collect files below. */
-      if (!first_file)
-        first_file = i;
+      nfiles++; /* files and options may be interleaved */
     }
   }
-  if (!first_file || first_file >= argc)
+  if (!nfiles)
     return cli_usage_error("check", "no input file");
+  if (size && !app)
+    return cli_usage_error("check", "--size needs --app");
   mapopt_ctx *ctx;
-  if (mapopt_ctx_new(NULL, NULL, &ctx) != MAPOPT_OK)
+  mapopt_diags *diags;
+  if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {.shape = &shape,
-                             .print = json ? NULL : print_stdout};
+  mapopt_dsl_options opts = {.print = json ? NULL : print_stdout};
+  mapopt_machine_shape shape;
+  mapopt_shape_default(&shape);
+  cli_pipeline p = {0};
   int status = EXIT_VALID;
+  if (app) {
+    cli_pipeline_args pa = {.machine = machine,
+                            .app = app,
+                            .size = size,
+                            .iterations = -1,
+                            .warmup = -1};
+    status = cli_pipeline_setup(ctx, "check", &pa, diags, &p);
+    shape = p.shape;
+    if (p.app)
+      mapopt_app_task_info(p.app, &opts.tasks, &opts.ntasks);
+  } else if (machine && !cli_machine_shape(machine, &shape)) {
+    status = EXIT_INVALID;
+  }
+  opts.shape = &shape;
+  if (status != EXIT_VALID) {
+    /* The machine or the app could not be loaded: nothing is checked. */
+    cli_print_diags(stderr, diags, 0);
+    cli_pipeline_close(&p);
+    cli_close(ctx, diags);
+    return status;
+  }
   json_t *files = json_array();
-  for (int i = first_file; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      continue;
-    if (strcmp(argv[i], "--machine") == 0) {
-      i++;
+  bool after_dashes = false;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    if (!after_dashes && strcmp(o, "--") == 0) {
+      after_dashes = true;
       continue;
     }
-    mapopt_diags *diags;
-    if (mapopt_diags_new(ctx, &diags) != MAPOPT_OK) {
-      status = EXIT_INVALID;
-      break;
+    if (!after_dashes && o[0] == '-' && o[1]) {
+      for (const char *const *v = valued; *v; v++)
+        i += strcmp(o, *v) == 0; /* skip the option's value */
+      continue;
     }
+    mapopt_diags_clear(diags);
     mapopt_program *prog = NULL;
-    int r = compile_file(ctx, argv[i], &opts, diags, &prog);
+    int r = compile_file(ctx, o, &opts, diags, &prog);
     if (r != EXIT_VALID)
       status = EXIT_INVALID;
     if (json) {
-      json_t *o = json_object();
-      json_object_set_new(o, "file", json_string(argv[i]));
-      json_object_set_new(o, "valid", json_boolean(r == EXIT_VALID));
-      json_object_set_new(o, "diagnostics", diags_json(diags));
-      json_array_append_new(files, o);
+      json_t *f = json_object();
+      json_object_set_new(f, "file", json_string(o));
+      json_object_set_new(f, "valid", json_boolean(r == EXIT_VALID));
+      json_object_set_new(f, "diagnostics", diags_json(diags));
+      json_array_append_new(files, f);
     } else {
       cli_print_diags(stderr, diags, 0);
     }
     mapopt_dsl_free(prog);
-    mapopt_diags_free(diags);
   }
   if (json)
     cli_print_json("files", files);
   else
     json_decref(files);
-  mapopt_ctx_free(ctx);
+  cli_pipeline_close(&p);
+  cli_close(ctx, diags);
   return status;
 }
 

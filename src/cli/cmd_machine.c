@@ -259,7 +259,7 @@ int cli_machine(int argc, char **argv) {
   if (strcmp(sub, "show") == 0) {
     for (int i = 2; i < argc; i++) {
       if (argv[i][0] == '-' && argv[i][1])
-        return cli_usage_error("machine", "unknown option '%s'", argv[i]);
+        return cli_unknown_option("machine", argv[i]);
       if (arg)
         return cli_usage_error("machine", "show takes one machine");
       arg = argv[i];

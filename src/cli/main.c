@@ -45,6 +45,18 @@ static const cli_command commands[] = {
 
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
+const cli_command *cli_commands(size_t *n) {
+  *n = NCOMMANDS;
+  return commands;
+}
+
+const cli_command *cli_find_command(const char *name) {
+  for (int i = 0; i < NCOMMANDS; i++)
+    if (strcmp(name, commands[i].name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
 static void print_main_help(FILE *f) {
   fprintf(f, "usage: mapopt COMMAND [OPTIONS] [ARGS]\n\n"
              "mapopt writes and tunes mappers for task-based parallel "
@@ -72,7 +84,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
 int cli_operand(const char *cmd, const char *arg, const char **slot,
                 const char *what) {
   if (arg[0] == '-' && arg[1])
-    return cli_usage_error(cmd, "unknown option '%s'", arg);
+    return cli_unknown_option(cmd, arg);
   if (*slot)
     return cli_usage_error(cmd, "only one %s at a time", what);
   *slot = arg;
@@ -235,6 +247,16 @@ int main(int argc, char **argv) {
         }
       return commands[i].run(argc - 1, argv + 1);
     }
+  const char *names[NCOMMANDS];
+  for (int i = 0; i < NCOMMANDS; i++)
+    names[i] = commands[i].name;
+  const char *meant =
+      mapopt_suggest(argv[1], strlen(argv[1]), names, NCOMMANDS);
+  if (meant) {
+    fprintf(stderr, "mapopt: unknown command '%s'; did you mean '%s'?\n",
+            argv[1], meant);
+    return EXIT_USAGE;
+  }
   fprintf(stderr, "mapopt: unknown command '%s'\n", argv[1]);
   print_main_help(stderr);
   return EXIT_USAGE;

@@ -53,8 +53,11 @@ int cli_pipeline_setup(mapopt_ctx *ctx, const char *cmd,
     return EXIT_USAGE;
   }
   p->spec = spec ? spec : a->size;
-  mapopt_app_options ao = {
-      .spec = p->spec, .iterations = a->iterations, .warmup = a->warmup};
+  mapopt_app_options ao = {.spec = p->spec,
+                           .iterations = a->iterations,
+                           .warmup = a->warmup,
+                           .max_ops = a->max_ops,
+                           .max_bytes = a->max_bytes};
   if (mapopt_sim_instantiate(p->machine, p->app, &ao, diags, &p->run) !=
       MAPOPT_OK)
     return EXIT_INVALID;

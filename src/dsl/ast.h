@@ -46,6 +46,19 @@ mapopt_status mapopt__dsl_diagv(mapopt_diags *diags, mapopt_dsl_diag id,
                                 mapopt__loc loc, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/*
+ * The hint after a diagnostic about a misspelled name (name, len bytes) at
+ * loc: N04 "did you mean 'X'?" when one of names[0..n) is close to it
+ * (mapopt_suggest); otherwise, when what is not NULL and there are names,
+ * N05 "the WHAT are: A, B, ..." listing them (the first 20, then how many
+ * more). MAPOPT_ENOMEM when the note cannot be stored.
+ */
+mapopt_status mapopt__dsl_suggest(mapopt_ctx *ctx, mapopt_diags *diags,
+                                  const char *file, mapopt__loc loc,
+                                  const char *name, size_t len,
+                                  const char *const *names, size_t n,
+                                  const char *what);
+
 /* Operators, by token; the printer and the diagnostics spell them. */
 typedef enum mapopt__op {
   OP_ADD,

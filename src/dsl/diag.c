@@ -3,7 +3,8 @@
  * each entry's code, severity and template, for tools that enumerate it --
  * and the one function through which the DSL's files append a diagnostic
  * of the catalogue to a list: the code and the severity always come from
- * the entry, the message from its template.
+ * the entry, the message from its template. Also the one way a misspelled
+ * name gets its hint (N04 or N05).
  */
 #include "dsl/ast.h"
 
@@ -48,4 +49,40 @@ mapopt_status mapopt__dsl_diagv(mapopt_diags *diags, mapopt_dsl_diag id,
   return mapopt_diags_addv(diags, mapopt_dsl_diag_severity(id),
                            mapopt_dsl_diag_code(id), file, loc.line, loc.col,
                            fmt, ap);
+}
+
+mapopt_status mapopt__dsl_suggest(mapopt_ctx *ctx, mapopt_diags *diags,
+                                  const char *file, mapopt__loc loc,
+                                  const char *name, size_t len,
+                                  const char *const *names, size_t n,
+                                  const char *what) {
+  const char *best = mapopt_suggest(name, len, names, n);
+  if (best)
+    return mapopt__dsl_diag(diags, MAPOPT__DIAG(N04_DID_YOU_MEAN), file, loc,
+                            best);
+  if (!what || n == 0)
+    return MAPOPT_OK;
+  enum { MAX_LISTED = 20 };
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  size_t listed = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!names[i])
+      continue;
+    if (listed == MAX_LISTED) {
+      size_t rest = 0;
+      for (size_t j = i; j < n; j++)
+        rest += names[j] != NULL;
+      mapopt__sb_printf(&sb, " and %zu more", rest);
+      break;
+    }
+    mapopt__sb_printf(&sb, "%s%s", listed ? ", " : "", names[i]);
+    listed++;
+  }
+  mapopt_status st = sb.failed || !listed
+                         ? (sb.failed ? MAPOPT_ENOMEM : MAPOPT_OK)
+                         : mapopt__dsl_diag(diags, MAPOPT__DIAG(N05_NAMES),
+                                            file, loc, what, sb.data);
+  mapopt__sb_destroy(&sb);
+  return st;
 }

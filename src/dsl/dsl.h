@@ -121,6 +121,10 @@ typedef struct mapopt__eval_error {
   char code[4]; /* the R-code of the catalogue entry raised */
   mapopt__loc loc;
   char *msg; /* the message, owned (mapopt__eval_error_clear); NULL if nomem */
+  /* A hint to print after it (an N-entry of the catalogue, at loc), owned
+   * like msg; NULL when there is none. */
+  char note_code[4];
+  char *note;
   bool in_call;         /* raised inside a function called at top level */
   mapopt__loc call_loc; /* the outermost call at top level */
 } mapopt__eval_error;

@@ -85,7 +85,34 @@ static bool nomem(ev_t *ev, mapopt__loc loc) {
 void mapopt__eval_error_clear(mapopt_ctx *ctx, mapopt__eval_error *err) {
   if (err->msg)
     mapopt__free(ctx, err->msg, strlen(err->msg) + 1);
-  err->msg = NULL;
+  if (err->note)
+    mapopt__free(ctx, err->note, strlen(err->note) + 1);
+  err->msg = err->note = NULL;
+}
+
+/* Attaches the hint id (formatted from fmt, its template) to the error
+ * just raised. Call it only right after raising that error, when it was
+ * the evaluation's first. Out of memory makes the whole error ENOMEM. */
+static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...) {
+  mapopt__eval_error *err = ev->err;
+  if (err->nomem || err->note)
+    return;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ev->prog->ctx);
+  va_list ap;
+  va_start(ap, fmt);
+  mapopt__sb_vprintf(&sb, fmt, ap);
+  va_end(ap);
+  err->note = mapopt__sb_take(&sb, NULL);
+  snprintf(err->note_code, sizeof err->note_code, "%s",
+           mapopt_dsl_diag_code(id));
+  if (!err->note) {
+    mapopt__eval_error_clear(ev->prog->ctx, err);
+    err->nomem = true;
+  }
 }
 
 static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
@@ -350,6 +377,25 @@ static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
 
 /* ---- names and calls --------------------------------------------------- */
 
+/* R01's hint: the global that was meant. */
+static void name_note(ev_t *ev, int sym) {
+  const mapopt_program *p = ev->prog;
+  const char **v = mapopt__arena_zalloc(
+      ev->arena, (size_t)(p->nglobals ? p->nglobals : 1) * sizeof *v);
+  if (!v) {
+    mapopt__eval_error_clear(ev->prog->ctx, ev->err);
+    ev->err->nomem = true;
+    return;
+  }
+  for (int i = 0; i < p->nglobals; i++)
+    if (p->globals[i].kind != V_UNSET)
+      v[i] = mapopt__sym_name(&p->ast, i);
+  const char *name = mapopt__sym_name(&p->ast, sym);
+  const char *best = mapopt_suggest(name, strlen(name), v, (size_t)p->nglobals);
+  if (best)
+    note(ev, MAPOPT__DIAG(N04_DID_YOU_MEAN), best);
+}
+
 static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
                    value *out) {
   if (ref->slot >= 0 && ev->fr && ev->fr->slots[ref->slot].kind != V_UNSET) {
@@ -361,8 +407,12 @@ static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
     *out = p->globals[ref->sym];
     return true;
   }
-  return fail(ev, MAPOPT__DIAG(R01_NOT_FOUND), loc,
-              mapopt__sym_name(&p->ast, ref->sym));
+  bool first = !ev->err->failed;
+  fail(ev, MAPOPT__DIAG(R01_NOT_FOUND), loc,
+       mapopt__sym_name(&p->ast, ref->sym));
+  if (first)
+    name_note(ev, ref->sym);
+  return false;
 }
 
 static bool param_accepts(mapopt__param_type t, const value *v) {
@@ -602,6 +652,95 @@ static bool ms_fail(ev_t *ev, mapopt__ms_err code, mapopt__loc loc,
   return raise(ev, c, loc, mapopt__strndup(ev->prog->ctx, msg, strlen(msg)));
 }
 
+/* "(8,)", "(2, 4)": a tuple as the language prints it. */
+static void sb_tuple(mapopt__strbuf *sb, const int64_t *v, int n) {
+  mapopt__sb_putc(sb, '(');
+  for (int i = 0; i < n; i++)
+    mapopt__sb_printf(sb, i ? ", %" PRId64 : "%" PRId64, v[i]);
+  mapopt__sb_puts(sb, n == 1 ? ",)" : ")");
+}
+
+/* A transformation as it was written, e.g. "merge(0, 1)". */
+static void sb_step(mapopt__strbuf *sb, const mapopt__ms_step *st) {
+  switch (st->op) {
+  case MS_SPLIT:
+    mapopt__sb_printf(sb, "split(%d, %" PRId64 ")", st->a, st->f);
+    break;
+  case MS_MERGE:
+    mapopt__sb_printf(sb, "merge(%d, %d)", st->a, st->b);
+    break;
+  case MS_SWAP:
+    mapopt__sb_printf(sb, "swap(%d, %d)", st->a, st->b);
+    break;
+  case MS_SLICE:
+    mapopt__sb_printf(sb, "slice(%d, %" PRId64 ", %" PRId64 ")", st->a, st->lo,
+                      st->hi);
+    break;
+  case MS_REVERSE:
+    mapopt__sb_printf(sb, "reverse(%d)", st->a);
+    break;
+  case MS_FACTORS:
+    mapopt__sb_printf(sb, "a split of dimension %d into ", st->a);
+    sb_tuple(sb, st->factors, st->nf);
+    break;
+  }
+}
+
+/* R10, R11 and R25's hint: the index written, the size of the model it
+ * indexes and how that model was made ("Machine(GPU): (2, 4); merge(0, 1):
+ * (8,)") -- when the index is outside that size, which is the mistake to
+ * fix. */
+static void index_note(ev_t *ev, const mapopt__mspace *m,
+                       const int64_t *coords) {
+  bool outside = false;
+  for (int d = 0; d < m->ndims; d++)
+    outside |= coords[d] >= m->size[d];
+  if (!outside)
+    return;
+  mapopt__strbuf idx, size, how;
+  mapopt__sb_init(&idx, ev->prog->ctx);
+  mapopt__sb_init(&size, ev->prog->ctx);
+  mapopt__sb_init(&how, ev->prog->ctx);
+  mapopt__sb_putc(&idx, '[');
+  for (int d = 0; d < m->ndims; d++)
+    mapopt__sb_printf(&idx, d ? ", %" PRId64 : "%" PRId64, coords[d]);
+  mapopt__sb_putc(&idx, ']');
+  sb_tuple(&size, m->size, m->ndims);
+  int64_t base[2] = {m->nodes, m->procs};
+  mapopt__sb_printf(&how, "Machine(%s): ",
+                    mapopt_shape_proc_name((mapopt_proc_kind)m->proc_kind));
+  sb_tuple(&how, base, 2);
+  for (int k = 0; k < m->nsteps; k++) {
+    mapopt__sb_puts(&how, "; ");
+    sb_step(&how, &m->steps[k]);
+    mapopt__sb_puts(&how, ": ");
+    if (k + 1 < m->nsteps)
+      sb_tuple(&how, m->steps[k + 1].in_size, m->steps[k + 1].in_ndims);
+    else
+      sb_tuple(&how, m->size, m->ndims);
+  }
+  if (idx.failed || size.failed || how.failed) {
+    mapopt__eval_error_clear(ev->prog->ctx, ev->err);
+    ev->err->nomem = true;
+  } else {
+    note(ev, MAPOPT__DIAG(N08_INDEX), idx.data, size.data, how.data);
+  }
+  mapopt__sb_destroy(&idx);
+  mapopt__sb_destroy(&size);
+  mapopt__sb_destroy(&how);
+}
+
+/* An error of the inverse mapping at loc, with its hint. */
+static bool inverse_fail(ev_t *ev, mapopt__ms_err r, mapopt__loc loc,
+                         const char *msg, const mapopt__mspace *m,
+                         const int64_t *coords) {
+  bool first = !ev->err->failed;
+  ms_fail(ev, r, loc, msg);
+  if (first && (r == MS_R10 || r == MS_R11 || r == MS_R25))
+    index_note(ev, m, coords);
+  return false;
+}
+
 /* m[c0, ..., c(r-1)] (DSL.md §5.8): a point, or a point set for wildcards. */
 static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
                           mapopt__loc loc, value *out) {
@@ -633,7 +772,7 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
     mapopt__ms_err r =
         mapopt__ms_inverse(m, coords, &pt.node, &pt.proc, msg, sizeof msg);
     if (r != MS_OK)
-      return ms_fail(ev, r, loc, msg);
+      return inverse_fail(ev, r, loc, msg, m, coords);
     out->kind = V_POINT;
     out->u.pt = pt;
     return true;
@@ -655,7 +794,7 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
     mapopt__ms_err r = mapopt__ms_inverse(m, coords, &pts[k].node, &pts[k].proc,
                                           msg, sizeof msg);
     if (r != MS_OK)
-      return ms_fail(ev, r, loc, msg);
+      return inverse_fail(ev, r, loc, msg, m, coords);
     pts[k].kind = (mapopt_proc_kind)m->proc_kind;
   }
   out->kind = V_SET;

@@ -36,6 +36,13 @@ const char *mapopt__tok_spelling(mapopt__tok t) {
   return (unsigned)t < TK__COUNT ? spellings[t] : "?";
 }
 
+const char *mapopt__tok_word(mapopt__tok t) {
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (words[i].tok == t)
+      return words[i].text;
+  return NULL;
+}
+
 void mapopt__lex_init(mapopt__lexer *lx, mapopt_ctx *ctx, const char *file,
                       mapopt_diags *diags, const char *text, size_t len) {
   memset(&lx->tok, 0, sizeof lx->tok);
@@ -57,15 +64,29 @@ _Noreturn void mapopt__lex_throw(mapopt__lexer *lx, mapopt_status status) {
 }
 
 /* The one place where a parse diagnostic is stored. */
-_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
-                                    mapopt__loc loc, mapopt__strbuf *msg) {
+mapopt_status mapopt__lex_add_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
+                                 mapopt__loc loc, mapopt__strbuf *msg) {
   mapopt_status st = MAPOPT_ENOMEM;
   if (!msg->failed && msg->data &&
       mapopt__dsl_diag(lx->diags, id, "%s", lx->file, loc, msg->data) ==
           MAPOPT_OK)
     st = MAPOPT_ESYNTAX;
   mapopt__sb_destroy(msg);
-  mapopt__lex_throw(lx, st);
+  return st;
+}
+
+_Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
+                                    mapopt__loc loc, mapopt__strbuf *msg) {
+  mapopt__lex_throw(lx, mapopt__lex_add_sb(lx, id, loc, msg));
+}
+
+mapopt_status mapopt__lex_note(mapopt__lexer *lx, mapopt_dsl_diag id,
+                               const char *fmt, mapopt__loc loc, ...) {
+  va_list ap;
+  va_start(ap, loc);
+  mapopt_status st = mapopt__dsl_diagv(lx->diags, id, fmt, lx->file, loc, ap);
+  va_end(ap);
+  return st == MAPOPT_OK ? MAPOPT_ESYNTAX : st;
 }
 
 _Noreturn void mapopt__lex_error(mapopt__lexer *lx, mapopt_dsl_diag id,

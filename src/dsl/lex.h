@@ -108,6 +108,8 @@ mapopt__tok mapopt__lex_peek(mapopt__lexer *lx);
 
 /* "';'", "'def'", "identifier", "end of file". */
 const char *mapopt__tok_spelling(mapopt__tok t);
+/* The text of a reserved word ("def", "FBMEM"); NULL for other tokens. */
+const char *mapopt__tok_word(mapopt__tok t);
 
 /*
  * Adds the error diagnostic id (E01-E04; give it as MAPOPT__DIAG(NAME)) at
@@ -121,6 +123,16 @@ _Noreturn void mapopt__lex_error(mapopt__lexer *lx, mapopt_dsl_diag id,
  * destroys. */
 _Noreturn void mapopt__lex_error_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
                                     mapopt__loc loc, mapopt__strbuf *msg);
+/* Adds the error without jumping (a syntax error followed by its hints):
+ * MAPOPT_ESYNTAX, or MAPOPT_ENOMEM if it cannot be stored. msg is
+ * destroyed. */
+mapopt_status mapopt__lex_add_sb(mapopt__lexer *lx, mapopt_dsl_diag id,
+                                 mapopt__loc loc, mapopt__strbuf *msg);
+/* Adds the note id (N04-N07) after an error: MAPOPT_ESYNTAX, or
+ * MAPOPT_ENOMEM if it cannot be stored. */
+mapopt_status mapopt__lex_note(mapopt__lexer *lx, mapopt_dsl_diag id,
+                               const char *fmt, mapopt__loc loc, ...)
+    __attribute__((format(printf, 3, 5)));
 /* Jumps out with status (MAPOPT_ENOMEM), adding no diagnostic. */
 _Noreturn void mapopt__lex_throw(mapopt__lexer *lx, mapopt_status status);
 

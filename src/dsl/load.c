@@ -66,6 +66,42 @@ static const char *sym(const checker *c, int s) {
   return mapopt__sym_name(&c->prog->ast, s);
 }
 
+/* The hint after the warning just reported about name at loc: the name
+ * meant among names[0..n), or the list of them as "the WHAT are: ...". */
+static void hint(checker *c, mapopt__loc loc, const char *name,
+                 const char *const *names, size_t n, const char *what) {
+  if (c->status == MAPOPT_ENOMEM)
+    return;
+  if (mapopt__dsl_suggest(c->prog->ctx, c->diags, file_of(c->prog), loc, name,
+                          strlen(name), names, n, what) != MAPOPT_OK)
+    c->status = MAPOPT_ENOMEM;
+}
+
+/* An array of n names in the program's arena (NULL entries are skipped by
+ * the hints); NULL, with the check failed, when out of memory. */
+static const char **names_new(checker *c, size_t n) {
+  const char **v =
+      mapopt__arena_zalloc(&c->prog->ast.arena, (n ? n : 1) * sizeof *v);
+  if (!v)
+    c->status = MAPOPT_ENOMEM;
+  return v;
+}
+
+/* W06's hint: the names that can be read at this point of the function. */
+static void hint_name(checker *c, const mapopt__name_ref *ref,
+                      mapopt__loc loc) {
+  size_t nsyms = c->prog->ast.syms.names.len;
+  const char **v = names_new(c, nsyms);
+  if (!v)
+    return;
+  for (size_t i = 0; i < nsyms; i++)
+    if (c->global_anywhere[i] || (c->slot_of[i] >= 0 && c->bound_now[i]))
+      v[i] = sym(c, (int)i);
+  for (int i = 0; i < c->ncomp; i++)
+    v[c->comp_sym[i]] = sym(c, c->comp_sym[i]);
+  hint(c, loc, sym(c, ref->sym), v, nsyms, NULL);
+}
+
 /* ---- expressions: resolution and warnings ----------------------------- */
 
 static void check_expr(checker *c, mapopt__expr *e);
@@ -87,9 +123,11 @@ static void resolve(checker *c, mapopt__name_ref *ref, mapopt__loc loc) {
   if (!c->fn)
     return;
   bool local_now = ref->slot >= 0 && c->bound_now[ref->sym];
-  if (!local_now && !c->global_anywhere[ref->sym])
+  if (!local_now && !c->global_anywhere[ref->sym]) {
     check_diag(c, MAPOPT__DIAG(W06_NOT_FOUND), loc, sym(c, ref->sym),
                sym(c, c->fn->u.def.sym));
+    hint_name(c, ref, loc);
+  }
 }
 
 static bool has_unpack(const mapopt__expr_list *l) {
@@ -206,9 +244,16 @@ static const mapopt_task_info *check_task_name(checker *c,
   if (!c->opts->tasks || t->kind != SEL_NAME)
     return NULL;
   const mapopt_task_info *info = app_task(c, t->name);
-  if (!info)
-    check_diag(c, MAPOPT__DIAG(W11_TASK), t->loc, t->name);
-  return info;
+  if (info)
+    return info;
+  check_diag(c, MAPOPT__DIAG(W11_TASK), t->loc, t->name);
+  const char **v = names_new(c, c->opts->ntasks);
+  if (!v)
+    return NULL;
+  for (size_t i = 0; i < c->opts->ntasks; i++)
+    v[i] = c->opts->tasks[i].name;
+  hint(c, t->loc, t->name, v, c->opts->ntasks, "tasks of the application");
+  return NULL;
 }
 
 static void check_region_name(checker *c, const mapopt__sel *t,
@@ -224,10 +269,34 @@ static void check_region_name(checker *c, const mapopt__sel *t,
       if (strcmp(*n, r->name) == 0)
         return;
   }
-  if (r->kind == SEL_INT)
+  if (r->kind == SEL_INT) {
     check_diag(c, MAPOPT__DIAG(W12_POSITION), r->loc, info->name, r->pos);
+    return;
+  }
+  check_diag(c, MAPOPT__DIAG(W12_NAME), r->loc, info->name, r->name);
+  size_t n = 0;
+  for (size_t a = 0; a < info->nargs; a++)
+    for (const char *const *m = info->arg_names[a]; *m; m++)
+      n++;
+  const char **v = names_new(c, n);
+  if (!v)
+    return;
+  n = 0;
+  for (size_t a = 0; a < info->nargs; a++)
+    for (const char *const *m = info->arg_names[a]; *m; m++) {
+      bool seen = false; /* an argument name may repeat a region's */
+      for (size_t k = 0; k < n && !seen; k++)
+        seen = v[k] && strcmp(v[k], *m) == 0;
+      v[n++] = seen ? NULL : *m;
+    }
+  mapopt__strbuf what;
+  mapopt__sb_init(&what, c->prog->ctx);
+  mapopt__sb_printf(&what, "region arguments of task '%s'", info->name);
+  if (what.failed)
+    c->status = MAPOPT_ENOMEM;
   else
-    check_diag(c, MAPOPT__DIAG(W12_NAME), r->loc, info->name, r->name);
+    hint(c, r->loc, r->name, v, n, what.data);
+  mapopt__sb_destroy(&what);
 }
 
 /* ---- statements -------------------------------------------------------- */
@@ -439,7 +508,10 @@ static void load_eval_error(loader *l, mapopt__eval_error *err) {
   }
   if (mapopt_diags_add(l->diags, MAPOPT_SEV_ERROR, err->code, lfile(l),
                        err->loc.line, err->loc.col, "%s",
-                       err->msg) != MAPOPT_OK)
+                       err->msg) != MAPOPT_OK ||
+      (err->note && mapopt_diags_add(l->diags, MAPOPT_SEV_NOTE, err->note_code,
+                                     lfile(l), err->loc.line, err->loc.col,
+                                     "%s", err->note) != MAPOPT_OK))
     l->status = MAPOPT_ENOMEM;
   else
     l->status = MAPOPT_ELOAD;
@@ -518,6 +590,24 @@ static void set_add(loader *l, mapopt__map *set, const char *key,
     e->value = (void *)value;
 }
 
+/* E06's hint: the functions defined above the statement. */
+static void hint_function(loader *l, mapopt__loc loc, const char *name) {
+  mapopt_program *p = l->prog;
+  const char **v = mapopt__arena_zalloc(
+      &p->ast.arena, (size_t)(p->nglobals ? p->nglobals : 1) * sizeof *v);
+  if (!v) {
+    l->status = MAPOPT_ENOMEM;
+    return;
+  }
+  for (int i = 0; i < p->nglobals; i++)
+    if (p->globals[i].kind == V_FUNC)
+      v[i] = mapopt__sym_name(&p->ast, i);
+  if (mapopt__dsl_suggest(p->ctx, l->diags, lfile(l), loc, name, strlen(name),
+                          v, (size_t)p->nglobals,
+                          "functions defined above") != MAPOPT_OK)
+    l->status = MAPOPT_ENOMEM;
+}
+
 static void load_map_stmt(loader *l, const mapopt__stmt *s) {
   mapopt_program *p = l->prog;
   const char *stmt = s->kind == ST_INDEX_MAP ? "IndexTaskMap" : "SingleTaskMap";
@@ -526,6 +616,7 @@ static void load_map_stmt(loader *l, const mapopt__stmt *s) {
   const mapopt__value *g = &p->globals[fn];
   if (g->kind == V_UNSET) {
     load_diag(l, MAPOPT__DIAG(E06_UNDEFINED), s->u.map.fn_loc, stmt, fname);
+    hint_function(l, s->u.map.fn_loc, fname);
     return;
   }
   if (g->kind != V_FUNC) {

@@ -52,7 +52,13 @@ typedef struct parser {
   mapopt__lexer lx;
   mapopt__ast *ast;
   tokset expected; /* tokens tested at the current position */
-  int level;       /* recursion depth through expr() and unary() */
+  /* The identifier that began the statement being parsed as an assignment,
+   * until its '=' is read: an error there may be a misspelled keyword or
+   * an `if`, which syntax_error's hints recognize. */
+  mapopt__token lead;
+  bool has_lead;
+  int prev_line; /* the line of the token before the current one */
+  int level;     /* recursion depth through expr() and unary() */
   /* Legacy map statements (map_stmt): the function definition to put
    * before the statement just parsed, and the functions already made. */
   struct mapopt__stmt *pending;
@@ -72,6 +78,76 @@ typedef struct growbuf {
 
 static int cmp_spelling(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The statement keywords, for a statement whose first word is misspelled. */
+static const mapopt__tok stmt_words[] = {
+    TK_TASK,          TK_REGION,       TK_LAYOUT,        TK_INSTANCELIMIT,
+    TK_COLLECTMEMORY, TK_INDEXTASKMAP, TK_SINGLETASKMAP, TK_CONTROLREPLICATE,
+    TK_DEF,           TK_RETURN,       TK_PRINT};
+
+/*
+ * The hints after a syntax error (MAPOPT_ESYNTAX, or MAPOPT_ENOMEM when
+ * one cannot be stored):
+ *   - a statement that began with an identifier not followed by '=': `if`
+ *     or `else` (N07: the language has none), or a misspelled statement
+ *     keyword (N04: did you mean 'Task'?);
+ *   - an identifier where reserved words could come (a kind, a method, a
+ *     layout constraint): the word meant (N04);
+ *   - a ';' expected where the next line began: it is missing at the end
+ *     of the line before (N09);
+ *   - otherwise, when there were too many possibilities for the message
+ *     to list (long) but not more than MAX_HINTED, all of them (N06).
+ */
+static mapopt_status syntax_hint(parser *p, bool long_list) {
+  enum { MAX_HINTED = 12 };
+  const mapopt__token *t = &p->lx.tok;
+  const char *words[TK__COUNT];
+  size_t n = 0;
+  if (p->has_lead) {
+    const mapopt__token *l = &p->lead;
+    if ((l->len == 2 && memcmp(l->text, "if", 2) == 0) ||
+        (l->len == 4 && memcmp(l->text, "else", 4) == 0))
+      return mapopt__lex_note(&p->lx, MAPOPT__DIAG(N07_NO_IF), l->loc);
+    for (size_t i = 0; i < sizeof stmt_words / sizeof stmt_words[0]; i++)
+      words[n++] = mapopt__tok_word(stmt_words[i]);
+    const char *best = mapopt_suggest(l->text, l->len, words, n);
+    return best ? mapopt__lex_note(&p->lx, MAPOPT__DIAG(N04_DID_YOU_MEAN),
+                                   l->loc, best)
+                : MAPOPT_ESYNTAX;
+  }
+  if (t->type == TK_IDENT) {
+    for (int k = 0; k < TK__COUNT; k++)
+      if (ts_has(&p->expected, (mapopt__tok)k) &&
+          mapopt__tok_word((mapopt__tok)k))
+        words[n++] = mapopt__tok_word((mapopt__tok)k);
+    const char *best = mapopt_suggest(t->text, t->len, words, n);
+    if (best)
+      return mapopt__lex_note(&p->lx, MAPOPT__DIAG(N04_DID_YOU_MEAN), t->loc,
+                              best);
+  }
+  /* A statement that could have ended on the line before. */
+  if (ts_has(&p->expected, TK_SEMI) && p->prev_line > 0 &&
+      t->loc.line > p->prev_line)
+    return mapopt__lex_note(&p->lx, MAPOPT__DIAG(N09_SEMICOLON), t->loc,
+                            p->prev_line);
+  int n_expected = 0;
+  for (int k = 0; k < TK__COUNT; k++)
+    n_expected += ts_has(&p->expected, (mapopt__tok)k);
+  if (!long_list || n_expected > MAX_HINTED)
+    return MAPOPT_ESYNTAX;
+  mapopt__strbuf list;
+  mapopt__sb_init(&list, p->lx.ctx);
+  for (int k = 0, i = 0; k < TK__COUNT; k++)
+    if (ts_has(&p->expected, (mapopt__tok)k))
+      mapopt__sb_printf(&list, "%s%s", i++ ? ", " : "",
+                        mapopt__tok_spelling((mapopt__tok)k));
+  mapopt_status st = list.failed
+                         ? MAPOPT_ENOMEM
+                         : mapopt__lex_note(&p->lx, MAPOPT__DIAG(N06_EXPECTING),
+                                            t->loc, list.data);
+  mapopt__sb_destroy(&list);
+  return st;
 }
 
 /* "syntax error, unexpected TOK[, expecting LIST]" at the current token
@@ -117,7 +193,10 @@ static _Noreturn void syntax_error(parser *p) {
   id = expecting ? MAPOPT_DSL_E04_EXPECTING : MAPOPT_DSL_E04_UNEXPECTED;
   mapopt__sb_destroy(&tok);
   mapopt__sb_destroy(&list);
-  mapopt__lex_error_sb(&p->lx, id, t->loc, &msg);
+  mapopt_status st = mapopt__lex_add_sb(&p->lx, id, t->loc, &msg);
+  if (st == MAPOPT_ESYNTAX)
+    st = syntax_hint(p, n > MAX_LISTED);
+  mapopt__lex_throw(&p->lx, st);
 }
 
 static _Noreturn void nesting_error(parser *p, mapopt__loc loc) {
@@ -132,6 +211,7 @@ static _Noreturn void no_memory(parser *p) {
 /* ---- tokens ------------------------------------------------------------ */
 
 static void next(parser *p) {
+  p->prev_line = p->lx.tok.loc.line;
   mapopt__lex_next(&p->lx);
   memset(&p->expected, 0, sizeof p->expected);
 }
@@ -882,8 +962,11 @@ static void assign_stmt(parser *p, mapopt__stmt *s) {
   int h;
   s->u.assign.target.sym = intern(p, &p->lx.tok);
   s->u.assign.target.slot = -1;
+  p->lead = p->lx.tok;
+  p->has_lead = true;
   next(p);
   expect(p, TK_ASSIGN);
+  p->has_lead = false;
   s->u.assign.value = expr(p, &h);
   expect(p, TK_SEMI);
 }
@@ -1029,6 +1112,8 @@ mapopt_status mapopt__dsl_parse(mapopt__ast *ast, const char *text, size_t len,
   p.level = 0;
   p.pending = NULL;
   p.nlegacy = 0;
+  p.has_lead = false;
+  p.prev_line = 0;
   memset(&p.expected, 0, sizeof p.expected);
   mapopt__lex_init(&p.lx, ast->ctx, ast->file, diags, text, len);
   if (setjmp(p.lx.jmp) == 0) {

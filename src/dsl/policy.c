@@ -245,6 +245,9 @@ static mapopt_status report_mapping_error(const mapopt_program *prog,
   mapopt_status st =
       mapopt_diags_add(diags, MAPOPT_SEV_MAPPING_ERROR, err->code, file,
                        err->loc.line, err->loc.col, "%s", err->msg);
+  if (st == MAPOPT_OK && err->note)
+    st = mapopt_diags_add(diags, MAPOPT_SEV_NOTE, err->note_code, file,
+                          err->loc.line, err->loc.col, "%s", err->note);
   if (st == MAPOPT_OK && c->dims < 0) {
     st = mapopt__dsl_diag(diags, MAPOPT__DIAG(N03_MAPPING), file, none, c->task,
                           c->function);
@@ -340,9 +343,13 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
                       ? NULL
                       : mapopt__arena_strndup(&prog->cache_arena, err.msg,
                                               strlen(err.msg));
+    char *ncopy = ok || !ecopy || !err.note
+                      ? NULL
+                      : mapopt__arena_strndup(&prog->cache_arena, err.note,
+                                              strlen(err.note));
     bool ins = false;
     mapopt__map_entry *e =
-        k && v && (ok || mcopy)
+        k && v && (ok || (mcopy && (ncopy || !err.note)))
             ? (memcpy(k, kbuf, klen),
                mapopt__map_upsert(&prog->index_memo, prog->ctx, k, klen, &ins))
             : NULL;
@@ -353,6 +360,7 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
       } else {
         *ecopy = err;
         ecopy->msg = mcopy;
+        ecopy->note = ncopy;
         v->err = ecopy;
       }
       e->value = v;
@@ -419,11 +427,16 @@ mapopt_status mapopt_policy_select_kind(const mapopt_program *prog,
         return MAPOPT_OK;
       }
     }
+  /* At the Task statement whose list had no usable kind (its key: the
+   * task's name, or '*'); without one, the default order failed. */
+  const mapopt__binding *b = find(&prog->task_kinds, task);
+  if (!b)
+    b = find(&prog->task_kinds, "*");
+  mapopt__loc at = b && n ? b->loc : (mapopt__loc){0, 0};
   if (diags &&
-      mapopt__dsl_diag(diags, MAPOPT__DIAG(R26_NO_KIND), prog->ast.file,
-                       (mapopt__loc){0, 0}, task,
-                       mapopt_shape_proc_name(n ? list[0] : MAPOPT_PROC_GPU)) !=
-          MAPOPT_OK)
+      mapopt__dsl_diag(
+          diags, MAPOPT__DIAG(R26_NO_KIND), prog->ast.file, at, task,
+          mapopt_shape_proc_name(n ? list[0] : MAPOPT_PROC_GPU)) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   return MAPOPT_EMAP;
 }

@@ -265,16 +265,22 @@ mapopt_status mapopt_machine_resolve(mapopt_ctx *ctx, const char *arg,
     if (strchr(arg, '=') && !colon)
       return from_shape(ctx, arg, diags, out);
     char list[256] = "";
+    const char *names[64] = {"local"};
+    size_t nn = 1;
     for (size_t i = 0; i < mapopt__machine_presets_count; i++) {
       strncat(list, mapopt__machine_presets[i].name,
               sizeof list - strlen(list) - 3);
       strcat(list, ", ");
+      if (nn < sizeof names / sizeof names[0])
+        names[nn++] = mapopt__machine_presets[i].name;
     }
+    const char *meant = mapopt_suggest(arg, nlen, names, nn);
     return arg_error(diags, arg, MAPOPT_ENOTFOUND,
-                     "unknown machine \"%.*s\" (presets: %slocal; or a JSON "
-                     "file, or a one-line description such as \"nodes=2 "
-                     "gpu=4 cpu=4\")",
-                     (int)nlen, arg, list);
+                     "unknown machine \"%.*s\" (%s%s%spresets: %slocal; or a "
+                     "JSON file, or a one-line description such as "
+                     "\"nodes=2 gpu=4 cpu=4\")",
+                     (int)nlen, arg, meant ? "did you mean \"" : "",
+                     meant ? meant : "", meant ? "\"? " : "", list);
   }
   mapopt__machine_params params, *pp = NULL;
   if (colon) {

@@ -56,10 +56,13 @@ static int task_kind(sim_t *s, int task) {
   mapopt_status st = mapopt_policy_select_kind(
       s->prog, t->name, t->variant_kinds, s->opts->lenient_kinds, &k, s->diags);
   if (st != MAPOPT_OK) {
-    /* R26: its message is the runtime's error. */
-    if (st == MAPOPT_EMAP)
-      mapopt__sim_error(s, MAPOPT_SIM_NO_VARIANT, "%s",
-                        mapopt_diags_get(s->diags, from)->message);
+    /* R26: its message is the runtime's error, located at the Task
+     * statement when there is one. */
+    const mapopt_diag *d = mapopt_diags_get(s->diags, from);
+    if (st == MAPOPT_EMAP && d && d->line > 0)
+      dsl_error(s, MAPOPT_SIM_NO_VARIANT, from);
+    else if (st == MAPOPT_EMAP && d)
+      mapopt__sim_error(s, MAPOPT_SIM_NO_VARIANT, "%s", d->message);
     else
       mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
     s->task_kind[task] = -2;

@@ -53,6 +53,44 @@ expect_in out '"valid": false'
 expect_in out '"code": "E04"'
 expect_in out '"line": 1'
 expect_in out '"col": 14'
+# check --app: names checked against the application, with the name meant
+# (a misspelled task passed check and only warned in sim).
+printf 'Task calculate_new_curents GPU;\nRegion distribute_charge rp_shard GPU ZCMEM;\n' > typo.map
+expect_rc 0 "$M" check typo.map
+if [ -s err ]; then bad "check without --app warned about task names"; else ok; fi
+expect_rc 0 "$M" check typo.map --app circuit
+expect_in err "typo.map:1:6: warning: no task named 'calculate_new_curents' in the application; this statement has no effect"
+expect_in err "typo.map:1:6: note: did you mean 'calculate_new_currents'?"
+expect_in err "typo.map:2:26: note: did you mean 'rp_shared'?"
+expect_rc 0 "$M" check --json --app circuit typo.map
+expect_in out '"code": "N04"'
+expect_rc 1 "$M" check typo.map --app circuitt
+expect_in err 'circuitt: error: unknown application "circuitt" (did you mean "circuit"?'
+expect_rc 2 "$M" check typo.map --size small
+expect_in err "mapopt check: --size needs --app"
+# johnson runs one rank per GPU: --app loads the mapper for that shape.
+expect_rc 0 "$M" check --app johnson:small "$ROOT/mappers/johnson/expert.map"
+# Did you mean, for commands, options, applications and machines too.
+expect_rc 2 "$M" smi;                expect_in err "mapopt: unknown command 'smi'; did you mean 'sim'?"
+expect_rc 2 "$M" sim circuit --mapepr x.map
+expect_in err "mapopt sim: unknown option '--mapepr'; did you mean '--mapper'?"
+expect_rc 2 "$M" check --jsno x.map; expect_in err "did you mean '--json'?"
+expect_rc 1 "$M" sim stencl;         expect_in err '(did you mean "stencil"?'
+expect_rc 1 "$M" sim circuit --machine lasen:nodes=2
+expect_in err 'unknown machine "lasen" (did you mean "lassen"?'
+# A syntax error says what was meant or expected; R26 is located.
+printf 'Region * * GPU FBMEMM;\n' > kind.map
+expect_rc 1 "$M" check kind.map;     expect_in err "kind.map:1:16: note: did you mean 'FBMEM'?"
+printf 'g = Machine(GPU);\ndef f(Task t) {\n  if (t.ipoint[0] > 2) { return g[0, 0]; }\n  return g[0, 1];\n}\n' > if.map
+expect_rc 1 "$M" check if.map
+expect_in err "if.map:3:3: note: the language has no if statement: use \`c ? a : b\`"
+printf 'Task init_piece GPU;\n' > r26.map
+expect_rc 1 "$M" sim circuit:small --mapper r26.map
+expect_in out "r26.map:1:6: mapping error: Invalid policy: task init_piece requested GPU, but has no valid task variant for the kind"
+printf 'g = Machine(GPU).merge(0, 1);\ndef f(Task t) { return g[8]; }\nIndexTaskMap calculate_new_currents f;\n' > oob.map
+expect_rc 1 "$M" sim circuit:small --mapper oob.map --machine p100x4:nodes=2
+expect_in out "oob.map:2:25: mapping error: Sharding node index out of bound! 2 >= 2"
+expect_in out "oob.map:2:25: note: index [8] is outside the machine model's size (8,) (Machine(GPU): (2, 4); merge(0, 1): (8,))"
 printf 'x = Machine(GPU).size;\nprint("{}", x);\n' > shape.map
 expect_rc 0 "$M" check --machine 'nodes=3 gpu=2' shape.map
 expect_in out "(3, 2)"
@@ -84,8 +122,13 @@ expect_in out "return GPU(1, 1)"
 expect_in out "memory ZCMEM, layout AOS C_order: F, Y, X"
 # --region TASK ARG alone names the task; a different --task is refused.
 expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=2' --region step halo@1
+
 expect_in out "task step: kind GPU"
 expect_in out "region halo@1: memory ZCMEM"
+# The machine line keeps the socket count (it printed sockets=1).
+expect_rc 0 "$M" show s.map --machine 'nodes=2 gpu=4 cpu=8 sockets=2'
+expect_in out "machine: nodes=2 cpu=8 gpu=4 sockets=2 sysmem=1 zcmem=1 rdmem=1"
+expect_rc 0 "$M" show s.map --machine p100x4;  expect_in out " sockets=2 "
 expect_rc 2 "$M" show s.map --task tile --region step halo@1
 expect_in err "--region names task 'step', but the query is for task 'tile'"
 expect_rc 2 "$M" show s.map --region step

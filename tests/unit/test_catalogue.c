@@ -6,8 +6,10 @@
  *   - every template matches a message form of its row, and every form
  *     (the `...` spans of the message column, examples after "e.g." aside)
  *     is matched by a template of its code.
- * A form's ⟨x⟩ stands for any text; a template's conversion (%s, %d, ...)
- * stands for one word of the form (so the docs may print a fixed limit,
+ * A message that contains backticks is written ``...`` in the docs, as
+ * Markdown does. A form's ⟨x⟩ stands for any text; a template's conversion (%s,
+ * %d, ...) stands for one word of the form (so the docs may print a fixed
+ * limit,
  * "(64)", where the template has "(%d)"). Also: codes are well formed and
  * their severity follows their letter.
  */
@@ -105,7 +107,14 @@ static void parse_doc(doc *d, const char *text) {
             example = false;
           continue;
         }
-        if (*p == '`' && !in_code) {
+        if (!in_code && strncmp(p, "`` ", 3) == 0) {
+          /* A message that contains backticks: ``text `code` text``, the
+           * spaces inside the double backticks not part of it. */
+          const char *close = strstr(p + 3, " ``");
+          assert_non_null(close);
+          add_form(d, code, p + 3, (size_t)(close - p - 3));
+          p = close + 2;
+        } else if (*p == '`' && !in_code) {
           in_code = true;
           span = p + 1;
         } else if (*p == '`') {

@@ -289,13 +289,36 @@ static void test_json(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* mapopt_suggest: close names by edit distance, case ignored, swaps one
+ * edit; nothing for a valid name, a far one, or a name too short to tell. */
+static void test_suggest(void **state) {
+  (void)state;
+  static const char *const names[] = {"stencil", "circuit", NULL,
+                                      "merge",   "GPU",     "x"};
+  const size_t n = sizeof names / sizeof names[0];
+#define SUGGEST(s) mapopt_suggest(s, strlen(s), names, n)
+  assert_string_equal(SUGGEST("stencl"), "stencil");   /* a letter dropped */
+  assert_string_equal(SUGGEST("stencill"), "stencil"); /* one added */
+  assert_string_equal(SUGGEST("circiut"), "circuit");  /* two swapped */
+  assert_string_equal(SUGGEST("mrege"), "merge");
+  assert_string_equal(SUGGEST("gpu"), "GPU"); /* case */
+  assert_string_equal(SUGGEST("GPUU"), "GPU");
+  assert_null(SUGGEST("stencil")); /* valid */
+  assert_null(SUGGEST("pennant")); /* far */
+  assert_null(SUGGEST("y"));       /* as many edits as letters */
+  assert_null(SUGGEST("GPUUUU"));  /* 3 edits for 6 letters: too many */
+  assert_null(mapopt_suggest("x", 0, names, n));
+  assert_null(mapopt_suggest("x", 1, NULL, 0));
+#undef SUGGEST
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
       cmocka_unit_test(test_vec_strbuf),   cmocka_unit_test(test_map),
       cmocka_unit_test(test_heap_ties),    cmocka_unit_test(test_rng),
       cmocka_unit_test(test_diags),        cmocka_unit_test(test_file_replace),
-      cmocka_unit_test(test_json),
+      cmocka_unit_test(test_json),         cmocka_unit_test(test_suggest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,14 +204,15 @@ static void test_memoized_error(void **state) {
   assert_int_equal(mapopt_diags_new(ctx, &diags), MAPOPT_OK);
   int64_t pt[1] = {4}, sp[1] = {8};
   mapopt_map_answer ans;
-  char first[2][256], line[256];
+  char first[3][256], line[256];
   for (int round = 0; round < 2; round++) {
     mapopt_diags_clear(diags);
     assert_int_equal(mapopt_policy_index_map(prog, "step", 1, pt, sp,
                                              MAPOPT_PROC_GPU, &ans, diags),
                      MAPOPT_EMAP);
-    assert_int_equal(mapopt_diags_count(diags), 2);
-    for (int i = 0; i < 2; i++) {
+    /* The error, its hint (N08) and its context note (N02). */
+    assert_int_equal(mapopt_diags_count(diags), 3);
+    for (int i = 0; i < 3; i++) {
       mapopt_diag_format(mapopt_diags_get(diags, (size_t)i), line, sizeof line);
       if (round == 0)
         strcpy(first[i], line);
@@ -221,7 +222,10 @@ static void test_memoized_error(void **state) {
   }
   assert_string_equal(first[0], "m.map:2:27: mapping error: Slice processor "
                                 "index out of bound! 4 >= 4");
-  assert_string_equal(first[1], "m.map: note: while placing point (4,) of "
+  assert_string_equal(first[1], "m.map:2:27: note: index [0, 4] is outside "
+                                "the machine model's size (2, 4) "
+                                "(Machine(GPU): (2, 4))");
+  assert_string_equal(first[2], "m.map: note: while placing point (4,) of "
                                 "task 'step' with 'bad'");
   mapopt_diags_free(diags);
   mapopt_dsl_free(prog);

@@ -968,16 +968,17 @@ static const char app_gpu_only[] =
 static void test_no_variant(void **state) {
   (void)state;
   simcase c;
+  /* Located at the Task statement whose list has no usable kind. */
   sim(&c, tiny(), app_gpu_only, NULL, "Task k CPU;");
   expect_error(&c, MAPOPT_SIM_NO_VARIANT,
-               "Invalid policy: task k requested CPU, but has no valid task "
-               "variant for the kind");
+               "t.map:1:6: mapping error: Invalid policy: task k requested "
+               "CPU, but has no valid task variant for the kind");
   sim_free(&c);
   /* K is the first kind listed. */
   sim(&c, tiny(), app_gpu_only, NULL, "Task * OMP, CPU;");
   expect_error(&c, MAPOPT_SIM_NO_VARIANT,
-               "Invalid policy: task k requested OMP, but has no valid task "
-               "variant for the kind");
+               "t.map:1:6: mapping error: Invalid policy: task k requested "
+               "OMP, but has no valid task variant for the kind");
   sim_free(&c);
   /* lenient_kinds falls back to the default order: GPU. */
   mapopt_sim_options o = {.lenient_kinds = true};
@@ -1017,6 +1018,8 @@ static void test_dsl_mapping_error(void **state) {
   expect_error(&c, MAPOPT_SIM_INDEX,
                "t.map:4:14: mapping error: Slice processor index out of "
                "bound! 4 >= 4\n"
+               "t.map:4:14: note: index [0, 4] is outside the machine "
+               "model's size (1, 4) (Machine(GPU): (1, 4))\n"
                "t.map: note: while placing point (3,) of task 'k' with 'f'");
   sim_free(&c);
   /* A type error in the function is a POLICY error (R-code other than the

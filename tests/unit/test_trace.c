@@ -99,8 +99,8 @@ static const json_t *flow(const json_t *evs, const char *ph, json_int_t id) {
 }
 
 /* The thread or process name of (pid, tid), or NULL. */
-static const char *name_of(const json_t *evs, const char *what,
-                           json_int_t pid, json_int_t tid) {
+static const char *name_of(const json_t *evs, const char *what, json_int_t pid,
+                           json_int_t tid) {
   size_t i;
   json_t *e;
   json_array_foreach(evs, i, e) {
@@ -126,8 +126,8 @@ static void check_trace(const char *app, const char *machine, int ranks) {
     if (!is(e, "X"))
       continue;
     /* Every slice's thread and process are named. */
-    const char *thread = name_of(evs, "thread_name", num(e, "pid"),
-                                 num(e, "tid"));
+    const char *thread =
+        name_of(evs, "thread_name", num(e, "pid"), num(e, "tid"));
     const char *proc = name_of(evs, "process_name", num(e, "pid"), 0);
     assert_non_null(thread);
     assert_non_null(proc);
@@ -156,8 +156,7 @@ static void check_trace(const char *app, const char *machine, int ranks) {
         json_t *t;
         json_array_foreach(evs, k, t) {
           if (is(t, "X") && strcmp(str(t, "cat"), "task") == 0 &&
-              inside(f, t) &&
-              num(json_object_get(t, "args"), "uid") == uid &&
+              inside(f, t) && num(json_object_get(t, "args"), "uid") == uid &&
               strcmp(str(t, "name"), str(args, "task")) == 0)
             fed = true;
         }
