@@ -344,6 +344,44 @@ MAPOPT_API mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
                                                     const mapopt_findings *f,
                                                     char **text);
 
+/* ---- a run's time, for people ---------------------------------------------
+ */
+
+/*
+ * Where a simulated run's time went, as text a person reads at once (what
+ * `mapopt sim --explain` prints after the findings): the elapsed time and
+ * the lower bound; the critical path's parts; the busiest tasks, each with
+ * its busy time split into fixed overhead, compute and memory access and
+ * the time its points waited for data and for a processor; the load of
+ * each processor kind; bytes, copies and copy time per channel; and the
+ * memory and layout of the busiest tasks' arguments, the most expensive
+ * to reach first. Computed from r alone (a result read back from a report
+ * serves too); a failed run gets one line. *text is NUL-terminated; free
+ * it with mapopt_text_free. MAPOPT_EINVAL for a NULL argument;
+ * MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_guide_summary(mapopt_ctx *ctx,
+                                              const mapopt_sim_result *r,
+                                              char **text);
+
+/*
+ * What differs between two runs of the same application on the same
+ * machine (under two mappers, A and B, named label_a and label_b; NULL:
+ * "A", "B"): both elapsed times and how much faster one is, then every
+ * difference that can explain the gap, the largest change of time first --
+ * per task (its time on its busiest processor, how its busy time splits,
+ * the kind, memories and layouts chosen for it), per copy channel (copy
+ * time, bytes, copies), per memory kind (the busiest tasks' time reaching
+ * data there, peak bytes) and per part of the critical path. At most 16
+ * are listed. *text as for mapopt_guide_summary. MAPOPT_EINVAL for a NULL
+ * ctx, a, b or text; MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_guide_compare(mapopt_ctx *ctx,
+                                              const mapopt_sim_result *a,
+                                              const char *label_a,
+                                              const mapopt_sim_result *b,
+                                              const char *label_b, char **text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,11 @@
 extern "C" {
 #endif
 
+/* Progress of a simulation, for a progress display: the operations
+ * completed and in all, and the simulated time. */
+typedef void (*mapopt_sim_progress_fn)(void *ud, int64_t ops_done, int64_t ops,
+                                       int64_t now_ns);
+
 typedef struct mapopt_sim_options {
   uint64_t seed;
   int64_t time_limit_ns; /* 0: 3600 s */
@@ -37,6 +42,10 @@ typedef struct mapopt_sim_options {
   bool trace;                     /* fill result->trace */
   int64_t max_events;             /* event budget; 0: 10^9 */
   bool record_decisions;          /* fill result->decisions (mapopt show) */
+  /* Called from the simulating thread every 65536 events (NULL: never);
+   * it must not call back into the simulation. */
+  mapopt_sim_progress_fn progress;
+  void *progress_ud;
 } mapopt_sim_options;
 
 /* Error classes of SIMULATOR.md §4.12; NONE on success. */
@@ -128,6 +137,16 @@ typedef struct mapopt_sim_task_stats {
   bool is_index;          /* its points come from index launches */
   int64_t procs_used;     /* processors its timed points ran on */
   int64_t proc_max_ns;    /* the busiest of those: its time in this task */
+  /* Where its busy time went, summed over its timed points: the fixed cost
+   * of each task (overhead_ns: the processor's per-task overhead and the
+   * variant's fixed time), the kernel's compute (compute_ns, when compute
+   * bounds it), and its memory access (memory_ns: streaming its data when
+   * that bounds it, plus random accesses); the three add up to busy_ns.
+   * And how long its points waited after they were mapped: for their input
+   * data once their predecessors were done (wait_data_ns: copies, folds),
+   * then, ready, for their processor (wait_proc_ns). */
+  int64_t overhead_ns, compute_ns, memory_ns;
+  int64_t wait_data_ns, wait_proc_ns;
   int nreqs;
   mapopt_sim_req_stats reqs[MAPOPT_SIM_MAX_REQS];
 } mapopt_sim_task_stats;

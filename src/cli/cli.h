@@ -84,6 +84,22 @@ bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
+/* ---- the progress line (progress.c) -------------------------------------- */
+
+typedef struct cli_progress cli_progress;
+/* Starts the progress line of command cmd (a literal) when stderr is a
+ * terminal (or MAPOPT_PROGRESS=1); NULL otherwise, and every function
+ * below then does nothing. */
+cli_progress *cli_progress_start(const char *cmd);
+/* What the command does now ("simulating", a literal); NULL erases the
+ * line, before the command prints its results. */
+void cli_progress_phase(cli_progress *p, const char *phase);
+/* The simulator's progress callback (mapopt_sim_options.progress), with
+ * the progress line as ud. */
+void cli_progress_sim(void *ud, int64_t ops_done, int64_t ops, int64_t now_ns);
+/* Erases the line and ends its thread. */
+void cli_progress_stop(cli_progress *p);
+
 /* ---- the simulation pipeline (pipeline.c) -------------------------------- */
 
 /* What to simulate: the command-line arguments of a simulating command. */
@@ -96,7 +112,18 @@ typedef struct cli_pipeline_args {
   const char *mapper;     /* a mapper file; NULL: the built-in app's expert */
   mapopt_dsl_options dsl; /* print and trace callbacks; the rest is set */
   int64_t max_ops, max_bytes; /* the run's size limits; 0: the defaults */
+  bool limit_flags;           /* the command has --max-ops and --max-bytes */
+  cli_progress *progress;     /* the command's progress line, or NULL */
 } cli_pipeline_args;
+
+/* A compiled mapper with its text (which AutoGuide quotes). */
+typedef struct cli_mapper {
+  char file[300]; /* its name in diagnostics */
+  char *text;
+  size_t len;
+  bool owned; /* text was read from a file (else compiled in) */
+  mapopt_program *prog;
+} cli_mapper;
 
 /* Everything a simulation holds, freed by cli_pipeline_close. */
 typedef struct cli_pipeline {
@@ -105,8 +132,9 @@ typedef struct cli_pipeline {
   const char *spec; /* the size spec the run has (in the args), or NULL */
   mapopt_app_run *run;
   mapopt_machine_shape shape; /* the run's, that the mapper sees */
-  mapopt_program *prog;
+  cli_mapper mapper;
   mapopt_sim_result *res; /* after cli_pipeline_run */
+  cli_progress *progress; /* not owned */
 } cli_pipeline;
 
 /*
@@ -126,7 +154,15 @@ int cli_pipeline_setup(mapopt_ctx *ctx, const char *cmd,
 int cli_pipeline_open(mapopt_ctx *ctx, const char *cmd,
                       const cli_pipeline_args *a, mapopt_diags *diags,
                       cli_pipeline *p);
-/* Simulates the opened pipeline into p->res (mapopt_sim_run's errors). */
+/* Compiles the mapper at path (NULL: the built-in app's expert) for p's
+ * run, its shape and task names, with base's callbacks. EXIT_VALID, or
+ * EXIT_INVALID with the reason in diags. m must be closed in every case. */
+int cli_mapper_open(mapopt_ctx *ctx, const cli_pipeline *p, const char *path,
+                    const mapopt_dsl_options *base, mapopt_diags *diags,
+                    cli_mapper *m);
+void cli_mapper_close(cli_mapper *m);
+/* Simulates the opened pipeline into p->res (mapopt_sim_run's errors),
+ * showing its progress. */
 mapopt_status cli_pipeline_run(mapopt_ctx *ctx, cli_pipeline *p,
                                const mapopt_sim_options *opts);
 void cli_pipeline_close(cli_pipeline *p);

@@ -537,6 +537,7 @@ static int show_app(const show_args *a) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
+  cli_progress *progress = cli_progress_start("show");
   cli_pipeline p;
   cli_pipeline_args pa = {.machine = a->machine,
                           .app = a->app,
@@ -544,13 +545,17 @@ static int show_app(const show_args *a) {
                           .iterations = 1,
                           .warmup = 0,
                           .mapper = a->file,
-                          .dsl = {.print = print_stdout}};
+                          .dsl = {.print = print_stdout},
+                          .progress = progress};
   int rc = cli_pipeline_open(ctx, "show", &pa, diags, &p);
   if (rc != EXIT_VALID)
     goto done;
   rc = EXIT_INVALID;
   mapopt_sim_options so = {.record_decisions = true};
-  if (cli_pipeline_run(ctx, &p, &so) != MAPOPT_OK)
+  mapopt_status st = cli_pipeline_run(ctx, &p, &so);
+  cli_progress_stop(progress);
+  progress = NULL;
+  if (st != MAPOPT_OK)
     goto done;
   for (size_t i = 0; i < p.res->ndecisions; i++)
     print_decision(&p.res->decisions[i]);
@@ -560,6 +565,7 @@ static int show_app(const show_args *a) {
   }
   rc = EXIT_VALID;
 done:
+  cli_progress_stop(progress);
   cli_print_diags(stderr, diags, 0);
   cli_pipeline_close(&p);
   cli_close(ctx, diags);

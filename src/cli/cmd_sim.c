@@ -3,7 +3,10 @@
  * and print what a real run prints (the raw log), optionally writing the
  * JSON report and a Chrome trace. A simulated failure (out of memory, a
  * mapping error) is a result, printed as a real runtime would print it;
- * the exit status is then 1.
+ * the exit status is then 1. With --explain, AutoGuide's findings and a
+ * summary of where the time went follow the log; with --compare, a second
+ * mapper runs on the same run and the differences that explain the gap
+ * are printed instead.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +28,14 @@ const char cli_sim_usage[] =
     "                       'small,n=4096'\n"
     "  --iterations N       timed iterations (default: the app's)\n"
     "  --warmup N           untimed leading iterations\n"
+    "  --explain            after the log, what AutoGuide finds and where the\n"
+    "                       time went: the busiest tasks' time split into\n"
+    "                       overhead, compute and memory and their waiting,\n"
+    "                       the processors' load, the copies per channel, the\n"
+    "                       memory of the busiest tasks' data\n"
+    "  --compare FILE       run the mapper FILE too (same app, machine and\n"
+    "                       options) and print what differs between the two\n"
+    "                       runs, the largest change first\n"
     "  --report FILE        write the JSON report\n"
     "  --trace FILE         write a Chrome trace (open in Perfetto)\n"
     "  --json               print the report instead of the log\n"
@@ -34,20 +45,44 @@ const char cli_sim_usage[] =
     "  --seed N             seed of the noise generator (default 0)\n"
     "  --noise X            relative task-time jitter, 0 to 0.5 (default 0)\n"
     "  --time-limit S       simulated seconds before TIMEOUT (default 3600)\n"
+    "  --max-ops N          refuse a run of more than N operations (default\n"
+    "                       10000000)\n"
+    "  --max-bytes B        refuse a run whose model needs more than B bytes\n"
+    "                       (suffix K, M, G or T for KiB ... TiB; default 4G)\n"
     "  --lenient-kinds [true|false]  fall back to the default kind order\n"
     "  --backpressure-errors true|false  the event.exists() rule (default "
     "true)\n"
     "  --instance-fields all|requested  fields of new instances (default "
     "all)\n\n"
-    "Exit status: 0 the run succeeded, 1 invalid input or a failed run,\n"
-    "2 usage error.\n";
+    "On a terminal, a run that takes more than a second shows its progress\n"
+    "on stderr.\n\n"
+    "Exit status: 0 the run succeeded (with --compare: both), 1 invalid\n"
+    "input or a failed run, 2 usage error.\n";
 
 typedef struct sim_args {
-  const char *app, *mapper, *machine, *size, *report, *trace;
-  bool json, stats, bench;
+  const char *app, *mapper, *machine, *size, *report, *trace, *compare;
+  bool json, stats, bench, explain;
   mapopt_sim_options opts;
-  int64_t iterations, warmup;
+  int64_t iterations, warmup, max_ops, max_bytes;
 } sim_args;
+
+/* "4096", "64M", "4G": bytes, with a binary suffix; false otherwise. */
+static bool parse_bytes(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || errno || v < 1)
+    return false;
+  static const char suffixes[] = "KMGT";
+  const char *k = *end ? strchr(suffixes, *end) : NULL;
+  if (*end && (!k || end[1]))
+    return false;
+  int shift = k ? 10 * (int)(k - suffixes + 1) : 0;
+  if (v > (INT64_MAX >> shift))
+    return false;
+  *out = (int64_t)v << shift;
+  return true;
+}
 
 static bool parse_bool(const char *s, bool *out) {
   if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes"))
@@ -70,6 +105,9 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
                                          "--size",
                                          "--report",
                                          "--trace",
+                                         "--compare",
+                                         "--max-ops",
+                                         "--max-bytes",
                                          "--seed",
                                          "--noise",
                                          "--time-limit",
@@ -92,6 +130,17 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
       a->report = val;
     } else if (!strcmp(o, "--trace")) {
       a->trace = val;
+    } else if (!strcmp(o, "--compare")) {
+      a->compare = val;
+    } else if (!strcmp(o, "--explain")) {
+      a->explain = true;
+    } else if (!strcmp(o, "--max-ops")) {
+      if (!cli_parse_i64(val, 1, INT64_MAX, &a->max_ops))
+        return cli_usage_error("sim", "--max-ops must be a positive integer");
+    } else if (!strcmp(o, "--max-bytes")) {
+      if (!parse_bytes(val, &a->max_bytes))
+        return cli_usage_error("sim", "--max-bytes must be a positive "
+                                      "number of bytes, e.g. 8G");
     } else if (!strcmp(o, "--json")) {
       a->json = true;
     } else if (!strcmp(o, "--stats")) {
@@ -140,6 +189,14 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
   }
   if (!a->app)
     return cli_usage_error("sim", "no application given");
+  if (a->compare &&
+      (a->report || a->trace || a->json || a->bench || a->explain || a->stats))
+    return cli_usage_error("sim", "--compare prints the two runs' "
+                                  "differences: no --report, --trace, --json, "
+                                  "--stats, --bench or --explain with it");
+  if (a->bench && (a->explain || a->json))
+    return cli_usage_error("sim", "--bench prints a rate: no --explain or "
+                                  "--json with it");
   return EXIT_VALID;
 }
 
@@ -192,6 +249,108 @@ static bool write_output(const char *path, const char *what, const char *text) {
   return false;
 }
 
+/* --explain: AutoGuide's findings on the run (its log, result, mapper,
+ * app run and machine), then where the time went. false when out of
+ * memory. */
+static bool explain(mapopt_ctx *ctx, const cli_pipeline *p) {
+  mapopt_guide_input in = {.output = p->res->log,
+                           .output_len = strlen(p->res->log),
+                           .exit_status =
+                               p->res->error == MAPOPT_SIM_NONE ? 0 : 1,
+                           .result = p->res,
+                           .mapper = p->mapper.prog,
+                           .mapper_text = p->mapper.text,
+                           .mapper_len = p->mapper.len,
+                           .run = p->run,
+                           .machine = p->machine};
+  mapopt_findings *f = NULL;
+  char *findings = NULL, *summary = NULL;
+  bool ok = mapopt_guide_analyze(ctx, &in, &f) == MAPOPT_OK &&
+            mapopt_guide_feedback(ctx, f, MAPOPT_GUIDE_FULL, &findings) ==
+                MAPOPT_OK &&
+            mapopt_guide_summary(ctx, p->res, &summary) == MAPOPT_OK;
+  if (ok)
+    printf("\nWhat AutoGuide finds (mapopt explain):\n%s\n%s", findings,
+           summary);
+  mapopt_text_free(findings);
+  mapopt_text_free(summary);
+  mapopt_findings_free(f);
+  return ok;
+}
+
+/* A run's error lines, indented, after the comparison's line for it. */
+static void print_failure(const char *tag, const mapopt_sim_result *r) {
+  if (r->error == MAPOPT_SIM_NONE || !r->error_text)
+    return;
+  printf("%s failed with:\n", tag);
+  for (const char *l = r->error_text; *l;) {
+    const char *e = strchr(l, '\n');
+    int n = e ? (int)(e - l) : (int)strlen(l);
+    printf("  %.*s\n", n, l);
+    l += n + (e ? 1 : 0);
+  }
+}
+
+/* --compare FILE: the pipeline's mapper (A) and FILE (B) on one plan of
+ * the same run, then the differences. The exit status is 0 when both
+ * runs succeed. */
+static int compare(mapopt_ctx *ctx, cli_pipeline *p, const char *file,
+                   const mapopt_sim_options *opts, mapopt_diags *diags) {
+  cli_mapper b;
+  mapopt_dsl_options dsl = {0};
+  cli_progress_phase(p->progress, "compiling the mapper to compare");
+  int rc = cli_mapper_open(ctx, p, file, &dsl, diags, &b);
+  cli_progress_phase(p->progress, NULL);
+  cli_print_diags(stderr, diags, 0); /* B's warnings or its error */
+  mapopt_diags_clear(diags);
+  mapopt_sim_plan *plan = NULL;
+  mapopt_sim_result *rb = NULL;
+  char *text = NULL;
+  if (rc != EXIT_VALID)
+    goto done;
+  rc = EXIT_INVALID;
+  mapopt_sim_options o = *opts;
+  o.progress = p->progress ? cli_progress_sim : NULL;
+  o.progress_ud = p->progress;
+  cli_progress_phase(p->progress, "analysing the dependences");
+  bool ok = mapopt_sim_plan_new(ctx, p->run, &plan) == MAPOPT_OK;
+  cli_progress_phase(p->progress, "simulating A");
+  ok = ok && mapopt_sim_run_plan(ctx, p->machine, plan, p->mapper.prog, &o,
+                                 &p->res) == MAPOPT_OK;
+  cli_progress_phase(p->progress, "simulating B");
+  ok = ok &&
+       mapopt_sim_run_plan(ctx, p->machine, plan, b.prog, &o, &rb) == MAPOPT_OK;
+  cli_progress_phase(p->progress, NULL);
+  if (!ok || mapopt_guide_compare(ctx, p->res, p->mapper.file, rb, b.file,
+                                  &text) != MAPOPT_OK) {
+    fprintf(stderr, "mapopt sim: out of memory\n");
+    goto done;
+  }
+  fputs(text, stdout);
+  print_failure("A", p->res);
+  print_failure("B", rb);
+  rc = p->res->error == MAPOPT_SIM_NONE && rb->error == MAPOPT_SIM_NONE
+           ? EXIT_VALID
+           : EXIT_INVALID;
+done:
+  mapopt_text_free(text);
+  mapopt_sim_result_free(rb);
+  mapopt_sim_plan_free(plan);
+  cli_mapper_close(&b);
+  return rc;
+}
+
+/* The note after a TIMEOUT: which flag sets the limit. */
+static void timeout_note(const mapopt_sim_result *r, const sim_args *a) {
+  if (r->error == MAPOPT_SIM_TIMEOUT)
+    fprintf(stderr,
+            "mapopt sim: note: the simulated time limit is %" PRId64
+            " s; raise it with --time-limit S\n",
+            (a->opts.time_limit_ns > 0 ? a->opts.time_limit_ns
+                                       : INT64_C(3600000000000)) /
+                1000000000);
+}
+
 int cli_sim(int argc, char **argv) {
   sim_args a;
   int rc = parse_sim_args(argc, argv, &a);
@@ -202,19 +361,28 @@ int cli_sim(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
+  cli_progress *progress = a.bench ? NULL : cli_progress_start("sim");
   cli_pipeline p;
   cli_pipeline_args pa = {.machine = a.machine,
                           .app = a.app,
                           .size = a.size,
                           .iterations = a.iterations,
                           .warmup = a.warmup,
-                          .mapper = a.mapper};
+                          .mapper = a.mapper,
+                          .max_ops = a.max_ops,
+                          .max_bytes = a.max_bytes,
+                          .limit_flags = true,
+                          .progress = progress};
   rc = cli_pipeline_open(ctx, "sim", &pa, diags, &p);
   if (rc != EXIT_VALID)
     goto done;
+  if (a.compare) {
+    rc = compare(ctx, &p, a.compare, &a.opts, diags);
+    goto done;
+  }
   rc = EXIT_INVALID;
   if (a.bench) {
-    rc = bench(ctx, p.machine, p.run, p.prog, &a.opts);
+    rc = bench(ctx, p.machine, p.run, p.mapper.prog, &a.opts);
     goto done;
   }
   mapopt_status st = cli_pipeline_run(ctx, &p, &a.opts);
@@ -231,12 +399,20 @@ int cli_sim(int argc, char **argv) {
   /* The log first: a file that cannot be written loses nothing else. */
   fputs(a.json ? report : p.res->log, stdout);
   rc = p.res->error == MAPOPT_SIM_NONE ? EXIT_VALID : EXIT_INVALID;
+  cli_progress_stop(progress); /* nothing slow is left */
+  progress = NULL;
+  if (a.explain && !explain(ctx, &p)) {
+    fprintf(stderr, "mapopt sim: out of memory\n");
+    rc = EXIT_INVALID;
+  }
+  timeout_note(p.res, &a);
   if (a.report && !write_output(a.report, "report", report))
     rc = EXIT_INVALID;
   if (a.trace && !write_output(a.trace, "trace", p.res->trace))
     rc = EXIT_INVALID;
   mapopt_text_free(report);
 done:
+  cli_progress_stop(progress);
   cli_print_diags(stderr, diags, 0);
   cli_pipeline_close(&p);
   cli_close(ctx, diags);

@@ -158,7 +158,8 @@ static int64_t apply_noise(int64_t t, int64_t noise_ppm, uint64_t seed,
  * the same way.
  */
 int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
-                            int64_t *access_ns) {
+                            int64_t *access_ns,
+                            mapopt__task_cost_parts *parts) {
   const mapopt_app_op *op = &in->run->ops[in->op];
   const mapopt_app_task *task = &in->run->tasks[op->task];
   const mapopt_app_variant *v = &task->variants[in->variant];
@@ -170,6 +171,8 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
       if (access_ns)
         access_ns[r] = 0;
     }
+    if (parts)
+      *parts = (mapopt__task_cost_parts){pk->inner_overhead_ns, 0, 0};
     return pk->inner_overhead_ns;
   }
   int64_t flops = op->flops ? op->flops[in->variant] : 0;
@@ -208,6 +211,10 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
   }
   if (missing)
     return INT64_MAX;
+  if (parts)
+    *parts = (mapopt__task_cost_parts){sat_add(pk->overhead_ns, fixed),
+                                       c >= msum ? c : 0,
+                                       sat_add(c >= msum ? 0 : msum, gsum)};
   int64_t t = combine(pk->overhead_ns, fixed, c, msum, gsum);
   return apply_noise(t, in->noise_ppm, in->seed, in->op);
 }

@@ -520,7 +520,7 @@ static void start_task(sim_t *s, int64_t op) {
                                ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
-    dur = mapopt__sim_task_ns(&in, NULL, NULL);
+    dur = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
   }
   p->running = true;
   p->free_at = s->now + dur;
@@ -846,6 +846,9 @@ static void event_loop(sim_t *s) {
     s->now = it.time;
     s->nevents++;
     dispatch(s, EV_TYPE(it.data), EV_ID(it.data));
+    if (s->opts->progress && (s->nevents & 0xFFFF) == 0)
+      s->opts->progress(s->opts->progress_ud, s->ops_done, s->run->nops,
+                        s->now);
   }
   if (!failed(s) && s->ops_done < s->run->nops)
     mapopt__sim_error(s, MAPOPT_SIM_DEADLOCK,

@@ -241,6 +241,11 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
     json_object_set_new(e, "processors_used", json_integer(t->procs_used));
     json_object_set_new(e, "busiest_processor_ns",
                         json_integer(t->proc_max_ns));
+    json_object_set_new(e, "overhead_ns", json_integer(t->overhead_ns));
+    json_object_set_new(e, "compute_ns", json_integer(t->compute_ns));
+    json_object_set_new(e, "memory_ns", json_integer(t->memory_ns));
+    json_object_set_new(e, "wait_data_ns", json_integer(t->wait_data_ns));
+    json_object_set_new(e, "wait_processor_ns", json_integer(t->wait_proc_ns));
     json_t *reqs = json_array();
     for (int q = 0; q < t->nreqs; q++) {
       const mapopt_sim_req_stats *rq = &t->reqs[q];

@@ -338,6 +338,11 @@ static void read_task(reader *R, const mapopt__json *e,
                                      "index_launch",
                                      "processors_used",
                                      "busiest_processor_ns",
+                                     "overhead_ns",
+                                     "compute_ns",
+                                     "memory_ns",
+                                     "wait_data_ns",
+                                     "wait_processor_ns",
                                      "requirements",
                                      NULL};
   const char *w = "a task", *name;
@@ -350,6 +355,14 @@ static void read_task(reader *R, const mapopt__json *e,
       !i64(R, e, "processors_used", w, &t->procs_used) ||
       !i64(R, e, "busiest_processor_ns", w, &t->proc_max_ns))
     return;
+  /* Not in the reports of older versions: read as 0. */
+  static const char *const split[] = {"overhead_ns", "compute_ns", "memory_ns",
+                                      "wait_data_ns", "wait_processor_ns"};
+  int64_t *to[] = {&t->overhead_ns, &t->compute_ns, &t->memory_ns,
+                   &t->wait_data_ns, &t->wait_proc_ns};
+  for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
+    if (!mapopt__jr_int(&R->jr, e, split[i], w, false, 0, INT64_MAX, to[i]))
+      return;
   t->task = keep(R, name);
   int k = one_of(R, e, "kind", w, proc_name, MAPOPT_PROC_KIND_COUNT);
   t->kind = k >= 0 ? (mapopt_proc_kind)k : MAPOPT_PROC_CPU;

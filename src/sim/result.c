@@ -337,14 +337,34 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     t->busy_ns += d;
     if (d > t->max_ns)
       t->max_ns = d;
-    if (run->tasks[ao->task].inner || !o->inst)
+    /* Waiting: for data, from when it was mapped and its predecessors
+     * were done until it was ready; then for its processor. */
+    int64_t after = o->mapped_at;
+    if (o->last_pred >= 0 && s->ops[o->last_pred].complete_at > after)
+      after = s->ops[o->last_pred].complete_at;
+    t->wait_data_ns += o->ready_at > after ? o->ready_at - after : 0;
+    t->wait_proc_ns +=
+        o->start_at > o->ready_at ? o->start_at - o->ready_at : 0;
+    if (run->tasks[ao->task].inner || !o->inst) {
+      /* An inner task's time is the runtime's; a leaf without instances is
+       * not split. */
+      *(run->tasks[ao->task].inner ? &t->overhead_ns : &t->compute_ns) += d;
       continue;
+    }
     mapopt_mem_kind mems[64];
     int64_t ppm[64], mem_ns[64], acc_ns[64];
     size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
     mapopt__sim_cost_inputs(s, i, mems, ppm, n);
     mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
-    mapopt__sim_task_ns(&cin, mem_ns, acc_ns);
+    mapopt__task_cost_parts parts;
+    mapopt__sim_task_ns(&cin, mem_ns, acc_ns, &parts);
+    /* The parts are noise-free; the noise goes to compute, so that the
+     * three add up to the time the point took. */
+    int64_t over = parts.overhead < d ? parts.overhead : d;
+    int64_t mem = parts.memory < d - over ? parts.memory : d - over;
+    t->overhead_ns += over;
+    t->memory_ns += mem;
+    t->compute_ns += d - over - mem;
     for (size_t r = 0; r < n && r < MAPOPT_SIM_MAX_REQS; r++) {
       mapopt_sim_req_stats *q = &t->reqs[r];
       const mapopt_app_req *rq = &ao->reqs[r];

@@ -97,9 +97,18 @@ typedef struct mapopt__task_cost_in {
   uint64_t seed;
 } mapopt__task_cost_in;
 
-/* Outputs: total T and, per requirement, M_r and G_r (may be NULL). */
+/* T's parts, noise left out: the fixed cost (the kind's overhead and the
+ * variant's fixed time), the compute that bounds the kernel (C when it is
+ * at least sum M, else 0), and its memory access (sum M when that bounds
+ * it, plus sum G). They add up to T without noise. */
+typedef struct mapopt__task_cost_parts {
+  int64_t overhead, compute, memory;
+} mapopt__task_cost_parts;
+
+/* Outputs: total T and, per requirement, M_r and G_r, and T's parts (each
+ * may be NULL). */
 int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
-                            int64_t *access_ns);
+                            int64_t *access_ns, mapopt__task_cost_parts *parts);
 
 /*
  * L_r in ppm for requirement r of op under a layout (SIMULATOR.md §4.9's

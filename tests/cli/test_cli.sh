@@ -293,6 +293,51 @@ expect_rc 0 "$M" show "$ROOT/mappers/johnson/expert.map" --app johnson:small
 expect_in out "GPU(3, 0)"
 expect_rc 0 "$M" sim circuit:small --bench
 expect_in out "events/s per core"
+# --explain and --compare (their goldens are tests/sim/explain-*, compare-*).
+expect_rc 0 "$M" sim circuit:small --explain
+expect_in out "What AutoGuide finds (mapopt explain):"
+expect_in out "Where the time went (5 timed iterations: "
+expect_in out "  busiest tasks "
+expect_rc 0 "$M" sim circuit:small --compare "$ROOT/mappers/circuit/default.map"
+expect_in out "B is 1.64x as fast as A"
+expect_in out "      rp_ghost@2 in ZCMEM -> FBMEM"
+expect_rc 1 "$M" sim circuit:small --compare r26.map
+expect_in out "B: r26.map: failed (NO_VARIANT)"
+expect_in out "  r26.map:1:6: mapping error: Invalid policy: task init_piece"
+expect_rc 1 "$M" sim circuit:small --compare nosuch.map
+expect_in err "nosuch.map: error: cannot read file"
+expect_rc 2 "$M" sim circuit:small --compare x.map --report r.json
+expect_in err "--compare prints the two runs' differences: no --report"
+expect_rc 2 "$M" sim circuit:small --bench --explain
+# The limits: each refusal names the flag that raises it.
+expect_rc 1 "$M" sim circuit --max-ops 100
+expect_in err 'about 154 ops (more than the limit of 100; options max_ops)'
+expect_in err "mapopt: note: the limit is 100 operations: raise it with --max-ops N"
+expect_rc 1 "$M" sim circuit --max-bytes 1K
+expect_in err "mapopt: note: the limit is 1024 bytes: raise it with --max-bytes B"
+expect_rc 2 "$M" sim circuit --max-bytes 1X
+expect_in err "--max-bytes must be a positive number of bytes"
+expect_rc 0 "$M" sim circuit:small --max-ops 1000 --max-bytes 64M
+expect_rc 1 "$M" sim circuit --time-limit 1 --iterations 100
+expect_in out "simulated time limit exceeded (1 s)"
+expect_in err "mapopt sim: note: the simulated time limit is 1 s; raise it with --time-limit S"
+# The progress line: only on a terminal (or MAPOPT_PROGRESS=1), never in a
+# pipe or a file, and erased before the results.
+expect_rc 0 "$M" sim circuit:small
+if [ -s err ]; then bad "progress written to a file"; cat err; else ok; fi
+expect_rc 0 env MAPOPT_PROGRESS=1 "$M" sim circuit:small
+expect_in err "mapopt sim: instantiating the application (0 s)"
+expect_in err "mapopt sim: simulating (0 s)"
+expect_rc 0 env MAPOPT_PROGRESS=1 "$M" sim circuit --iterations 1000
+expect_in err "mapopt sim: simulating: "
+expect_in err " of 12034 operations, "
+if command -v script >/dev/null 2>&1; then
+  # A run of a few seconds on a pseudo-terminal: the line appears after a
+  # second, redrawn in place, and is erased at the end.
+  script -qc "'$M' sim circuit --iterations 10000 >/dev/null" /dev/null > tty.txt
+  expect_in tty.txt "mapopt sim: simulating: "
+  if tail -c 4 tty.txt | od -c | grep -q 'K'; then ok; else bad "progress line not erased"; od -c tty.txt | tail -3; fi
+fi
 
 # ---- explain ---------------------------------------------------------------
 expect_rc 0 "$M" explain --help;    expect_in out "usage: mapopt explain LOG"

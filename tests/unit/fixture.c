@@ -4,11 +4,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "mapopt/mapopt.h"
 
 mapopt_ctx *ctx;
 mapopt_diags *diags;
@@ -58,4 +60,41 @@ void fixture_db_drop(mapopt_tune_db *db, const char *path) {
   unlink(side);
   snprintf(side, sizeof side, "%s-shm", path);
   unlink(side);
+mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
+                                    const char *mapper,
+                                    const mapopt_sim_options *opts) {
+  mapopt_machine *m;
+  mapopt_app *a;
+  mapopt_app_run *run;
+  mapopt_program *prog;
+  const char *spec;
+  mapopt_diags_clear(diags);
+  bool ok = mapopt_machine_resolve(ctx, machine, diags, &m) == MAPOPT_OK;
+  ok = ok && mapopt_app_resolve(ctx, app, diags, &a, &spec) == MAPOPT_OK;
+  if (!ok)
+    fixture_print_diags();
+  assert_true(ok);
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
+  if (mapopt_sim_instantiate(m, a, &ao, diags, &run) != MAPOPT_OK) {
+    fixture_print_diags();
+    fail();
+  }
+  mapopt_machine_shape shape;
+  mapopt_sim_shape(m, run, &shape);
+  const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), mapper);
+  assert_non_null(text);
+  mapopt_dsl_options o = {.file = "fixture.map", .shape = &shape};
+  mapopt_app_task_info(a, &o.tasks, &o.ntasks);
+  if (mapopt_dsl_compile(ctx, text, strlen(text), &o, diags, &prog) !=
+      MAPOPT_OK) {
+    fixture_print_diags();
+    fail();
+  }
+  mapopt_sim_result *res;
+  assert_int_equal(mapopt_sim_run(ctx, m, run, prog, opts, &res), MAPOPT_OK);
+  mapopt_dsl_free(prog);
+  mapopt_app_run_free(run);
+  mapopt_app_free(a);
+  mapopt_machine_free(m);
+  return res;
 }

@@ -7,6 +7,7 @@
 #define MAPOPT_TESTS_UNIT_FIXTURE_H
 
 #include "mapopt/core.h"
+#include "mapopt/sim.h"
 #include "mapopt/tune.h"
 
 extern mapopt_ctx *ctx;
@@ -23,5 +24,12 @@ void fixture_print_diags(void);
  * and the database closed with its file and WAL companions removed. */
 mapopt_tune_db *fixture_db_new(char path[64]);
 void fixture_db_drop(mapopt_tune_db *db, const char *path);
+/* Simulates the built-in application app ("circuit:small") on machine (a
+ * preset or shape) under its built-in mapper mapper ("expert", "default",
+ * ...) with opts, in the fixture's context; fails the test on any error
+ * but a simulated one. The result is the caller's. */
+mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
+                                    const char *mapper,
+                                    const mapopt_sim_options *opts);
 
 #endif

@@ -259,23 +259,29 @@ static void test_task_gpu(void **state) {
   int64_t l[] = {1020000, PPM};
   mapopt__task_cost_in in = cost_in(&f, 0, 0, mems, l);
   int64_t m[2] = {-1, -1}, g[2] = {-1, -1};
-  assert_int_equal(mapopt__sim_task_ns(&in, m, g), 839257);
+  mapopt__task_cost_parts parts;
+  assert_int_equal(mapopt__sim_task_ns(&in, m, g, &parts), 839257);
+  /* The parts: 12000 + 1000 fixed, C bounds the kernel (425532 > 206569),
+   * memory is the random accesses' 400725; they add up to T. */
+  assert_int_equal(parts.overhead, 13000);
+  assert_int_equal(parts.compute, 425532);
+  assert_int_equal(parts.memory, 400725);
   assert_int_equal(m[0], 206063);
   assert_int_equal(m[1], 506);
   assert_int_equal(g[0], 725);
   assert_int_equal(g[1], 400000);
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 839257);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 839257);
   /* layout_ppm NULL: L = 1; M_0 = ceil(181819e6 / 9e5) = 202022. */
   in.layout_ppm = NULL;
-  assert_int_equal(mapopt__sim_task_ns(&in, m, NULL), 839257);
+  assert_int_equal(mapopt__sim_task_ns(&in, m, NULL, NULL), 839257);
   assert_int_equal(m[0], 202022);
   /* A missing affinity edge (GPU -> SYSMEM) is priced as INT64_MAX. */
   mapopt_mem_kind bad[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_SYSMEM};
   in.mems = bad;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), INT64_MAX);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), INT64_MAX);
   mapopt_mem_kind virt[] = {MAPOPT_MEM_VIRTUAL, MAPOPT_MEM_FBMEM};
   in.mems = virt;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), INT64_MAX);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), INT64_MAX);
 }
 
 /* The matrix peak, its fallback to f64, and f32. */
@@ -290,17 +296,17 @@ static void test_task_peaks(void **state) {
    * 106383 < sum M = 206569: memory-bound, T = 13000 + 206569 + 400725. */
   f.variants[0].matrix = true;
   f.variants[0].flops_eff_ppm = PPM;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 620294);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 620294);
   /* No matrix peak: the f64 peak, C = 212766. */
   f.m.procs[MAPOPT_PROC_GPU].mflops_f64_matrix = 0;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL),
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL),
                    13000 + 212766 + 400725);
   /* f32 at 9.3 TF, flops_eff 0.5: ceil(1000000007000 / 9300000) = 107527,
    * C = 215054. */
   f.variants[0].matrix = false;
   f.variants[0].f32 = true;
   f.variants[0].flops_eff_ppm = 500000;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL),
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL),
                    13000 + 215054 + 400725);
   /* CPU, f64 38.4 GF, flops_eff 0.25, r0 in SYSMEM, r1 in SOCKMEM:
    * C = ceil(ceil(1000000007000 / 38400) * 4) = 26041667 * 4 = 104166668;
@@ -310,7 +316,7 @@ static void test_task_peaks(void **state) {
   mapopt_mem_kind cm[] = {MAPOPT_MEM_SYSMEM, MAPOPT_MEM_SOCKMEM};
   in = cost_in(&f, 0, 1, cm, l);
   int64_t m[2], g[2];
-  assert_int_equal(mapopt__sim_task_ns(&in, m, g),
+  assert_int_equal(mapopt__sim_task_ns(&in, m, g, NULL),
                    4000 + 1000 + 104166668 + 46667 + 37500 + 30000 + 12500);
   assert_int_equal(m[0], 8500001);
   assert_int_equal(m[1], 385);
@@ -319,7 +325,7 @@ static void test_task_peaks(void **state) {
   /* Zero flops and no fixed time: only the memory terms. */
   f.flops[1] = 0;
   f.fixed[1] = 0;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL),
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL),
                    4000 + 8500001 + 385 + 84167 + 42500);
 }
 
@@ -330,7 +336,7 @@ static void test_task_inner(void **state) {
   mapopt_mem_kind mems[] = {MAPOPT_MEM_VIRTUAL, MAPOPT_MEM_VIRTUAL};
   mapopt__task_cost_in in = cost_in(&f, 1, 0, mems, NULL);
   int64_t m[2] = {-1, -1}, g[2] = {-1, -1};
-  assert_int_equal(mapopt__sim_task_ns(&in, m, g), 20000);
+  assert_int_equal(mapopt__sim_task_ns(&in, m, g, NULL), 20000);
   assert_int_equal(m[0], 0);
   assert_int_equal(m[1], 0);
   assert_int_equal(g[0], 0);
@@ -353,20 +359,20 @@ static void test_task_noise(void **state) {
   in.noise_ppm = 50000;
   in.seed = 1;
   int64_t m[2];
-  assert_int_equal(mapopt__sim_task_ns(&in, m, NULL), 832245);
+  assert_int_equal(mapopt__sim_task_ns(&in, m, NULL, NULL), 832245);
   assert_int_equal(m[0], 206063); /* the terms carry no noise */
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 832245);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 832245);
   in.seed = 7;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 853804);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 853804);
   /* Without noise the seed does not matter. */
   in.noise_ppm = 0;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 839257);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 839257);
   /* Range and spread over many seeds. */
   in.noise_ppm = 50000;
   int64_t lo = INT64_MAX, hi = 0;
   for (uint64_t s = 0; s < 2000; s++) {
     in.seed = s * 0x1234567ull;
-    int64_t t = mapopt__sim_task_ns(&in, NULL, NULL);
+    int64_t t = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
     assert_in_range(t, 797294, 881220); /* ceil(T * 0.95), ceil(T * 1.05) */
     lo = t < lo ? t : lo;
     hi = t > hi ? t : hi;
@@ -376,7 +382,7 @@ static void test_task_noise(void **state) {
   /* Inner tasks take their overhead exactly, noise or not. */
   in.op = 1;
   in.seed = 1;
-  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL), 20000);
+  assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), 20000);
 }
 
 /* ---- layout factor ----------------------------------------------------------
@@ -484,7 +490,7 @@ static void test_best_cost(void **state) {
   mapopt_mem_kind fb[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_FBMEM};
   in = cost_in(&f, 0, 0, fb, NULL);
   int64_t c = mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_GPU);
-  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL));
+  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL, NULL));
   assert_int_equal(c, 12000 + 1000 + 425532);
   /* The best layout, not a preferred order's penalty. */
   f.prefers[0].args = 3;
@@ -500,13 +506,13 @@ static void test_best_cost(void **state) {
   mapopt_mem_kind sock[] = {MAPOPT_MEM_SOCKMEM, MAPOPT_MEM_SOCKMEM};
   in = cost_in(&f, 0, 1, sock, NULL);
   c = mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_CPU);
-  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL));
+  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL, NULL));
   assert_int_equal(c, 4000 + 1000 + 7692308 + 385);
   /* OMP: SOCKMEM 45 GB/s over SYSMEM 35. */
   f.flops[2] = 0;
   in = cost_in(&f, 0, 2, sock, NULL);
   c = mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_OMP);
-  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL));
+  assert_int_equal(c, mapopt__sim_task_ns(&in, NULL, NULL, NULL));
   assert_int_equal(c, 8000 + 1000 + 2222223 + 112);
   /* Gathers: SYSMEM has the better gather rate (150 vs 100 per ms), so
    * each term takes its own best memory; c is below every choice.
@@ -521,7 +527,7 @@ static void test_best_cost(void **state) {
         continue;
       mapopt_mem_kind mm[] = {(mapopt_mem_kind)a, (mapopt_mem_kind)b};
       in = cost_in(&f, 0, 1, mm, NULL);
-      assert_true(c <= mapopt__sim_task_ns(&in, NULL, NULL));
+      assert_true(c <= mapopt__sim_task_ns(&in, NULL, NULL, NULL));
     }
   /* Inner: the kind's inner overhead. */
   assert_int_equal(mapopt__sim_best_cost(&f.m, &f.run, 1, MAPOPT_PROC_GPU),
@@ -991,7 +997,7 @@ static int64_t rnd_schedule(const rnd *f, mapopt__rng *r, bool greedy) {
     in.variant = v;
     in.mems = mems;
     in.layout_ppm = lppm;
-    int64_t d = mapopt__sim_task_ns(&in, NULL, NULL);
+    int64_t d = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
     assert_true(d > 0 && d < INT64_MAX);
     if (free_at[k][p] > start)
       start = free_at[k][p];

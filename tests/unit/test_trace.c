@@ -18,35 +18,14 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "fixture.h"
 #include "mapopt/mapopt.h"
 
-/* Simulates app (a built-in, with its size) under its expert mapper with
- * a trace; returns the parsed trace's events (the root, to json_decref). */
+/* Simulates app under its expert mapper with a trace; returns the parsed
+ * trace's events (the root, to json_decref). */
 static json_t *traced(const char *app, const char *machine, json_t **root) {
-  mapopt_ctx *ctx;
-  mapopt_diags *d;
-  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
-  assert_int_equal(mapopt_diags_new(ctx, &d), MAPOPT_OK);
-  mapopt_machine *m;
-  mapopt_app *a;
-  mapopt_app_run *run;
-  mapopt_program *prog;
-  const char *spec;
-  assert_int_equal(mapopt_machine_resolve(ctx, machine, d, &m), MAPOPT_OK);
-  assert_int_equal(mapopt_app_resolve(ctx, app, d, &a, &spec), MAPOPT_OK);
-  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(m, a, &ao, d, &run), MAPOPT_OK);
-  mapopt_machine_shape shape;
-  mapopt_sim_shape(m, run, &shape);
-  const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), "expert");
-  assert_non_null(text);
-  mapopt_dsl_options o = {.file = "expert.map", .shape = &shape};
-  mapopt_app_task_info(a, &o.tasks, &o.ntasks);
-  assert_int_equal(mapopt_dsl_compile(ctx, text, strlen(text), &o, d, &prog),
-                   MAPOPT_OK);
   mapopt_sim_options so = {.trace = true};
-  mapopt_sim_result *res;
-  assert_int_equal(mapopt_sim_run(ctx, m, run, prog, &so, &res), MAPOPT_OK);
+  mapopt_sim_result *res = fixture_simulate(app, machine, "expert", &so);
   assert_int_equal(res->error, MAPOPT_SIM_NONE);
   json_error_t err;
   *root = json_loads(res->trace, 0, &err);
@@ -54,12 +33,6 @@ static json_t *traced(const char *app, const char *machine, json_t **root) {
     print_error("trace: %s at %d:%d\n", err.text, err.line, err.column);
   assert_non_null(*root);
   mapopt_sim_result_free(res);
-  mapopt_dsl_free(prog);
-  mapopt_app_run_free(run);
-  mapopt_app_free(a);
-  mapopt_machine_free(m);
-  mapopt_diags_free(d);
-  mapopt_ctx_free(ctx);
   json_t *evs = json_object_get(*root, "traceEvents");
   assert_true(json_is_array(evs));
   return evs;
@@ -220,5 +193,5 @@ int main(void) {
       cmocka_unit_test(test_stencil_two_nodes),
       cmocka_unit_test(test_johnson_ranks),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
