@@ -1,13 +1,15 @@
 # Thin wrapper over CMake for the README's two commands.
 #   make demo   install missing Debian packages (as root), build, run the main job
 #   make check  -Werror + ASan/UBSan build, then every test under ctest
+#   make install PREFIX=DIR   build, then install into DIR (default /usr/local)
 BUILD       ?= build
 CHECK_BUILD ?= build-check
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX      ?= /usr/local
 DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev \
                libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium
 
-.PHONY: all demo check deps build fuzz clean
+.PHONY: all demo check deps build install fuzz clean
 
 all: build
 
@@ -17,6 +19,9 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAPOPT_TESTS=OFF
 	cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	sh tools/demo.sh $(BUILD)/mapopt $(BUILD)/demo

@@ -35,6 +35,11 @@ size_t cli_usage_options(const char *usage, char (*names)[CLI_OPTION_LEN]);
 /* "unknown option 'OPT'" as command cmd's usage error, with the option of
  * its --help that was probably meant. Returns EXIT_USAGE. */
 int cli_unknown_option(const char *cmd, const char *opt);
+/* The manual page (roff) of command c, or of mapopt itself when c is NULL
+ * (main_help: the text of `mapopt --help`). */
+void cli_write_man(FILE *f, const cli_command *c, const char *main_help);
+/* The bash completion script: commands, options, presets, applications. */
+void cli_write_completion(FILE *f, const char *main_help);
 
 /* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

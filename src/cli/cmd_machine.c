@@ -2,7 +2,7 @@
  * The machine commands: `mapopt machines` lists the built-in presets,
  * `mapopt machine show M` prints any machine argument as the model the
  * simulator would use, and `mapopt machine probe` derives the `local`
- * machine from this host and saves it (SIMULATOR.md §2.7).
+ * machine from this host and saves it (docs/machines.md).
  *
  * Models go to stdout as `mapopt-machine/1` JSON, so `mapopt machine show
  * lassen > mine.json` is the way to start describing one's own machine.

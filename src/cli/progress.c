@@ -123,8 +123,7 @@ void cli_progress_phase(cli_progress *p, const char *phase) {
   pthread_mutex_unlock(&p->lock);
 }
 
-void cli_progress_sim(void *ud, int64_t ops_done, int64_t ops,
-                      int64_t now_ns) {
+void cli_progress_sim(void *ud, int64_t ops_done, int64_t ops, int64_t now_ns) {
   cli_progress *p = ud;
   if (!p)
     return;

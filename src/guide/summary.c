@@ -289,8 +289,8 @@ typedef struct diffs {
 static void add_diff(diffs *d, int64_t delta, bool changed, sb_t *line) {
   if (d->n == d->cap) {
     size_t cap = d->cap ? 2 * d->cap : 32;
-    diff *v = mapopt__realloc(d->ctx, d->v, d->cap * sizeof *v,
-                              cap * sizeof *v);
+    diff *v =
+        mapopt__realloc(d->ctx, d->v, d->cap * sizeof *v, cap * sizeof *v);
     if (!v) {
       d->failed = true;
       mapopt__sb_destroy(line);
@@ -376,8 +376,8 @@ static void task_diff(diffs *d, const mapopt_sim_task_stats *ta,
     for (int q = 0; q < ta->nreqs && q < tb->nreqs; q++) {
       const mapopt_sim_req_stats *qa = &ta->reqs[q], *qb = &tb->reqs[q];
       bool mem = qa->memory != qb->memory;
-      bool lay = qa->layout.soa != qb->layout.soa ||
-                 qa->layout_ppm != qb->layout_ppm;
+      bool lay =
+          qa->layout.soa != qb->layout.soa || qa->layout_ppm != qb->layout_ppm;
       if (!mem && !lay)
         continue;
       mapopt__sb_printf(&line, "\n      %s@%d",

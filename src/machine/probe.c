@@ -643,7 +643,7 @@ static void write_model(const facts *F, mapopt__strbuf *sb,
                       "    \"NETWORK\": {\"bw_gbs\": 12.5, \"lat_ns\": 8000, "
                       "\"gpudirect\": true}\n  },\n");
   mapopt__sb_puts(sb, "  \"sources\": {\n    \"probe\": \"derived by 'mapopt "
-                      "machine probe' (SIMULATOR.md 2.7); runtime overheads "
+                      "machine probe' (docs/machines.md); runtime overheads "
                       "are the defaults; HOST_HOST 30% of a socket's "
                       "bandwidth and NETWORK 12.5 GB/s (EDR) [est]\",");
   mapopt__sb_putn(sb, src->data, src->len);

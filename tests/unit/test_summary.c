@@ -28,8 +28,7 @@ static void check_split(const mapopt_sim_result *r) {
     assert_true(t->overhead_ns >= 0 && t->compute_ns >= 0 &&
                 t->memory_ns >= 0 && t->wait_data_ns >= 0 &&
                 t->wait_proc_ns >= 0);
-    assert_int_equal(t->overhead_ns + t->compute_ns + t->memory_ns,
-                     t->busy_ns);
+    assert_int_equal(t->overhead_ns + t->compute_ns + t->memory_ns, t->busy_ns);
   }
   char *json;
   assert_int_equal(mapopt_sim_report_json(ctx, r, false, &json), MAPOPT_OK);
@@ -89,8 +88,8 @@ static void test_summary_text(void **state) {
   assert_true(t0 < t1);
   char row[256];
   const mapopt_sim_task_stats *d = &r->top_tasks[1];
-  snprintf(row, sizeof row, "%6" PRId64 "   110.1 ms       0%%      0%%   100%%",
-           d->points);
+  snprintf(row, sizeof row,
+           "%6" PRId64 "   110.1 ms       0%%      0%%   100%%", d->points);
   assert_non_null(strstr(t1, row));
   /* The argument that is the most expensive to reach comes first. */
   assert_non_null(strstr(text, "    distribute_charge rp_ghost@2        ZCMEM"
@@ -111,9 +110,9 @@ static void test_compare(void **state) {
   assert_non_null(strstr(text, "A and B take the same time.\n"));
   assert_non_null(strstr(text, "Nothing in the profiles differs.\n"));
   mapopt_text_free(text);
-  assert_int_equal(mapopt_guide_compare(ctx, a, "expert.map", b, "default.map",
-                                        &text),
-                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_guide_compare(ctx, a, "expert.map", b, "default.map", &text),
+      MAPOPT_OK);
   print_message("%s", text);
   assert_non_null(strstr(text, "A: expert.map: elapsed 136.5 ms"));
   assert_non_null(strstr(text, "B is 1.31x as fast as A (-32.5 ms"));
@@ -138,9 +137,10 @@ static void test_compare(void **state) {
       continue;
     double v = strtod(open + 3, NULL);
     const char *unit = strpbrk(open + 3, " ");
-    v *= !strncmp(unit, " ms", 3) ? 1e6 : !strncmp(unit, " us", 3) ? 1e3
-         : !strncmp(unit, " s", 2)    ? 1e9
-                                      : 1;
+    v *= !strncmp(unit, " ms", 3)   ? 1e6
+         : !strncmp(unit, " us", 3) ? 1e3
+         : !strncmp(unit, " s", 2)  ? 1e9
+                                    : 1;
     assert_true(v <= last * 1.0001);
     last = v;
     lines++;
