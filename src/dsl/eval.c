@@ -55,6 +55,17 @@ static bool raise(ev_t *ev, const char *code, mapopt__loc loc, char *msg) {
   return false;
 }
 
+/* fmt formatted with ap, owned by the caller; NULL when out of memory. */
+static char *vtext(ev_t *ev, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static char *vtext(ev_t *ev, const char *fmt, va_list ap) {
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ev->prog->ctx);
+  mapopt__sb_vprintf(&sb, fmt, ap);
+  return mapopt__sb_take(&sb, NULL);
+}
+
 /* Raises the catalogue entry id (give it as MAPOPT__DIAG(NAME)) at loc,
  * its message formatted from fmt (the entry's template). Only the first
  * error of an evaluation counts. Returns false. */
@@ -66,13 +77,11 @@ static bool fail(ev_t *ev, mapopt_dsl_diag id, const char *fmt, mapopt__loc loc,
   if (ev->err->failed)
     return false;
   ev->err->failed = true;
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, ev->prog->ctx);
   va_list ap;
   va_start(ap, loc);
-  mapopt__sb_vprintf(&sb, fmt, ap);
+  char *msg = vtext(ev, fmt, ap);
   va_end(ap);
-  return raise(ev, mapopt_dsl_diag_code(id), loc, mapopt__sb_take(&sb, NULL));
+  return raise(ev, mapopt_dsl_diag_code(id), loc, msg);
 }
 
 static bool nomem(ev_t *ev, mapopt__loc loc) {
@@ -96,23 +105,24 @@ void mapopt__eval_error_clear(mapopt_ctx *ctx, mapopt__eval_error *err) {
 static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The error becomes out of memory: its message and hint are dropped. */
+static void error_nomem(ev_t *ev) {
+  mapopt__eval_error_clear(ev->prog->ctx, ev->err);
+  ev->err->nomem = true;
+}
+
 static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...) {
   mapopt__eval_error *err = ev->err;
   if (err->nomem || err->note)
     return;
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, ev->prog->ctx);
   va_list ap;
   va_start(ap, fmt);
-  mapopt__sb_vprintf(&sb, fmt, ap);
+  err->note = vtext(ev, fmt, ap);
   va_end(ap);
-  err->note = mapopt__sb_take(&sb, NULL);
   snprintf(err->note_code, sizeof err->note_code, "%s",
            mapopt_dsl_diag_code(id));
-  if (!err->note) {
-    mapopt__eval_error_clear(ev->prog->ctx, err);
-    err->nomem = true;
-  }
+  if (!err->note)
+    error_nomem(ev);
 }
 
 static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
@@ -383,8 +393,7 @@ static void name_note(ev_t *ev, int sym) {
   const char **v = mapopt__arena_zalloc(
       ev->arena, (size_t)(p->nglobals ? p->nglobals : 1) * sizeof *v);
   if (!v) {
-    mapopt__eval_error_clear(ev->prog->ctx, ev->err);
-    ev->err->nomem = true;
+    error_nomem(ev);
     return;
   }
   for (int i = 0; i < p->nglobals; i++)
@@ -720,8 +729,7 @@ static void index_note(ev_t *ev, const mapopt__mspace *m,
       sb_tuple(&how, m->size, m->ndims);
   }
   if (idx.failed || size.failed || how.failed) {
-    mapopt__eval_error_clear(ev->prog->ctx, ev->err);
-    ev->err->nomem = true;
+    error_nomem(ev);
   } else {
     note(ev, MAPOPT__DIAG(N08_INDEX), idx.data, size.data, how.data);
   }

@@ -363,31 +363,28 @@ static bool has_slice(const sim_t *s, int64_t op) {
          s->ops[op].state >= OS_EXECUTED && s->ops[op].proc >= 0;
 }
 
-/* The flow event of phase ph ("s" or "f") id at op's slice. */
-static void flow_at_task(trace_w *w, const char *ph, int64_t id, int64_t op) {
-  const sim_op *o = &w->s->ops[op];
+/* The flow event of phase ph ("s" or "f") id at ts of thread (pid, tid):
+ * an "s" binds to the slice around it, an "f" (binding point "e") too. */
+static void flow(trace_w *w, const char *ph, int64_t id, int64_t pid,
+                 int64_t tid, int64_t ts) {
   ev_open(w, ph);
   mapopt__sb_printf(&w->b,
                     ", \"name\": \"dependence\", \"cat\": \"flow\", "
-                    "\"id\": %" PRId64,
-                    id);
-  if (ph[0] == 'f')
-    mapopt__sb_puts(&w->b, ", \"bp\": \"e\"");
-  at(w, proc_pid(w, o->proc), o->proc, o->start_at);
+                    "\"id\": %" PRId64 "%s",
+                    id, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+  at(w, pid, tid, ts);
   mapopt__sb_putc(&w->b, '}');
 }
 
+/* ... at op's slice, and at copy c's. */
+static void flow_at_task(trace_w *w, const char *ph, int64_t id, int64_t op) {
+  const sim_op *o = &w->s->ops[op];
+  flow(w, ph, id, proc_pid(w, o->proc), o->proc, o->start_at);
+}
 static void flow_at_copy(trace_w *w, const char *ph, int64_t id,
                          const sim_copy *c) {
-  ev_open(w, ph);
-  mapopt__sb_printf(&w->b,
-                    ", \"name\": \"dependence\", \"cat\": \"flow\", "
-                    "\"id\": %" PRId64,
-                    id);
-  if (ph[0] == 'f')
-    mapopt__sb_puts(&w->b, ", \"bp\": \"e\"");
-  at(w, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]), c->start_at);
-  mapopt__sb_putc(&w->b, '}');
+  flow(w, ph, id, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]),
+       c->start_at);
 }
 
 /* ", \"point\": [i, j]" for an index point. */

@@ -71,6 +71,18 @@ static const json_t *flow(const json_t *evs, const char *ph, json_int_t id) {
   return NULL;
 }
 
+/* Whether flow event f lies in the slice of the task op uid. */
+static bool on_task(const json_t *evs, const json_t *f, json_int_t uid) {
+  size_t i;
+  json_t *t;
+  json_array_foreach(evs, i, t) {
+    if (is(t, "X") && strcmp(str(t, "cat"), "task") == 0 && inside(f, t) &&
+        num(json_object_get(t, "args"), "uid") == uid)
+      return true;
+  }
+  return false;
+}
+
 /* The thread or process name of (pid, tid), or NULL. */
 static const char *name_of(const json_t *evs, const char *what, json_int_t pid,
                            json_int_t tid) {
@@ -120,32 +132,15 @@ static void check_trace(const char *app, const char *machine, int ranks) {
     assert_non_null(str(args, "task"));
     assert_true(json_is_integer(json_object_get(args, "argument")));
     assert_non_null(str(args, "region"));
-    json_int_t uid = num(args, "uid");
     bool fed = false, produced = !str(args, "producer");
     json_array_foreach(evs, j, x) {
-      if (is(x, "s") && inside(x, e)) {
-        const json_t *f = flow(evs, "f", num(x, "id"));
-        size_t k;
-        json_t *t;
-        json_array_foreach(evs, k, t) {
-          if (is(t, "X") && strcmp(str(t, "cat"), "task") == 0 &&
-              inside(f, t) && num(json_object_get(t, "args"), "uid") == uid &&
-              strcmp(str(t, "name"), str(args, "task")) == 0)
-            fed = true;
-        }
-      }
-      if (is(x, "f") && inside(x, e)) {
-        const json_t *s = flow(evs, "s", num(x, "id"));
-        size_t k;
-        json_t *t;
-        json_array_foreach(evs, k, t) {
-          if (is(t, "X") && strcmp(str(t, "cat"), "task") == 0 &&
-              inside(s, t) &&
-              num(json_object_get(t, "args"), "uid") ==
-                  num(args, "producer_uid"))
-            produced = true;
-        }
-      }
+      /* A flow that starts on the copy ends on the task it feeds; one that
+       * ends on the copy starts on the task that produced its data. */
+      if (is(x, "s") && inside(x, e))
+        fed |= on_task(evs, flow(evs, "f", num(x, "id")), num(args, "uid"));
+      if (is(x, "f") && inside(x, e))
+        produced |= on_task(evs, flow(evs, "s", num(x, "id")),
+                            num(args, "producer_uid"));
     }
     if (!fed || !produced)
       print_error("%s: copy %s at %.3f has no flow %s\n", app, str(e, "name"),
