@@ -68,6 +68,18 @@ struct json_t;
 /* Opens a context and a diagnostics list for one command; false when out
  * of memory (nothing to free then). */
 bool cli_open(mapopt_ctx **ctx, mapopt_diags **diags);
+
+/* A memory budget for a context: allocations beyond limit bytes in use
+ * fail (the library then returns MAPOPT_ENOMEM), and hit records that the
+ * budget, not the system, said no. */
+typedef struct cli_budget {
+  int64_t limit;
+  int64_t live;
+  bool hit;
+} cli_budget;
+/* cli_open with every allocation of the context counted against b, which
+ * must outlive the context. */
+bool cli_open_budget(mapopt_ctx **ctx, mapopt_diags **diags, cli_budget *b);
 void cli_close(mapopt_ctx *ctx, mapopt_diags *diags);
 /* Prints {"key": value} as indented JSON on stdout; takes value. */
 void cli_print_json(const char *key, struct json_t *value);

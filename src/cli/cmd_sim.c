@@ -47,8 +47,10 @@ const char cli_sim_usage[] =
     "  --time-limit S       simulated seconds before TIMEOUT (default 3600)\n"
     "  --max-ops N          refuse a run of more than N operations (default\n"
     "                       10000000)\n"
-    "  --max-bytes B        refuse a run whose model needs more than B bytes\n"
-    "                       (suffix K, M, G or T for KiB ... TiB; default 4G)\n"
+    "  --max-bytes B        the most memory the run may take, model and\n"
+    "                       simulation (suffix K, M, G or T for KiB ... TiB;\n"
+    "                       default 4G): a larger model is refused, and a\n"
+    "                       simulation that outgrows it stops\n"
     "  --lenient-kinds [true|false]  fall back to the default kind order\n"
     "  --backpressure-errors true|false  the event.exists() rule (default "
     "true)\n"
@@ -357,9 +359,13 @@ int cli_sim(int argc, char **argv) {
   if (rc != EXIT_VALID)
     return rc;
   a.opts.trace = a.trace != NULL;
+  /* Everything the run holds -- model, plan, simulation -- counts against
+   * --max-bytes (the limit the instantiation's estimate also uses). */
+  cli_budget budget = {.limit =
+                           a.max_bytes > 0 ? a.max_bytes : INT64_C(4) << 30};
   mapopt_ctx *ctx;
   mapopt_diags *diags;
-  if (!cli_open(&ctx, &diags))
+  if (!cli_open_budget(&ctx, &diags, &budget))
     return EXIT_INVALID;
   cli_progress *progress = a.bench ? NULL : cli_progress_start("sim");
   cli_pipeline p;
@@ -414,6 +420,11 @@ int cli_sim(int argc, char **argv) {
 done:
   cli_progress_stop(progress);
   cli_print_diags(stderr, diags, 0);
+  if (budget.hit)
+    fprintf(stderr,
+            "mapopt sim: note: the run needs more memory than its limit of "
+            "%" PRId64 " bytes: raise it with --max-bytes B\n",
+            budget.limit);
   cli_pipeline_close(&p);
   cli_close(ctx, diags);
   return rc;

@@ -313,8 +313,14 @@ expect_rc 2 "$M" sim circuit:small --bench --explain
 expect_rc 1 "$M" sim circuit --max-ops 100
 expect_in err 'about 154 ops (more than the limit of 100; options max_ops)'
 expect_in err "mapopt: note: the limit is 100 operations: raise it with --max-ops N"
-expect_rc 1 "$M" sim circuit --max-bytes 1K
-expect_in err "mapopt: note: the limit is 1024 bytes: raise it with --max-bytes B"
+# A model estimated too large is refused before it is built ...
+expect_rc 1 "$M" sim circuit:small --iterations 1000000 --max-ops 100000000 --max-bytes 64M
+expect_in err "would need more than 67108864 bytes (the limit; options max_bytes)"
+expect_in err "mapopt: note: the limit is 67108864 bytes: raise it with --max-bytes B"
+# ... and a simulation that outgrows the limit stops (the default is 4G).
+expect_rc 1 "$M" sim circuit --max-bytes 1M
+expect_in err "mapopt sim: note: the run needs more memory than its limit of 1048576 bytes: raise it with --max-bytes B"
+expect_rc 0 "$M" sim circuit --max-bytes 8M
 expect_rc 2 "$M" sim circuit --max-bytes 1X
 expect_in err "--max-bytes must be a positive number of bytes"
 expect_rc 0 "$M" sim circuit:small --max-ops 1000 --max-bytes 64M
