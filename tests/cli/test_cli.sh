@@ -9,6 +9,15 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 # ---- usage -----------------------------------------------------------------
 expect_rc 0 "$M" --help;            expect_in out "usage: mapopt COMMAND"
+expect_in out "  --version          print mapopt's version"
+expect_rc 0 "$M" --version;         expect_in out "mapopt 0.1.0"
+expect_rc 0 "$M" --commands;        expect_in out "sim"
+expect_rc 0 "$M" --man sim;         expect_in out '.TH MAPOPT-SIM 1 "" "mapopt 0.1.0"'
+expect_in out '.B \-\-compare FILE'
+expect_rc 0 "$M" --man;             expect_in out '.BR mapopt\-sim (1),'
+expect_rc 2 "$M" --man nosuch;      expect_in err "--man: unknown command 'nosuch'"
+expect_rc 0 "$M" --completion bash; expect_in out "complete -o filenames -F _mapopt mapopt"
+expect_rc 2 "$M" --completion zsh
 expect_rc 2 "$M"
 expect_rc 2 "$M" nosuch;            expect_in err "unknown command 'nosuch'"
 for c in check fmt show; do
