@@ -60,6 +60,8 @@ void fixture_db_drop(mapopt_tune_db *db, const char *path) {
   unlink(side);
   snprintf(side, sizeof side, "%s-shm", path);
   unlink(side);
+}
+
 mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
                                     const char *mapper,
                                     const mapopt_sim_options *opts) {
