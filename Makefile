@@ -7,7 +7,8 @@ CHECK_BUILD ?= build-check
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX      ?= /usr/local
 DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev \
-               libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium
+               libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium \
+               libstarpu-dev openmpi-bin libopenmpi-dev libopenblas-dev
 
 .PHONY: all demo check deps build install fuzz clean
 
@@ -28,7 +29,7 @@ demo: build
 
 check: deps
 	cmake -S . -B $(CHECK_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMAPOPT_WERROR=ON \
-	      -DMAPOPT_SANITIZE=ON
+	      -DMAPOPT_SANITIZE=ON -DMAPOPT_STARPU=ON
 	cmake --build $(CHECK_BUILD) -j $(JOBS)
 	cd $(CHECK_BUILD) && ctest --output-on-failure -j $(JOBS)
 
