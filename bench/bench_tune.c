@@ -55,9 +55,9 @@ static void bench(mapopt_ctx *ctx, mapopt_diags *diags, const char *app_name,
   mapopt_tune_db *db;
   if (mapopt_tune_db_open(ctx, path, diags, &db) != MAPOPT_OK)
     gen_die("bench_tune", "database", diags);
-  mapopt_tune_problem p = {m, run,
-                           mapopt_app_builtin_mapper(app_name, "expert"),
-                           mapopt_app_builtin_mapper(app_name, "default")};
+  mapopt_tune_problem p = {
+      m, run, mapopt_app_builtin_mapper(app_name, "expert"),
+      mapopt_app_builtin_mapper(app_name, "default"), NULL};
   mapopt_tune_config c = {.app = app_name,
                           .machine = machine,
                           .optimizer = optimizer,

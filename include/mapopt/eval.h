@@ -178,8 +178,9 @@ typedef struct mapopt_eval_result {
   const char *metric_unit;
   mapopt_eval_direction direction;
   double metric;
-  double *values; /* metric of each run (runs entries; NaN where none) */
-  double *wall_s; /* wall time of each run, start to exit, in seconds */
+  double *values;       /* metric of each run (runs entries; NaN where none) */
+  double *wall_s;       /* wall time of each run, start to exit, in seconds */
+  double wall_median_s; /* their median: one run's wall time (0: no run) */
   /* The last run's output: stdout and stderr merged in arrival order. When
    * it printed more than output_cap bytes, the text is its head, the line
    * "[mapopt: N bytes of output dropped]" and its tail, the two cut at line

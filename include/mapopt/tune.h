@@ -36,6 +36,7 @@
 #include "mapopt/app.h"
 #include "mapopt/core.h"
 #include "mapopt/dsl.h"
+#include "mapopt/eval.h"
 #include "mapopt/llm.h"
 #include "mapopt/machine.h"
 
@@ -305,11 +306,15 @@ MAPOPT_API const char *mapopt_optimizer_last_error(const mapopt_optimizer *opt);
  * run can be resumed: a fresh optimizer of the same seed is replayed the
  * recorded evaluations and the run continues where it stopped.
  *
- * Every candidate is simulated, and AutoGuide (mapopt/guide.h) analyses
- * the run's raw log (or, for a candidate that does not compile, its
- * compiler diagnostics) with the result, the mapper, the run and the
+ * Every candidate is simulated -- or, for real runs (problem.command),
+ * run by a command (mapopt/eval.h) -- and AutoGuide (mapopt/guide.h)
+ * analyses the run's raw log or output (or, for a candidate that does not
+ * compile, its compiler diagnostics) with the result when simulated, the
+ * exit status, signal and timeout when run, the mapper, the run and the
  * machine. The optimizer is told the findings and the result; the feedback
- * text at the run's level is recorded and told with them.
+ * text at the run's level is recorded and told with them. A real run's
+ * output is recorded too, so that resuming one replays its findings from
+ * the record instead of running the program again.
  *
  * Candidates are deduplicated by their canonical text (mapopt_dsl_format of
  * the compiled candidate; a candidate that does not compile by its raw
@@ -353,6 +358,20 @@ MAPOPT_API mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
                                              mapopt_tune_db **out);
 MAPOPT_API void mapopt_tune_db_close(mapopt_tune_db *db);
 
+/*
+ * Real runs (docs/real.md): each candidate, and each yardstick, is run by a
+ * command instead of simulated. Every run gets timeout_s seconds when it is
+ * positive; otherwise the limit follows policy (mapopt_eval_timeout; zero
+ * fields take its defaults: 10 times the wall time of one run of the
+ * fastest successful evaluation so far, at least 5 s, and 600 s before any
+ * evaluation has succeeded).
+ */
+typedef struct mapopt_tune_command {
+  const mapopt_eval_options *eval; /* the command and its options */
+  double timeout_s;
+  mapopt_eval_timeout_policy policy;
+} mapopt_tune_command;
+
 /* What is tuned. Everything is borrowed and must outlive the call. */
 typedef struct mapopt_tune_problem {
   /* The machine and the run instantiated on it (mapopt_sim_instantiate);
@@ -364,6 +383,13 @@ typedef struct mapopt_tune_problem {
    * never shown to the optimizer. */
   const char *expert;
   const char *default_mapper;
+  /* NULL: candidates are simulated on machine. Otherwise they are run by
+   * this command; machine and run still give the search space and the
+   * shape candidates are compiled for, so they must describe what the
+   * command runs (its processors per rank and its launch sizes). The
+   * command's settings (not where it keeps its files) are part of the
+   * run's identity (runs.evaluator). */
+  const mapopt_tune_command *command;
 } mapopt_tune_problem;
 
 /* What identifies a run. All of it is recorded with the run; a resumed run
@@ -468,9 +494,10 @@ typedef struct mapopt_tune_outcome {
  * resumed run whose replay differs from its record (the model or mapopt
  * changed), with a diagnostic; MAPOPT_ESYNTAX / MAPOPT_ELOAD when the
  * start mapper does not compile (its diagnostics); MAPOPT_EIO for a
- * database error (a diagnostic naming the file); MAPOPT_ENOMEM. A run
- * that fails after it was recorded is marked interrupted, so it can be
- * resumed.
+ * database error (a diagnostic naming the file), or a command that cannot
+ * be run at all (it could not be started, or its private directory made:
+ * a diagnostic with the reason); MAPOPT_ENOMEM. A run that fails after it
+ * was recorded is marked interrupted, so it can be resumed.
  */
 MAPOPT_API mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
                                          const mapopt_tune_problem *problem,
@@ -492,6 +519,8 @@ typedef struct mapopt_tune_run_info {
   const char *start_file; /* NULL when none */
   const char *version;    /* of mapopt that recorded it */
   const char *status;     /* running, interrupted, done, exhausted */
+  const char *evaluator;  /* NULL: simulated; else the command's settings
+                             as JSON (real runs) */
   const char *unit;       /* NULL when unknown */
   uint64_t seed;
   int64_t budget;
@@ -540,6 +569,12 @@ typedef struct mapopt_tune_eval_info {
   double wall_s;                           /* what evaluating it took */
   double finished;                         /* Unix time */
   char *text, *hash, *feedback, *note;     /* feedback, note: NULL if none */
+  /* A real run's: what its last run printed (as captured, NULL for a
+   * simulated evaluation), its exit status (-1: none), the signal that
+   * ended it (0: none) and whether it reached its time limit. */
+  char *output;
+  int exit_status, signal;
+  bool timed_out;
 } mapopt_tune_eval_info;
 
 /* Iteration `iteration` of run `run` into *out, freed with

@@ -226,6 +226,39 @@ void cli_tune_defaults(cli_tune_settings *s);
 int cli_tune_option(const char *cmd, const char *o, const char *v,
                     cli_tune_settings *s, bool *taken);
 
+/* ---- the command evaluator's options (eval_common.c) --------------------- */
+
+enum { CLI_MAX_ENV = 64 };
+
+/* What mapopt eval and mapopt tune --run share: --run, --shell, --timeout,
+ * --grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir
+ * and --env (docs/real.md). opts.env points into the settings: do not copy
+ * them after cli_eval_finish. */
+typedef struct cli_eval_settings {
+  mapopt_eval_options opts;
+  double timeout_s; /* 0: not given */
+  const char *env[CLI_MAX_ENV + 1];
+  size_t nenv;
+  /* The options as given (argv words), for a command line giving them
+   * back. */
+  const char *words[2 * CLI_MAX_ENV + 24];
+  size_t nwords;
+} cli_eval_settings;
+
+/* Nothing given: no command, the evaluator's defaults. */
+void cli_eval_defaults(cli_eval_settings *s);
+/* When argv[*i] is one of the evaluator's options, takes it and its value
+ * (*i then past it) and sets *taken. EXIT_VALID, or EXIT_USAGE for a
+ * missing or bad value (reported as command cmd's). */
+int cli_eval_option(const char *cmd, int argc, char **argv, int *i,
+                    cli_eval_settings *s, bool *taken);
+/* The checks between options (--direction needs --metric), and opts.env
+ * set. EXIT_VALID or EXIT_USAGE. */
+int cli_eval_finish(const char *cmd, cli_eval_settings *s);
+/* The options given, as words in *words (owned by s and argv); returns how
+ * many. */
+size_t cli_eval_words(const cli_eval_settings *s, const char *const **words);
+
 /* Installs the SIGINT handler of long commands: the first Ctrl-C sets the
  * returned flag (finish what is in flight, then stop), the second kills. */
 const volatile sig_atomic_t *cli_catch_sigint(void);
@@ -300,6 +333,7 @@ typedef struct cli_group {
   const char *base;                 /* normalization: expert, default */
   cli_row *rows;
   size_t nrows;
+  const char *evaluator; /* real runs: their command's settings; NULL */
 } cli_group;
 
 typedef struct cli_table {

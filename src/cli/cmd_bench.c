@@ -217,7 +217,7 @@ static int bench_app(mapopt_ctx *ctx, mapopt_tune_db *db, const bench_args *a,
   cli_target t;
   int rc =
       cli_target_open(ctx, "bench", app, a->size, a->set.machine, diags, &t);
-  mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt};
+  mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt, NULL};
   for (char **o = l->opts; *o && rc == EXIT_VALID; o++) {
     /* Optimizers outside the ablation run once, at the full level: they
      * are told all they use (ccd reads the profile). */

@@ -49,68 +49,31 @@ const char cli_eval_usage[] =
     "run that failed, crashed, timed out or printed no metric, 2 usage\n"
     "error.\n";
 
-enum { MAX_ENV = 64, TAIL_LINES = 20 };
+enum { TAIL_LINES = 20 };
 
 typedef struct eval_args {
   const char *mapper;
   bool json;
-  double timeout_s;
-  mapopt_eval_options opts;
-  const char *env[MAX_ENV + 1];
-  size_t nenv;
+  cli_eval_settings run;
   mapopt_machine_shape shape;
 } eval_args;
 
 static int parse_eval_args(int argc, char **argv, eval_args *a) {
   memset(a, 0, sizeof *a);
-  a->timeout_s = mapopt_eval_timeout(NULL, 0);
+  cli_eval_defaults(&a->run);
   mapopt_shape_default(&a->shape);
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
-    static const char *const valued[] = {"--run",     "--timeout",   "--grace",
-                                         "--metric",  "--direction", "--repeat",
-                                         "--tmpdir",  "--workdir",   "--env",
-                                         "--machine", NULL};
+    static const char *const valued[] = {"--machine", NULL};
     const char *val;
+    bool taken;
+    if (cli_eval_option("eval", argc, argv, &i, &a->run, &taken) != EXIT_VALID)
+      return EXIT_USAGE;
+    if (taken)
+      continue;
     if (cli_option_value("eval", valued, argc, argv, &i, &val) != EXIT_VALID)
       return EXIT_USAGE;
-    int64_t n;
-    if (!strcmp(o, "--run")) {
-      a->opts.run = val;
-    } else if (!strcmp(o, "--shell")) {
-      a->opts.shell = true;
-    } else if (!strcmp(o, "--timeout")) {
-      if (!cli_parse_double(val, 1e-3, 1e7, &a->timeout_s))
-        return cli_usage_error("eval", "--timeout must be 0.001 to 1e7 "
-                                       "seconds");
-    } else if (!strcmp(o, "--grace")) {
-      if (!cli_parse_double(val, 0.01, 600, &a->opts.grace_s))
-        return cli_usage_error("eval", "--grace must be 0.01 to 600 "
-                                       "seconds");
-    } else if (!strcmp(o, "--metric")) {
-      a->opts.metric = val;
-    } else if (!strcmp(o, "--direction")) {
-      if (!strcmp(val, "lower"))
-        a->opts.direction = MAPOPT_EVAL_LOWER;
-      else if (!strcmp(val, "higher"))
-        a->opts.direction = MAPOPT_EVAL_HIGHER;
-      else
-        return cli_usage_error("eval", "--direction takes lower or higher");
-    } else if (!strcmp(o, "--repeat")) {
-      if (!cli_parse_i64(val, 1, 1000, &n))
-        return cli_usage_error("eval", "--repeat must be 1 to 1000");
-      a->opts.repeat = (int)n;
-    } else if (!strcmp(o, "--keep")) {
-      a->opts.keep = true;
-    } else if (!strcmp(o, "--tmpdir")) {
-      a->opts.tmpdir = val;
-    } else if (!strcmp(o, "--workdir")) {
-      a->opts.workdir = val;
-    } else if (!strcmp(o, "--env")) {
-      if (a->nenv == MAX_ENV)
-        return cli_usage_error("eval", "at most %d --env", MAX_ENV);
-      a->env[a->nenv++] = val;
-    } else if (!strcmp(o, "--machine")) {
+    if (!strcmp(o, "--machine")) {
       if (!cli_machine_shape(val, &a->shape))
         return EXIT_INVALID;
     } else if (!strcmp(o, "--json")) {
@@ -122,14 +85,12 @@ static int parse_eval_args(int argc, char **argv, eval_args *a) {
   }
   if (!a->mapper)
     return cli_usage_error("eval", "no mapper file given");
-  if (!a->opts.run)
+  if (!a->run.opts.run)
     return cli_usage_error("eval", "no command given: --run 'CMD ... "
                                    "{mapper} ...'");
-  if (a->opts.direction == MAPOPT_EVAL_HIGHER && !a->opts.metric)
-    return cli_usage_error("eval", "--direction applies to a --metric: the "
-                                   "default metrics have their own");
-  a->opts.env = a->env;
-  return EXIT_VALID;
+  if (a->run.timeout_s == 0)
+    a->run.timeout_s = mapopt_eval_timeout(NULL, 0);
+  return cli_eval_finish("eval", &a->run);
 }
 
 /* text as a JSON string. jansson takes only valid UTF-8: output that is
@@ -239,7 +200,7 @@ int cli_eval(int argc, char **argv) {
   char *text = NULL;
   size_t len = 0;
   /* A bad command setup is a usage error, reported before the mapper. */
-  mapopt_status st = mapopt_eval_new(ctx, &a.opts, diags, &ev);
+  mapopt_status st = mapopt_eval_new(ctx, &a.run.opts, diags, &ev);
   if (st != MAPOPT_OK) {
     cli_print_diags(stderr, diags, 0);
     rc = st == MAPOPT_EINVAL ? cli_usage_error("eval", "invalid command "
@@ -265,7 +226,7 @@ int cli_eval(int argc, char **argv) {
   cli_progress_phase(progress, a.opts.repeat > 1 ? "running the command "
                                                    "(repeated)"
                                                  : "running the command");
-  st = mapopt_eval_run(ev, text, len, a.timeout_s, diags, &r);
+  st = mapopt_eval_run(ev, text, len, a.run.timeout_s, diags, &r);
   cli_progress_stop(progress);
   if (st != MAPOPT_OK) {
     cli_print_diags(stderr, diags, 0);

@@ -453,7 +453,7 @@ static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
     }
     fprintf(f, " on ");
     esc(f, g->machine);
-    fprintf(f, "</h2>\n");
+    fprintf(f, "%s</h2>\n", g->evaluator ? ", real runs" : "");
     if (!g->base)
       fprintf(f, "<p>No expert or default mapper: raw throughput.</p>\n");
     else if (strcmp(g->base, "expert"))

@@ -10,7 +10,8 @@
  * every evaluation in the database, writes the best mapper (never over an
  * existing file without --force) and compares it with the expert and
  * default mappers and the lower bound. Ctrl-C stops after the evaluations
- * in flight; --resume continues.
+ * in flight; --resume continues. With --run, candidates are run by a
+ * command (the options of mapopt eval, eval_common.c) instead of simulated.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -216,6 +217,13 @@ const char cli_tune_usage[] =
     "  --history K      earlier attempts shown in each prompt (default 5)\n"
     "  --price-in P, --price-out P   USD per million prompt / completion\n"
     "                   tokens, for the cost in the summary (default 0)\n\n"
+    "Real runs (docs/real.md): --run 'CMD ... {mapper} ...' runs each\n"
+    "candidate, and the expert and default mappers, with CMD instead of\n"
+    "simulating it; APP and --machine must describe what CMD runs. It takes\n"
+    "the options of mapopt eval: --shell, --timeout S (default: 10x the wall\n"
+    "time of the best run so far, at least 5 s; 600 s until one succeeds),\n"
+    "--grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir\n"
+    "(only with --jobs 1) and --env. --jobs is then 1 unless given.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
     "evaluation. Ctrl-C stops after the evaluations in flight (they are\n"
     "kept); a second Ctrl-C kills.\n\n"
@@ -228,13 +236,41 @@ typedef struct tune_args {
   cli_tune_settings set;
   bool resume, force, quiet, json;
   mapopt_tune_llm llm; /* the llm optimizer's settings */
+  cli_eval_settings run; /* --run and its options */
+  bool resume, force, quiet, json, jobs_given;
 } tune_args;
+
+/* The real-run options' checks: each needs --run; the command's own jobs
+ * default (1: runs on one machine disturb each other's timing); one
+ * working directory for several evaluations at once is refused. */
+static int check_run_args(tune_args *a) {
+  if (!a->run.opts.run)
+    return a->run.nwords
+               ? cli_usage_error("tune", "%s needs --run", a->run.words[0])
+               : EXIT_VALID;
+  if (!a->jobs_given)
+    a->set.jobs = 1;
+  if (a->run.opts.workdir && a->set.jobs > 1)
+    return cli_usage_error("tune", "--workdir would share one directory "
+                                   "between --jobs evaluations: leave it out "
+                                   "(each runs in its own) and give absolute "
+                                   "paths");
+  return cli_eval_finish("tune", &a->run);
+}
 
 static int parse_tune_args(int argc, char **argv, tune_args *a) {
   *a = (tune_args){.optimizer = "guided"};
   cli_tune_defaults(&a->set);
+  cli_eval_defaults(&a->run);
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v;
+    bool run_opt;
+    if (cli_eval_option("tune", argc, argv, &i, &a->run, &run_opt) !=
+        EXIT_VALID)
+      return EXIT_USAGE;
+    if (run_opt)
+      continue;
+    a->jobs_given |= !strcmp(o, "--jobs");
     static const char *const valued[] = {
         "--machine",     "--optimizer",    "--db",
         "--start",       "--feedback",     "--out",
@@ -278,7 +314,7 @@ static int parse_tune_args(int argc, char **argv, tune_args *a) {
   if (mapopt_guide_level_parse(a->set.feedback, &level) != MAPOPT_OK)
     return cli_usage_error("tune", "--feedback takes raw, explain, suggest "
                                    "or full");
-  return EXIT_VALID;
+  return check_run_args(a);
 }
 
 /* APP.best.map from the app argument: its size spec, folder and .json
@@ -366,6 +402,9 @@ static void print_rerun(FILE *f, const tune_args *a, bool resume) {
       put_word(f, pairs[i][0]);
       put_word(f, pairs[i][1]);
     }
+  const char *const *run;
+  for (size_t i = 0, n = cli_eval_words(&a->run, &run); i < n; i++)
+    put_word(f, run[i]);
   if (resume)
     fputs(" --resume", f);
   fputc('\n', f);
@@ -574,7 +613,9 @@ int cli_tune(int argc, char **argv) {
   if (read_start(ctx, a.start, diags, &start, &slen) != MAPOPT_OK ||
       mapopt_tune_db_open(ctx, a.set.db, diags, &db) != MAPOPT_OK)
     goto done;
-  mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt};
+  mapopt_tune_command cmd = {.eval = &a.run.opts, .timeout_s = a.run.timeout_s};
+  mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt,
+                           a.run.opts.run ? &cmd : NULL};
   mapopt_tune_config c = {t.name,
                           t.sim.spec,
                           a.set.machine,

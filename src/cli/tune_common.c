@@ -2,9 +2,10 @@
  * What the tuning commands (space, tune, bench, report) share: setting an
  * application run up on a machine, the options of tune and bench with the
  * llm optimizer's settings and usage, the SIGINT flag, and the paper's
- * table -- runs grouped by benchmark and optimizer, with the statistics of
- * their final best throughput normalized to the expert mapper, and for
- * llm rows the share of replies that parse and run and the tokens spent.
+ * table -- runs grouped by benchmark (simulated and real runs apart) and
+ * optimizer, with the statistics of their final best throughput normalized
+ * to the expert mapper, and for llm rows the share of replies that parse
+ * and run and the tokens spent.
  */
 #include <math.h>
 #include <stdio.h>
@@ -306,14 +307,15 @@ static bool wanted(const mapopt_tune_run_info *r, const int64_t *ids,
 static cli_group *group_of(cli_table *t, const mapopt_tune_run_info *r) {
   for (size_t g = 0; g < t->ngroups; g++)
     if (same(t->groups[g].app, r->app) && same(t->groups[g].size, r->size) &&
-        same(t->groups[g].machine, r->machine))
+        same(t->groups[g].machine, r->machine) &&
+        same(t->groups[g].evaluator, r->evaluator))
       return &t->groups[g];
   cli_group *n = realloc(t->groups, (t->ngroups + 1) * sizeof *n);
   if (!n)
     return NULL;
   t->groups = n;
   cli_group *g = &t->groups[t->ngroups++];
-  *g = (cli_group){r->app, r->size, r->machine, NULL, NULL, 0};
+  *g = (cli_group){r->app, r->size, r->machine, NULL, NULL, 0, r->evaluator};
   return g;
 }
 

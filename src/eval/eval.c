@@ -686,6 +686,8 @@ static mapopt_status finish(evaluation *e, const double *values,
   r->direction = f ? f->direction : MAPOPT_EVAL_LOWER;
   if (r->status == MAPOPT_EVAL_OK)
     r->metric = median(e->scratch, values, r->runs);
+  if (r->runs > 0)
+    r->wall_median_s = median(e->scratch, walls, r->runs);
   r->values = copy_doubles(ctx, values, r->runs);
   r->wall_s = copy_doubles(ctx, walls, r->runs);
   size_t len;

@@ -1,10 +1,11 @@
 /*
  * The tuning database (include/mapopt/tune.h, docs/tuning.md): SQLite in
- * WAL mode with a table of runs, one of evaluations, and for the llm
- * optimizer one of its chat calls and one of the replies they brought. The
- * driver writes each evaluation in its own transaction the moment it
- * finishes, and the calls of each prompt with their replies as soon as
- * they are made;
+ * WAL mode with a table of runs, one of evaluations, one of what real runs
+ * printed (outputs: AutoGuide's input, kept to replay a resumed real run
+ * without running it again), and for the llm optimizer one of its chat
+ * calls and one of the replies they brought. The driver writes each
+ * evaluation in its own transaction the moment it finishes, and the calls
+ * of each prompt with their replies as soon as they are made;
  * with WAL and synchronous=NORMAL a commit is in the operating system's
  * hands when sqlite3_step returns, so killing the process loses nothing
  * (only a power cut could lose the last commits). Reports read runs with
@@ -38,7 +39,7 @@ static const char schema[] =
     " expert_score REAL, default_score REAL, unit TEXT,"
     " status TEXT NOT NULL, duplicates INTEGER NOT NULL DEFAULT 0,"
     " started REAL NOT NULL, finished REAL,"
-    " llm_model TEXT, temperature REAL, history INTEGER);"
+    " llm_model TEXT, temperature REAL, history INTEGER, evaluator TEXT);"
     "CREATE TABLE IF NOT EXISTS evaluations ("
     " run INTEGER NOT NULL REFERENCES runs(id),"
     " iteration INTEGER NOT NULL,"
@@ -60,14 +61,22 @@ static const char schema[] =
     " run INTEGER NOT NULL REFERENCES runs(id),"
     " step INTEGER NOT NULL, sample INTEGER NOT NULL, call INTEGER NOT NULL,"
     " verdict TEXT NOT NULL, truncated INTEGER NOT NULL, reply TEXT NOT NULL,"
-    " PRIMARY KEY (run, step, sample));";
+    " PRIMARY KEY (run, step, sample));"
+    "CREATE TABLE IF NOT EXISTS outputs ("
+    " run INTEGER NOT NULL, iteration INTEGER NOT NULL,"
+    " exit_status INTEGER, signal INTEGER, timed_out INTEGER NOT NULL,"
+    " output TEXT NOT NULL,"
+    " PRIMARY KEY (run, iteration),"
+    " FOREIGN KEY (run, iteration) REFERENCES evaluations(run, iteration));";
 
-/* What a mapopt-tune/1 database lacks: the runs' llm settings (the new
- * tables come with the schema above). */
+/* What a mapopt-tune/1 database lacks: the runs' llm settings and
+ * evaluator (NULL: the simulator, which made every run it holds); the new
+ * tables come with the schema above. */
 static const char migrate_v1[] =
     "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
     "ALTER TABLE runs ADD COLUMN temperature REAL;"
     "ALTER TABLE runs ADD COLUMN history INTEGER;"
+    "ALTER TABLE runs ADD COLUMN evaluator TEXT;"
     "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';";
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
@@ -244,9 +253,9 @@ void mapopt_tune_db_close(mapopt_tune_db *db) {
 /* ---- runs --------------------------------------------------------------- */
 
 /* Binds what identifies a run (config, start hash, version, the llm
- * settings) to ?1..?13. */
-static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
-                        const char *start_hash) {
+ * settings, the evaluator) to ?1..?14. */
+static void bind_key(sqlite3_stmt *st, const mapopt__run_key *k) {
+  const mapopt_tune_config *c = k->config;
   bind_text(st, 1, c->app);
   bind_text(st, 2, c->size);
   bind_text(st, 3, c->machine);
@@ -255,7 +264,7 @@ static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
   sqlite3_bind_int64(st, 6, c->budget);
   sqlite3_bind_int(st, 7, c->batch);
   bind_text(st, 8, c->feedback);
-  bind_text(st, 9, start_hash);
+  bind_text(st, 9, k->start_hash);
   bind_text(st, 10, MAPOPT_VERSION);
   if (c->llm) {
     bind_text(st, 11, c->llm->client.model);
@@ -268,12 +277,12 @@ static void bind_config(sqlite3_stmt *st, const mapopt_tune_config *c,
     for (int i = 11; i <= 13; i++)
       sqlite3_bind_null(st, i);
   }
+  bind_text(st, 14, k->evaluator);
 }
 
-mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
-                                  const mapopt_tune_config *c,
-                                  const char *start_hash, mapopt_diags *diags,
-                                  int64_t *run, char status[16]) {
+mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  mapopt_diags *diags, int64_t *run,
+                                  char status[16]) {
   sqlite3_stmt *st;
   mapopt_status s = prepare(
       db, diags,
@@ -281,11 +290,11 @@ mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
       "machine = ?3 AND optimizer = ?4 AND seed = ?5 AND budget = ?6 AND "
       "batch = ?7 AND feedback = ?8 AND start_hash IS ?9 AND version = ?10 "
       "AND llm_model IS ?11 AND temperature IS ?12 AND history IS ?13 "
-      "ORDER BY id DESC LIMIT 1",
+      "AND evaluator IS ?14 ORDER BY id DESC LIMIT 1",
       &st);
   if (s != MAPOPT_OK)
     return s;
-  bind_config(st, c, start_hash);
+  bind_key(st, k);
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
     *run = sqlite3_column_int64(st, 0);
@@ -301,8 +310,7 @@ mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
 }
 
 mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
-                                    const mapopt_tune_config *c,
-                                    const char *start_hash, double expert,
+                                    const mapopt__run_key *k, double expert,
                                     double deflt, const char *unit,
                                     mapopt_diags *diags, int64_t *run) {
   sqlite3_stmt *st;
@@ -310,18 +318,18 @@ mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
       db, diags,
       "INSERT INTO runs (app, size, machine, optimizer, seed, budget, batch,"
       " feedback, start_hash, version, llm_model, temperature, history,"
-      " start_file, expert_score, default_score, unit, status, started)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-      " ?15, ?16, ?17, 'running', ?18)",
+      " evaluator, start_file, expert_score, default_score, unit, status,"
+      " started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+      " ?13, ?14, ?15, ?16, ?17, ?18, 'running', ?19)",
       &st);
   if (s != MAPOPT_OK)
     return s;
-  bind_config(st, c, start_hash);
-  bind_text(st, 14, c->start_file);
-  bind_known(st, 15, expert);
-  bind_known(st, 16, deflt);
-  bind_text(st, 17, unit);
-  sqlite3_bind_double(st, 18, unix_now());
+  bind_key(st, k);
+  bind_text(st, 15, k->config->start_file);
+  bind_known(st, 16, expert);
+  bind_known(st, 17, deflt);
+  bind_text(st, 18, unit);
+  sqlite3_bind_double(st, 19, unix_now());
   s = exec_stmt(db, diags, st, "cannot record the run");
   if (s == MAPOPT_OK)
     *run = sqlite3_last_insert_rowid(db->sq);
@@ -347,9 +355,10 @@ mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
 
 /* ---- evaluations -------------------------------------------------------- */
 
-mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
-                                const mapopt_tune_eval_info *e,
-                                const char *unit, mapopt_diags *diags) {
+/* Inserts the evaluations row of e. */
+static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
+                                       const mapopt_tune_eval_info *e,
+                                       mapopt_diags *diags) {
   sqlite3_stmt *st;
   mapopt_status s = prepare(
       db, diags,
@@ -371,9 +380,37 @@ mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
   bind_text(st, 10, e->note);
   sqlite3_bind_double(st, 11, e->wall_s);
   sqlite3_bind_double(st, 12, e->finished);
-  s = exec_stmt(db, diags, st, "cannot record an evaluation");
-  if (s != MAPOPT_OK || !unit)
+  return exec_stmt(db, diags, st, "cannot record an evaluation");
+}
+
+/* Inserts the outputs row of a real run's evaluation e. */
+static mapopt_status insert_output(mapopt_tune_db *db, int64_t run,
+                                   const mapopt_tune_eval_info *e,
+                                   mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(db, diags,
+                            "INSERT INTO outputs (run, iteration, exit_status,"
+                            " signal, timed_out, output) VALUES (?1, ?2, ?3,"
+                            " ?4, ?5, ?6)",
+                            &st);
+  if (s != MAPOPT_OK)
     return s;
+  sqlite3_bind_int64(st, 1, run);
+  sqlite3_bind_int64(st, 2, e->iteration);
+  if (e->exit_status >= 0)
+    sqlite3_bind_int(st, 3, e->exit_status);
+  else
+    sqlite3_bind_null(st, 3);
+  sqlite3_bind_int(st, 4, e->signal);
+  sqlite3_bind_int(st, 5, e->timed_out);
+  bind_text(st, 6, e->output);
+  return exec_stmt(db, diags, st, "cannot record a run's output");
+}
+
+/* Sets the run's unit when it has none. */
+static mapopt_status set_unit(mapopt_tune_db *db, int64_t run, const char *unit,
+                              mapopt_diags *diags) {
+  sqlite3_stmt *st;
   if (prepare(db, diags,
               "UPDATE runs SET unit = ?2 WHERE id = ?1 AND unit IS NULL",
               &st) != MAPOPT_OK)
@@ -540,6 +577,25 @@ static void usage_row(sqlite3_stmt *st, mapopt_tune_llm_usage *u) {
       sqlite3_column_double(st, 7)};
 }
 
+mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
+                                const mapopt_tune_eval_info *e,
+                                const char *unit, mapopt_diags *diags) {
+  /* One transaction: an evaluation is never recorded without its output. */
+  if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(db, diags, "cannot begin recording an evaluation");
+  mapopt_status s = insert_evaluation(db, run, e, diags);
+  if (s == MAPOPT_OK && e->output)
+    s = insert_output(db, run, e, diags);
+  if (s == MAPOPT_OK && unit)
+    s = set_unit(db, run, unit, diags);
+  if (s == MAPOPT_OK &&
+      sqlite3_exec(db->sq, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    s = db_error(db, diags, "cannot commit an evaluation");
+  if (s != MAPOPT_OK)
+    sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+  return s;
+}
+
 void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
   if (!e)
     return;
@@ -547,6 +603,7 @@ void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
   free_str(ctx, e->hash);
   free_str(ctx, e->feedback);
   free_str(ctx, e->note);
+  free_str(ctx, e->output);
   mapopt__free(ctx, e, sizeof *e);
 }
 
@@ -558,8 +615,10 @@ static mapopt_tune_status status_of(const char *name) {
 }
 
 static const char eval_columns[] =
-    "SELECT run, iteration, status, metric, elapsed, lower_bound, wall,"
-    " finished, text, hash, feedback, note FROM evaluations";
+    "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
+    " finished, text, hash, feedback, note, o.output, o.exit_status,"
+    " o.signal, o.timed_out FROM evaluations AS e LEFT JOIN outputs AS o"
+    " ON o.run = e.run AND o.iteration = e.iteration";
 
 /* The evaluation in the current row of a statement over eval_columns. */
 static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
@@ -580,6 +639,12 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
   e->hash = column_dup(ctx, NULL, st, 9, &ok);
   e->feedback = column_dup(ctx, NULL, st, 10, &ok);
   e->note = column_dup(ctx, NULL, st, 11, &ok);
+  e->output = column_dup(ctx, NULL, st, 12, &ok);
+  e->exit_status = sqlite3_column_type(st, 13) == SQLITE_NULL
+                       ? -1
+                       : sqlite3_column_int(st, 13);
+  e->signal = sqlite3_column_int(st, 14);
+  e->timed_out = sqlite3_column_int(st, 15) != 0;
   if (!ok || !e->text || !e->hash) {
     mapopt_tune_eval_info_free(ctx, e);
     return MAPOPT_ENOMEM;
@@ -593,10 +658,10 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
 static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
                                         int64_t only, mapopt_diags *diags,
                                         mapopt__vec *out) {
-  char sql[256];
+  char sql[512];
   snprintf(sql, sizeof sql,
-           "%s WHERE run = ?1 AND (?2 < 0 OR iteration = ?2) ORDER BY "
-           "iteration",
+           "%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER BY "
+           "e.iteration",
            eval_columns);
   sqlite3_stmt *st;
   mapopt_status s = prepare(db, diags, sql, &st);
@@ -654,13 +719,13 @@ struct mapopt_tune_history {
 static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
                                mapopt_tune_history *h) {
   sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags,
-              "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-              " version, status, unit, seed, budget, batch, expert_score,"
-              " default_score, started, finished, duplicates, llm_model,"
-              " temperature, history FROM runs ORDER BY id",
-              &st);
+  mapopt_status s = prepare(
+      db, diags,
+      "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+      " version, status, unit, seed, budget, batch, expert_score,"
+      " default_score, started, finished, duplicates, llm_model,"
+      " temperature, history, evaluator FROM runs ORDER BY id",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   int rc;
@@ -692,6 +757,7 @@ static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
     r->llm_model = column_dup(h->ctx, &h->arena, st, 18, &ok);
     r->temperature = sqlite3_column_double(st, 19);
     r->history = sqlite3_column_int64(st, 20);
+    r->evaluator = column_dup(h->ctx, &h->arena, st, 21, &ok);
     if (!ok)
       s = MAPOPT_ENOMEM;
   }

@@ -20,10 +20,16 @@
  *
  * Resume replays the run: a fresh optimizer of the same seed asks the same
  * candidates, so iteration i is recognized by its hash; its recorded
- * evaluation is not recorded again. The simulator is cheap and
- * deterministic: a replayed candidate is simulated and analysed again, to
- * give the optimizer the profile and findings it saw the first time, and
- * must agree with the record. Then the run simply continues.
+ * evaluation is not recorded again. The evaluator replays it, to give the
+ * optimizer the profile and findings it saw the first time: the simulator
+ * is cheap and deterministic, so a replayed candidate is simulated and
+ * analysed again and must agree with the record; a real run is not run
+ * again, its recorded output is analysed again. Then the run simply
+ * continues.
+ *
+ * The evaluator (evaluate.c) is the simulator or a command running the real
+ * program (problem.command); the loop is the same for both. A command that
+ * cannot be run at all ends the run with its reason.
  *
  * SIGINT (options.stop): workers take no new candidate, the evaluations in
  * flight finish and are recorded, and the run is marked interrupted. So is
@@ -184,10 +190,14 @@ static mapopt_status compile(driver *d, const char *text, mapopt_program **prog,
   return MAPOPT_OK;
 }
 
-/* Evaluates a compiled program, timing it; errors only for ENOMEM. */
+/* Evaluates a compiled program (replays it when it has a record), timing
+ * it; errors only for ENOMEM and for a command that cannot be run (EIO,
+ * with s->out.error). */
 static mapopt_status evaluate(const mapopt__tune_evaluator *ev, slot *s) {
   double t0 = mono_now();
-  mapopt_status st = ev->vt->evaluate(ev, s->prog, s->cand.text, &s->out);
+  mapopt_status st =
+      s->record ? ev->vt->replay(ev, s->prog, s->cand.text, s->record, &s->out)
+                : ev->vt->evaluate(ev, s->prog, s->cand.text, &s->out);
   s->wall_s += mono_now() - t0;
   s->finished = unix_now();
   return st;
@@ -247,20 +257,34 @@ static mapopt_status check_replay(driver *d, slot *s) {
   return MAPOPT_EINVAL;
 }
 
+/* An evaluator's error: a command that cannot be run says why. */
+static mapopt_status eval_error(driver *d, mapopt_status st,
+                                const mapopt__tune_eval *out) {
+  if (out->error)
+    mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0, "%s",
+                     out->error);
+  return st;
+}
+
+/* Takes the metric's unit from a successful evaluation while unknown. */
+static mapopt_status learn_unit(driver *d, const mapopt__tune_eval *out) {
+  if (d->unit || out->ev.status != MAPOPT_TUNE_OK || !out->unit)
+    return MAPOPT_OK;
+  d->unit = copy_text(d->ctx, out->unit);
+  return d->unit ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
 /* Records (or, replayed, checks) one finished evaluation. */
 static mapopt_status record(driver *d, slot *s) {
   s->recorded = true;
   if (s->err != MAPOPT_OK)
-    return s->err;
+    return eval_error(d, s->err, &s->out);
   if (s->record)
     return check_replay(d, s);
   const mapopt_evaluation *e = &s->out.ev;
   const char *unit = NULL;
-  if (!d->unit && e->status == MAPOPT_TUNE_OK && s->out.result) {
-    d->unit = copy_text(d->ctx, s->out.result->metric_unit);
-    if (!d->unit)
-      return MAPOPT_ENOMEM;
-  }
+  if (learn_unit(d, &s->out) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
   if (d->unit && !d->unit_in_db)
     unit = d->unit;
   mapopt_tune_eval_info info = {.run = d->run,
@@ -275,7 +299,11 @@ static mapopt_status record(driver *d, slot *s) {
                                 .text = s->cand.text,
                                 .hash = s->hash,
                                 .feedback = s->out.feedback,
-                                .note = s->cand.note};
+                                .note = s->cand.note,
+                                .output = s->out.output,
+                                .exit_status = s->out.exit_status,
+                                .signal = s->out.signal,
+                                .timed_out = s->out.timed_out};
   mapopt_status st = mapopt__db_record(d->db, d->run, &info, unit, d->diags);
   if (st == MAPOPT_OK && unit)
     d->unit_in_db = true;
@@ -645,8 +673,9 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 /* ---- setting a run up ------------------------------------------------------
  */
 
-/* Simulates a reference mapper (expert or default): its score, 0 when it
- * fails or does not compile. The unit is taken from it when still unknown. */
+/* Evaluates a reference mapper (expert or default): its score, 0 when it
+ * fails or does not compile. The unit is taken from it when still unknown.
+ * A real run of it sets the first time limits of the candidates. */
 static mapopt_status reference(driver *d, const char *text, double *score) {
   *score = 0;
   if (!text)
@@ -661,9 +690,10 @@ static mapopt_status reference(driver *d, const char *text, double *score) {
     s.cand.text = NULL;
     if (st == MAPOPT_OK && s.out.ev.status == MAPOPT_TUNE_OK) {
       *score = s.out.ev.score;
-      if (!d->unit && !(d->unit = copy_text(d->ctx, s.out.result->metric_unit)))
-        st = MAPOPT_ENOMEM;
+      st = learn_unit(d, &s.out);
     }
+    if (st != MAPOPT_OK)
+      eval_error(d, st, &s.out);
   }
   clear_slot(d, &s);
   return st;
@@ -739,8 +769,7 @@ static mapopt_status prepare(driver *d) {
       mapopt_space_new(d->ctx, p->run, p->machine,
                        d->cfg.start_text ? &so : NULL, d->diags, &d->space);
   if (st == MAPOPT_OK)
-    st = mapopt__tune_sim_evaluator_new(d->ctx, p->machine, p->run, d->level,
-                                        &d->eval);
+    st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->diags, &d->eval);
   mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
                                  d->cfg.llm};
   if (st == MAPOPT_OK)
@@ -793,13 +822,13 @@ static mapopt_tune_end end_of(const char *status) {
 
 /* Creates the run (with its references) or reopens the one to resume;
  * *finished when the matching run had already ended. */
-static mapopt_status open_run(driver *d, const char *start_hash, bool *finished,
-                              mapopt_tune_end *end) {
+static mapopt_status open_run(driver *d, const mapopt__run_key *key,
+                              bool *finished, mapopt_tune_end *end) {
   *finished = false;
   if (d->opts->resume) {
     char status[16];
-    mapopt_status st = mapopt__db_find_run(d->db, &d->cfg, start_hash, d->diags,
-                                           &d->run, status);
+    mapopt_status st =
+        mapopt__db_find_run(d->db, key, d->diags, &d->run, status);
     if (st == MAPOPT_OK) {
       *end = end_of(status);
       *finished = *end != MAPOPT_TUNE_END_INTERRUPTED;
@@ -829,8 +858,8 @@ static mapopt_status open_run(driver *d, const char *start_hash, bool *finished,
   if (st == MAPOPT_OK)
     st = reference(d, d->problem->default_mapper, &deflt);
   if (st == MAPOPT_OK)
-    st = mapopt__db_create_run(d->db, &d->cfg, start_hash, d->expert, deflt,
-                               d->unit, d->diags, &d->run);
+    st = mapopt__db_create_run(d->db, key, d->expert, deflt, d->unit, d->diags,
+                               &d->run);
   d->unit_in_db = d->unit != NULL;
   return st;
 }
@@ -879,9 +908,14 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
   char start_hash[17];
   if (d.cfg.start_text)
     mapopt__tune_hash(d.cfg.start_text, d.cfg.start_len, start_hash);
-  bool finished;
+  bool finished = false;
   mapopt_tune_end end = MAPOPT_TUNE_END_DONE;
-  st = open_run(&d, d.cfg.start_text ? start_hash : NULL, &finished, &end);
+  char *evaluator;
+  st = mapopt__tune_evaluator_id(ctx, problem, &evaluator);
+  mapopt__run_key key = {&d.cfg, d.cfg.start_text ? start_hash : NULL,
+                         evaluator};
+  if (st == MAPOPT_OK)
+    st = open_run(&d, &key, &finished, &end);
   if (st == MAPOPT_OK && !finished) {
     st = drive(&d, &end);
     if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
@@ -909,6 +943,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
   out->resumed = d.resumed;
   /* A finished run was wholly recorded before this call. */
   out->replayed = finished ? out->evaluations : d.replayed;
+  mapopt_text_free(evaluator);
   destroy(&d);
   if (st != MAPOPT_OK && !out->run)
     mapopt_tune_outcome_clear(out);

@@ -294,7 +294,8 @@ mapopt_status mapopt__optimizer_create(mapopt_ctx *ctx,
  * An evaluator turns a compiled candidate into an evaluation. The driver
  * compiles every candidate itself (to deduplicate it by canonical text) and
  * hands the evaluator the program and its text; evaluate is called from
- * several threads at once. The simulator is the one evaluator for now.
+ * several threads at once. Two evaluators: the simulator, and a command
+ * that runs the real program (problem.command).
  */
 
 /* An evaluation with the parts it points to, which it owns: ev.feedback is
@@ -304,6 +305,15 @@ typedef struct mapopt__tune_eval {
   char *feedback;            /* mapopt_text_free */
   mapopt_findings *findings; /* AutoGuide's, or NULL */
   mapopt_sim_result *result; /* simulated runs, else NULL */
+  const char *unit;          /* the metric's, once OK (static or in result) */
+  /* A real run's: its output (mapopt_text_free; recorded so that a resume
+   * can analyse it again), exit status (-1 none), signal and timeout. */
+  char *output;
+  int exit_status, signal;
+  bool timed_out;
+  /* Set with MAPOPT_EIO when the command cannot be run at all: why, as a
+   * text (mapopt_text_free), for the driver to report. */
+  char *error;
 } mapopt__tune_eval;
 
 void mapopt__tune_eval_clear(mapopt__tune_eval *e);
@@ -313,10 +323,20 @@ typedef struct mapopt__tune_evaluator mapopt__tune_evaluator;
 typedef struct mapopt__tune_evaluator_vt {
   const char *name;
   /* Evaluates prog (text is its source) into *out. MAPOPT_OK (a failed
-   * run is an evaluation, not an error) or MAPOPT_ENOMEM. Thread-safe. */
+   * run is an evaluation, not an error), MAPOPT_ENOMEM, or MAPOPT_EIO with
+   * out->error when the evaluator cannot run anything. Thread-safe. */
   mapopt_status (*evaluate)(const mapopt__tune_evaluator *ev,
                             const mapopt_program *prog, const char *text,
                             mapopt__tune_eval *out);
+  /* The evaluation of a resumed run's candidate, whose first evaluation is
+   * rec: findings and result as the optimizer saw them the first time. The
+   * simulator simulates again (the driver checks the result against rec);
+   * a command is not run again: its recorded output is analysed again.
+   * Errors as evaluate. Thread-safe. */
+  mapopt_status (*replay)(const mapopt__tune_evaluator *ev,
+                          const mapopt_program *prog, const char *text,
+                          const mapopt_tune_eval_info *rec,
+                          mapopt__tune_eval *out);
   void (*free)(mapopt__tune_evaluator *ev);
 } mapopt__tune_evaluator_vt;
 
@@ -329,14 +349,25 @@ struct mapopt__tune_evaluator {
   void *state;
 };
 
-/* The simulator: run on machine, one plan shared by every evaluation.
- * MAPOPT_ENOMEM, MAPOPT_EINVAL (mapopt_sim_plan_new). */
-mapopt_status mapopt__tune_sim_evaluator_new(mapopt_ctx *ctx,
-                                             const mapopt_machine *machine,
-                                             const mapopt_app_run *run,
-                                             mapopt_guide_level level,
-                                             mapopt__tune_evaluator **out);
+/*
+ * The evaluator of problem: the simulator on problem->machine (one plan
+ * shared by every evaluation), or problem->command. Errors: MAPOPT_EINVAL
+ * (mapopt_sim_plan_new; or a malformed command, regex or option, located
+ * in diags), MAPOPT_ENOMEM.
+ */
+mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
+                                         const mapopt_tune_problem *problem,
+                                         mapopt_guide_level level,
+                                         mapopt_diags *diags,
+                                         mapopt__tune_evaluator **out);
 void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);
+
+/* What identifies a command evaluator in the database (runs.evaluator): a
+ * JSON object of the command's settings, as a text (mapopt_text_free) in
+ * *out; NULL for the simulator. MAPOPT_ENOMEM. */
+mapopt_status mapopt__tune_evaluator_id(mapopt_ctx *ctx,
+                                        const mapopt_tune_problem *problem,
+                                        char **out);
 
 /* The evaluation of a candidate that does not compile: INVALID, analysed
  * by AutoGuide from its diagnostics as the compiler prints them
@@ -365,20 +396,27 @@ struct mapopt_tune_db {
   char *path;
 };
 
-/* The latest run matching config (the start mapper by start_hash, NULL for
- * none): its id and recorded status. MAPOPT_ENOTFOUND, MAPOPT_EIO. */
-mapopt_status mapopt__db_find_run(mapopt_tune_db *db,
-                                  const mapopt_tune_config *c,
-                                  const char *start_hash, mapopt_diags *diags,
-                                  int64_t *run, char status[16]);
+/* What identifies a run besides its config: the start mapper's hash and
+ * the evaluator's (mapopt__tune_evaluator_id); NULL for none. */
+typedef struct mapopt__run_key {
+  const mapopt_tune_config *config;
+  const char *start_hash;
+  const char *evaluator;
+} mapopt__run_key;
+
+/* The latest run matching key: its id and recorded status.
+ * MAPOPT_ENOTFOUND, MAPOPT_EIO. */
+mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  mapopt_diags *diags, int64_t *run,
+                                  char status[16]);
 /* Records a new run, status "running". */
 mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
-                                    const mapopt_tune_config *c,
-                                    const char *start_hash, double expert,
+                                    const mapopt__run_key *k, double expert,
                                     double deflt, const char *unit,
                                     mapopt_diags *diags, int64_t *run);
 /* Records one evaluation (its own transaction: once this returns, a kill
- * loses nothing), and the run's metric unit when it had none. */
+ * loses nothing) with, for a real run (e->output not NULL), its output,
+ * and the run's metric unit when it had none. */
 mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
                                 const mapopt_tune_eval_info *e,
                                 const char *unit, mapopt_diags *diags);

@@ -629,6 +629,37 @@ expect_in err "badstart.map:1:11: error:"
 expect_rc 0 "$M" tune circuit:small --out x.map --start start.map --optimizer random --budget 3 --db t.db
 expect_in out "--start start.map"
 if [ -e x.map ]; then ok; else bad "--start run wrote nothing"; fi
+# tune --run: real runs, of mapopt's own simulator here (it prints the
+# metric line a real program does). The expert and default yardsticks are
+# run by the command too; each evaluation's output is recorded; the rerun
+# line gives the command back; a resumed finished run runs nothing.
+RUN="$M sim circuit:small --mapper {mapper}"
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 3 --db r.db --out r.map --run "$RUN" --timeout 60 --repeat 2
+expect_in out "circuit on p100x4: 3 evaluations by random"
+expect_in out "x the expert mapper ("
+expect_in out "x the default mapper ("
+expect_in out "--db r.db --run '$RUN' --timeout 60 --repeat 2"
+expect_in err "evaluation 3/3 [random"
+expect_in r.map "# The best mapper of \`mapopt tune circuit:small\`"
+if [ "$(sqlite3 r.db "SELECT COUNT(*) FROM outputs JOIN evaluations USING (run, iteration) WHERE exit_status = 0 AND output LIKE '%GFLOPS = %'")" = 3 ]; then ok; else bad "tune --run did not record 3 outputs"; fi
+if sqlite3 r.db "SELECT evaluator FROM runs" | grep -qF '"repeat":2'; then ok; else bad "tune --run did not record its command"; fi
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 3 --db r.db --out r.map --force --run "$RUN" --timeout 60 --repeat 2 --resume
+expect_in err "run 1 resumed: 3 evaluations were recorded"
+if [ ! -s err ] || ! grep -q '^evaluation' err; then ok; else bad "a finished real run was run again"; fi
+# a failing command: every evaluation fails with its output's reason
+expect_rc 1 "$M" tune circuit:small --optimizer random --budget 2 --db r.db --out r2.map --run "$M sim circuit:small --mapper {mapper} --machine nosuch"
+expect_in out "no valid mapper found"
+expect_in err "evaluation 2/2 [random]: failed"
+# bad real-run options
+expect_rc 2 "$M" tune circuit --timeout 5; expect_in err "--timeout needs --run"
+expect_rc 2 "$M" tune circuit --run "x {mapper}" --workdir . --jobs 2
+expect_in err "--workdir would share one directory between --jobs evaluations"
+expect_rc 2 "$M" tune circuit --run "x {mapper}" --direction higher
+expect_in err "--direction applies to a --metric"
+expect_rc 1 "$M" tune circuit:small --out x2.map --db r.db --run './app {mapper} > log'
+expect_in err "--run:1:16: error: '>' is shell syntax"
+expect_rc 1 "$M" tune circuit:small --out x2.map --db r.db --run '/nonexistent/app {mapper}'
+expect_in err "the command cannot be run: /nonexistent/app"
 
 # bench: the table, every run in the database, reused when rerun
 expect_rc 0 "$M" bench --apps circuit,stencil --size small --optimizers random --budget 4 --runs 2 --db b.db

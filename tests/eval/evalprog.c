@@ -4,6 +4,12 @@
  * fails, crashes, hangs, leaves children behind, floods its output, or
  * reports on the environment it was started in. It is built without
  * sanitizers, so that a crash is a real signal and not a sanitizer report.
+ *
+ * `evalprog mapper FILE` takes its mode from the mapper file, for the
+ * tuner's tests (tests/unit/test_tune.c), whose candidates differ only in
+ * their text: the first `mode_NAME` or `mode_NAME_N` in it (a task name,
+ * `Task mode_fail CPU;`) runs mode NAME with argument N -- milliseconds for
+ * sleep. Each such run appends NAME to the file $EVALPROG_LOG, when set.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -36,12 +42,42 @@ static double value_in(const char *path) {
   return v ? atof(v + 6) : -1;
 }
 
+int main(int argc, char **argv);
+
+/* Mode "mapper": the mode named in the mapper at path. */
+static int by_mapper(const char *argv0, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 4;
+  static char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *m = strstr(buf, "mode_");
+  if (!m)
+    return usage();
+  char name[64] = "", arg[64] = "";
+  sscanf(m + 5, "%63[a-z]_%63[0-9]", name, arg);
+  if (!strcmp(name, "sleep"))
+    snprintf(arg, sizeof arg, "%.3f", atof(arg) / 1000);
+  const char *log = getenv("EVALPROG_LOG");
+  FILE *lf = log ? fopen(log, "a") : NULL;
+  if (lf) {
+    fprintf(lf, "%s\n", name);
+    fclose(lf);
+  }
+  char *args[] = {(char *)argv0, name, arg, NULL};
+  return main(3, args);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return usage();
   const char *mode = argv[1];
   const char *arg = argc > 2 ? argv[2] : "";
-  if (!strcmp(mode, "value")) { /* the metric is written in the mapper */
+  if (!strcmp(mode, "mapper")) {
+    return by_mapper(argv[0], arg);
+  } else if (!strcmp(mode, "value")) { /* the metric is written in the mapper */
     printf("mapper %s\nELAPSED TIME = %.3f s\n",
            value_in(arg) >= 0 ? "read" : "unreadable", value_in(arg));
   } else if (!strcmp(mode, "fail")) {

@@ -563,6 +563,13 @@ static void test_repeat(void **state) {
   assert_true(r->values[0] == 5 && r->values[1] == 1 && r->values[2] == 3);
   for (int i = 0; i < 3; i++)
     assert_true(r->wall_s[i] > 0);
+  /* one run's wall time: the middle one of the three */
+  int below = 0, above = 0;
+  for (int i = 0; i < 3; i++) {
+    below += r->wall_s[i] <= r->wall_median_s;
+    above += r->wall_s[i] >= r->wall_median_s;
+  }
+  assert_true(below >= 2 && above >= 2);
   mapopt_eval_result_free(r);
 
   o = (mapopt_eval_options){.run = PROG " count 4 1 3 2 {mapper}", .repeat = 4};

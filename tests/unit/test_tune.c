@@ -9,7 +9,12 @@
  * that disagrees with its record, database and configuration errors, out
  * of memory, the feedback levels, guided at least as good as the default
  * mapper; and the search space: every value of every parameter of the
- * nine benchmarks renders to a mapper that compiles.
+ * nine benchmarks renders to a mapper that compiles. Real runs (a command
+ * evaluating each candidate, tests/eval/evalprog as the program): every
+ * outcome recorded with its status and output, never a hang; the time
+ * limit that follows the best run; the yardsticks run too; a resume that
+ * replays real runs from their recorded output without running them again;
+ * a command that cannot start.
  *
  * Scripted optimizers are driven through mapopt__tune_run_with.
  */
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -167,7 +173,7 @@ static void run_script(script_log *log, int64_t budget, int batch, int jobs,
   script = log;
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
   s->db = fixture_db_new(s->path);
-  mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL};
+  mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL, NULL};
   mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
   mapopt_tune_options o = {.jobs = jobs};
   mapopt_status st =
@@ -341,9 +347,9 @@ static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
                           const volatile sig_atomic_t *stop,
                           mapopt_tune_progress_fn progress, void *ud,
                           mapopt_tune_outcome *out) {
-  mapopt_tune_problem p = {t->m, t->run,
-                           mapopt_app_builtin_mapper("circuit", "expert"),
-                           mapopt_app_builtin_mapper("circuit", "default")};
+  mapopt_tune_problem p = {
+      t->m, t->run, mapopt_app_builtin_mapper("circuit", "expert"),
+      mapopt_app_builtin_mapper("circuit", "default"), NULL};
   mapopt_tune_config c = config("circuit", opt, budget, batch);
   c.size = "small";
   c.seed = 7;
@@ -517,7 +523,7 @@ static void test_resume_mismatch(void **state) {
     free(tune_rows(db, &t, 1, 40, 4, false, &s.stop, stop_after, &s, &a));
     assert_int_equal(a.end, MAPOPT_TUNE_END_INTERRUPTED);
     sql(path, tamper[i]);
-    mapopt_tune_problem p = {t.m, t.run, NULL, NULL};
+    mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("circuit", "random", 40, 4);
     c.size = "small";
     c.seed = 7;
@@ -535,6 +541,234 @@ static void test_resume_mismatch(void **state) {
     fixture_db_drop(db, path);
   }
   target_close(&t);
+}
+
+/* ---- real runs: a command evaluates each candidate --------------------- */
+
+/* Runs the script on heat1d, each candidate run by cmd, in s: a fresh
+ * target and database, or with resume those of s; expert is the expert
+ * yardstick's text or NULL. Two jobs. Returns mapopt_tune_run's status. */
+static mapopt_status run_command(script_log *log, int64_t budget,
+                                 const mapopt_tune_command *cmd,
+                                 const char *expert, bool resume, scripted *s) {
+  script = log;
+  if (!resume) {
+    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
+    s->db = fixture_db_new(s->path);
+  }
+  mapopt_tune_problem p = {s->t.m, s->t.run, expert, NULL, cmd};
+  mapopt_tune_config c = config("heat1d", "scripted", budget, 1);
+  mapopt_tune_options o = {.jobs = 2, .resume = resume};
+  return mapopt__tune_run_with(ctx, s->db, &p, &c, &o, &script_vt, diags,
+                               &s->out);
+}
+
+static mapopt_eval_options evalprog_options(const char *const *env) {
+  return (mapopt_eval_options){
+      .run = EVALPROG " mapper {mapper}", .env = env, .grace_s = 0.2};
+}
+
+/*
+ * Every way a real run can end, recorded with the right status: a time
+ * (scored 1/s), a failure with a message, a crash by a signal, a hang cut
+ * at the time limit (its group killed), 100 MB of output (kept to the
+ * capture's cap, the metric at its end read), no metric. The expert
+ * yardstick is run too. Nothing hangs: the run takes seconds.
+ */
+static void test_command_outcomes(void **state) {
+  (void)state;
+  static const char *const texts[] = {
+      "Task mode_time CPU;\n",      "Task mode_fail CPU;\n",
+      "Task mode_segv CPU;\n",      "Task mode_hang CPU;\n",
+      "Task mode_flood_100 CPU;\n", "Task mode_nometric CPU;\n",
+      "Task mode_sleep_250 CPU;\n", NULL};
+  static const struct {
+    mapopt_tune_status status;
+    double metric;
+    int exit_status, signal;
+    bool timed_out;
+    const char *says; /* in the recorded feedback */
+  } want[] = {
+      {MAPOPT_TUNE_OK, 1 / 1.5, 0, 0, false, "ELAPSED TIME"},
+      {MAPOPT_TUNE_FAILED, 0, 3, 0, false, "the mapper asks for 9 GPUs"},
+      {MAPOPT_TUNE_CRASH, 0, -1, 11, false, "SIGSEGV"},
+      {MAPOPT_TUNE_TIMEOUT, 0, -1, 0, true, "time limit"},
+      {MAPOPT_TUNE_OK, 7.5, 0, 0, false, "GFLOPS"},
+      {MAPOPT_TUNE_FAILED, 0, 0, 0, false, "no metric"},
+      {MAPOPT_TUNE_OK, 4, 0, 0, false, "ELAPSED TIME"}};
+  script_log log = {.texts = texts};
+  mapopt_eval_options eo = evalprog_options(NULL);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 3};
+  scripted s;
+  double t0 = (double)time(NULL);
+  assert_int_equal(
+      run_command(&log, 7, &cmd, "Task mode_sleep_100 CPU;\n", false, &s),
+      MAPOPT_OK);
+  fixture_print_diags();
+  assert_true((double)time(NULL) - t0 < 60);
+  assert_int_equal(s.out.evaluations, 7);
+  assert_true(fabs(s.out.expert_score - 10) < 1e-9); /* 1 / 0.1 s */
+  assert_string_equal(s.out.unit, "1/s");
+  assert_int_equal(s.out.best, 4); /* 7.5 beats 4 and 0.667 */
+  for (int64_t i = 0; i < 7; i++) {
+    mapopt_tune_eval_info *e;
+    assert_int_equal(mapopt_tune_db_evaluation(s.db, s.out.run, i, diags, &e),
+                     MAPOPT_OK);
+    print_message("%lld: %s %g exit %d signal %d timeout %d, %zu bytes\n",
+                  (long long)i, mapopt_tune_status_name(e->status), e->metric,
+                  e->exit_status, e->signal, e->timed_out,
+                  e->output ? strlen(e->output) : 0);
+    assert_int_equal(e->status, want[i].status);
+    assert_true(fabs(e->metric - want[i].metric) < 1e-9);
+    assert_int_equal(e->exit_status, want[i].exit_status);
+    assert_int_equal(e->signal, want[i].signal);
+    assert_int_equal(e->timed_out, want[i].timed_out);
+    assert_non_null(e->output);
+    assert_true(strlen(e->output) < (1u << 20) + 4096);
+    assert_non_null(e->feedback);
+    if (!strstr(e->feedback, want[i].says))
+      print_error("feedback of %lld: %s\n", (long long)i, e->feedback);
+    assert_non_null(strstr(e->feedback, want[i].says));
+    assert_true(e->status != MAPOPT_TUNE_OK || e->elapsed_s > 0);
+    mapopt_tune_eval_info_free(ctx, e);
+  }
+  /* the flood: 100 MB printed, the dropped part marked */
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(s.db, s.out.run, 4, diags, &e),
+                   MAPOPT_OK);
+  assert_non_null(strstr(e->output, "bytes of output dropped]"));
+  mapopt_tune_eval_info_free(ctx, e);
+  /* the optimizer was told AutoGuide's findings of every run */
+  for (size_t i = 0; i < log.ntold; i++)
+    assert_true(log.tells[i].findings && !log.tells[i].result);
+  /* the run's evaluator is recorded */
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(s.db, diags, &h), MAPOPT_OK);
+  const char *ev = mapopt_tune_history_run(h, 0)->evaluator;
+  assert_non_null(ev);
+  assert_non_null(strstr(ev, "\"run\":\"" EVALPROG " mapper {mapper}\""));
+  mapopt_tune_history_free(h);
+  script_done(&s);
+}
+
+/*
+ * Without a fixed limit, a run may take 10 times the best run so far (at
+ * least the policy's floor): once a fast run has succeeded, a run of 1 s
+ * is stopped at the floor of 0.3 s. Before any success the first limit
+ * holds (here 5 s: the slow run passes).
+ */
+static void test_command_timeout_policy(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_sleep_1000 CPU;\n",
+                                      "Task mode_sleep_1 CPU;\n",
+                                      "Task mode_sleep_999 CPU;\n", NULL};
+  script_log log = {.texts = texts};
+  mapopt_eval_options eo = evalprog_options(NULL);
+  mapopt_tune_command cmd = {.eval = &eo, .policy = {10, 0.3, 5}};
+  scripted s;
+  assert_int_equal(run_command(&log, 3, &cmd, NULL, false, &s), MAPOPT_OK);
+  fixture_print_diags();
+  static const mapopt_tune_status want[] = {MAPOPT_TUNE_OK, MAPOPT_TUNE_OK,
+                                            MAPOPT_TUNE_TIMEOUT};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(log.tells[i].status, want[i]);
+  script_done(&s);
+}
+
+/* Lines in the file path (0 when it does not exist). */
+static int lines_in(const char *path) {
+  FILE *f = fopen(path, "r");
+  int n = 0, c;
+  while (f && (c = fgetc(f)) != EOF)
+    n += c == '\n';
+  if (f)
+    fclose(f);
+  return n;
+}
+
+/*
+ * Interrupted, then resumed, a real run is not run again: the recorded
+ * output of each evaluation is analysed again (the optimizer is told the
+ * same findings), and only the missing candidates run. Another command is
+ * another run. A command that cannot start ends the run with its reason.
+ */
+static void test_command_resume(void **state) {
+  (void)state;
+  static const char *const texts[] = {
+      "Task mode_sleep_30 CPU;\n", "Task mode_fail CPU;\n",
+      "Task mode_sleep_20 CPU;\n", "Task mode_segv CPU;\n",
+      "Task mode_sleep_10 CPU;\n", NULL};
+  char logf[64];
+  snprintf(logf, sizeof logf, "/tmp/mapopt-test-runs-XXXXXX");
+  int fd = mkstemp(logf);
+  assert_true(fd >= 0);
+  close(fd);
+  char envv[96];
+  snprintf(envv, sizeof envv, "EVALPROG_LOG=%s", logf);
+  const char *env[] = {envv, NULL};
+  mapopt_eval_options eo = evalprog_options(env);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
+  script_log log = {.texts = texts};
+  scripted s;
+  script = &log;
+  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+  s.db = fixture_db_new(s.path);
+  stopper stop = {0, 3, 0};
+  mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
+  mapopt_tune_config c = config("heat1d", "scripted", 5, 1);
+  mapopt_tune_options o = {.jobs = 1,
+                           .stop = &stop.stop,
+                           .progress = stop_after,
+                           .progress_ud = &stop};
+  assert_int_equal(
+      mapopt__tune_run_with(ctx, s.db, &p, &c, &o, &script_vt, diags, &s.out),
+      MAPOPT_OK);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(s.out.evaluations, 3);
+  assert_int_equal(lines_in(logf), 3);
+  mapopt_tune_outcome_clear(&s.out);
+
+  script_log again = {.texts = texts};
+  assert_int_equal(run_command(&again, 5, &cmd, NULL, true, &s), MAPOPT_OK);
+  fixture_print_diags();
+  assert_true(s.out.resumed);
+  assert_int_equal(s.out.replayed, 3);
+  assert_int_equal(s.out.evaluations, 5);
+  assert_int_equal(lines_in(logf), 5); /* the first 3 did not run again */
+  assert_int_equal(again.ntold, 5);
+  for (int i = 0; i < 5; i++)
+    assert_true(again.tells[i].findings);
+  assert_int_equal(again.tells[1].status, MAPOPT_TUNE_FAILED);
+  assert_int_equal(again.tells[3].status, MAPOPT_TUNE_CRASH);
+  assert_true(fabs(again.tells[0].score - 1 / 0.03) < 1e-9);
+  assert_int_equal(s.out.best, 4);
+  int64_t first = s.out.run;
+  mapopt_tune_outcome_clear(&s.out);
+
+  /* with another command, --resume starts another run */
+  mapopt_eval_options other = eo;
+  other.repeat = 2;
+  mapopt_tune_command cmd2 = {.eval = &other, .timeout_s = 30};
+  script_log third = {.texts = texts};
+  assert_int_equal(run_command(&third, 1, &cmd2, NULL, true, &s), MAPOPT_OK);
+  assert_false(s.out.resumed);
+  assert_true(s.out.run != first);
+  mapopt_tune_outcome_clear(&s.out);
+
+  /* a command that cannot start: the run stops with the reason */
+  mapopt_eval_options bad = {.run = "/nonexistent/prog {mapper}"};
+  mapopt_tune_command cmd3 = {.eval = &bad, .timeout_s = 30};
+  script_log fourth = {.texts = texts};
+  mapopt_diags_clear(diags);
+  assert_int_equal(run_command(&fourth, 2, &cmd3, NULL, true, &s), MAPOPT_EIO);
+  assert_non_null(
+      strstr(mapopt_diags_get(diags, 0)->message, "the command cannot be run"));
+  assert_non_null(
+      strstr(mapopt_diags_get(diags, 0)->message, "/nonexistent/prog"));
+  mapopt_diags_clear(diags);
+  mapopt_tune_outcome_clear(&s.out);
+  unlink(logf);
+  script_done(&s);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -574,7 +808,7 @@ static void test_bad_config(void **state) {
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
-  mapopt_tune_problem p = {t.m, t.run, NULL, NULL};
+  mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
   mapopt_tune_options o = {.jobs = 1};
   mapopt_tune_outcome out;
   static const struct {
@@ -647,7 +881,7 @@ static void test_allocation_failure(void **state) {
     if (ok)
       ok = mapopt_tune_db_open(c, ":memory:", d, &db) == MAPOPT_OK;
     if (ok) {
-      mapopt_tune_problem p = {t.m, t.run, "Task * GPU;\n", NULL};
+      mapopt_tune_problem p = {t.m, t.run, "Task * GPU;\n", NULL, NULL};
       mapopt_tune_config cf = config("heat1d", "guided", 3, 0);
       mapopt_tune_options o = {.jobs = 1};
       st = mapopt_tune_run(c, db, &p, &cf, &o, d, &out);
@@ -699,7 +933,7 @@ static void test_feedback_levels(void **state) {
     scripted s;
     target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
     s.db = fixture_db_new(s.path);
-    mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL};
+    mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("heat1d", "scripted", 2, 0);
     c.feedback = levels[l];
     mapopt_tune_options o = {.jobs = 1};
@@ -742,9 +976,9 @@ static void test_guided_beats_default(void **state) {
     target_open(ctx, diags, arg, &t);
     char path[64];
     mapopt_tune_db *db = fixture_db_new(path);
-    mapopt_tune_problem p = {t.m, t.run,
-                             mapopt_app_builtin_mapper(apps[a][0], "expert"),
-                             mapopt_app_builtin_mapper(apps[a][0], "default")};
+    mapopt_tune_problem p = {
+        t.m, t.run, mapopt_app_builtin_mapper(apps[a][0], "expert"),
+        mapopt_app_builtin_mapper(apps[a][0], "default"), NULL};
     mapopt_tune_config c = config(apps[a][0], "guided", 10, 0);
     c.size = apps[a][1];
     mapopt_tune_options o = {.jobs = 2};
@@ -872,6 +1106,9 @@ int main(void) {
       cmocka_unit_test(test_jobs_do_not_change_results),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_mismatch),
+      cmocka_unit_test(test_command_outcomes),
+      cmocka_unit_test(test_command_timeout_policy),
+      cmocka_unit_test(test_command_resume),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_allocation_failure),
