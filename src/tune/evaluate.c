@@ -6,7 +6,12 @@
  *     plan);
  *   - a command runs the real program with the candidate (mapopt/eval.h):
  *     each evaluation in its own private directory and process group, with
- *     the time limit of the tuning run (fixed, or 10x the best so far).
+ *     the time limit of the tuning run (fixed, or 10x the best so far). The
+ *     score, status and feedback are the real run's; the candidate is also
+ *     simulated on the machine model, and that prediction goes with the
+ *     evaluation as its profile, which optimizers that order parameters
+ *     by their weight in a profile (guided, ccd) need and a real run's
+ *     output cannot give.
  * A candidate that does not compile never reaches an evaluator: the driver
  * makes its evaluation with mapopt__tune_eval_invalid.
  *
@@ -147,7 +152,8 @@ static mapopt_status sim_evaluator_new(mapopt__tune_evaluator *ev) {
 
 typedef struct cmd_state {
   mapopt_evaluator *ev;
-  double timeout_s; /* > 0: every run's limit */
+  mapopt_sim_plan *plan; /* for the simulated profile */
+  double timeout_s;      /* > 0: every run's limit */
   mapopt_eval_timeout_policy policy;
   pthread_mutex_t mu;
   double best_s; /* wall time of one run of the fastest success; 0: none */
@@ -249,6 +255,19 @@ static mapopt_status take_result(const mapopt__tune_evaluator *ev,
   return MAPOPT_OK;
 }
 
+/* The simulator's prediction of the candidate, as the evaluation's
+ * profile (out->ev.result); AutoGuide's findings stay the real run's. */
+static mapopt_status add_profile(const mapopt__tune_evaluator *ev,
+                                 const mapopt_program *prog,
+                                 mapopt__tune_eval *out) {
+  cmd_state *cs = ev->state;
+  mapopt_sim_options so = {0};
+  mapopt_status st = mapopt_sim_run_plan(ev->ctx, ev->machine, cs->plan, prog,
+                                         &so, &out->result);
+  out->ev.result = out->result;
+  return st;
+}
+
 /* Runs the command with the candidate. A run that fails is an evaluation;
  * a command that cannot be started, or whose private directory cannot be
  * made, is MAPOPT_EIO: nothing else would run either. */
@@ -273,6 +292,8 @@ static mapopt_status evaluate_cmd(const mapopt__tune_evaluator *ev,
     st = take_result(ev, r, out);
     if (st == MAPOPT_OK)
       st = analyse_output(ev, prog, text, out);
+    if (st == MAPOPT_OK)
+      st = add_profile(ev, prog, out);
   }
   mapopt_eval_result_free(r);
   mapopt_diags_free(diags);
@@ -299,6 +320,8 @@ static mapopt_status replay_cmd(const mapopt__tune_evaluator *ev,
   out->output = mapopt__text_new(ev->ctx, o, strlen(o));
   mapopt_status st =
       out->output ? analyse_output(ev, prog, text, out) : MAPOPT_ENOMEM;
+  if (st == MAPOPT_OK)
+    st = add_profile(ev, prog, out);
   if (st != MAPOPT_OK)
     mapopt__tune_eval_clear(out);
   return st;
@@ -307,6 +330,7 @@ static mapopt_status replay_cmd(const mapopt__tune_evaluator *ev,
 static void free_cmd(mapopt__tune_evaluator *ev) {
   cmd_state *cs = ev->state;
   mapopt_eval_free(cs->ev);
+  mapopt_sim_plan_free(cs->plan);
   pthread_mutex_destroy(&cs->mu);
   mapopt__free(ev->ctx, cs, sizeof *cs);
 }
@@ -323,7 +347,10 @@ static mapopt_status cmd_evaluator_new(mapopt__tune_evaluator *ev,
   if (!cs)
     return MAPOPT_ENOMEM;
   mapopt_status st = mapopt_eval_new(ev->ctx, c->eval, diags, &cs->ev);
+  if (st == MAPOPT_OK)
+    st = mapopt_sim_plan_new(ev->ctx, ev->run, &cs->plan);
   if (st != MAPOPT_OK) {
+    mapopt_eval_free(cs->ev);
     mapopt__free(ev->ctx, cs, sizeof *cs);
     return st;
   }

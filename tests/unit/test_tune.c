@@ -638,9 +638,10 @@ static void test_command_outcomes(void **state) {
                    MAPOPT_OK);
   assert_non_null(strstr(e->output, "bytes of output dropped]"));
   mapopt_tune_eval_info_free(ctx, e);
-  /* the optimizer was told AutoGuide's findings of every run */
+  /* the optimizer was told AutoGuide's findings of every run, and the
+   * simulator's prediction of the candidate as its profile */
   for (size_t i = 0; i < log.ntold; i++)
-    assert_true(log.tells[i].findings && !log.tells[i].result);
+    assert_true(log.tells[i].findings && log.tells[i].result);
   /* the run's evaluator is recorded */
   mapopt_tune_history *h;
   assert_int_equal(mapopt_tune_db_history(s.db, diags, &h), MAPOPT_OK);
@@ -737,7 +738,7 @@ static void test_command_resume(void **state) {
   assert_int_equal(lines_in(logf), 5); /* the first 3 did not run again */
   assert_int_equal(again.ntold, 5);
   for (int i = 0; i < 5; i++)
-    assert_true(again.tells[i].findings);
+    assert_true(again.tells[i].findings && again.tells[i].result);
   assert_int_equal(again.tells[1].status, MAPOPT_TUNE_FAILED);
   assert_int_equal(again.tells[3].status, MAPOPT_TUNE_CRASH);
   assert_true(fabs(again.tells[0].score - 1 / 0.03) < 1e-9);
