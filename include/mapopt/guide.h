@@ -275,6 +275,9 @@ typedef struct mapopt_guide_input {
   int exit_status; /* -1: unknown */
   int signal;      /* the signal that ended the run, 0: none */
   bool timed_out;  /* the evaluator stopped the run at its time limit */
+  /* The evaluator read a metric from the output (one of its own form,
+   * --metric, which AutoGuide cannot recognize): no "no metric" finding. */
+  bool scored;
   /* Optional (NULL): the simulator's result, the mapper (compiled, and its
    * text for quoting lines), the application run and the machine. With
    * them, findings name statements, regions and tasks precisely. */

@@ -1263,7 +1263,7 @@ void mapopt__guide_text_rules(const mapopt_guide_input *in,
                      "last change to the mapper if it is the suspect.");
     }
   }
-  if (in->exit_status == 0 && !has_error(f) && !has_metric(f) &&
+  if (in->exit_status == 0 && !in->scored && !has_error(f) && !has_metric(f) &&
       !(in->result && in->result->error == MAPOPT_SIM_NONE)) {
     mapopt_guide_finding *g = mapopt__guide_add(f, EE, C(NO_METRIC));
     if (g) {

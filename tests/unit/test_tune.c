@@ -676,6 +676,29 @@ static void test_command_timeout_policy(void **state) {
   script_done(&s);
 }
 
+/* A run scored by a custom --metric (a line AutoGuide does not know) is
+ * ok, and its feedback does not say that it printed no metric. */
+static void test_command_custom_metric(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_print_42 CPU;\n", NULL};
+  script_log log = {.texts = texts};
+  mapopt_eval_options eo = evalprog_options(NULL);
+  eo.metric = "^([0-9]+)$";
+  eo.direction = MAPOPT_EVAL_HIGHER;
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
+  scripted s;
+  assert_int_equal(run_command(&log, 1, &cmd, NULL, false, &s), MAPOPT_OK);
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(s.db, s.out.run, 0, diags, &e),
+                   MAPOPT_OK);
+  assert_int_equal(e->status, MAPOPT_TUNE_OK);
+  assert_true(e->metric == 42);
+  assert_null(strstr(e->feedback, "no metric"));
+  mapopt_tune_eval_info_free(ctx, e);
+  assert_string_equal(s.out.unit, "metric");
+  script_done(&s);
+}
+
 /* Lines in the file path (0 when it does not exist). */
 static int lines_in(const char *path) {
   FILE *f = fopen(path, "r");
@@ -1109,6 +1132,7 @@ int main(void) {
       cmocka_unit_test(test_resume_mismatch),
       cmocka_unit_test(test_command_outcomes),
       cmocka_unit_test(test_command_timeout_policy),
+      cmocka_unit_test(test_command_custom_metric),
       cmocka_unit_test(test_command_resume),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
