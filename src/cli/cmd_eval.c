@@ -223,9 +223,9 @@ int cli_eval(int argc, char **argv) {
   mapopt_diags_clear(diags);
   /* The command's output is captured: only the progress line shows. */
   cli_progress *progress = cli_progress_start("eval");
-  cli_progress_phase(progress, a.opts.repeat > 1 ? "running the command "
-                                                   "(repeated)"
-                                                 : "running the command");
+  cli_progress_phase(progress, a.run.opts.repeat > 1 ? "running the command "
+                                                       "(repeated)"
+                                                     : "running the command");
   st = mapopt_eval_run(ev, text, len, a.run.timeout_s, diags, &r);
   cli_progress_stop(progress);
   if (st != MAPOPT_OK) {

@@ -234,8 +234,7 @@ const char cli_tune_usage[] =
 typedef struct tune_args {
   const char *app, *optimizer, *start, *out;
   cli_tune_settings set;
-  bool resume, force, quiet, json;
-  mapopt_tune_llm llm; /* the llm optimizer's settings */
+  mapopt_tune_llm llm;   /* the llm optimizer's settings */
   cli_eval_settings run; /* --run and its options */
   bool resume, force, quiet, json, jobs_given;
 } tune_args;

@@ -321,7 +321,7 @@ static void test_tune_mixed(void **state) {
     llm.client.api_key = KEY;
     llm.client.max_retries = 1;
     llm.client.timeout_ms = 300;
-    mapopt_tune_problem p = {world.machine, world.run, NULL, NULL};
+    mapopt_tune_problem p = {.machine = world.machine, .run = world.run};
     mapopt_tune_config c = {.app = "circuit",
                             .machine = "p100x4",
                             .optimizer = "llm",

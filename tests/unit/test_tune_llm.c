@@ -446,8 +446,10 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
 static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
                            bool resume, stopper *stop,
                            mapopt_tune_outcome *out) {
-  mapopt_tune_problem p = {
-      w->m, w->run, mapopt_app_builtin_mapper("circuit", "expert"), NULL};
+  mapopt_tune_problem p = {.machine = w->m,
+                           .run = w->run,
+                           .expert =
+                               mapopt_app_builtin_mapper("circuit", "expert")};
   mapopt_tune_config c = {.app = "circuit",
                           .size = "small",
                           .machine = "p100x4",
