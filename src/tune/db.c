@@ -719,13 +719,13 @@ struct mapopt_tune_history {
 static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
                                mapopt_tune_history *h) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
-      db, diags,
-      "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-      " version, status, unit, seed, budget, batch, expert_score,"
-      " default_score, started, finished, duplicates, llm_model,"
-      " temperature, history, evaluator FROM runs ORDER BY id",
-      &st);
+  mapopt_status s =
+      prepare(db, diags,
+              "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+              " version, status, unit, seed, budget, batch, expert_score,"
+              " default_score, started, finished, duplicates, llm_model,"
+              " temperature, history, evaluator FROM runs ORDER BY id",
+              &st);
   if (s != MAPOPT_OK)
     return s;
   int rc;

@@ -201,11 +201,15 @@ static void test_index_map(void **state) {
   assert_string_equal(index_fails(s, "oob", CPU, 2, 4),
                       "m.map:4:27: mapping error: Sharding node index out of "
                       "bound! 2 >= 2\n"
+                      "m.map:4:27: note: index [2, 0] is outside the machine "
+                      "model's size (2, 2) (Machine(CPU): (2, 2))\n"
                       "m.map: note: while placing point (2,) of task 'oob' "
                       "with 'bad'");
   assert_string_equal(index_fails(s, "sliced", CPU, 3, 4),
                       "m.map:5:27: mapping error: Slice processor index out "
                       "of bound! 3 >= 2\n"
+                      "m.map:5:27: note: index [0, 3] is outside the machine "
+                      "model's size (2, 2) (Machine(CPU): (2, 2))\n"
                       "m.map: note: while placing point (3,) of task 'sliced' "
                       "with 'far'");
   mapopt_starpu_free(s);
@@ -217,7 +221,8 @@ static void test_kinds(void **state) {
   mapopt_starpu *s = compile("Task * GPU, OMP, CPU;\nTask g GPU;\n", 0);
   assert_int_equal(place1(s, "t", CPU | GPU, 0, 1).kind, MAPOPT_PROC_CPU);
   assert_string_equal(index_fails(s, "g", CPU | GPU, 0, 1),
-                      "m.map: mapping error: Invalid policy: task g requested "
+                      "m.map:2:6: mapping error: Invalid policy: task g "
+                      "requested "
                       "GPU, but has no valid task variant for the kind");
   mapopt_starpu_free(s);
   mapopt_starpu_options o = {.lenient_kinds = true};
@@ -596,8 +601,9 @@ static void test_load_errors(void **state) {
   char want[256];
   snprintf(want, sizeof want,
            "%s:2:1: error: syntax error, unexpected end of file, expecting "
-           "',' or ';'",
-           path);
+           "',' or ';'\n"
+           "%s:2:1: note: is a ';' missing at the end of line 1?",
+           path, path);
   assert_string_equal(diag_lines(), want);
   unlink(path);
   /* The program's task list enables the unknown-name warnings. */
@@ -609,8 +615,11 @@ static void test_load_errors(void **state) {
   assert_string_equal(diag_lines(),
                       "m.map:1:6: warning: no task named 'stepp' in the "
                       "application; this statement has no effect\n"
+                      "m.map:1:6: note: did you mean 'step'?\n"
                       "m.map:2:13: warning: task 'step' has no region "
-                      "argument 'ghost'");
+                      "argument 'ghost'\n"
+                      "m.map:2:13: note: the region arguments of task 'step' "
+                      "are: cells");
   mapopt_starpu_free(s);
 }
 
