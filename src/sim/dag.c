@@ -52,6 +52,7 @@ typedef struct analysis {
   growable preds, raw, need, reducers;
   int64_t *mark;    /* per op: the op whose pred list last included it */
   int64_t *rawmark; /* per op: the requirement whose raw list includes it */
+  int64_t *fut_op;  /* per future: the op analysed so far that produced it */
   int64_t last_fence;
   int64_t fence_from; /* first op after the newest fence */
   bool failed;
@@ -141,17 +142,20 @@ static void add_raw(analysis *an, int64_t q, int64_t v) {
   }
 }
 
-/* Adds the producers of the current version (the RAW predecessors). */
+/* Adds the producers of the current version (the RAW predecessors): down
+ * a chain of reduction versions, each one's reducers, then the producer of
+ * the write that the chain starts from. A loop, not a recursion: the chain
+ * grows by one version per reduce-then-read round. */
 static void add_producers(analysis *an, int64_t op, int64_t v) {
-  if (v < 0)
-    return;
-  const mapopt__version *ver = &an->versions[v];
-  if (ver->kind == VER_REDUCTION) {
+  while (v >= 0) {
+    const mapopt__version *ver = &an->versions[v];
+    if (ver->kind != VER_REDUCTION) {
+      add_pred(an, op, ver->producer);
+      return;
+    }
     for (int64_t i = 0; i < ver->nred; i++)
       add_pred(an, op, an->reducers.data[ver->red_off + i]);
-    add_producers(an, op, ver->base);
-  } else {
-    add_pred(an, op, ver->producer);
+    v = ver->base;
   }
 }
 
@@ -239,17 +243,26 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
   return need < 0 || an->versions[need].kind == VER_NONE ? -1 : need;
 }
 
+/* The latest op before op i that produced future f, or -1. Futures of an
+ * instantiated run are numbered 0..nfutures-1 and looked up in fut_op, so
+ * that the analysis stays linear in the number of ops; a number outside
+ * that range (a run built by hand) is searched for. */
+static int64_t future_op(const analysis *an, int64_t i, int64_t f) {
+  if (f >= 0 && f < an->run->nfutures)
+    return an->fut_op[f];
+  for (int64_t j = i - 1; j >= 0; j--)
+    if (an->run->ops[j].future == f)
+      return j;
+  return -1;
+}
+
 static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
   const mapopt_app_run *run = an->run;
   const mapopt_app_op *op = &run->ops[i];
   dag->pred_off[i] = an->preds.len;
   add_pred(an, i, an->last_fence);
-  for (int64_t w = 0; w < (int64_t)op->nwaits; w++)
-    for (int64_t j = i - 1; j >= 0; j--)
-      if (run->ops[j].future == op->waits[w]) {
-        add_pred(an, i, j);
-        break;
-      }
+  for (size_t w = 0; w < op->nwaits; w++)
+    add_pred(an, i, future_op(an, i, op->waits[w]));
   if (op->kind == MAPOPT_OP_FENCE) {
     for (int64_t j = an->fence_from; j < i; j++)
       add_pred(an, i, j);
@@ -278,6 +291,8 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
           add_raw(an, q, v);
       }
   }
+  if (op->future >= 0 && op->future < run->nfutures)
+    an->fut_op[op->future] = i;
 }
 
 mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
@@ -297,8 +312,12 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   an.rawmark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
   dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
   dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off || !dag->req_off)
+  an.fut_op = mapopt__arena_alloc(arena, (size_t)(run->nfutures + 1) * 8);
+  if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
+      !dag->req_off || !an.fut_op)
     return MAPOPT_ENOMEM;
+  for (int64_t f = 0; f < run->nfutures; f++)
+    an.fut_op[f] = -1;
   int64_t naf = 0;
   for (int64_t a = 0; a < run->natoms; a++) {
     an.af_off[a] = naf;
