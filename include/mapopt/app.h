@@ -30,6 +30,10 @@ extern "C" {
 
 #define MAPOPT_APP_MAX_DIMS 3
 #define MAPOPT_APP_MAX_FIELDS 64
+/* The depth of an expression's tree: operators, calls, conditionals and
+ * parentheses together, a flat chain `1+1+...+1` counting one level per
+ * operator. Deeper expressions are refused with a located error. */
+#define MAPOPT_APP_MAX_EXPR_DEPTH 200
 
 typedef struct mapopt_app mapopt_app;
 

@@ -53,6 +53,8 @@ struct mapopt__app_ex_node {
   uint32_t off; /* byte offset of the node's token in the text */
   int64_t v;
   const mapopt__app_ex_node *a, *b, *c;
+  int height; /* levels below and including this node, at most
+                 MAPOPT_APP_MAX_EXPR_DEPTH: what bounds every walk */
 };
 
 /* A parsed expression with where it came from (for diagnostics). */
@@ -112,6 +114,11 @@ void mapopt__app_expr_walk(const mapopt__app_ex_node *n,
                            void *ud);
 /* 1-based column of byte offset off of e's text in the JSON file. */
 int mapopt__app_expr_col(const mapopt__app_expr *e, uint32_t off);
+/* e's text as diagnostics quote it: at most MAPOPT__APP_EXCERPT - 4 bytes,
+ * then "..." (an expression may be megabytes long). Returns buf. */
+enum { MAPOPT__APP_EXCERPT = 84 };
+const char *mapopt__app_expr_excerpt(const mapopt__app_expr *e,
+                                     char buf[MAPOPT__APP_EXCERPT]);
 
 /* ---- the model (load.c) -------------------------------------------------- */
 

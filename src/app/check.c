@@ -64,22 +64,25 @@ static void check_node(void *ud, const mapopt__app_ex_node *n) {
   check_ctx *c = ud;
   mapopt_app *app = c->ck->app;
   int col = mapopt__app_expr_col(c->e, n->off);
+  char ex[MAPOPT__APP_EXCERPT];
   if (n->op == EX_NAME && !visible(app, c->s, (int32_t)n->v)) {
     mapopt__jr_error_at(c->ck->jr, c->e->line, col,
                         "undefined name \"%s\" in expression \"%s\"%s",
                         MAPOPT__VEC_AT(&app->symnames, const char *, n->v),
-                        c->e->text, c->site);
+                        mapopt__app_expr_excerpt(c->e, ex), c->site);
   } else if ((n->op == EX_ELEMS || n->op == EX_FBYTES) && c->nreqs < 0) {
     mapopt__jr_error_at(c->ck->jr, c->e->line, col,
                         "%s() is only allowed in task costs and requirement "
                         "annotations (expression \"%s\")",
-                        n->op == EX_ELEMS ? "elems" : "fbytes", c->e->text);
+                        n->op == EX_ELEMS ? "elems" : "fbytes",
+                        mapopt__app_expr_excerpt(c->e, ex));
   } else if ((n->op == EX_ELEMS || n->op == EX_FBYTES) && n->v >= c->nreqs) {
     mapopt__jr_error_at(c->ck->jr, c->e->line, col,
                         "%s(%" PRId64 ") in expression \"%s\" refers to "
                         "argument %" PRId64 ", but the launch has %d%s",
                         n->op == EX_ELEMS ? "elems" : "fbytes", n->v,
-                        c->e->text, n->v, c->nreqs, c->site);
+                        mapopt__app_expr_excerpt(c->e, ex), n->v, c->nreqs,
+                        c->site);
   }
 }
 

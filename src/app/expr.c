@@ -185,6 +185,15 @@ static void fail(parser *p, size_t off, const char *fmt, ...) {
     p->nomem = true;
 }
 
+/* The tree would be deeper than every walk of it (evaluation, printing)
+ * may go: a nesting of parentheses, or a long flat chain of operators. */
+static void too_deep(parser *p, size_t off) {
+  fail(p, off,
+       "expression nested too deeply (more than %d levels of operators, "
+       "calls, conditionals or parentheses)",
+       MAPOPT_APP_MAX_EXPR_DEPTH);
+}
+
 /* What the current token is, for "expected X, got Y" messages. */
 static void describe(const parser *p, char *buf, size_t n) {
   if (p->tok == T_END)
@@ -192,6 +201,10 @@ static void describe(const parser *p, char *buf, size_t n) {
   else
     snprintf(buf, n, "'%.*s'", (int)(p->tlen > 20 ? 20 : p->tlen),
              p->text + p->tpos);
+}
+
+static int height(const mapopt__app_ex_node *n) {
+  return n ? n->height : 0;
 }
 
 static mapopt__app_ex_node *mk(parser *p, mapopt__app_ex_op op, size_t off,
@@ -210,6 +223,12 @@ static mapopt__app_ex_node *mk(parser *p, mapopt__app_ex_op op, size_t off,
   nd->a = a;
   nd->b = b;
   nd->c = c;
+  int h = height(a) > height(b) ? height(a) : height(b);
+  nd->height = (height(c) > h ? height(c) : h) + 1;
+  if (nd->height > MAPOPT_APP_MAX_EXPR_DEPTH) {
+    too_deep(p, off);
+    return NULL;
+  }
   return nd;
 }
 
@@ -356,8 +375,8 @@ static const mapopt__app_ex_node *unary(parser *p) {
   if (p->tok == T_MINUS || p->tok == T_PLUS || p->tok == T_NOT) {
     tok_kind t = p->tok;
     size_t off = p->tpos;
-    if (++p->depth > 200) {
-      fail(p, off, "expression nested too deeply");
+    if (++p->depth > MAPOPT_APP_MAX_EXPR_DEPTH) {
+      too_deep(p, off);
       return NULL;
     }
     next(p);
@@ -420,8 +439,8 @@ static const mapopt__app_ex_node *binary(parser *p, int level) {
 
 /* expr -> or [ '?' expr ':' expr ] */
 static const mapopt__app_ex_node *expr(parser *p) {
-  if (++p->depth > 200) {
-    fail(p, p->tpos, "expression nested too deeply");
+  if (++p->depth > MAPOPT_APP_MAX_EXPR_DEPTH) {
+    too_deep(p, p->tpos);
     return NULL;
   }
   const mapopt__app_ex_node *c = binary(p, 0);
@@ -689,4 +708,14 @@ void mapopt__app_expr_walk(const mapopt__app_ex_node *n,
 int mapopt__app_expr_col(const mapopt__app_expr *e, uint32_t off) {
   int64_t c = (int64_t)e->col + (e->quoted ? 1 : 0) + off;
   return c > INT32_MAX ? INT32_MAX : (int)c;
+}
+
+const char *mapopt__app_expr_excerpt(const mapopt__app_expr *e,
+                                     char buf[MAPOPT__APP_EXCERPT]) {
+  size_t len = strlen(e->text);
+  if (len < MAPOPT__APP_EXCERPT)
+    return e->text;
+  snprintf(buf, MAPOPT__APP_EXCERPT, "%.*s...", MAPOPT__APP_EXCERPT - 4,
+           e->text);
+  return buf;
 }

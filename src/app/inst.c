@@ -132,9 +132,10 @@ static bool eval(inst *I, const mapopt__app_expr *e, int64_t *out) {
   static const char *const kinds[] = {"", "integer overflow",
                                       "division by zero", "undefined name",
                                       "no such argument"};
+  char ex[MAPOPT__APP_EXCERPT];
   ierr(I, e->line, mapopt__app_expr_col(e, I->env.err_off),
-       "%s in expression \"%s\" (%s)%s", kinds[I->env.err], e->text, e->what,
-       site(I));
+       "%s in expression \"%s\" (%s)%s", kinds[I->env.err],
+       mapopt__app_expr_excerpt(e, ex), e->what, site(I));
   I->env.err = EVAL_OK;
   return false;
 }
@@ -144,10 +145,11 @@ static bool eval_nn(inst *I, const mapopt__app_expr *e, int64_t *out) {
   if (!eval(I, e, out))
     return false;
   if (*out < 0) {
+    char ex[MAPOPT__APP_EXCERPT];
     return ierr(I, e->line, e->col,
                 "expression \"%s\" (%s) is %" PRId64 ", and must not be "
                 "negative%s",
-                e->text, e->what, *out, site(I));
+                mapopt__app_expr_excerpt(e, ex), e->what, *out, site(I));
   }
   return true;
 }

@@ -201,14 +201,15 @@ static mapopt__app_expr *mkexpr(loader *L, const mapopt__json *v,
   const char *msg;
   uint32_t off;
   bool nm;
+  char ex[MAPOPT__APP_EXCERPT];
   if (!mapopt__app_expr_parse(L->a, intern, L->app, e->text, v->u.str.len,
                               &e->root, &off, &msg, &nm)) {
     if (nm)
       nomem(L);
     else
       mapopt__jr_error_at(&L->jr, e->line, mapopt__app_expr_col(e, off),
-                          "syntax error in expression \"%s\": %s", e->text,
-                          msg);
+                          "syntax error in expression \"%s\": %s",
+                          mapopt__app_expr_excerpt(e, ex), msg);
     return NULL;
   }
   return e;

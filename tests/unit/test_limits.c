@@ -61,7 +61,7 @@ static double seconds_since(const struct timespec *t0) {
 }
 
 /* Whether some diagnostic's message contains needle. */
-static __attribute__((unused)) bool diag_has(const char *needle) {
+static bool diag_has(const char *needle) {
   for (size_t i = 0; i < mapopt_diags_count(diags); i++)
     if (strstr(mapopt_diags_get(diags, i)->message, needle))
       return true;
@@ -121,9 +121,80 @@ static void test_dag_future_waits_linear(void **state) {
   free(t.s);
 }
 
+/* ---- application expressions: depth bounded, flat chains included ------ */
+
+/* An app whose task "w" costs flops (an expression text). */
+static char *app_with_flops(const char *flops) {
+  text t = {0};
+  put(&t,
+      APP_HEAD " \"tasks\": [{\"name\": \"w\", \"variants\": [{\"kind\": "
+               "\"CPU\", \"flops\": \"%s\"}]}],\n"
+               " \"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": "
+               "\"steps\", \"timed\": true, \"body\": [{\"op\": \"single\", "
+               "\"task\": \"w\"}]}]}",
+      flops);
+  return t.s;
+}
+
+/* n copies of item joined by sep, inside prefix ... suffix. */
+static char *chain(const char *prefix, const char *item, const char *sep, int n,
+                   const char *suffix) {
+  text t = {0};
+  put(&t, "%s", prefix);
+  for (int i = 0; i < n; i++)
+    put(&t, "%s%s", i ? sep : "", item);
+  put(&t, "%s", suffix);
+  return t.s;
+}
+
+/*
+ * "1+1+...+1" with 200000 terms (and min(1, ..., 1) with as many
+ * arguments) used to overflow the stack when evaluated: the nesting limit
+ * counted parentheses, not the depth of the tree a flat chain builds. Now
+ * the tree's depth is bounded and the error quotes the start of the text.
+ */
+static void test_app_expr_flat_chains(void **state) {
+  (void)state;
+  char *exprs[] = {chain("", "1", "+", 200000, ""),
+                   chain("min(", "1", ",", 200000, ")"),
+                   chain("", "2", "*", 200000, "")};
+  for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
+    char *json = app_with_flops(exprs[i]);
+    mapopt_app *app = NULL;
+    assert_int_equal(load_app(json, &app), MAPOPT_EINVAL);
+    assert_true(diag_has("expression nested too deeply (more than 200"));
+    const mapopt_diag *d = mapopt_diags_get(diags, 0);
+    assert_true(d->line > 0 && d->col > 0);
+    assert_true(strlen(d->message) < 400); /* an excerpt, not 400 KB */
+    free(json);
+    free(exprs[i]);
+  }
+  /* Within the limit a chain loads and evaluates. */
+  char *ok = chain("", "1", "+", MAPOPT_APP_MAX_EXPR_DEPTH, "");
+  char *json = app_with_flops(ok);
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(json, &app), MAPOPT_OK);
+  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
+  mapopt_app_machine mach = {1, 1, 1};
+  mapopt_app_run *run = NULL;
+  assert_int_equal(mapopt_app_instantiate(app, &ao, &mach, diags, &run),
+                   MAPOPT_OK);
+  assert_int_equal(run->ops[0].flops[0], MAPOPT_APP_MAX_EXPR_DEPTH);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  free(json);
+  free(ok);
+  char *over = chain("", "1", "+", MAPOPT_APP_MAX_EXPR_DEPTH + 2, "");
+  json = app_with_flops(over);
+  assert_int_equal(load_app(json, &app), MAPOPT_EINVAL);
+  free(json);
+  free(over);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
+      cmocka_unit_test(test_app_expr_flat_chains),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
