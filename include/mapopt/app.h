@@ -34,6 +34,9 @@ extern "C" {
  * parentheses together, a flat chain `1+1+...+1` counting one level per
  * operator. Deeper expressions are refused with a located error. */
 #define MAPOPT_APP_MAX_EXPR_DEPTH 200
+/* The size of one field of one element, in bytes (2^30): the sum over a
+ * region's 64 fields then stays far from overflowing. */
+#define MAPOPT_APP_MAX_FIELD_BYTES (INT64_C(1) << 30)
 
 typedef struct mapopt_app mapopt_app;
 

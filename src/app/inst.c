@@ -724,15 +724,9 @@ static bool copy_tasks(inst *I) {
  * ----------------------------------------------------------------------------
  */
 
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return mapopt__add_ovf(a, b, &r) ? INT64_MAX : r;
-}
+/* Counts are >= 0; a non-positive factor counts nothing. */
 static int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (a <= 0 || b <= 0)
-    return 0;
-  return mapopt__mul_ovf(a, b, &r) ? INT64_MAX : r;
+  return a <= 0 || b <= 0 ? 0 : mapopt__sat_mul(a, b);
 }
 
 /* A quiet evaluation for the estimate: failures count as 0 (the real pass
@@ -767,26 +761,31 @@ static int64_t est_stmts(inst *I, const mapopt__app_stmt *sts, int n,
           bind(I, st->point_sym[d], 0);
         for (int d = 0; d < t->npoint; d++)
           bind(I, t->point_sym[d], 0);
-        per = sat_add(1, est_stmts(I, t->body, t->nbody, sat_mul(mult, vol)));
+        per = mapopt__sat_add(
+            1, est_stmts(I, t->body, t->nbody, sat_mul(mult, vol)));
       }
-      ops = sat_add(ops, sat_add(sat_mul(vol, per), st->future >= 0));
+      ops = mapopt__sat_add(
+          ops, mapopt__sat_add(sat_mul(vol, per), st->future >= 0));
       break;
     }
     case ST_FILL:
     case ST_FENCE:
-      ops = sat_add(ops, 1);
+      ops = mapopt__sat_add(ops, 1);
       break;
     case ST_TIMED:
-      ops = sat_add(ops, sat_add(2, est_stmts(I, st->body, st->nbody, mult)));
+      ops = mapopt__sat_add(
+          ops, mapopt__sat_add(2, est_stmts(I, st->body, st->nbody, mult)));
       break;
     case ST_LOOP: {
-      int64_t count = st == I->app->tsloop ? sat_add(I->nwarm, I->ntimed)
-                                           : qeval(I, st->count);
-      I->est_iters = sat_add(I->est_iters, sat_mul(mult, count));
+      int64_t count = st == I->app->tsloop
+                          ? mapopt__sat_add(I->nwarm, I->ntimed)
+                          : qeval(I, st->count);
+      I->est_iters = mapopt__sat_add(I->est_iters, sat_mul(mult, count));
       if (count > 0) {
         bind(I, st->var_sym, 0);
-        ops = sat_add(ops, sat_mul(count, est_stmts(I, st->body, st->nbody,
-                                                    sat_mul(mult, count))));
+        ops = mapopt__sat_add(ops,
+                              sat_mul(count, est_stmts(I, st->body, st->nbody,
+                                                       sat_mul(mult, count))));
       }
       break;
     }

@@ -340,10 +340,12 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
       if (f->type != MAPOPT_JSON_ARRAY || f->u.arr.n != 2 ||
           f->u.arr.items[0]->type != MAPOPT_JSON_STRING ||
           f->u.arr.items[1]->type != MAPOPT_JSON_INT ||
-          f->u.arr.items[1]->u.num.i < 1) {
+          f->u.arr.items[1]->u.num.i < 1 ||
+          f->u.arr.items[1]->u.num.i > MAPOPT_APP_MAX_FIELD_BYTES) {
         mapopt__jr_error(&L->jr, f,
-                         "a field of %s must be [name, bytes] with bytes >= 1",
-                         what);
+                         "a field of %s must be [name, bytes] with bytes "
+                         "from 1 to %" PRId64,
+                         what, (int64_t)MAPOPT_APP_MAX_FIELD_BYTES);
         continue;
       }
       const char *fname = f->u.arr.items[0]->u.str.s;

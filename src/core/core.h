@@ -201,5 +201,15 @@ static inline bool mapopt__sub_ovf(int64_t a, int64_t b, int64_t *r) {
 static inline bool mapopt__mul_ovf(int64_t a, int64_t b, int64_t *r) {
   return __builtin_mul_overflow(a, b, r);
 }
+/* Saturating forms for non-negative quantities (counts, times, bytes):
+ * a result past INT64_MAX is INT64_MAX, which every limit then refuses. */
+static inline int64_t mapopt__sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static inline int64_t mapopt__sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 #endif /* MAPOPT_SRC_CORE_H */

@@ -37,11 +37,6 @@ typedef struct lb_vec {
   int64_t mult;
 } lb_vec;
 
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return mapopt__add_ovf(a, b, &r) ? INT64_MAX : r;
-}
-
 static int cmp_group_op(const void *pa, const void *pb) {
   const lb_op *a = pa, *b = pb;
   if (a->group != b->group)
@@ -98,10 +93,8 @@ static int64_t work_bound(const lb_vec *vecs, size_t nvec,
           if (t < 0 || x < t)
             t = x;
         }
-        int64_t m;
         if (t > 0)
-          sum = sat_add(sum,
-                        mapopt__mul_ovf(t, vecs[j].mult, &m) ? INT64_MAX : m);
+          sum = mapopt__sat_add(sum, mapopt__sat_mul(t, vecs[j].mult));
       }
       if (sum > best)
         best = sum;
@@ -142,7 +135,7 @@ static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
           base = F[p];
       }
     }
-    F[y] = sat_add(base, g[j].w);
+    F[y] = mapopt__sat_add(base, g[j].w);
     int64_t child = y;
     for (int64_t a = run->ops[y].parent; a >= 0 && a < child;
          child = a, a = run->ops[a].parent)
@@ -247,8 +240,8 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
   for (size_t a = 0, b; a < nsel; a = b) {
     for (b = a + 1; b < nsel && sel[b].group == sel[a].group; b++)
       ;
-    lb = sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs, F, stamp,
-                                  (int64_t)a));
+    lb = mapopt__sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs, F,
+                                          stamp, (int64_t)a));
   }
   *out = lb;
   st = MAPOPT_OK;

@@ -22,14 +22,6 @@
 
 #define PPM INT64_C(1000000)
 
-/* a + b for non-negative operands, saturating at INT64_MAX. */
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (mapopt__add_ovf(a, b, &r))
-    return INT64_MAX;
-  return r;
-}
-
 int64_t mapopt__muldiv_ceil(int64_t a, int64_t b, int64_t c) {
   if (a <= 0 || b <= 0)
     return 0;
@@ -55,7 +47,7 @@ static int64_t muldiv_round(int64_t a, int64_t b, int64_t c) {
 }
 
 int64_t mapopt__sim_copy_ns(int64_t bytes, int64_t bw_mbps, int64_t lat_ns) {
-  return sat_add(lat_ns, mapopt__muldiv_ceil(bytes, 1000, bw_mbps));
+  return mapopt__sat_add(lat_ns, mapopt__muldiv_ceil(bytes, 1000, bw_mbps));
 }
 
 /* The peak a variant computes at on processors of kind pk. */
@@ -85,8 +77,9 @@ static int64_t mem_term_ns(int64_t bytes, int64_t bw_mbps, int64_t l_ppm,
 /* The access term G_r of §4.13: gathers and atomics rounded separately. */
 static int64_t access_term_ns(const mapopt_app_req *req,
                               const mapopt_affinity *e) {
-  return sat_add(mapopt__muldiv_ceil(req->gathers, PPM, e->gather_per_ms),
-                 mapopt__muldiv_ceil(req->atomics, PPM, e->atomic_per_ms));
+  return mapopt__sat_add(
+      mapopt__muldiv_ceil(req->gathers, PPM, e->gather_per_ms),
+      mapopt__muldiv_ceil(req->atomics, PPM, e->atomic_per_ms));
 }
 
 /* Bytes per element of the fields of region reg set in mask. */
@@ -94,7 +87,7 @@ static int64_t field_bytes(const mapopt_app_region *reg, uint64_t mask) {
   int64_t s = 0;
   for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
     if (mask >> f & 1)
-      s = sat_add(s, reg->field_bytes[f]);
+      s = mapopt__sat_add(s, reg->field_bytes[f]);
   return s;
 }
 
@@ -133,7 +126,9 @@ static int64_t remote_passes(const mapopt_machine_procs *pk,
 /* T = overhead + fixed + max(C, sum M) + sum G. */
 static int64_t combine(int64_t overhead, int64_t fixed, int64_t c, int64_t msum,
                        int64_t gsum) {
-  return sat_add(sat_add(sat_add(overhead, fixed), c > msum ? c : msum), gsum);
+  return mapopt__sat_add(
+      mapopt__sat_add(mapopt__sat_add(overhead, fixed), c > msum ? c : msum),
+      gsum);
 }
 
 /* The noise multiplier of §4.9 applied to t. */
@@ -206,8 +201,8 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
       mem_ns[r] = m;
     if (access_ns)
       access_ns[r] = g;
-    msum = sat_add(msum, m);
-    gsum = sat_add(gsum, g);
+    msum = mapopt__sat_add(msum, m);
+    gsum = mapopt__sat_add(gsum, g);
   }
   if (missing)
     return INT64_MAX;
@@ -226,7 +221,8 @@ static int64_t sector_bytes(const mapopt_app_region *reg, uint64_t mask) {
   int64_t s = 0;
   for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
     if (mask >> f & 1)
-      s = sat_add(s, (reg->field_bytes[f] + SECTOR - 1) / SECTOR * SECTOR);
+      s = mapopt__sat_add(s,
+                          (reg->field_bytes[f] + SECTOR - 1) / SECTOR * SECTOR);
   return s;
 }
 
@@ -365,8 +361,8 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
         gbest = g;
     }
     /* No memory at all: the op cannot run on k; 0 keeps c a bound. */
-    msum = sat_add(msum, mbest > 0 ? mbest : 0);
-    gsum = sat_add(gsum, gbest > 0 ? gbest : 0);
+    msum = mapopt__sat_add(msum, mbest > 0 ? mbest : 0);
+    gsum = mapopt__sat_add(gsum, gbest > 0 ? gbest : 0);
   }
   return combine(pk->overhead_ns, fixed, c, msum, gsum);
 }

@@ -417,10 +417,10 @@ void mapopt__sim_copy_ready(sim_t *s, int64_t c) {
     cp->left = INT64_MAX;
   cp->gen = 0;
   if (cp->left == 0) { /* nothing to move: done after the latency */
-    cp->end_at = s->now + lat;
+    cp->end_at = mapopt__sat_add(s->now, lat);
     mapopt__sim_schedule(s, cp->end_at, EV_COPY_DONE,
                          MAPOPT__SIM_COPY_EVENT(c, 0));
     return;
   }
-  mapopt__sim_schedule(s, s->now + lat, EV_FLOW_START, c);
+  mapopt__sim_schedule(s, mapopt__sat_add(s->now, lat), EV_FLOW_START, c);
 }

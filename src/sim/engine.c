@@ -442,10 +442,12 @@ static void try_ready(sim_t *s, int64_t op) {
     op_complete(s, op);
     break;
   case MAPOPT_OP_FENCE:
-    mapopt__sim_schedule(s, s->now + rt->fence_ns, EV_COMPLETE, op);
+    mapopt__sim_schedule(s, mapopt__sat_add(s->now, rt->fence_ns), EV_COMPLETE,
+                         op);
     break;
   case MAPOPT_OP_FUTURE_REDUCE:
-    mapopt__sim_schedule(s, s->now + rt->future_ns, EV_COMPLETE, op);
+    mapopt__sim_schedule(s, mapopt__sat_add(s->now, rt->future_ns), EV_COMPLETE,
+                         op);
     break;
   }
 }
@@ -523,8 +525,11 @@ static void start_task(sim_t *s, int64_t op) {
     dur = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
   }
   p->running = true;
-  p->free_at = s->now + dur;
-  mapopt__sim_schedule(s, s->now + dur, EV_TASK_END, op);
+  /* Times saturate: a task that would end past INT64_MAX ns ends there,
+   * beyond every time limit, so the run is a TIMEOUT, not a wrapped clock
+   * (whose elapsed time would sit below the lower bound). */
+  p->free_at = mapopt__sat_add(s->now, dur);
+  mapopt__sim_schedule(s, p->free_at, EV_TASK_END, op);
   if (t->inner) {
     /* The body is issued from this task's address space (§4.1). */
     sim_ctx *c = ctx_of(s, op);
@@ -890,8 +895,10 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     mapopt__sim_workspace_init(pa);
   }
   s.opts = opts;
-  s.time_limit = opts->time_limit_ns > 0 ? opts->time_limit_ns
-                                         : (int64_t)3600 * 1000000000;
+  s.time_limit = opts->time_limit_ns <= 0 ? (int64_t)3600 * 1000000000
+                 : opts->time_limit_ns > MAPOPT_SIM_MAX_TIME_NS
+                     ? MAPOPT_SIM_MAX_TIME_NS
+                     : opts->time_limit_ns;
   s.arena = pa->arena;
   borrow(&s, pa);
   mapopt__vec_init(&s.mem_log, 3 * sizeof(int64_t));

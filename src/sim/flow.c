@@ -237,7 +237,8 @@ static void rebalance(sim_t *s, const int64_t *ports, int nports) {
   for (size_t k = 0; k < set->len; k++) {
     int64_t c = MAPOPT__VEC_AT(set, int64_t, k);
     sim_copy *cp = copy_at(s, c);
-    int64_t end = s->now + cp->left / cp->rate + (cp->left % cp->rate != 0);
+    int64_t end = mapopt__sat_add(s->now, cp->left / cp->rate +
+                                              (cp->left % cp->rate != 0));
     if (end == cp->end_at)
       continue;
     cp->end_at = end;
@@ -292,5 +293,6 @@ int64_t mapopt__sim_copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
   sim_copy c = {.src_mem = src_mem, .dst_mem = dst_mem};
   int64_t bw = 1, lat = 0;
   mapopt__sim_copy_path(s, &c, &bw, &lat);
-  return s->now + mapopt__sim_copy_ns(bytes, flow_estimate(s, &c, bw), lat);
+  return mapopt__sat_add(
+      s->now, mapopt__sim_copy_ns(bytes, flow_estimate(s, &c, bw), lat));
 }

@@ -303,12 +303,12 @@ int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
     if (s->procs[k].free_at < s->procs[best].free_at)
       best = k;
   if (n == 0)
-    return s->now + cost;
+    return mapopt__sat_add(s->now, cost);
   sim_proc *u = &s->procs[best];
   int64_t start = u->free_at > s->now ? u->free_at : s->now;
-  u->free_at = start + cost;
+  u->free_at = mapopt__sat_add(start, cost);
   util_job *job = mapopt__vec_push(&s->util_jobs, s->ctx);
   if (job)
-    *job = (util_job){best, start, start + cost, op, what};
-  return start + cost;
+    *job = (util_job){best, start, u->free_at, op, what};
+  return u->free_at;
 }

@@ -191,10 +191,85 @@ static void test_app_expr_flat_chains(void **state) {
   free(over);
 }
 
+/* ---- integer overflow: saturate or refuse ------------------------------- */
+
+/* Simulates app (JSON text) under mapper on the p100x4 preset; returns
+ * the result, which the caller frees. */
+static mapopt_sim_result *simulate(const char *json, const char *mapper,
+                                   const mapopt_sim_options *so) {
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(json, &app), MAPOPT_OK);
+  mapopt_machine *m = NULL;
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &m), MAPOPT_OK);
+  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
+  mapopt_app_run *run = NULL;
+  assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run), MAPOPT_OK);
+  mapopt_machine_shape shape;
+  mapopt_sim_shape(m, run, &shape);
+  mapopt_dsl_options dopts = {.file = "t.map", .shape = &shape};
+  mapopt_program *prog = NULL;
+  assert_int_equal(
+      mapopt_dsl_compile(ctx, mapper, strlen(mapper), &dopts, diags, &prog),
+      MAPOPT_OK);
+  mapopt_sim_result *res = NULL;
+  assert_int_equal(mapopt_sim_run(ctx, m, run, prog, so, &res), MAPOPT_OK);
+  mapopt_dsl_free(prog);
+  mapopt_app_run_free(run);
+  mapopt_machine_free(m);
+  mapopt_app_free(app);
+  return res;
+}
+
+/*
+ * A task of 10^16 flops on a CPU takes longer than int64 nanoseconds can
+ * hold: the engine's `now + duration` overflowed (UBSan), and the run then
+ * reported a lower bound of 9.2e9 s at an efficiency of 1.4e13. Times now
+ * saturate, so the run ends in a TIMEOUT, whatever the time limit.
+ */
+static void test_sim_time_saturates(void **state) {
+  (void)state;
+  char *json = app_with_flops("10000000000000000");
+  int64_t limits[] = {0, INT64_MAX};
+  for (size_t i = 0; i < 2; i++) {
+    mapopt_sim_options so = {.time_limit_ns = limits[i]};
+    mapopt_sim_result *res = simulate(json, "Task * CPU;\n", &so);
+    assert_int_equal(res->error, MAPOPT_SIM_TIMEOUT);
+    assert_true(res->efficiency <= 1.0);
+    mapopt_sim_result_free(res);
+  }
+  free(json);
+}
+
+/* A field of INT64_MAX bytes overflowed the sum of a requirement's field
+ * bytes (UBSan in the loader); field sizes are now bounded. */
+static void test_app_field_bytes_bounded(void **state) {
+  (void)state;
+  char json[1024];
+  snprintf(
+      json, sizeof json,
+      "{\"format\": \"mapopt-app/1\", \"name\": \"t\", \"params\": {},\n"
+      " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+      " \"regions\": [{\"name\": \"r\", \"fields\": [[\"a\", "
+      "9223372036854775807], [\"b\", 8]],\n"
+      "  \"atoms\": {\"groups\": [{\"group\": \"g\", \"count\": 1, "
+      "\"elements\": 1}]}}],\n"
+      " \"partitions\": [], \"tasks\": [{\"name\": \"w\", \"variants\": "
+      "[{\"kind\": \"CPU\"}]}],\n"
+      " \"program\": [{\"op\": \"fill\", \"region\": \"r\"},\n"
+      "  {\"op\": \"loop\", \"var\": \"t\", \"count\": 1, \"timed\": true, "
+      "\"body\": []}]}");
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(json, &app), MAPOPT_EINVAL);
+  assert_true(diag_has("with bytes from 1 to 1073741824"));
+  assert_int_equal(mapopt_diags_get(diags, 0)->line, 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
       cmocka_unit_test(test_app_expr_flat_chains),
+      cmocka_unit_test(test_sim_time_saturates),
+      cmocka_unit_test(test_app_field_bytes_bounded),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
