@@ -100,24 +100,43 @@ typedef struct mapopt_diag {
   const char *message;
 } mapopt_diag;
 
-/* A growable list of diagnostics; it owns the strings of its entries. */
+/*
+ * A growable list of diagnostics; it owns the strings of its entries. It
+ * keeps at most a limit of errors (error and mapping error) and the same
+ * limit of warnings and notes (MAPOPT_DIAGS_LIMIT unless changed): the
+ * first diagnostic past the limit of its kind is replaced by one note,
+ * "too many errors: only the first 100 are shown" (or "warnings"), and
+ * the later ones of that kind are counted, not kept. A note shares the
+ * fate of the diagnostic before it. Control characters of messages and
+ * file names are kept as the four characters "\xNN".
+ */
 typedef struct mapopt_diags mapopt_diags;
+#define MAPOPT_DIAGS_LIMIT 100
 
 /* An empty list in *out, owned by the caller (mapopt_diags_free). Error:
  * MAPOPT_ENOMEM (*out untouched). */
 MAPOPT_API mapopt_status mapopt_diags_new(mapopt_ctx *ctx, mapopt_diags **out);
 MAPOPT_API void mapopt_diags_free(mapopt_diags *diags);
+/* Sets the limit of errors, and of warnings, that the list keeps; 0 keeps
+ * them all. */
+MAPOPT_API void mapopt_diags_set_limit(mapopt_diags *diags, size_t limit);
+/* Number of diagnostics kept. */
 MAPOPT_API size_t mapopt_diags_count(const mapopt_diags *diags);
 /* The i-th diagnostic; valid until the list is cleared or freed. */
 MAPOPT_API const mapopt_diag *mapopt_diags_get(const mapopt_diags *diags,
                                                size_t i);
-/* Number of entries of severity error or mapping error. */
+/* Number of diagnostics of severity error or mapping error added, those
+ * past the limit included. */
 MAPOPT_API size_t mapopt_diags_errors(const mapopt_diags *diags);
+/* Number of diagnostics added past the limit and not kept. */
+MAPOPT_API size_t mapopt_diags_dropped(const mapopt_diags *diags);
+/* Empties the list (the limit stays). */
 MAPOPT_API void mapopt_diags_clear(mapopt_diags *diags);
 /*
  * Appends a diagnostic; file and the formatted message are copied whole,
  * whatever their length. Returns MAPOPT_ENOMEM when the copy fails (the
- * list is then unchanged).
+ * list is then unchanged). Past the limit, the diagnostic is counted and
+ * MAPOPT_OK returned.
  */
 MAPOPT_API mapopt_status mapopt_diags_add(mapopt_diags *diags,
                                           mapopt_severity sev, const char *code,

@@ -31,6 +31,11 @@ typedef struct mapopt_program mapopt_program;
 /* Receives each line written by `print` (without the newline). */
 typedef void (*mapopt_print_fn)(void *ud, const char *line);
 
+/* The longest mapper text mapopt_dsl_compile accepts (16 MiB); a longer
+ * one is refused with error E04 before it is parsed. Mappers are a few
+ * kilobytes; the bound keeps the memory of a compile in proportion. */
+#define MAPOPT_DSL_MAX_INPUT (16 << 20)
+
 typedef struct mapopt_dsl_options {
   const char *file; /* name in diagnostics; "<input>" if NULL */
   const mapopt_machine_shape *shape; /* NULL: the default shape */
@@ -52,7 +57,8 @@ typedef struct mapopt_dsl_options {
  * -- are appended to diags in the order of DSL.md §7.1. Returns MAPOPT_OK and
  * the program in *out (owned by the caller: mapopt_dsl_free). Errors, with
  * *out untouched: MAPOPT_EINVAL for a NULL ctx, diags or out (or NULL text
- * with len > 0); MAPOPT_ESYNTAX (lexical or syntax error, E01-E04);
+ * with len > 0); MAPOPT_ESYNTAX (lexical or syntax error, E01-E04, or a
+ * text longer than MAPOPT_DSL_MAX_INPUT);
  * MAPOPT_ELOAD (check or load error: E05-E10 and R-errors at load time);
  * MAPOPT_ENOMEM. The options and the shape are copied.
  */
@@ -80,7 +86,7 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
  * Every diagnostic the DSL emits, one entry per message form:
  * X(NAME, CODE, SEVERITY, TEMPLATE), with CODE the id users and tools
  * match on (E01-E10 found before the mapper runs, W01-W15 warnings,
- * R01-R26 raised by mapper code or the substrate, N01-N09 notes: the
+ * R01-R27 raised by mapper code or the substrate, N01-N09 notes: the
  * context of an error, or a hint on how to fix it),
  * SEVERITY a mapopt_severity without its MAPOPT_SEV_ prefix (an R error
  * raised while a mapper loads is reported as an ERROR), and TEMPLATE the
@@ -110,6 +116,8 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   X(E04_DEPTH, E04, ERROR, "expression nested too deeply")
 #define MAPOPT_DSL_DIAG_E04_SELECTOR(X) \
   X(E04_SELECTOR, E04, ERROR, "selector too long")
+#define MAPOPT_DSL_DIAG_E04_TOO_LARGE(X) \
+  X(E04_TOO_LARGE, E04, ERROR, "mapper too large (more than %d bytes)")
 #define MAPOPT_DSL_DIAG_E05_PARAMETER(X) \
   X(E05_PARAMETER, E05, ERROR, "duplicate parameter '%s' in function '%s'")
 #define MAPOPT_DSL_DIAG_E06_UNDEFINED(X) \
@@ -354,6 +362,11 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   X(R26_NO_KIND, R26, MAPPING_ERROR, \
     "Invalid policy: task %s requested %s, but has no valid task " \
     "variant for the kind")
+#define MAPOPT_DSL_DIAG_R27_VALUES(X) \
+  X(R27_VALUES, R27, MAPPING_ERROR, \
+    "value budget exceeded: more than %d tuple items and points built")
+#define MAPOPT_DSL_DIAG_R27_DEPTH(X) \
+  X(R27_DEPTH, R27, MAPPING_ERROR, "tuples nested more than %d levels deep")
 #define MAPOPT_DSL_DIAG_N01_CALLED(X) \
   X(N01_CALLED, N01, NOTE, "called from here")
 #define MAPOPT_DSL_DIAG_N02_PLACING(X) \
@@ -385,6 +398,7 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_E04_NESTING(X) \
   MAPOPT_DSL_DIAG_E04_DEPTH(X) \
   MAPOPT_DSL_DIAG_E04_SELECTOR(X) \
+  MAPOPT_DSL_DIAG_E04_TOO_LARGE(X) \
   MAPOPT_DSL_DIAG_E05_PARAMETER(X) \
   MAPOPT_DSL_DIAG_E06_UNDEFINED(X) \
   MAPOPT_DSL_DIAG_E07_NOT_FUNCTION(X) \
@@ -470,6 +484,8 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_R24_PRINT_ARGUMENTS(X) \
   MAPOPT_DSL_DIAG_R25_SLICED(X) \
   MAPOPT_DSL_DIAG_R26_NO_KIND(X) \
+  MAPOPT_DSL_DIAG_R27_VALUES(X) \
+  MAPOPT_DSL_DIAG_R27_DEPTH(X) \
   MAPOPT_DSL_DIAG_N01_CALLED(X) \
   MAPOPT_DSL_DIAG_N02_PLACING(X) \
   MAPOPT_DSL_DIAG_N03_MAPPING(X) \

@@ -112,6 +112,52 @@ void *mapopt__arena_alloc(mapopt__arena *a, size_t n) {
   return p;
 }
 
+/* n rounded up to the arena's alignment. */
+static size_t rounded(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  return n ? n : 16;
+}
+
+void *mapopt__arena_grow(mapopt__arena *a, void *p, size_t oldn, size_t newn) {
+  if (!p)
+    return mapopt__arena_alloc(a, newn);
+  if (newn > SIZE_MAX - 15 - sizeof(mapopt__arena_block) || oldn > newn)
+    return NULL;
+  mapopt__arena_block *cur = a->cur;
+  size_t o = rounded(oldn), n = rounded(newn);
+  if (cur && (unsigned char *)p + o == cur->data + a->used &&
+      cur->size - (a->used - o) >= n) { /* the latest, with room after it */
+    a->used += n - o;
+    return p;
+  }
+  if (o > ARENA_CHUNK) {
+    /* A large p has a block of its own: resize the block, so that a list
+     * that doubles as it grows costs its final size, not twice that. */
+    mapopt__arena_block **link = &a->first;
+    while (*link && (*link)->data != (unsigned char *)p)
+      link = &(*link)->next;
+    mapopt__arena_block *b = *link;
+    if (b && b->size == o) {
+      mapopt__arena_block *nb =
+          mapopt__realloc(a->ctx, b, sizeof *b + o, sizeof *nb + n);
+      if (!nb)
+        return NULL;
+      nb->size = n;
+      a->total += n - o;
+      *link = nb;
+      if (cur == b) {
+        a->cur = nb;
+        a->used = n;
+      }
+      return nb->data;
+    }
+  }
+  void *d = mapopt__arena_alloc(a, newn);
+  if (d)
+    memcpy(d, p, oldn);
+  return d;
+}
+
 void *mapopt__arena_zalloc(mapopt__arena *a, size_t n) {
   void *p = mapopt__arena_alloc(a, n);
   if (p)

@@ -50,6 +50,13 @@ void mapopt__arena_reset(mapopt__arena *a);
 /* n bytes aligned to 16, or NULL. Contents are uninitialized. */
 void *mapopt__arena_alloc(mapopt__arena *a, size_t n);
 void *mapopt__arena_zalloc(mapopt__arena *a, size_t n);
+/* Grows p, an allocation of oldn bytes (NULL: none), to newn bytes and
+ * returns it, moved or not, the first oldn bytes kept; NULL on ENOMEM (p
+ * untouched). The latest allocation grows in place when its block has
+ * room; one larger than a chunk, which has a block of its own, grows with
+ * its block: a list that doubles as it is parsed costs its final size, not
+ * twice that. */
+void *mapopt__arena_grow(mapopt__arena *a, void *p, size_t oldn, size_t newn);
 char *mapopt__arena_strndup(mapopt__arena *a, const char *s, size_t n);
 char *mapopt__arena_printf(mapopt__arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

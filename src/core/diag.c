@@ -2,15 +2,30 @@
  * Diagnostics: the list that collects them and the one place that formats
  * them as GCC does ("FILE:LINE:COL: error: MESSAGE"), so editors, CI and
  * the optimizers all read the same text.
+ *
+ * The list is bounded, as compilers bound their output: past its limit of
+ * errors, or of warnings, one note says so and the rest of that kind are
+ * counted but not kept (a file of 80000 unknown keys gives 100 errors, not
+ * 80000). A note goes where the diagnostic it follows went. Control
+ * characters in a message or a file name -- from a name in a user's file,
+ * perhaps a terminal escape sequence -- are kept as "\xNN", so that
+ * printing a diagnostic can never drive the terminal.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
 
+/* The two kinds a limit applies to: errors, and warnings with notes. */
+enum { KIND_ERRORS, KIND_OTHERS, NKINDS };
+
 struct mapopt_diags {
   mapopt_ctx *ctx;
   mapopt__vec items; /* of mapopt_diag; file and message are owned */
+  size_t limit;      /* per kind; 0: none */
+  size_t kept[NKINDS];
+  size_t dropped[NKINDS];
+  bool last_dropped; /* the latest diagnostic was not kept */
 };
 
 const char *mapopt_severity_name(mapopt_severity sev) {
@@ -31,10 +46,16 @@ mapopt_status mapopt_diags_new(mapopt_ctx *ctx, mapopt_diags **out) {
   mapopt_diags *d = mapopt__malloc(ctx, sizeof *d);
   if (!d)
     return MAPOPT_ENOMEM;
+  memset(d, 0, sizeof *d);
   d->ctx = ctx;
+  d->limit = MAPOPT_DIAGS_LIMIT;
   mapopt__vec_init(&d->items, sizeof(mapopt_diag));
   *out = d;
   return MAPOPT_OK;
+}
+
+void mapopt_diags_set_limit(mapopt_diags *diags, size_t limit) {
+  diags->limit = limit;
 }
 
 void mapopt_diags_clear(mapopt_diags *diags) {
@@ -44,6 +65,9 @@ void mapopt_diags_clear(mapopt_diags *diags) {
     mapopt__free(diags->ctx, (char *)d->message, strlen(d->message) + 1);
   }
   diags->items.len = 0;
+  memset(diags->kept, 0, sizeof diags->kept);
+  memset(diags->dropped, 0, sizeof diags->dropped);
+  diags->last_dropped = false;
 }
 
 void mapopt_diags_free(mapopt_diags *diags) {
@@ -63,33 +87,46 @@ const mapopt_diag *mapopt_diags_get(const mapopt_diags *diags, size_t i) {
                               : NULL;
 }
 
-size_t mapopt_diags_errors(const mapopt_diags *diags) {
-  size_t n = 0;
-  for (size_t i = 0; i < diags->items.len; i++) {
-    mapopt_severity s = MAPOPT__VEC_AT(&diags->items, mapopt_diag, i).severity;
-    n += s == MAPOPT_SEV_ERROR || s == MAPOPT_SEV_MAPPING_ERROR;
-  }
-  return n;
+static bool is_error(mapopt_severity sev) {
+  return sev == MAPOPT_SEV_ERROR || sev == MAPOPT_SEV_MAPPING_ERROR;
 }
 
-mapopt_status mapopt_diags_addv(mapopt_diags *diags, mapopt_severity sev,
-                                const char *code, const char *file, int line,
-                                int col, const char *fmt, va_list ap) {
+size_t mapopt_diags_errors(const mapopt_diags *diags) {
+  return diags->kept[KIND_ERRORS] + diags->dropped[KIND_ERRORS];
+}
+
+size_t mapopt_diags_dropped(const mapopt_diags *diags) {
+  return diags->dropped[KIND_ERRORS] + diags->dropped[KIND_OTHERS];
+}
+
+/* Copies s with every control character written as \xNN. NULL on
+ * ENOMEM. */
+static char *escaped(mapopt_ctx *ctx, const char *s, size_t *len) {
   mapopt__strbuf sb;
-  mapopt__sb_init(&sb, diags->ctx);
-  mapopt__sb_vprintf(&sb, fmt, ap);
-  size_t mlen;
-  char *msg = mapopt__sb_take(&sb, &mlen);
-  if (!file)
-    file = "";
-  char *fcopy = mapopt__strndup(diags->ctx, file, strlen(file));
+  mapopt__sb_init(&sb, ctx);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f)
+      mapopt__sb_printf(&sb, "\\x%02X", *p);
+    else
+      mapopt__sb_putc(&sb, (char)*p);
+  }
+  return mapopt__sb_take(&sb, len);
+}
+
+/* Appends a diagnostic whose message is already formatted. */
+static mapopt_status push(mapopt_diags *diags, mapopt_severity sev,
+                          const char *code, const char *file, int line, int col,
+                          const char *text) {
+  size_t mlen, flen;
+  char *msg = escaped(diags->ctx, text, &mlen);
+  char *fcopy = escaped(diags->ctx, file ? file : "", &flen);
   mapopt_diag *d =
       msg && fcopy ? mapopt__vec_push(&diags->items, diags->ctx) : NULL;
   if (!d) {
     if (msg)
       mapopt__free(diags->ctx, msg, mlen + 1);
     if (fcopy)
-      mapopt__free(diags->ctx, fcopy, strlen(fcopy) + 1);
+      mapopt__free(diags->ctx, fcopy, flen + 1);
     return MAPOPT_ENOMEM;
   }
   d->severity = sev;
@@ -99,6 +136,52 @@ mapopt_status mapopt_diags_addv(mapopt_diags *diags, mapopt_severity sev,
   d->col = col;
   d->message = msg;
   return MAPOPT_OK;
+}
+
+/* Whether a diagnostic of severity sev is past the limit; the first one
+ * past it of its kind leaves the note that says so. */
+static bool over_limit(mapopt_diags *diags, mapopt_severity sev,
+                       const char *file, mapopt_status *st) {
+  int kind = is_error(sev) ? KIND_ERRORS : KIND_OTHERS;
+  if (sev == MAPOPT_SEV_NOTE && diags->items.len > 0) {
+    /* A note goes with the diagnostic it follows. */
+    if (diags->last_dropped) {
+      diags->dropped[kind]++;
+      return true;
+    }
+    return false;
+  }
+  if (diags->limit == 0 || diags->kept[kind] < diags->limit) {
+    diags->kept[kind]++;
+    diags->last_dropped = false;
+    return false;
+  }
+  if (diags->dropped[kind]++ == 0) {
+    char note[80];
+    snprintf(note, sizeof note, "too many %s: only the first %zu are shown",
+             kind == KIND_ERRORS ? "errors" : "warnings", diags->limit);
+    *st = push(diags, MAPOPT_SEV_NOTE, "", file, 0, 0, note);
+  }
+  diags->last_dropped = true;
+  return true;
+}
+
+mapopt_status mapopt_diags_addv(mapopt_diags *diags, mapopt_severity sev,
+                                const char *code, const char *file, int line,
+                                int col, const char *fmt, va_list ap) {
+  mapopt_status st = MAPOPT_OK;
+  if (over_limit(diags, sev, file, &st))
+    return st;
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, diags->ctx);
+  mapopt__sb_vprintf(&sb, fmt, ap);
+  size_t mlen;
+  char *msg = mapopt__sb_take(&sb, &mlen);
+  if (!msg)
+    return MAPOPT_ENOMEM;
+  st = push(diags, sev, code, file, line, col, msg);
+  mapopt__free(diags->ctx, msg, mlen + 1);
+  return st;
 }
 
 mapopt_status mapopt_diags_add(mapopt_diags *diags, mapopt_severity sev,

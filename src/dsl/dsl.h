@@ -19,6 +19,15 @@
 /* Bound on the interpreter's own C recursion (expression depth times call
  * depth), so that no mapper can exhaust the native stack. */
 #define MAPOPT__DSL_MAX_EVAL_DEPTH 3000
+/* The value budget (R27): tuple items and points that the top-level
+ * statements build together (their values live as long as the program),
+ * or that one mapping query builds; and how deeply tuples may nest. */
+#define MAPOPT__DSL_VALUE_LIMIT 4000000
+#define MAPOPT__DSL_MAX_TUPLE_DEPTH 100
+/* A printed value (print, traces) stops after this many bytes with
+ * "...": a tuple that holds itself twice at each of 30 levels would
+ * otherwise print 2^30 items. */
+#define MAPOPT__DSL_PRINT_VALUE_MAX 65536
 
 typedef enum mapopt__vkind {
   V_UNSET = 0, /* an unbound slot; never the result of an expression */
@@ -51,6 +60,7 @@ struct mapopt__value {
     int k; /* V_PROC_KIND, V_MEM_KIND */
     struct {
       int n;
+      int depth; /* 1 for a tuple of no tuples */
       const mapopt__value *items;
     } tuple;
     mapopt_proc_point pt;
@@ -140,6 +150,9 @@ typedef struct mapopt__eval_env {
   mapopt__arena *arena; /* for values built during the evaluation */
   mapopt_diags *diags;  /* for W14/W15; may be NULL */
   bool at_load;         /* globals bound only so far; errors are 'error:' */
+  int64_t *values;      /* values built so far against the budget, shared
+                           by the evaluations of one load; NULL: this
+                           evaluation's own count */
 } mapopt__eval_env;
 
 /*

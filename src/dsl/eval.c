@@ -29,8 +29,9 @@ struct mapopt__eval {
   mapopt__arena *arena;
   mapopt__eval_error *err;
   int64_t steps;
-  int depth;  /* active calls */
-  int cdepth; /* C recursion of eval() */
+  int64_t values; /* built, when env->values does not count them */
+  int depth;      /* active calls */
+  int cdepth;     /* C recursion of eval() */
   frame *fr;
   mapopt__loc ret_loc; /* location of the return that produced the value */
   bool have_call_loc;
@@ -132,6 +133,17 @@ static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
   return true;
 }
 
+/* Charges n values (tuple items, points, call frames' slots) to the
+ * budget of R27 before they are built: without it, a few statements that
+ * each double a tuple take gigabytes. */
+static bool charge(ev_t *ev, int64_t n, mapopt__loc loc) {
+  int64_t *used = ev->env->values ? ev->env->values : &ev->values;
+  *used = mapopt__sat_add(*used, n);
+  if (*used > MAPOPT__DSL_VALUE_LIMIT)
+    return fail(ev, MAPOPT__DIAG(R27_VALUES), loc, MAPOPT__DSL_VALUE_LIMIT);
+  return true;
+}
+
 const char *mapopt__value_type_name(const value *v) {
   switch (v->kind) {
   case V_INT:
@@ -179,9 +191,16 @@ static void print_ints(const int64_t *v, int n, mapopt__strbuf *sb) {
   mapopt__sb_puts(sb, n == 1 ? ",)" : ")");
 }
 
-void mapopt__value_print(const mapopt_program *prog, const value *v,
-                         mapopt__strbuf *sb) {
-  (void)prog;
+/* Writes v, unless sb already holds more than the printed form may: then
+ * "..." once, and nothing more. Recursion follows the tuple's depth, which
+ * is at most MAPOPT__DSL_MAX_TUPLE_DEPTH. */
+static void print_value(const mapopt_program *prog, const value *v,
+                        mapopt__strbuf *sb, size_t base) {
+  if (sb->len - base > MAPOPT__DSL_PRINT_VALUE_MAX) {
+    if (sb->len - base <= MAPOPT__DSL_PRINT_VALUE_MAX + 3)
+      mapopt__sb_puts(sb, "...");
+    return;
+  }
   switch (v->kind) {
   case V_INT:
     mapopt__sb_printf(sb, "%" PRId64, v->u.i);
@@ -194,7 +213,7 @@ void mapopt__value_print(const mapopt_program *prog, const value *v,
     for (int i = 0; i < v->u.tuple.n; i++) {
       if (i)
         mapopt__sb_puts(sb, ", ");
-      mapopt__value_print(prog, &v->u.tuple.items[i], sb);
+      print_value(prog, &v->u.tuple.items[i], sb, base);
     }
     mapopt__sb_puts(sb, v->u.tuple.n == 1 ? ",)" : ")");
     break;
@@ -203,7 +222,8 @@ void mapopt__value_print(const mapopt_program *prog, const value *v,
     break;
   case V_SET:
     mapopt__sb_putc(sb, '{');
-    for (int64_t i = 0; i < v->u.set.n; i++) {
+    for (int64_t i = 0;
+         i < v->u.set.n && sb->len - base <= MAPOPT__DSL_PRINT_VALUE_MAX; i++) {
       if (i)
         mapopt__sb_puts(sb, ", ");
       print_point(&v->u.set.pts[i], sb);
@@ -242,6 +262,11 @@ void mapopt__value_print(const mapopt_program *prog, const value *v,
   }
 }
 
+void mapopt__value_print(const mapopt_program *prog, const value *v,
+                         mapopt__strbuf *sb) {
+  print_value(prog, v, sb, sb->len);
+}
+
 /* ---- value helpers ----------------------------------------------------- */
 
 static value mk_int(int64_t i) {
@@ -256,24 +281,44 @@ static value mk_bool(bool b) {
   return v;
 }
 
-/* A tuple of n items in the arena; NULL items on ENOMEM. */
-static value *new_items(ev_t *ev, int64_t n) {
-  return mapopt__arena_alloc(ev->arena, (size_t)(n ? n : 1) * sizeof(value));
+/* Room for n items in the arena, charged to the value budget; NULL with
+ * the error raised (R27, or out of memory). */
+static value *new_items(ev_t *ev, int64_t n, mapopt__loc loc) {
+  if (!charge(ev, n, loc))
+    return NULL;
+  value *items =
+      mapopt__arena_alloc(ev->arena, (size_t)(n ? n : 1) * sizeof(value));
+  if (!items)
+    nomem(ev, loc);
+  return items;
+}
+
+/* Makes *out the tuple of n items (already in the arena): its depth is one
+ * more than its deepest item's, at most MAPOPT__DSL_MAX_TUPLE_DEPTH (R27),
+ * so that printing it cannot exhaust the stack. */
+static bool mk_tuple(ev_t *ev, const value *items, int64_t n, value *out,
+                     mapopt__loc loc) {
+  int depth = 1;
+  for (int64_t i = 0; i < n; i++)
+    if (items[i].kind == V_TUPLE && items[i].u.tuple.depth >= depth)
+      depth = items[i].u.tuple.depth + 1;
+  if (depth > MAPOPT__DSL_MAX_TUPLE_DEPTH)
+    return fail(ev, MAPOPT__DIAG(R27_DEPTH), loc, MAPOPT__DSL_MAX_TUPLE_DEPTH);
+  out->kind = V_TUPLE;
+  out->u.tuple.n = (int)n;
+  out->u.tuple.depth = depth;
+  out->u.tuple.items = items;
+  return true;
 }
 
 static bool mk_int_tuple(ev_t *ev, const int64_t *v, int n, value *out,
                          mapopt__loc loc) {
-  value *items = new_items(ev, n);
-  if (!items)
-    return nomem(ev, loc);
-  if (!step(ev, n, loc))
+  value *items = new_items(ev, n, loc);
+  if (!items || !step(ev, n, loc))
     return false;
   for (int i = 0; i < n; i++)
     items[i] = mk_int(v[i]);
-  out->kind = V_TUPLE;
-  out->u.tuple.n = n;
-  out->u.tuple.items = items;
-  return true;
+  return mk_tuple(ev, items, n, out, loc);
 }
 
 /* Views a tuple or point as a sequence of values (a point is the int tuple
@@ -332,9 +377,9 @@ typedef struct vlist {
 static bool vl_push(ev_t *ev, vlist *l, const value *v, mapopt__loc loc) {
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 8;
-    value *d = mapopt__arena_alloc(ev->arena, (size_t)cap * sizeof(value));
+    value *d = new_items(ev, cap, loc);
     if (!d)
-      return nomem(ev, loc);
+      return false;
     if (l->n)
       memcpy(d, l->items, (size_t)l->n * sizeof(value));
     l->items = d;
@@ -351,9 +396,10 @@ static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
   /* Sized for the common case without unpacking: one allocation. */
   out->n = 0;
   out->cap = list->n > 0 ? list->n : 1;
-  out->items = mapopt__arena_alloc(ev->arena, (size_t)out->cap * sizeof(value));
+  out->items = new_items(ev, out->cap,
+                         list->n ? list->items[0]->loc : (mapopt__loc){0, 0});
   if (!out->items)
-    return nomem(ev, list->n ? list->items[0]->loc : (mapopt__loc){0, 0});
+    return false;
   for (int i = 0; i < list->n; i++) {
     const mapopt__expr *it = list->items[i];
     value v;
@@ -459,10 +505,10 @@ static bool call_def(ev_t *ev, const mapopt__stmt *fn, const value *args,
     return fail(ev, MAPOPT__DIAG(R22_RECURSION), loc,
                 MAPOPT__DSL_MAX_CALL_DEPTH, name);
   int nslots = fn->u.def.nslots > 0 ? fn->u.def.nslots : 1;
-  value *slots =
-      mapopt__arena_zalloc(ev->arena, (size_t)nslots * sizeof *slots);
+  value *slots = new_items(ev, nslots, loc);
   if (!slots)
-    return nomem(ev, loc);
+    return false;
+  memset(slots, 0, (size_t)nslots * sizeof *slots);
   for (int i = 0; i < nargs; i++)
     slots[i] = args[i]; /* parameters occupy the first slots */
   frame fr = {slots, fn};
@@ -591,18 +637,13 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     as_seq(&b, tb, &ib, &nb);
     if (na != nb)
       return fail(ev, MAPOPT__DIAG(R09_LENGTHS), e->loc, na, nb);
-    value *items = new_items(ev, na);
-    if (!items)
-      return nomem(ev, e->loc);
-    if (!step(ev, na, e->loc))
+    value *items = new_items(ev, na, e->loc);
+    if (!items || !step(ev, na, e->loc))
       return false;
     for (int i = 0; i < na; i++)
       if (!int_op(ev, op, ia[i].u.i, ib[i].u.i, &items[i], e->loc))
         return false;
-    out->kind = V_TUPLE;
-    out->u.tuple.n = na;
-    out->u.tuple.items = items;
-    return true;
+    return mk_tuple(ev, items, na, out, e->loc);
   }
   return fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc, tname(&a),
               mapopt__op_text(op), tname(&b));
@@ -628,20 +669,15 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
     const value *items;
     int n;
     as_seq(&a, tmp, &items, &n);
-    value *r = new_items(ev, n);
-    if (!r)
-      return nomem(ev, e->loc);
-    if (!step(ev, n, e->loc))
+    value *r = new_items(ev, n, e->loc);
+    if (!r || !step(ev, n, e->loc))
       return false;
     for (int i = 0; i < n; i++) {
       if (items[i].u.i == INT64_MIN)
         return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
       r[i] = mk_int(-items[i].u.i);
     }
-    out->kind = V_TUPLE;
-    out->u.tuple.n = n;
-    out->u.tuple.items = r;
-    return true;
+    return mk_tuple(ev, r, n, out, e->loc);
   }
   return fail(ev, MAPOPT__DIAG(R02_UNARY), e->loc, mapopt__op_text(op),
               tname(&a));
@@ -785,7 +821,7 @@ static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
     out->u.pt = pt;
     return true;
   }
-  if (!step(ev, total, loc))
+  if (!step(ev, total, loc) || !charge(ev, total, loc))
     return false;
   mapopt_proc_point *pts =
       mapopt__arena_alloc(ev->arena, (size_t)(total ? total : 1) * sizeof *pts);
@@ -1294,17 +1330,12 @@ static bool slice_expr(ev_t *ev, const mapopt__expr *e, value *out) {
       return fail(ev, MAPOPT__DIAG(R08_RIGHT), e->loc, hi);
   }
   int64_t len = a < b ? b - a : 0;
-  value *r = new_items(ev, len);
-  if (!r)
-    return nomem(ev, e->loc);
-  if (!step(ev, len, e->loc))
+  value *r = new_items(ev, len, e->loc);
+  if (!r || !step(ev, len, e->loc))
     return false;
   for (int64_t k = 0; k < len; k++)
     r[k] = items[a + k];
-  out->kind = V_TUPLE;
-  out->u.tuple.n = (int)len;
-  out->u.tuple.items = r;
-  return true;
+  return mk_tuple(ev, r, len, out, e->loc);
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -1319,9 +1350,9 @@ static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!as_seq(&range, tmp, &items, &n))
     return fail(ev, MAPOPT__DIAG(R02_RANGE), e->u.comp.range->loc,
                 tname(&range));
-  value *r = new_items(ev, n);
+  value *r = new_items(ev, n, e->loc);
   if (!r)
-    return nomem(ev, e->loc);
+    return false;
   int slot = e->u.comp.var.slot;
   value saved = ev->fr->slots[slot];
   for (int i = 0; i < n; i++) {
@@ -1332,10 +1363,7 @@ static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
   ev->fr->slots[slot] = saved;
   if (!step(ev, n, e->loc))
     return false;
-  out->kind = V_TUPLE;
-  out->u.tuple.n = n;
-  out->u.tuple.items = r;
-  return true;
+  return mk_tuple(ev, r, n, out, e->loc);
 }
 
 static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
@@ -1382,10 +1410,7 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     vlist items;
     if (!eval_items(ev, &e->u.list, &items) || !step(ev, items.n, e->loc))
       return false;
-    out->kind = V_TUPLE;
-    out->u.tuple.n = items.n;
-    out->u.tuple.items = items.items;
-    return true;
+    return mk_tuple(ev, items.items, items.n, out, e->loc);
   }
   case EX_COMP:
     return comprehension(ev, e, out);

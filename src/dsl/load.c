@@ -474,6 +474,7 @@ typedef struct loader {
   mapopt_program *prog;
   mapopt_diags *diags;
   mapopt_status status;
+  int64_t values; /* built by the top-level statements (R27) */
 } loader;
 
 static const char *lfile(const loader *l) {
@@ -554,6 +555,15 @@ static const char *field_text(const mapopt__field *f) {
 static void bind(loader *l, mapopt__map *table, const char *stmt_name,
                  const char *key, const char *display, mapopt__loc loc,
                  const void *value) {
+  const mapopt__map_entry *seen = mapopt__map_find(table, key, strlen(key));
+  if (seen) {
+    const mapopt__binding *first = seen->value;
+    load_diag(l, MAPOPT__DIAG(W01_BINDING), loc, stmt_name, display,
+              first->loc.line, first->loc.col);
+    return;
+  }
+  /* The key and the binding are stored only for a first binding: a list
+   * of a million repeated names costs no more than its syntax tree. */
   mapopt__arena *a = &l->prog->ast.arena;
   char *k = mapopt__arena_strndup(a, key, strlen(key));
   mapopt__binding *b = mapopt__arena_alloc(a, sizeof *b);
@@ -565,12 +575,6 @@ static void bind(loader *l, mapopt__map *table, const char *stmt_name,
     l->status = MAPOPT_ENOMEM;
     return;
   }
-  if (!inserted) {
-    const mapopt__binding *first = e->value;
-    load_diag(l, MAPOPT__DIAG(W01_BINDING), loc, stmt_name, display,
-              first->loc.line, first->loc.col);
-    return;
-  }
   b->loc = loc;
   b->value = value;
   e->value = b;
@@ -579,6 +583,8 @@ static void bind(loader *l, mapopt__map *table, const char *stmt_name,
 /* Adds key to a set (CollectMemory, ControlReplicate): no warning. */
 static void set_add(loader *l, mapopt__map *set, const char *key,
                     const void *value) {
+  if (mapopt__map_find(set, key, strlen(key)))
+    return; /* the first one stays */
   mapopt__arena *a = &l->prog->ast.arena;
   char *k = mapopt__arena_strndup(a, key, strlen(key));
   bool inserted = false;
@@ -730,7 +736,7 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
                 p->global_loc[gs].col);
       break;
     }
-    mapopt__eval_env env = {p, &p->ast.arena, l->diags, true};
+    mapopt__eval_env env = {p, &p->ast.arena, l->diags, true, &l->values};
     mapopt__eval_error err;
     mapopt__value v;
     if (!mapopt__eval_top_expr(&env, s->u.assign.value, &v, &err)) {
@@ -742,7 +748,7 @@ static void load_stmt(loader *l, const mapopt__stmt *s) {
     break;
   }
   case ST_PRINT: {
-    mapopt__eval_env env = {p, &p->ast.arena, l->diags, true};
+    mapopt__eval_env env = {p, &p->ast.arena, l->diags, true, &l->values};
     mapopt__eval_error err;
     if (!mapopt__eval_top_print(&env, s, &err))
       load_eval_error(l, &err);
@@ -763,7 +769,7 @@ static mapopt_status load_program(mapopt_program *p, mapopt_diags *diags) {
   p->w14_done = mapopt__arena_zalloc(&p->ast.arena, cnt);
   if (!p->globals || !p->global_loc || !p->w14_done)
     return MAPOPT_ENOMEM;
-  loader l = {p, diags, MAPOPT_OK};
+  loader l = {p, diags, MAPOPT_OK, 0};
   for (int i = 0; i < p->ast.stmts.n && l.status == MAPOPT_OK; i++)
     load_stmt(&l, p->ast.stmts.items[i]);
   return l.status;
@@ -826,6 +832,12 @@ mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text, size_t len,
   const char *file = opts->file ? opts->file : "<input>";
   p->ast.file = mapopt__arena_strndup(&p->ast.arena, file, strlen(file));
   mapopt_status st = p->ast.file ? MAPOPT_OK : MAPOPT_ENOMEM;
+  if (st == MAPOPT_OK && len > MAPOPT_DSL_MAX_INPUT)
+    st =
+        mapopt__dsl_diag(diags, MAPOPT__DIAG(E04_TOO_LARGE), p->ast.file,
+                         (mapopt__loc){1, 1}, MAPOPT_DSL_MAX_INPUT) == MAPOPT_OK
+            ? MAPOPT_ESYNTAX
+            : MAPOPT_ENOMEM;
   if (st == MAPOPT_OK)
     st = mapopt__dsl_parse(&p->ast, text ? text : "", len, diags);
   if (st == MAPOPT_OK)

@@ -272,13 +272,17 @@ static void *push(parser *p, growbuf *b) {
     if (b->cap > (1 << 29))
       no_memory(p);
     int cap = b->cap ? 2 * b->cap : 4;
-    void *d = alloc(p, (size_t)cap * b->elem);
-    if (b->n)
-      memcpy(d, b->data, (size_t)b->n * b->elem);
+    void *d =
+        mapopt__arena_grow(&p->ast->arena, b->data, (size_t)b->cap * b->elem,
+                           (size_t)cap * b->elem);
+    if (!d)
+      no_memory(p);
     b->data = d;
     b->cap = cap;
   }
-  return (char *)b->data + (size_t)b->n++ * b->elem;
+  void *item = (char *)b->data + (size_t)b->n++ * b->elem;
+  memset(item, 0, b->elem);
+  return item;
 }
 
 static const char *copy_text(parser *p, const char *s, size_t n) {

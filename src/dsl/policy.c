@@ -277,7 +277,7 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
     err->failed = err->nomem = true;
     return false;
   }
-  mapopt__eval_env env = {prog, &s->arena, diags, false};
+  mapopt__eval_env env = {prog, &s->arena, diags, false, NULL};
   bool ok = mapopt__eval_entry(&env, fn, task, kind, out, set, cap, err);
   mapopt__scratch_put(prog, s);
   return ok;

@@ -60,6 +60,53 @@ static double seconds_since(const struct timespec *t0) {
          (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/* An allocator hook that counts the bytes in use and their peak. */
+typedef struct counting {
+  size_t now, peak;
+} counting;
+
+static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  counting *c = ud;
+  if (nsize == 0) {
+    free(ptr);
+    c->now -= osize;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p)
+    return NULL;
+  c->now = c->now - (ptr ? osize : 0) + nsize;
+  if (c->now > c->peak)
+    c->peak = c->now;
+  return p;
+}
+
+/* Compiles mapper text with a counting context; the status, the peak
+ * bytes in *peak, the diagnostics in diags (copied). */
+static mapopt_status compile_counted(const char *src, size_t len,
+                                     mapopt_print_fn print, void *ud,
+                                     size_t *peak) {
+  counting c = {0, 0};
+  mapopt_ctx *cctx;
+  assert_int_equal(mapopt_ctx_new(count_alloc, &c, &cctx), MAPOPT_OK);
+  mapopt_diags *d;
+  assert_int_equal(mapopt_diags_new(cctx, &d), MAPOPT_OK);
+  mapopt_dsl_options opts = {.file = "t.map", .print = print, .print_ud = ud};
+  mapopt_program *prog = NULL;
+  mapopt_status st = mapopt_dsl_compile(cctx, src, len, &opts, d, &prog);
+  mapopt_dsl_free(prog);
+  mapopt_diags_clear(diags);
+  for (size_t i = 0; i < mapopt_diags_count(d); i++) {
+    const mapopt_diag *x = mapopt_diags_get(d, i);
+    mapopt_diags_add(diags, x->severity, x->code, x->file, x->line, x->col,
+                     "%s", x->message);
+  }
+  mapopt_diags_free(d);
+  mapopt_ctx_free(cctx);
+  *peak = c.peak;
+  return st;
+}
+
 /* Whether some diagnostic's message contains needle. */
 static bool diag_has(const char *needle) {
   for (size_t i = 0; i < mapopt_diags_count(diags); i++)
@@ -264,12 +311,213 @@ static void test_app_field_bytes_bounded(void **state) {
   assert_int_equal(mapopt_diags_get(diags, 0)->line, 3);
 }
 
+/* ---- mapper values: a budget, a depth, a bounded print ------------------- */
+
+/*
+ * Tuples that double with each statement: t14 has 2^17 items, and each of
+ * the 40 statements after it builds 2^18 (6 MB each, twice that while the
+ * list grows). Each statement stays under the step limit, so
+ * nothing stopped the total: a 4 KB mapper took gigabytes. The value
+ * budget (R27) now stops it, early and located.
+ */
+static void test_dsl_value_budget(void **state) {
+  (void)state;
+  text t = {0};
+  put(&t, "t0 = (1, 2, 3, 4, 5, 6, 7, 8);\n");
+  for (int i = 1; i <= 14; i++)
+    put(&t, "t%d = (*t%d, *t%d);\n", i, i - 1, i - 1);
+  for (int i = 0; i < 40; i++)
+    put(&t, "u%d = (*t14, *t14);\n", i);
+  size_t peak;
+  mapopt_status st = compile_counted(t.s, t.len, NULL, NULL, &peak);
+  print_message("  peak %zu bytes\n", peak);
+  assert_int_equal(st, MAPOPT_ELOAD);
+  assert_true(diag_has("value budget exceeded: more than 4000000"));
+  assert_string_equal(mapopt_diags_get(diags, 0)->code, "R27");
+  assert_true(mapopt_diags_get(diags, 0)->line > 16);
+  assert_true(mapopt_diags_get(diags, 0)->line < 40);
+  assert_true(peak < (size_t)400 << 20);
+  free(t.s);
+}
+
+static void count_lines(void *ud, const char *line) {
+  size_t *longest = ud;
+  if (strlen(line) > *longest)
+    *longest = strlen(line);
+}
+
+/*
+ * 100000 chained bindings `a1 = (a0, 1);` nest a tuple 100000 deep, and
+ * printing it overflowed the stack; `t = (t, t)` 40 times shares
+ * subtrees, and printing it would write 2^40 items. Tuples now nest at
+ * most 100 levels (R27), and a printed value stops after 64 KiB.
+ */
+static void test_dsl_tuple_depth_and_print(void **state) {
+  (void)state;
+  text t = {0};
+  put(&t, "a0 = 1;\n");
+  for (int i = 1; i <= 100000; i++)
+    put(&t, "a%d = (a%d, 1);\n", i, i - 1);
+  put(&t, "print(\"{}\", a100000);\n");
+  size_t peak, longest = 0;
+  assert_int_equal(compile_counted(t.s, t.len, count_lines, &longest, &peak),
+                   MAPOPT_ELOAD);
+  assert_true(diag_has("tuples nested more than 100 levels deep"));
+  assert_int_equal(mapopt_diags_get(diags, 0)->line, 102);
+  free(t.s);
+
+  text u = {0};
+  put(&u, "t0 = (1, 2);\n");
+  for (int i = 1; i <= 40; i++)
+    put(&u, "t%d = (t%d, t%d);\n", i, i - 1, i - 1);
+  put(&u, "print(\"{}\", t40);\n");
+  assert_int_equal(compile_counted(u.s, u.len, count_lines, &longest, &peak),
+                   MAPOPT_OK);
+  assert_true(longest > 60000 && longest < 70000);
+  free(u.s);
+}
+
+/* A mapper larger than MAPOPT_DSL_MAX_INPUT is refused before it is
+ * parsed (a 50 MB list of names took 5 GB to compile). */
+static void test_dsl_input_size(void **state) {
+  (void)state;
+  size_t n = (size_t)MAPOPT_DSL_MAX_INPUT + 1;
+  char *big = malloc(n);
+  assert_non_null(big);
+  memset(big, ' ', n);
+  size_t peak;
+  assert_int_equal(compile_counted(big, n, NULL, NULL, &peak), MAPOPT_ESYNTAX);
+  assert_true(diag_has("mapper too large (more than 16777216 bytes)"));
+  assert_int_equal(mapopt_diags_get(diags, 0)->line, 1);
+  assert_true(peak < (size_t)1 << 20);
+  free(big);
+}
+
+/*
+ * A `Task` list of a million repeated names: each repeat is a W01 warning
+ * (100 kept, the rest counted), and the memory stays in proportion to the
+ * text (it took 75 bytes per input byte: the list's copies as it doubled,
+ * a key and a binding per repeated name, a stored warning per repeat).
+ */
+static void test_dsl_long_task_list(void **state) {
+  (void)state;
+  text t = {0};
+  put(&t, "Task a");
+  for (int i = 0; i < 1000000; i++)
+    put(&t, ",a");
+  put(&t, " GPU;\n");
+  size_t peak;
+  assert_int_equal(compile_counted(t.s, t.len, NULL, NULL, &peak), MAPOPT_OK);
+  print_message("  %zu bytes of text, peak %zu bytes\n", t.len, peak);
+  assert_int_equal(mapopt_diags_count(diags), MAPOPT_DIAGS_LIMIT + 1);
+  assert_true(diag_has("too many warnings: only the first 100 are shown"));
+  assert_true(peak < 40 * t.len);
+  free(t.s);
+}
+
+/* ---- diagnostics: bounded, escaped; JSON objects linear ------------------ */
+
+/*
+ * An application object with 80000 unknown keys printed 80000 errors and
+ * took minutes: the duplicate-key check compared each key with every
+ * earlier one. Now the check is hashed and the list keeps 100 errors, one
+ * note, and the count. A duplicate at the very end is still found.
+ */
+static void test_json_many_keys(void **state) {
+  (void)state;
+  text t = {0};
+  put(&t, "{\"format\": \"mapopt-app/1\"");
+  for (int i = 0; i < 80000; i++)
+    put(&t, ", \"k%d\": 1", i);
+  put(&t, "}");
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(t.s, &app), MAPOPT_EINVAL);
+  assert_true(seconds_since(&t0) < 5.0);
+  assert_int_equal(mapopt_diags_count(diags), MAPOPT_DIAGS_LIMIT + 1);
+  assert_true(mapopt_diags_errors(diags) >= 80000);
+  assert_true(mapopt_diags_dropped(diags) >= 80000 - MAPOPT_DIAGS_LIMIT);
+  const mapopt_diag *last =
+      mapopt_diags_get(diags, mapopt_diags_count(diags) - 1);
+  assert_int_equal(last->severity, MAPOPT_SEV_NOTE);
+  assert_string_equal(last->message,
+                      "too many errors: only the first 100 are shown");
+  t.len -= 1;
+  put(&t, ", \"k5\": 2}");
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  assert_int_equal(load_app(t.s, &app), MAPOPT_EINVAL);
+  assert_true(seconds_since(&t0) < 5.0);
+  assert_int_equal(mapopt_diags_count(diags), 1);
+  assert_true(diag_has("duplicate key \"k5\" (first at 1:"));
+  free(t.s);
+}
+
+/* The limit is per kind: warnings past it do not hide the first error, a
+ * note goes with the diagnostic it follows, and 0 keeps everything. */
+static void test_diags_limit_kinds(void **state) {
+  (void)state;
+  mapopt_diags *d;
+  assert_int_equal(mapopt_diags_new(ctx, &d), MAPOPT_OK);
+  mapopt_diags_set_limit(d, 3);
+  for (int i = 0; i < 10; i++) {
+    mapopt_diags_add(d, MAPOPT_SEV_WARNING, "", "f", 1, i + 1, "w%d", i);
+    mapopt_diags_add(d, MAPOPT_SEV_NOTE, "", "f", 1, i + 1, "n%d", i);
+  }
+  mapopt_diags_add(d, MAPOPT_SEV_ERROR, "", "f", 2, 1, "the error");
+  /* 3 warnings with their notes, the note on warnings, the error. */
+  assert_int_equal(mapopt_diags_count(d), 8);
+  assert_string_equal(mapopt_diags_get(d, 5)->message, "n2");
+  assert_string_equal(mapopt_diags_get(d, 6)->message,
+                      "too many warnings: only the first 3 are shown");
+  assert_string_equal(mapopt_diags_get(d, 7)->message, "the error");
+  assert_int_equal(mapopt_diags_errors(d), 1);
+  assert_int_equal(mapopt_diags_dropped(d), 14);
+  mapopt_diags_clear(d);
+  mapopt_diags_set_limit(d, 0);
+  for (int i = 0; i < 500; i++)
+    mapopt_diags_add(d, MAPOPT_SEV_ERROR, "", "f", 1, 1, "e");
+  assert_int_equal(mapopt_diags_count(d), 500);
+  mapopt_diags_free(d);
+}
+
+/* A name with a terminal escape sequence, in a message or a file name, is
+ * stored with its control characters as \xNN: printing a diagnostic
+ * cannot drive the terminal. */
+static void test_diags_escape_controls(void **state) {
+  (void)state;
+  mapopt_diags_clear(diags);
+  mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "a\nb.map", 1, 1,
+                   "unknown task \"%s\"", "\x1b[31mred\x1b[0m\ttab\x7f");
+  const mapopt_diag *d = mapopt_diags_get(diags, 0);
+  assert_string_equal(d->message,
+                      "unknown task \"\\x1B[31mred\\x1B[0m\\x09tab\\x7F\"");
+  assert_string_equal(d->file, "a\\x0Ab.map");
+  /* The same through a loader: an app named with an escape sequence. */
+  const char *json =
+      "{\"format\": \"mapopt-app/1\", \"name\": \"x\\u001b]0;pwn\\u0007\","
+      " \"bogus\\u001b[2J\": 1}";
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(json, &app), MAPOPT_EINVAL);
+  for (size_t i = 0; i < mapopt_diags_count(diags); i++)
+    for (const char *c = mapopt_diags_get(diags, i)->message; *c; c++)
+      assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+  assert_true(diag_has("bogus\\x1B[2J"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
       cmocka_unit_test(test_app_expr_flat_chains),
       cmocka_unit_test(test_sim_time_saturates),
       cmocka_unit_test(test_app_field_bytes_bounded),
+      cmocka_unit_test(test_dsl_value_budget),
+      cmocka_unit_test(test_dsl_tuple_depth_and_print),
+      cmocka_unit_test(test_dsl_input_size),
+      cmocka_unit_test(test_dsl_long_task_list),
+      cmocka_unit_test(test_json_many_keys),
+      cmocka_unit_test(test_diags_limit_kinds),
+      cmocka_unit_test(test_diags_escape_controls),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
