@@ -37,6 +37,13 @@ extern "C" {
 /* The size of one field of one element, in bytes (2^30): the sum over a
  * region's 64 fields then stays far from overflowing. */
 #define MAPOPT_APP_MAX_FIELD_BYTES (INT64_C(1) << 30)
+/* How deeply statements nest: loops, timed blocks and the bodies of inner
+ * tasks launched from them, together. */
+#define MAPOPT_APP_MAX_NESTING 64
+/* The size of a program with the body of each inner task counted at every
+ * launch that reaches it (the static tree the checks and the estimate of a
+ * run's size walk; loops count once, not per iteration). */
+#define MAPOPT_APP_MAX_STATEMENTS 1000000
 
 typedef struct mapopt_app mapopt_app;
 

@@ -19,6 +19,12 @@ typedef struct checker {
   mapopt_app *app;
   mapopt__jr *jr; /* NULL for the task info, which reports nothing */
   bool nomem;
+  /* The scope check walks each task body once per launch site: how deep
+   * the walk is (loops, timed blocks and task bodies), how many statements
+   * it has visited, and whether a limit has stopped it. */
+  int depth;
+  int64_t visits;
+  bool stop;
 } checker;
 
 static void nomem(checker *ck) {
@@ -180,8 +186,26 @@ out:
 
 static void check_stmts(checker *ck, const mapopt__app_stmt *sts, int n,
                         scope *s) {
-  for (int i = 0; i < n; i++) {
+  if (n > 0 && ck->depth >= MAPOPT_APP_MAX_NESTING && !ck->stop) {
+    mapopt__jr_error_at(ck->jr, sts[0].line, sts[0].col,
+                        "statements nested more than %d deep (loops, timed "
+                        "blocks and the bodies of inner tasks together)",
+                        MAPOPT_APP_MAX_NESTING);
+    ck->stop = true;
+  }
+  ck->depth++;
+  for (int i = 0; i < n && !ck->stop; i++) {
     const mapopt__app_stmt *st = &sts[i];
+    if (++ck->visits > MAPOPT_APP_MAX_STATEMENTS) {
+      /* Bodies are checked at every launch: an inner task launched twice
+       * by a task launched twice ... 40 levels down is 2^40 visits. */
+      mapopt__jr_error_at(ck->jr, st->line, st->col,
+                          "the program has more than %d statements with the "
+                          "body of each inner task counted at every launch",
+                          MAPOPT_APP_MAX_STATEMENTS);
+      ck->stop = true;
+      break;
+    }
     switch (st->kind) {
     case ST_INDEX:
     case ST_SINGLE:
@@ -209,10 +233,11 @@ static void check_stmts(checker *ck, const mapopt__app_stmt *sts, int n,
       break;
     }
   }
+  ck->depth--;
 }
 
 void mapopt__app_check_scopes(mapopt_app *app, mapopt__jr *jr) {
-  checker K = {app, jr, false}, *ck = &K;
+  checker K = {.app = app, .jr = jr}, *ck = &K;
   scope *s = mapopt__calloc(app->ctx, 1, sizeof *s);
   if (!s) {
     nomem(ck);
@@ -302,7 +327,7 @@ static void info_stmts(checker *ck, mapopt__vec *per,
 }
 
 mapopt_status mapopt__app_build_task_info(mapopt_app *app) {
-  checker K = {app, NULL, false}, *ck = &K;
+  checker K = {.app = app}, *ck = &K;
   int nt = app->ntasks;
   mapopt__vec *per =
       mapopt__calloc(app->ctx, (size_t)(nt ? nt : 1), sizeof *per);

@@ -238,6 +238,71 @@ static void test_app_expr_flat_chains(void **state) {
   free(over);
 }
 
+/* ---- application structure: nesting and fan-out bounded ------------------ */
+
+/* An app whose inner task t<k> launches t<k+1> `fan` times, levels deep;
+ * the last task is a leaf. */
+static char *nested_tasks(int levels, int fan) {
+  text t = {0};
+  put(&t, APP_HEAD " \"tasks\": [");
+  for (int k = 0; k < levels; k++) {
+    put(&t,
+        "{\"name\": \"t%d\", \"variants\": [{\"kind\": \"CPU\", "
+        "\"inner\": true}], \"body\": [",
+        k);
+    for (int f = 0; f < fan; f++)
+      put(&t, "%s{\"op\": \"single\", \"task\": \"t%d\"}", f ? ", " : "",
+          k + 1);
+    put(&t, "]},\n");
+  }
+  put(&t,
+      "{\"name\": \"t%d\", \"variants\": [{\"kind\": \"CPU\", "
+      "\"fixed_ns\": \"1\"}]}],\n"
+      " \"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": "
+      "\"steps\", \"timed\": true, \"body\": [{\"op\": \"single\", "
+      "\"task\": \"t0\"}]}]}",
+      levels);
+  return t.s;
+}
+
+/*
+ * Forty levels of inner tasks that each launch the next twice: the checks
+ * and the estimate of the run's size walked 2^40 launches (a hang). A
+ * chain of 100000 inner tasks recursed 100000 deep. The walk is now
+ * bounded in size and depth, with located errors.
+ */
+static void test_app_fan_out_and_nesting(void **state) {
+  (void)state;
+  char *fan = nested_tasks(40, 2);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  mapopt_app *app = NULL;
+  assert_int_equal(load_app(fan, &app), MAPOPT_EINVAL);
+  assert_true(seconds_since(&t0) < 10.0);
+  assert_true(diag_has("more than 1000000 statements with the body of each "
+                       "inner task counted at every launch"));
+  assert_true(mapopt_diags_get(diags, 0)->line > 0);
+  free(fan);
+
+  char *deep = nested_tasks(100000, 1);
+  assert_int_equal(load_app(deep, &app), MAPOPT_EINVAL);
+  assert_true(diag_has("statements nested more than 64 deep"));
+  free(deep);
+
+  /* Within both limits, the run is what the nesting says: 2^10 leaves. */
+  char *ok = nested_tasks(10, 2);
+  assert_int_equal(load_app(ok, &app), MAPOPT_OK);
+  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
+  mapopt_app_machine mach = {1, 1, 1};
+  mapopt_app_run *run = NULL;
+  assert_int_equal(mapopt_app_instantiate(app, &ao, &mach, diags, &run),
+                   MAPOPT_OK);
+  assert_int_equal(run->nops, 2047);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  free(ok);
+}
+
 /* ---- integer overflow: saturate or refuse ------------------------------- */
 
 /* Simulates app (JSON text) under mapper on the p100x4 preset; returns
@@ -509,6 +574,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
       cmocka_unit_test(test_app_expr_flat_chains),
+      cmocka_unit_test(test_app_fan_out_and_nesting),
       cmocka_unit_test(test_sim_time_saturates),
       cmocka_unit_test(test_app_field_bytes_bounded),
       cmocka_unit_test(test_dsl_value_budget),
