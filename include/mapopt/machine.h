@@ -104,6 +104,14 @@ typedef struct mapopt_machine {
 } mapopt_machine;
 
 /*
+ * The most nodes a machine may have, however it is given: a JSON file's
+ * "nodes", the largest "max" its params may allow, a preset's
+ * nodes=N, the one-line form. Simulating 1024 nodes takes seconds to a
+ * minute; a machine beyond it is refused rather than left to run for hours.
+ */
+#define MAPOPT_MACHINE_MAX_NODES 1024
+
+/*
  * Loads a machine from `mapopt-machine/1` JSON text. file names the input
  * in diagnostics. Every problem -- malformed JSON, unknown keys, missing
  * mandatory edges, impossible numbers -- is an error diagnostic located at

@@ -22,7 +22,7 @@
 
 /* Bounds on counts and values: generous, but small enough that every
  * product the simulator forms from them stays far from int64 overflow. */
-#define MAX_NODES (INT64_C(1) << 20)
+#define MAX_NODES MAPOPT_MACHINE_MAX_NODES
 #define MAX_RANKS 1024
 #define MAX_SOCKETS 64
 #define MAX_PROCS 4096

@@ -172,11 +172,12 @@ static mapopt_status from_shape(mapopt_ctx *ctx, const char *arg,
   if (!cpu && !gpu && !omp)
     return arg_error(diags, arg, MAPOPT_EINVAL,
                      "the machine has no CPU, GPU or OMP processors");
-  if (shape.nodes > (INT64_C(1) << 20) || cpu > 4096 || gpu > 1024 ||
+  if (shape.nodes > MAPOPT_MACHINE_MAX_NODES || cpu > 4096 || gpu > 1024 ||
       omp > 1024 || sockets > 64)
     return arg_error(diags, arg, MAPOPT_EINVAL,
-                     "too large: at most nodes=1048576, cpu=4096, gpu=1024, "
-                     "omp=1024 and sockets=64");
+                     "too large: at most nodes=%d, cpu=4096, gpu=1024, "
+                     "omp=1024 and sockets=64",
+                     MAPOPT_MACHINE_MAX_NODES);
   const char *base = mapopt_machine_preset_json("p100x4");
   if (!base)
     return arg_error(diags, arg, MAPOPT_ENOTFOUND,

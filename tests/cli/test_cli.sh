@@ -179,11 +179,11 @@ for c in machines machine; do
 done
 expect_rc 0 "$M" machines
 expect_in out "p100x4         1 (N<=1024)     4    4 2x6       2  15000 MiB"
-expect_in out "lassen         1 (N<=256)"
+expect_in out "lassen         1 (N<=1024)"
 expect_in out "cpu-cluster    4 (N<=1024)     0    8 2x26      2  -"
 expect_rc 0 "$M" machines --json
 expect_in out '"name": "h100x8"'
-expect_in out '"nodes_max": 256'
+expect_in out '"nodes_max": 1024'
 expect_in out '"fb_mib": 79000'
 expect_rc 2 "$M" machines --bogus;  expect_in err "unexpected argument '--bogus'"
 expect_rc 2 "$M" machine;           expect_in err "expected 'show MACHINE' or 'probe'"
@@ -195,8 +195,8 @@ expect_rc 0 "$M" machine show lassen:nodes=4
 expect_in out '"format": "mapopt-machine/1"'
 expect_in out '"nodes": 4, "ranks_per_node": 1, "sockets": 2'
 expect_in out '"FB_FB_PEER": {"bw_gbs": 75, "cross_socket_bw_gbs": 30, "lat_ns": 7000, "peer_ports": "peer_link"}'
-expect_rc 1 "$M" machine show lassen:nodes=300
-expect_in err 'lassen:nodes=300: error: parameter nodes=300 of machine "lassen" is out of range [1, 256]'
+expect_rc 1 "$M" machine show lassen:nodes=2000
+expect_in err 'lassen:nodes=2000: error: parameter nodes=2000 of machine "lassen" is out of range [1, 1024]'
 expect_rc 1 "$M" machine show p200
 expect_in err 'p200: error: unknown machine "p200" (presets: a100x4, cpu-cluster,'
 expect_rc 0 "$M" machine show 'nodes=2 gpu=4 cpu=8 omp=2'

@@ -319,7 +319,7 @@ static const struct {
     {HEAD "\"nodes\": \"4\",\n" CPU2 SYS
           "\"affinity\": [" EDGE("CPU", "SYSMEM", "10") "],\n" HH,
      "m.json:2:10: error: \"nodes\" in the machine must be an integer in [1, "
-     "1048576]"},
+     "1024]"},
     {GPU_HEAD(", \"ranks_per_node\": 3") GPU_PROCS("2", "[0, 1]") GPU_MEMS
      "\"affinity\": [" GPU_EDGES "],\n" GPU_CHANS,
      "m.json:1:64: error: ranks_per_node (3) must divide the GPU count (2)"},
@@ -612,13 +612,19 @@ static void test_resolve_params(void **state) {
   m = resolve_ok("cpu-cluster:nodes=16");
   assert_int_equal(m->nodes, 16);
   mapopt_machine_free(m);
-  m = resolve_ok("lassen:nodes=256");
-  assert_int_equal(m->nodes, 256);
+  m = resolve_ok("lassen:nodes=1024");
+  assert_int_equal(m->nodes, MAPOPT_MACHINE_MAX_NODES);
   mapopt_machine_free(m);
 
-  assert_string_equal(resolve_fails("lassen:nodes=257", MAPOPT_EINVAL),
-                      "lassen:nodes=257: error: parameter nodes=257 of "
-                      "machine \"lassen\" is out of range [1, 256]");
+  assert_string_equal(resolve_fails("lassen:nodes=1025", MAPOPT_EINVAL),
+                      "lassen:nodes=1025: error: parameter nodes=1025 of "
+                      "machine \"lassen\" is out of range [1, 1024]");
+  /* One limit for every way of giving a machine (the one-line form allowed
+   * 2^20 nodes, and a run on them did not end). */
+  assert_string_equal(resolve_fails("nodes=1048576 gpu=4 cpu=4", MAPOPT_EINVAL),
+                      "nodes=1048576 gpu=4 cpu=4: error: too large: at most "
+                      "nodes=1024, cpu=4096, gpu=1024, omp=1024 and "
+                      "sockets=64");
   assert_string_equal(resolve_fails("lassen:gpus=2", MAPOPT_EINVAL),
                       "lassen:gpus=2: error: unknown parameter \"gpus\" "
                       "(parameters: nodes, ranks_per_node)");
@@ -680,7 +686,7 @@ static void test_resolve_files(void **state) {
   char want[512];
   snprintf(want, sizeof want,
            "%s:1:41: error: \"nodes\" in the machine must be an integer in "
-           "[1, 1048576]",
+           "[1, 1024]",
            path);
   assert_string_equal(resolve_fails(path, MAPOPT_EINVAL), want);
   snprintf(path, sizeof path, "%s/missing.json", tmpdir);
@@ -918,7 +924,7 @@ static void test_enomem(void **state) {
   mapopt_ctx *c;
   assert_int_equal(mapopt_ctx_new(failing_realloc, &b, &c), MAPOPT_OK);
   static const char *const args[] = {"lassen:nodes=2", "gpu=2 cpu=2",
-                                     "lassen:nodes=999"};
+                                     "lassen:nodes=1999"};
   for (size_t a = 0; a < sizeof args / sizeof args[0]; a++) {
     mapopt_status want = a == 2 ? MAPOPT_EINVAL : MAPOPT_OK;
     bool done = false;
