@@ -58,6 +58,8 @@ typedef struct sim_port {
   int64_t nflows; /* flows on it */
   /* Progressive filling's scratch, valid when fill_stamp is current. */
   int64_t left, unfrozen, fill_stamp;
+  int64_t gather_stamp;       /* walked by the current gather (flow.c) */
+  int64_t share, share_stamp; /* left / unfrozen in filling round share_stamp */
 } sim_port;
 
 typedef struct sim_inst {
@@ -250,6 +252,7 @@ struct mapopt__sim {
   mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
   mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
   int64_t flow_stamp;
+  int64_t share_stamp; /* the current round of progressive filling */
   mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };

@@ -86,52 +86,55 @@ static void unlink_flow(sim_t *s, int64_t c) {
 /* ---- rebalancing
  * -------------------------------------------------------------- */
 
+/* Adds to s->flow_set the flows on port that are not in it yet, the first
+ * time port is walked in this gather; false on ENOMEM. */
+static bool gather_port(sim_t *s, int64_t port) {
+  sim_port *p = &s->ports[port];
+  if (p->gather_stamp == s->flow_stamp)
+    return true; /* its flows are in the set already */
+  p->gather_stamp = s->flow_stamp;
+  mapopt__vec *set = &s->flow_set;
+  for (int64_t f = p->head; f >= 0;) {
+    sim_copy *cp = copy_at(s, f);
+    if (cp->mark != s->flow_stamp) {
+      cp->mark = s->flow_stamp;
+      int64_t *slot = mapopt__vec_push(set, s->ctx);
+      if (!slot) {
+        mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+        return false;
+      }
+      *slot = f;
+    }
+    f = cp->port_next[slot_of_port(cp, port)];
+  }
+  return true;
+}
+
 /* Collects into s->flow_set the flows reachable from the given ports
  * through shared ports (at most FLOW_COMPONENT_MAX; past that, only those
- * on the given ports). Marks them with the current stamp. */
+ * on the given ports). Marks them with the current stamp. Each port is
+ * walked once, and the search stops as soon as the set is too large, so
+ * an event costs in proportion to FLOW_COMPONENT_MAX however many flows
+ * the machine has in flight. */
 static void gather(sim_t *s, const int64_t *ports, int nports) {
   mapopt__vec *set = &s->flow_set;
-  bool whole = true;
   for (int pass = 0; pass < 2; pass++) {
     set->len = 0;
     s->flow_stamp++;
     for (int i = 0; i < nports; i++)
-      for (int64_t f = s->ports[ports[i]].head; f >= 0;) {
-        sim_copy *cp = copy_at(s, f);
-        if (cp->mark != s->flow_stamp) {
-          cp->mark = s->flow_stamp;
-          int64_t *slot = mapopt__vec_push(set, s->ctx);
-          if (!slot) {
-            mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
-            return;
-          }
-          *slot = f;
-        }
-        f = cp->port_next[slot_of_port(cp, ports[i])];
-      }
-    if (!whole)
-      return;
+      if (!gather_port(s, ports[i]))
+        return;
+    if (pass == 1)
+      return; /* too large: one hop only */
     /* Breadth first over the ports of the flows found so far. */
     for (size_t k = 0; k < set->len && set->len <= FLOW_COMPONENT_MAX; k++) {
       sim_copy *cp = copy_at(s, MAPOPT__VEC_AT(set, int64_t, k));
-      for (int i = 0; i < cp->nports; i++)
-        for (int64_t f = s->ports[cp->ports[i]].head; f >= 0;) {
-          sim_copy *o = copy_at(s, f);
-          if (o->mark != s->flow_stamp) {
-            o->mark = s->flow_stamp;
-            int64_t *slot = mapopt__vec_push(set, s->ctx);
-            if (!slot) {
-              mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
-              return;
-            }
-            *slot = f;
-          }
-          f = o->port_next[slot_of_port(o, cp->ports[i])];
-        }
+      for (int i = 0; i < cp->nports && set->len <= FLOW_COMPONENT_MAX; i++)
+        if (!gather_port(s, cp->ports[i]))
+          return;
     }
     if (set->len <= FLOW_COMPONENT_MAX)
       return;
-    whole = false; /* too large: one hop only */
   }
 }
 
@@ -142,6 +145,17 @@ static void progress(sim_t *s, sim_copy *cp) {
     done = cp->left;
   cp->left -= done;
   cp->since = s->now;
+}
+
+/* The share of port's capacity left to each of its unfrozen flows in this
+ * round of filling (a division per port and round, not per flow). */
+static int64_t port_share(sim_t *s, int64_t port) {
+  sim_port *p = &s->ports[port];
+  if (p->share_stamp != s->share_stamp) {
+    p->share_stamp = s->share_stamp;
+    p->share = p->left / p->unfrozen;
+  }
+  return p->share;
 }
 
 /*
@@ -177,6 +191,7 @@ static void fill(sim_t *s) {
   }
   for (size_t left = n; left > 0;) {
     int64_t level = INT64_MAX;
+    s->share_stamp++; /* ports' shares are computed once per round */
     for (size_t k = 0; k < n; k++) {
       sim_copy *cp = copy_at(s, MAPOPT__VEC_AT(set, int64_t, k));
       if (cp->frozen)
@@ -184,8 +199,7 @@ static void fill(sim_t *s) {
       if (cp->cap < level)
         level = cp->cap;
       for (int i = 0; i < cp->nports; i++) {
-        const sim_port *p = &s->ports[cp->ports[i]];
-        int64_t share = p->left / p->unfrozen;
+        int64_t share = port_share(s, cp->ports[i]);
         if (share < level)
           level = share;
       }
@@ -198,10 +212,8 @@ static void fill(sim_t *s) {
       if (cp->frozen)
         continue;
       bool at_level = cp->cap <= level;
-      for (int i = 0; i < cp->nports && !at_level; i++) {
-        const sim_port *p = &s->ports[cp->ports[i]];
-        at_level = p->left / p->unfrozen <= level;
-      }
+      for (int i = 0; i < cp->nports && !at_level; i++)
+        at_level = port_share(s, cp->ports[i]) <= level;
       if (!at_level)
         continue;
       cp->frozen = true;
