@@ -263,10 +263,14 @@ typedef struct mapopt_app_options {
   int64_t iterations; /* timed iterations; < 0: the model's nominal count */
   int64_t warmup;     /* < 0: the default of SIMULATOR.md §1 */
   /* Refuse a run whose estimated op count or memory exceeds these (0: the
-   * defaults, 10 million ops and 4 GiB), before allocating it. */
+   * defaults below), before allocating it. mapopt_sim_instantiate counts
+   * against max_bytes what simulating the run takes too (its plan and the
+   * engine's state), not only the run. */
   int64_t max_ops;
   int64_t max_bytes;
 } mapopt_app_options;
+#define MAPOPT_APP_DEFAULT_MAX_OPS INT64_C(10000000)
+#define MAPOPT_APP_DEFAULT_MAX_BYTES (INT64_C(4) << 30)
 
 /*
  * Instantiates a run: applies size and overrides, evaluates every

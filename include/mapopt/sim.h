@@ -228,8 +228,10 @@ typedef struct mapopt_sim_result {
  * the run's mappers must be compiled against. On success *out is owned by
  * the caller (mapopt_app_run_free). Errors: MAPOPT_EINVAL for a NULL
  * argument, or with an error diagnostic for an invalid model, size or
- * override, or a rank split that does not divide the machine's GPUs per
- * node (mapopt_machine_check_ranks); MAPOPT_ENOMEM.
+ * override, a rank split that does not divide the machine's GPUs per node
+ * (mapopt_machine_check_ranks), or a run whose simulation would take more
+ * memory than opts->max_bytes allows (estimated from the run's size before
+ * anything more is allocated: "refusing to simulate ..."); MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_sim_instantiate(const mapopt_machine *machine,
                                                 const mapopt_app *app,

@@ -1297,9 +1297,10 @@ mapopt_status mapopt_app_instantiate(const mapopt_app *app,
   I->ri = ri;
   I->run = &ri->pub;
   I->diags = diags;
-  I->max_ops = opts && opts->max_ops > 0 ? opts->max_ops : 10000000;
-  I->max_bytes =
-      opts && opts->max_bytes > 0 ? opts->max_bytes : INT64_C(4) << 30;
+  I->max_ops =
+      opts && opts->max_ops > 0 ? opts->max_ops : MAPOPT_APP_DEFAULT_MAX_OPS;
+  I->max_bytes = opts && opts->max_bytes > 0 ? opts->max_bytes
+                                             : MAPOPT_APP_DEFAULT_MAX_BYTES;
   bool ok = instantiate(I, opts, mach);
   mapopt_status st = ok && I->status == MAPOPT_OK ? MAPOPT_OK
                      : I->status != MAPOPT_OK     ? I->status

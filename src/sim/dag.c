@@ -282,9 +282,8 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
     dag->raw_off[q] = an->raw.len;
     const mapopt_app_piece *pc = req->piece;
     for (size_t a = 0; a < pc->natoms; a++)
-      for (int f = 0; f < MAPOPT_APP_MAX_FIELDS; f++) {
-        if (!((req->fields >> f) & 1u))
-          continue;
+      for (uint64_t fm = req->fields; fm; fm &= fm - 1) {
+        int f = __builtin_ctzll(fm); /* the fields, in order */
         int64_t v = touch(an, i, req, is_fill, virt, pc->atoms[a].atom, f);
         push(an, &an->need, v);
         if (v >= 0)

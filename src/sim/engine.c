@@ -283,9 +283,8 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
-    for (int f = 0; f < MAPOPT_APP_MAX_FIELDS; f++) {
-      if (!((req->fields >> f) & 1u))
-        continue;
+    for (uint64_t fm = req->fields; fm; fm &= fm - 1) {
+      int f = __builtin_ctzll(fm); /* the fields, in order */
       int64_t v = need[k++];
       if (v < 0 || s->dag.versions[v].kind != VER_REDUCTION ||
           s->fold_target[v] >= 0)
@@ -319,9 +318,8 @@ static void plan_copies(sim_t *s, int64_t op, int64_t r) {
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
-    for (int f = 0; f < MAPOPT_APP_MAX_FIELDS; f++) {
-      if (!((req->fields >> f) & 1u))
-        continue;
+    for (uint64_t fm = req->fields; fm; fm &= fm - 1) {
+      int f = __builtin_ctzll(fm); /* the fields, in order */
       int64_t v = need[k++];
       if (v >= 0)
         need_version(s, &p, pc->atoms[a].atom, f, v, pc->atoms[a].count, 0);

@@ -303,6 +303,37 @@ static void test_app_fan_out_and_nesting(void **state) {
   free(ok);
 }
 
+/*
+ * Pennant at 1024 nodes took 5.85 GB although the memory limit was 4 GiB:
+ * the limit counted the run, not what simulating it takes (its plan, the
+ * engine's state). mapopt_sim_instantiate now estimates that too and
+ * refuses before allocating it; a raised limit lets the run through.
+ */
+static void test_sim_memory_limit(void **state) {
+  (void)state;
+  mapopt_machine *m = NULL;
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &m), MAPOPT_OK);
+  mapopt_app *app = NULL;
+  const char *spec = NULL;
+  assert_int_equal(
+      mapopt_app_resolve(ctx, "pennant:lassen", diags, &app, &spec), MAPOPT_OK);
+  mapopt_app_options ao = {
+      .spec = spec, .iterations = -1, .warmup = -1, .max_bytes = 4 << 20};
+  mapopt_app_run *run = NULL;
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run),
+                   MAPOPT_EINVAL);
+  assert_null(run);
+  assert_true(diag_has("refusing to simulate: the run has "));
+  assert_true(diag_has("more than the limit of 0.0 GiB (raise options "
+                       "max_bytes)"));
+  ao.max_bytes = 64 << 20;
+  assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run), MAPOPT_OK);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+  mapopt_machine_free(m);
+}
+
 /* ---- integer overflow: saturate or refuse ------------------------------- */
 
 /* Simulates app (JSON text) under mapper on the p100x4 preset; returns
@@ -575,6 +606,7 @@ int main(void) {
       cmocka_unit_test(test_dag_future_waits_linear),
       cmocka_unit_test(test_app_expr_flat_chains),
       cmocka_unit_test(test_app_fan_out_and_nesting),
+      cmocka_unit_test(test_sim_memory_limit),
       cmocka_unit_test(test_sim_time_saturates),
       cmocka_unit_test(test_app_field_bytes_bounded),
       cmocka_unit_test(test_dsl_value_budget),
