@@ -176,13 +176,18 @@ MAPOPT_API mapopt_status mapopt_file_read(mapopt_ctx *ctx, const char *path,
 MAPOPT_API void mapopt_text_free(char *text);
 /*
  * Replaces path with data atomically: a temporary file in the same folder
- * is written, synced and renamed over path, keeping path's permissions (a
- * new file gets 0666 less the umask). Either the old or the new content
- * is there, whatever happens. A path that exists and is not a regular file
- * (a device such as /dev/stdout, a FIFO) is written to in place instead.
- * Errors: MAPOPT_EIO with errno set (the temporary file cannot be created,
- * written, synced or renamed, or the device cannot be written; a regular
- * path is then unchanged); MAPOPT_ENOMEM.
+ * (".mapopt-XXXXXX", whatever path's length) is written, synced and
+ * renamed over path, keeping path's permissions (a new file gets 0666 less
+ * the umask). Either the old or the new content is there, whatever
+ * happens. A symbolic link is written through: its target is replaced and
+ * the link stays. A path that exists and is not a regular file (a device
+ * such as /dev/stdout, a FIFO) is written to in place instead. While the
+ * temporary file exists, the calling thread holds back SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT and SIGPIPE, so that they cannot leave it behind; a
+ * SIGKILL, a crash, or a signal taken by another thread can. Errors:
+ * MAPOPT_EIO with errno set (the temporary file cannot be created,
+ * written, synced or renamed, a link is dangling, or the device cannot be
+ * written; a regular path is then unchanged); MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_file_replace(const char *path, const char *data,
                                              size_t len);

@@ -2,12 +2,18 @@
  * Whole-file reads and atomic replacement. A formatter or tuner that
  * rewrites a user's file must never leave it half-written: the new text goes
  * to a temporary file beside it, which is renamed over the original only
- * once it is complete and synced. Also the texts the library hands out
+ * once it is complete and synced, with the signals that would interrupt it
+ * held back meanwhile (only SIGKILL or a crash can leave the temporary file
+ * behind). Links are written through; devices and pipes are written in
+ * place. Also the texts the library hands out
  * (mapopt_text_free) and the lookup in the tables of texts compiled into
  * it.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +49,18 @@ static mapopt_status read_all(mapopt_ctx *ctx, const char *path, char **buf,
       data = d;
       cap *= 2;
     }
+    errno = 0;
     size_t got = fread(data + n, 1, cap - n - 1, f);
     n += got;
     if (got == 0)
       break;
   }
-  int err = ferror(f);
+  /* The reason of a failed read (EISDIR for a folder), not a vague EIO. */
+  int err = ferror(f) ? (errno ? errno : EIO) : 0;
   fclose(f);
   if (err) {
     mapopt__free(ctx, data, cap);
-    errno = EIO;
+    errno = err;
     return MAPOPT_EIO;
   }
   char *exact = mapopt__realloc(ctx, data, cap, n + 1);
@@ -103,55 +111,112 @@ static bool write_all(int fd, const char *data, size_t len) {
   return true;
 }
 
-mapopt_status mapopt_file_replace(const char *path, const char *data,
-                                  size_t len) {
-  /* A device or a pipe (/dev/stdout, /dev/null, a FIFO) is written to, as
-   * a shell's '>' would: renaming a file over it would replace it. */
-  struct stat cur;
-  if (stat(path, &cur) == 0 && !S_ISREG(cur.st_mode)) {
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0)
-      return MAPOPT_EIO;
-    bool ok = write_all(fd, data, len);
+/* Writes data over the file or device open as fd; false on error (errno
+ * set), the close included. */
+static bool write_close(int fd, const char *data, size_t len) {
+  bool ok = write_all(fd, data, len);
+  int saved = errno;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  errno = saved;
+  return ok;
+}
+
+/* The temporary file's name: ".mapopt-XXXXXX" in path's folder, so that it
+ * is renamed within one file system and never longer than a name there.
+ * NULL on ENOMEM. */
+static char *temp_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+  static const char name[] = ".mapopt-XXXXXX";
+  char *tmp = malloc(dlen + sizeof name);
+  if (tmp) {
+    memcpy(tmp, path, dlen);
+    memcpy(tmp + dlen, name, sizeof name);
+  }
+  return tmp;
+}
+
+/* Writes data to a new file beside path and renames it over path. The
+ * signals that end a process by default are held back meanwhile, so that
+ * an interrupted rewrite (Ctrl-C, kill) cannot leave the temporary file
+ * behind: they take effect once it is renamed or removed. */
+static mapopt_status replace_regular(const char *path, const char *data,
+                                     size_t len, bool exists, mode_t mode) {
+  char *tmp = temp_name(path);
+  if (!tmp)
+    return MAPOPT_ENOMEM;
+  sigset_t hold, saved_mask;
+  sigemptyset(&hold);
+  sigaddset(&hold, SIGINT);
+  sigaddset(&hold, SIGTERM);
+  sigaddset(&hold, SIGHUP);
+  sigaddset(&hold, SIGQUIT);
+  sigaddset(&hold, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &hold, &saved_mask);
+  mapopt_status st = MAPOPT_EIO;
+  int fd = mkstemp(tmp);
+  if (fd >= 0) {
+    if (exists) {
+      (void)fchmod(fd, mode & 07777);
+    } else {
+      /* A new file gets the mode open(2) would give it, not mkstemp's
+       * 0600 (umask can only be read by setting it: set it straight
+       * back). */
+      mode_t um = umask(022);
+      umask(um);
+      (void)fchmod(fd, 0666 & ~um);
+    }
+    int ok = write_all(fd, data, len) && fsync(fd) == 0;
     int saved = errno;
     if (close(fd) != 0 && ok) {
       ok = false;
       saved = errno;
     }
+    if (ok && rename(tmp, path) == 0) {
+      st = MAPOPT_OK;
+    } else {
+      if (ok)
+        saved = errno;
+      unlink(tmp);
+    }
     errno = saved;
-    return ok ? MAPOPT_OK : MAPOPT_EIO;
   }
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp)
-    return MAPOPT_ENOMEM;
-  snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    free(tmp);
-    return MAPOPT_EIO;
-  }
-  struct stat st;
-  if (stat(path, &st) == 0) {
-    (void)fchmod(fd, st.st_mode & 07777);
-  } else {
-    /* A new file gets the mode open(2) would give it, not mkstemp's 0600
-     * (umask can only be read by setting it: set it straight back). */
-    mode_t um = umask(022);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
-  }
-  int ok = write_all(fd, data, len) && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    int saved = errno;
-    unlink(tmp);
-    free(tmp);
-    errno = saved;
-    return MAPOPT_EIO;
-  }
+  int err = errno;
+  pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
   free(tmp);
-  return MAPOPT_OK;
+  errno = err;
+  return st;
+}
+
+mapopt_status mapopt_file_replace(const char *path, const char *data,
+                                  size_t len) {
+  /* A device or a pipe (/dev/stdout, /dev/null, a FIFO) is written to, as
+   * a shell's '>' would: renaming a file over it would replace it. */
+  struct stat cur;
+  bool exists = stat(path, &cur) == 0;
+  if (exists && !S_ISREG(cur.st_mode)) {
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0)
+      return MAPOPT_EIO;
+    return write_close(fd, data, len) ? MAPOPT_OK : MAPOPT_EIO;
+  }
+  /* A symbolic link is written through, as editors do: its target is
+   * replaced and the link stays a link. */
+  struct stat lst;
+  if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    char *target = realpath(path, NULL);
+    if (!target)
+      return MAPOPT_EIO; /* a dangling link: errno says why */
+    mapopt_status st = replace_regular(target, data, len, exists, cur.st_mode);
+    int err = errno;
+    free(target);
+    errno = err;
+    return st;
+  }
+  return replace_regular(path, data, len, exists, cur.st_mode);
 }
 
 /* ---- texts ------------------------------------------------------------- */

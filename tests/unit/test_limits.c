@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -601,6 +605,81 @@ static void test_diags_escape_controls(void **state) {
   assert_true(diag_has("bogus\\x1B[2J"));
 }
 
+/* ---- rewriting files: links, long names, folders, devices --------------- */
+
+/* The names in folder dir, other than "." and "..", one per line. */
+static void list_dir(const char *dir, char *out, size_t size) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  out[0] = '\0';
+  for (struct dirent *e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+      snprintf(out + strlen(out), size - strlen(out), "%s\n", e->d_name);
+  closedir(d);
+}
+
+/*
+ * mapopt_file_replace used to name its temporary file PATH.tmpXXXXXX: a
+ * 245-byte name then overflowed the 255-byte limit of a name. It replaced
+ * a symbolic link by a regular file. And reading a folder failed with
+ * "Input/output error". Now the temporary file has a short name of its
+ * own, links are written through, and a folder says it is one.
+ */
+static void test_file_replace_paths(void **state) {
+  (void)state;
+  char dir[] = "/tmp/mapopt-limits-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[512], link_path[512], listing[4096];
+  /* A 245-byte name. */
+  snprintf(path, sizeof path, "%s/", dir);
+  size_t base = strlen(path);
+  memset(path + base, 'a', 241);
+  strcpy(path + base + 241, ".map");
+  assert_int_equal(strlen(path + base), 245);
+  assert_int_equal(mapopt_file_replace(path, "x", 1), MAPOPT_OK);
+  assert_int_equal(mapopt_file_replace(path, "yz", 2), MAPOPT_OK);
+  char *buf;
+  size_t len;
+  assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_OK);
+  assert_int_equal(len, 2);
+  mapopt_text_free(buf);
+  /* A link is written through: the link stays, its target changes. */
+  snprintf(link_path, sizeof link_path, "%s/link.map", dir);
+  assert_int_equal(symlink(path + base, link_path), 0);
+  assert_int_equal(mapopt_file_replace(link_path, "new", 3), MAPOPT_OK);
+  struct stat st;
+  assert_int_equal(lstat(link_path, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_OK);
+  assert_int_equal(len, 3);
+  assert_memory_equal(buf, "new", 3);
+  mapopt_text_free(buf);
+  /* No temporary file is left behind. */
+  list_dir(dir, listing, sizeof listing);
+  assert_int_equal(strlen(listing), 245 + 1 + strlen("link.map") + 1);
+  /* A folder: its own error, not EIO's message. */
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_file_read(ctx, dir, diags, &buf, &len), MAPOPT_EIO);
+  assert_true(diag_has("cannot read file: Is a directory"));
+  /* A dangling link is an error, and stays a link. */
+  unlink(path);
+  assert_int_equal(mapopt_file_replace(link_path, "x", 1), MAPOPT_EIO);
+  assert_int_equal(lstat(link_path, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  unlink(link_path);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+/* A full device: the write error is reported, not swallowed. */
+static void test_file_replace_full_device(void **state) {
+  (void)state;
+  if (access("/dev/full", W_OK) != 0)
+    skip();
+  errno = 0;
+  assert_int_equal(mapopt_file_replace("/dev/full", "data", 4), MAPOPT_EIO);
+  assert_int_equal(errno, ENOSPC);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
@@ -616,6 +695,8 @@ int main(void) {
       cmocka_unit_test(test_json_many_keys),
       cmocka_unit_test(test_diags_limit_kinds),
       cmocka_unit_test(test_diags_escape_controls),
+      cmocka_unit_test(test_file_replace_paths),
+      cmocka_unit_test(test_file_replace_full_device),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
