@@ -250,6 +250,10 @@ static bool apply_size(inst *I, const mapopt__app_size *sz) {
 static bool apply_spec(inst *I, const char *spec) {
   const mapopt_app *app = I->app;
   const mapopt__app_size *size = NULL;
+  bool *given = balloc(I, app->nparams, sizeof *given);
+  if (!given)
+    return false;
+  memset(given, 0, (size_t)(app->nparams ? app->nparams : 1) * sizeof *given);
   for (int pass = 0; pass < 2; pass++) {
     const char *p = spec ? spec : "";
     bool first = true;
@@ -299,6 +303,10 @@ static bool apply_spec(inst *I, const char *spec) {
           mapopt__sb_destroy(&list);
           return false;
         }
+        if (given[k])
+          return ierr(I, 0, 0, "parameter \"%.*s\" is given twice in \"%s\"",
+                      (int)kn, p, spec);
+        given[k] = true;
         int64_t v;
         if (!parse_value(eq + 1, n - kn - 1, &v))
           return ierr(I, 0, 0,

@@ -41,6 +41,11 @@ void cli_write_man(FILE *f, const cli_command *c, const char *main_help);
 /* The bash completion script: commands, options, presets, applications. */
 void cli_write_completion(FILE *f, const char *main_help);
 
+/* Prints the formatted message and a newline on stderr, its control
+ * characters written as \xNN (names from the command line or a file may
+ * hold terminal escape sequences). Every message of the CLI that quotes
+ * such a name goes through it. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

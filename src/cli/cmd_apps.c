@@ -20,7 +20,7 @@ const char cli_apps_usage[] =
 static int export_app(mapopt_ctx *ctx, const char *name) {
   const char *json = mapopt_app_builtin_json(name);
   if (!json) {
-    fprintf(stderr, "mapopt apps: unknown application '%s'\n", name);
+    cli_error("mapopt apps: unknown application '%s'", name);
     return EXIT_INVALID;
   }
   fputs(json, stdout);

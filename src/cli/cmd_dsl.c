@@ -11,12 +11,13 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
 const char cli_check_usage[] =
     "usage: mapopt check [--json] [--machine M] [--app APP [--size S]] "
-    "FILE...\n\n"
+    "[--] FILE...\n\n"
     "Parses, checks and loads each mapper and prints its diagnostics as\n"
     "FILE:LINE:COL: error|warning|note: MESSAGE (one per line, on stderr).\n"
     "A note after an error or warning says how to fix it: the name you\n"
@@ -32,7 +33,8 @@ const char cli_check_usage[] =
     "                   the app runs on it (its ranks)\n"
     "  --size S         the app's size preset and overrides (with --app)\n"
     "  --json           print {\"files\": [{\"file\", \"valid\",\n"
-    "                   \"diagnostics\": [...]}]} on stdout instead\n\n"
+    "                   \"diagnostics\": [...]}]} on stdout instead\n"
+    "  --               the arguments after it are files, even '-x.map'\n\n"
     "Exit status: 0 when every file is valid (warnings allowed), 1 when one\n"
     "has an error or the machine or app cannot be loaded, 2 on a usage\n"
     "error.\n";
@@ -41,7 +43,8 @@ const char cli_fmt_usage[] =
     "usage: mapopt fmt [-i] [--machine SHAPE] FILE\n\n"
     "Prints the mapper in canonical form on stdout. With -i, rewrites FILE\n"
     "in place instead (atomically, and only when the mapper is valid and\n"
-    "not already canonical).\n\n"
+    "not already canonical): a link is rewritten through to its target;\n"
+    "anything but a regular file is refused.\n\n"
     "Exit status: 0 ok, 1 when the mapper has an error, 2 usage error.\n";
 
 const char cli_show_usage[] =
@@ -196,7 +199,7 @@ int cli_check(int argc, char **argv) {
     mapopt_dsl_free(prog);
   }
   if (json)
-    cli_print_json("files", files);
+    cli_print_json("files", out);
   else
     json_decref(files);
   cli_pipeline_close(&p);
@@ -225,6 +228,17 @@ int cli_fmt(int argc, char **argv) {
   }
   if (!path)
     return cli_usage_error("fmt", "no input file");
+  /* -i rewrites a regular file only: reading a FIFO would wait for a
+   * writer, and a device or a folder is not a mapper to replace. A link to
+   * a regular file is rewritten through. */
+  struct stat st;
+  if (in_place && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    cli_error("%s: error: %s", path,
+              S_ISDIR(st.st_mode)
+                  ? "is a directory"
+                  : "not a regular file (fmt -i rewrites regular files only)");
+    return EXIT_INVALID;
+  }
   mapopt_ctx *ctx;
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
@@ -248,8 +262,7 @@ int cli_fmt(int argc, char **argv) {
       mapopt_text_free(old);
     }
     if (!same && mapopt_file_replace(path, text, len) != MAPOPT_OK) {
-      fprintf(stderr, "%s: error: cannot write file: %s\n", path,
-              strerror(errno));
+      cli_error("%s: error: cannot write file: %s", path, strerror(errno));
       status = EXIT_INVALID;
     }
   }

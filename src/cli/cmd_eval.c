@@ -216,7 +216,7 @@ int cli_eval(int argc, char **argv) {
     cli_print_diags(stderr, diags, 0);
     if (st == MAPOPT_ENOMEM)
       fprintf(stderr, "mapopt eval: out of memory\n");
-    fprintf(stderr, "mapopt eval: %s was not run\n", a.mapper);
+    cli_error("mapopt eval: %s was not run", a.mapper);
     goto done;
   }
   cli_print_diags(stderr, diags, 0); /* the mapper's warnings */
@@ -238,7 +238,7 @@ int cli_eval(int argc, char **argv) {
   else
     print_result(r);
   if (r->dir)
-    fprintf(stderr, "mapopt eval: kept %s\n", r->dir);
+    cli_error("mapopt eval: kept %s", r->dir);
   rc = r->status == MAPOPT_EVAL_OK ? EXIT_VALID : EXIT_INVALID;
 done:
   mapopt_eval_result_free(r);

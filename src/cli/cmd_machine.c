@@ -214,8 +214,8 @@ static int probe_to(mapopt_ctx *ctx, mapopt_diags *diags, bool measure,
     fputs(text, stdout);
   } else if (!make_parents(output) ||
              mapopt_file_replace(output, text, strlen(text)) != MAPOPT_OK) {
-    fprintf(stderr, "mapopt machine probe: cannot write %s: %s\n", output,
-            strerror(errno));
+    cli_error("mapopt machine probe: cannot write %s: %s", output,
+              strerror(errno));
     status = EXIT_INVALID;
   } else {
     const mapopt_machine_procs *p = m->procs;

@@ -246,8 +246,8 @@ static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
 static bool write_output(const char *path, const char *what, const char *text) {
   if (mapopt_file_replace(path, text, strlen(text)) == MAPOPT_OK)
     return true;
-  fprintf(stderr, "%s: error: cannot write the %s: %s\n", path, what,
-          strerror(errno));
+  cli_error("%s: error: cannot write the %s: %s", path, what,
+            strerror(errno));
   return false;
 }
 
@@ -393,7 +393,7 @@ int cli_sim(int argc, char **argv) {
   }
   mapopt_status st = cli_pipeline_run(ctx, &p, &a.opts);
   if (st != MAPOPT_OK) {
-    fprintf(stderr, "mapopt sim: %s\n", mapopt_strerror(st));
+    cli_error("mapopt sim: %s", mapopt_strerror(st));
     goto done;
   }
   char *report = NULL;

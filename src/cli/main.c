@@ -111,7 +111,7 @@ static int main_option(int argc, char **argv) {
   if (strcmp(o, "--man") == 0 && argc <= 3) {
     const cli_command *c = argc == 3 ? cli_find_command(argv[2]) : NULL;
     if (argc == 3 && !c) {
-      fprintf(stderr, "mapopt: --man: unknown command '%s'\n", argv[2]);
+      cli_error("mapopt: --man: unknown command '%s'", argv[2]);
       return EXIT_USAGE;
     }
     char *help = main_help_text();
@@ -147,13 +147,48 @@ bool cli_is_help(const char *arg) {
   return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-int cli_usage_error(const char *cmd, const char *fmt, ...) {
+/* Writes the formatted message and a newline to stderr with its control
+ * characters as \xNN: a file name or argument with a terminal escape
+ * sequence is shown, never obeyed. */
+static void verror(const char *fmt, va_list ap) {
+  char first[512];
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(first, sizeof first, fmt, ap2);
+  va_end(ap2);
+  if (n < 0)
+    return;
+  char *msg = (size_t)n < sizeof first ? first : malloc((size_t)n + 1);
+  if (!msg)
+    return;
+  if (msg != first)
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+  for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f)
+      fprintf(stderr, "\\x%02X", *c);
+    else
+      fputc(*c, stderr);
+  }
+  fputc('\n', stderr);
+  if (msg != first)
+    free(msg);
+}
+
+void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "mapopt %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
+  verror(fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\nTry 'mapopt %s --help'.\n", cmd);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  cli_error("mapopt %s: %s", cmd, line);
+  fprintf(stderr, "Try 'mapopt %s --help'.\n", cmd);
   return EXIT_USAGE;
 }
 
@@ -331,6 +366,31 @@ void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from) {
   }
 }
 
+/* Ends a command: its output is flushed and closed, and output that could
+ * not be written (a full disk, a closed pipe) fails the command however it
+ * went -- the result must not pass for written. */
+static int finish(int rc) {
+  bool bad = ferror(stdout) != 0;
+  int err = 0;
+  /* An earlier failed write left the error flag but not its errno: what
+   * is still buffered is written again, to learn why. */
+  clearerr(stdout);
+  errno = 0;
+  if (fflush(stdout) != 0) {
+    bad = true;
+    err = errno;
+  }
+  if (fclose(stdout) != 0 && !bad) {
+    bad = true;
+    err = errno;
+  }
+  if (!bad)
+    return rc;
+  cli_error("mapopt: error: cannot write the output: %s",
+            err ? strerror(err) : "write error");
+  return rc == EXIT_VALID ? EXIT_INVALID : rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     print_main_help(stderr);
@@ -338,19 +398,19 @@ int main(int argc, char **argv) {
   }
   if (cli_is_help(argv[1])) {
     print_main_help(stdout);
-    return EXIT_VALID;
+    return finish(EXIT_VALID);
   }
   int rc = main_option(argc, argv);
   if (rc >= 0)
-    return rc;
+    return finish(rc);
   for (int i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
       for (int j = 2; j < argc; j++)
         if (cli_is_help(argv[j])) {
           fputs(commands[i].usage, stdout);
-          return EXIT_VALID;
+          return finish(EXIT_VALID);
         }
-      return commands[i].run(argc - 1, argv + 1);
+      return finish(commands[i].run(argc - 1, argv + 1));
     }
   const char *names[NCOMMANDS];
   for (int i = 0; i < NCOMMANDS; i++)
@@ -358,11 +418,11 @@ int main(int argc, char **argv) {
   const char *meant =
       mapopt_suggest(argv[1], strlen(argv[1]), names, NCOMMANDS);
   if (meant) {
-    fprintf(stderr, "mapopt: unknown command '%s'; did you mean '%s'?\n",
-            argv[1], meant);
+    cli_error("mapopt: unknown command '%s'; did you mean '%s'?", argv[1],
+              meant);
     return EXIT_USAGE;
   }
-  fprintf(stderr, "mapopt: unknown command '%s'\n", argv[1]);
+  cli_error("mapopt: unknown command '%s'", argv[1]);
   print_main_help(stderr);
   return EXIT_USAGE;
 }

@@ -88,10 +88,9 @@ int cli_pipeline_setup(mapopt_ctx *ctx, const char *cmd,
   if (mapopt_app_resolve(ctx, a->app, diags, &p->app, &spec) != MAPOPT_OK)
     return EXIT_INVALID;
   if (spec && a->size) {
-    fprintf(stderr,
-            "mapopt %s: give the size either after ':' or with --size, not "
-            "both\n",
-            cmd);
+    cli_error("mapopt %s: give the size either after ':' or with --size, not "
+              "both",
+              cmd);
     return EXIT_USAGE;
   }
   p->spec = spec ? spec : a->size;

@@ -700,4 +700,62 @@ expect_rc 1 "$M" report text.db --html r.html
 expect_rc 1 "$M" report b.db --html /nonexistent/r.html
 expect_in err "/nonexistent/r.html: error: cannot write the report"
 
+# ---- hardening (docs/limits.md) ----------------------------------------------
+# `--` ends the options: the files before it are checked too.
+printf 'Task * GPU;\n' > good2.map
+printf 'Task * GPU\n' > bad2.map
+expect_rc 1 "$M" check bad2.map -- good2.map
+expect_in err "bad2.map:2:1: error: syntax error"
+printf 'Task * GPU;\n' > ./-dash.map
+expect_rc 0 "$M" check good2.map -- -dash.map
+# Output that cannot be written fails the command, with a message.
+if [ -w /dev/full ]; then
+  for cmd in "fmt good2.map" "check --json good2.map" "machine show p100x4" \
+             "sim circuit:small" "apps --export circuit"; do
+    # shellcheck disable=SC2086
+    "$M" $cmd >/dev/full 2>err; rc=$?
+    if [ "$rc" = 1 ]; then ok; else bad "'$cmd > /dev/full' exited $rc"; fi
+    expect_in err "mapopt: error: cannot write the output"
+  done
+  expect_rc 1 "$M" sim circuit:small --report /dev/full
+  expect_in err "/dev/full: error: cannot write the report: No space left on device"
+  expect_rc 1 "$M" sim circuit:small --trace /dev/full
+  expect_in err "/dev/full: error: cannot write the trace: No space left on device"
+  expect_rc 1 "$M" machine probe --output /dev/full
+  expect_in err "cannot write /dev/full: No space left on device"
+  if grep -q wrote out; then bad "machine probe said it wrote /dev/full"; else ok; fi
+fi
+# fmt -i: a link is rewritten through, a FIFO or a folder is refused (and a
+# FIFO must not hang), a 245-byte name works, no temporary file is left.
+printf 'x   =  1 ;\n' > target.map
+ln -s target.map link.map
+expect_rc 0 "$M" fmt -i link.map
+if [ -L link.map ]; then ok; else bad "fmt -i replaced the link"; fi
+expect_in target.map "x = 1;"
+mkfifo fifo.map
+expect_rc 1 timeout 10 "$M" fmt -i fifo.map
+expect_in err "fifo.map: error: not a regular file (fmt -i rewrites regular files only)"
+mkdir folder.map
+expect_rc 1 "$M" fmt -i folder.map;  expect_in err "folder.map: error: is a directory"
+expect_rc 1 "$M" check folder.map;   expect_in err "folder.map: error: cannot read file: Is a directory"
+long=$(printf '%0241d' 0 | tr 0 a).map
+printf 'y  = 2 ;\n' > "$long"
+expect_rc 0 "$M" fmt -i "$long";     expect_in "$long" "y = 2;"
+if [ "$(ls -a | grep -c -e tmp -e '^\.mapopt-')" = 0 ]; then ok; else bad "fmt -i left a temporary file"; fi
+# A parameter given twice is an error, for apps as for machines.
+expect_rc 1 "$M" sim circuit:small,P=4,P=8
+expect_in err 'parameter "P" is given twice in "small,P=4,P=8"'
+expect_rc 1 "$M" machine show 'lassen:nodes=2,nodes=4'
+expect_in err "given twice"
+# Names with control characters are shown escaped, never sent raw.
+esc=$(printf 'x\033[31mred.map')
+expect_rc 1 "$M" check "$esc"
+expect_in err 'x\x1B[31mred.map: error: cannot read file'
+if grep -q "$(printf '\033')" err; then bad "an escape character reached stderr"; else ok; fi
+expect_rc 2 "$M" "$esc"
+expect_in err "unknown command 'x\x1B[31mred.map'"
+# The one-line machine form is bounded like the presets.
+expect_rc 1 "$M" machine show 'nodes=1048576 gpu=4 cpu=4'
+expect_in err "too large: at most nodes=1024"
+
 finish

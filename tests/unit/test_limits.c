@@ -6,7 +6,11 @@
  * committed; each test stays well under a second or two in the sanitized
  * build, where the old behaviour took minutes, gigabytes or the stack.
  */
+#define _DEFAULT_SOURCE /* syscall */
 #include <setjmp.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -680,6 +684,53 @@ static void test_file_replace_full_device(void **state) {
   assert_int_equal(errno, ENOSPC);
 }
 
+/*
+ * This test program's fsync: the library's calls resolve to it. When
+ * raise_in_fsync is set it raises SIGTERM first, as a Ctrl-C or a kill
+ * that lands while mapopt_file_replace writes its temporary file.
+ */
+static volatile sig_atomic_t raise_in_fsync;
+
+int fsync(int fd) {
+  if (raise_in_fsync)
+    raise(SIGTERM);
+  return (int)syscall(SYS_fsync, fd);
+}
+
+/*
+ * A rewrite killed while it wrote left PATH.tmpXXXXXX behind. The signal
+ * is now held back until the temporary file is renamed: the process still
+ * dies of it, and the folder holds only the new file.
+ */
+static void test_file_replace_signal(void **state) {
+  (void)state;
+  char dir[] = "/tmp/mapopt-limits-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[512], listing[4096];
+  snprintf(path, sizeof path, "%s/m.map", dir);
+  assert_int_equal(mapopt_file_replace(path, "old", 3), MAPOPT_OK);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    raise_in_fsync = 1;
+    mapopt_file_replace(path, "new", 3);
+    _exit(0); /* not reached: SIGTERM is delivered once the file is in */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  list_dir(dir, listing, sizeof listing);
+  assert_string_equal(listing, "m.map\n");
+  char *buf;
+  size_t len;
+  assert_int_equal(mapopt_file_read(ctx, path, NULL, &buf, &len), MAPOPT_OK);
+  assert_memory_equal(buf, "new", 3);
+  mapopt_text_free(buf);
+  unlink(path);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dag_future_waits_linear),
@@ -697,6 +748,7 @@ int main(void) {
       cmocka_unit_test(test_diags_escape_controls),
       cmocka_unit_test(test_file_replace_paths),
       cmocka_unit_test(test_file_replace_full_device),
+      cmocka_unit_test(test_file_replace_signal),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
