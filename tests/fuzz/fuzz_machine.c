@@ -11,7 +11,7 @@
 
 #include "harness.h"
 
-const size_t fuzz_max_input = 1 << 16;
+const size_t fuzz_max_input = 1 << 20;
 
 void fuzz_target(mapopt_ctx *ctx, mapopt_diags *diags, const uint8_t *data,
                  size_t size) {
