@@ -159,6 +159,11 @@ MAPOPT_API mapopt_status mapopt_diags_addv(mapopt_diags *diags,
  */
 MAPOPT_API int mapopt_diag_format(const mapopt_diag *d, char *buf, size_t size);
 
+/* The largest JSON document the library reads (a machine, an application
+ * model, a report): 256 MiB. A larger one is refused with an error at 1:1
+ * before it is parsed. */
+#define MAPOPT_JSON_MAX_INPUT (256 << 20)
+
 /*
  * Reads a whole file. *buf is NUL-terminated (the file itself may contain
  * NUL bytes: *len is the true length); free it with mapopt_text_free.

@@ -490,7 +490,11 @@ mapopt_status mapopt__json_parse(mapopt__arena *arena, const char *file,
                                  mapopt_diags *diags, mapopt__json **out) {
   parser ps = {arena, file, text, text + len, text, 1, diags, MAPOPT_OK, 0};
   mapopt__json *v = NULL;
-  if (parse_value(&ps, &v)) {
+  if (len > MAPOPT_JSON_MAX_INPUT) {
+    /* Refused before the tree, which takes several times the text. */
+    perr(&ps, text, "file too large (more than %d bytes)",
+         MAPOPT_JSON_MAX_INPUT);
+  } else if (parse_value(&ps, &v)) {
     skip_ws(&ps);
     if (ps.p < ps.end) {
       char d[32];

@@ -557,6 +557,24 @@ static void test_json_many_keys(void **state) {
   free(t.s);
 }
 
+/* A JSON document larger than MAPOPT_JSON_MAX_INPUT is refused before it
+ * is parsed (its tree would take several times its size). */
+static void test_json_input_size(void **state) {
+  (void)state;
+  size_t n = (size_t)MAPOPT_JSON_MAX_INPUT + 1;
+  char *big = malloc(n);
+  assert_non_null(big);
+  memset(big, ' ', n);
+  big[0] = '{';
+  mapopt_diags_clear(diags);
+  mapopt_app *app = NULL;
+  assert_int_equal(mapopt_app_load_json(ctx, "big.json", big, n, diags, &app),
+                   MAPOPT_EINVAL);
+  assert_true(diag_has("file too large (more than 268435456 bytes)"));
+  assert_int_equal(mapopt_diags_get(diags, 0)->line, 1);
+  free(big);
+}
+
 /* The limit is per kind: warnings past it do not hide the first error, a
  * note goes with the diagnostic it follows, and 0 keeps everything. */
 static void test_diags_limit_kinds(void **state) {
@@ -744,6 +762,7 @@ int main(void) {
       cmocka_unit_test(test_dsl_input_size),
       cmocka_unit_test(test_dsl_long_task_list),
       cmocka_unit_test(test_json_many_keys),
+      cmocka_unit_test(test_json_input_size),
       cmocka_unit_test(test_diags_limit_kinds),
       cmocka_unit_test(test_diags_escape_controls),
       cmocka_unit_test(test_file_replace_paths),
