@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counter.h"
 #include "mapopt/app.h"
 #include "mapopt/dsl.h"
 #include "mapopt/machine.h"
@@ -42,34 +43,6 @@ typedef struct report {
   int64_t run_bytes, plan_bytes, peak_bytes;
   char error[512];
 } report;
-
-/* ---- counting allocator -------------------------------------------------- */
-
-typedef struct counter {
-  int64_t live, peak;
-} counter;
-
-/* Each block carries its size in a 16-byte header, so the count does not
- * depend on the osize the library passes. */
-static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  counter *c = ud;
-  (void)osize;
-  char *base = ptr ? (char *)ptr - 16 : NULL;
-  size_t old = base ? *(size_t *)base : 0;
-  if (nsize == 0) {
-    c->live -= (int64_t)old;
-    free(base);
-    return NULL;
-  }
-  char *nb = realloc(base, nsize + 16);
-  if (!nb)
-    return NULL;
-  *(size_t *)nb = nsize;
-  c->live += (int64_t)nsize - (int64_t)old;
-  if (c->live > c->peak)
-    c->peak = c->live;
-  return nb + 16;
-}
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -97,7 +70,7 @@ static int64_t max_bytes; /* -m; 0: the library's default */
 static void simulate(const char *app_name, int nodes, report *r) {
   mapopt_ctx *ctx;
   mapopt_diags *d;
-  counter cnt = {0, 0};
+  counter cnt = {0, 0, 0};
   if (mapopt_ctx_new(count_alloc, &cnt, &ctx) != MAPOPT_OK ||
       mapopt_diags_new(ctx, &d) != MAPOPT_OK) {
     fail(r, NULL, "context");

@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "counter.h"
 #include "gen_graph.h"
 #include "mapopt/app.h"
 #include "mapopt/dsl.h"
@@ -35,35 +36,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ---- counting allocator ------------------------------------------------- */
-
-typedef struct counter {
-  int64_t live, peak, calls;
-} counter;
-
-/* Each block carries its size in a 16-byte header, so the count does not
- * depend on the osize the library passes. */
-static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  counter *c = ud;
-  (void)osize;
-  char *base = ptr ? (char *)ptr - 16 : NULL;
-  size_t old = base ? *(size_t *)base : 0;
-  if (nsize == 0) {
-    c->live -= (int64_t)old;
-    free(base);
-    return NULL;
-  }
-  char *nb = realloc(base, nsize + 16);
-  if (!nb)
-    return NULL;
-  *(size_t *)nb = nsize;
-  c->live += (int64_t)nsize - (int64_t)old;
-  if (c->live > c->peak)
-    c->peak = c->live;
-  c->calls++;
-  return nb + 16;
 }
 
 static long maxrss_kib(void) {
