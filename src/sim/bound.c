@@ -233,7 +233,13 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
           s->inner = true;
     }
   }
-  qsort(sel, nsel, sizeof *sel, cmp_group_op);
+  /* The ops were taken in order, so one group (window mode) or groups in
+   * order are sorted already: the sort is for the rest. */
+  bool sorted = true;
+  for (size_t i = 1; i < nsel && sorted; i++)
+    sorted = cmp_group_op(&sel[i - 1], &sel[i]) < 0;
+  if (!sorted)
+    qsort(sel, nsel, sizeof *sel, cmp_group_op);
   for (size_t i = 0; i < nops; i++)
     stamp[i] = -1;
   int64_t lb = 0;

@@ -82,12 +82,16 @@ static int64_t access_term_ns(const mapopt_app_req *req,
       mapopt__muldiv_ceil(req->atomics, PPM, e->atomic_per_ms));
 }
 
+/* The bits of mask that name fields of region reg. */
+static uint64_t region_fields(const mapopt_app_region *reg, uint64_t mask) {
+  return reg->nfields >= 64 ? mask : mask & ((UINT64_C(1) << reg->nfields) - 1);
+}
+
 /* Bytes per element of the fields of region reg set in mask. */
 static int64_t field_bytes(const mapopt_app_region *reg, uint64_t mask) {
   int64_t s = 0;
-  for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
-    if (mask >> f & 1)
-      s = mapopt__sat_add(s, reg->field_bytes[f]);
+  for (uint64_t m = region_fields(reg, mask); m; m &= m - 1)
+    s = mapopt__sat_add(s, reg->field_bytes[__builtin_ctzll(m)]);
   return s;
 }
 
@@ -219,10 +223,10 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
 static int64_t sector_bytes(const mapopt_app_region *reg, uint64_t mask) {
   enum { SECTOR = 32 };
   int64_t s = 0;
-  for (int f = 0; f < reg->nfields && f < MAPOPT_APP_MAX_FIELDS; f++)
-    if (mask >> f & 1)
-      s = mapopt__sat_add(s,
-                          (reg->field_bytes[f] + SECTOR - 1) / SECTOR * SECTOR);
+  for (uint64_t m = region_fields(reg, mask); m; m &= m - 1) {
+    int64_t b = reg->field_bytes[__builtin_ctzll(m)];
+    s = mapopt__sat_add(s, (b + SECTOR - 1) / SECTOR * SECTOR);
+  }
   return s;
 }
 
@@ -237,12 +241,14 @@ int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
   const mapopt_app_req *req = &o->reqs[r];
   const mapopt_app_region *reg = &run->regions[req->piece->region];
   const mapopt_app_variant *v = &run->tasks[o->task].variants[variant];
-  int64_t s = field_bytes(reg, fields_in_instance);
-  int64_t a = field_bytes(reg, req->fields);
   int64_t l = PPM;
   /* One field: AOS is SOA. A > S (the instance lacks a field) cannot
-   * happen for a mapped instance; it is priced as if it could not. */
-  if (layout->soa == MAPOPT_LAYOUT_NO && reg->nfields > 1 && a > 0 && a < s) {
+   * happen for a mapped instance; it is priced as if it could not. The
+   * sums are formed only for AOS, the rare case. */
+  bool aos = layout->soa == MAPOPT_LAYOUT_NO && reg->nfields > 1;
+  int64_t s = aos ? field_bytes(reg, fields_in_instance) : 0;
+  int64_t a = aos ? field_bytes(reg, req->fields) : 0;
+  if (aos && a > 0 && a < s) {
     if (v->kind == MAPOPT_PROC_GPU) {
       /* A GPU reads memory in 32-byte sectors. With the fields of an
        * element interleaved, the threads of a warp reading one field of
@@ -344,23 +350,32 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
   int64_t flops = o->flops ? o->flops[vi] : 0;
   int64_t fixed = o->fixed_ns ? o->fixed_ns[vi] : 0;
   int64_t c = flop_ns(flops, peak_mflops(pk, v), v->flops_eff_ppm);
+  /* The memories kind k reaches, and the best bandwidth among them: M_r
+   * only decreases as the bandwidth grows, so its least value is at the
+   * best bandwidth; G_r mixes two rates and is taken memory by memory. */
+  const mapopt_affinity *reach[MAPOPT_MEM_KIND_COUNT];
+  int nreach = 0;
+  int64_t best_bw = 0;
+  for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++) {
+    const mapopt_affinity *e = &machine->affinity[k][mk];
+    if (mk == MAPOPT_MEM_VIRTUAL || !e->present || !machine->mems[mk].present)
+      continue;
+    if (nreach == 0 || e->bw_mbps > best_bw)
+      best_bw = e->bw_mbps;
+    reach[nreach++] = e;
+  }
+  /* No memory at all: the op cannot run on k; 0 keeps c a bound. */
   int64_t msum = 0, gsum = 0;
-  for (size_t r = 0; r < o->nreqs; r++) {
+  for (size_t r = 0; r < o->nreqs && nreach > 0; r++) {
     const mapopt_app_req *req = &o->reqs[r];
     int64_t l = best_layout_ppm(v, r);
-    int64_t mbest = -1, gbest = -1;
-    for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++) {
-      const mapopt_affinity *e = &machine->affinity[k][mk];
-      if (mk == MAPOPT_MEM_VIRTUAL || !e->present || !machine->mems[mk].present)
-        continue;
-      int64_t m = mem_term_ns(req->bytes, e->bw_mbps, l, v->mem_eff_ppm);
-      int64_t g = access_term_ns(req, e);
-      if (mbest < 0 || m < mbest)
-        mbest = m;
-      if (gbest < 0 || g < gbest)
+    int64_t mbest = mem_term_ns(req->bytes, best_bw, l, v->mem_eff_ppm);
+    int64_t gbest = 0; /* no gathers nor atomics: 0 on every memory */
+    for (int i = 0; i < nreach && (req->gathers > 0 || req->atomics > 0); i++) {
+      int64_t g = access_term_ns(req, reach[i]);
+      if (i == 0 || g < gbest)
         gbest = g;
     }
-    /* No memory at all: the op cannot run on k; 0 keeps c a bound. */
     msum = mapopt__sat_add(msum, mbest > 0 ? mbest : 0);
     gsum = mapopt__sat_add(gsum, gbest > 0 ? gbest : 0);
   }
