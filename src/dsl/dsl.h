@@ -28,6 +28,9 @@
  * "...": a tuple that holds itself twice at each of 30 levels would
  * otherwise print 2^30 items. */
 #define MAPOPT__DSL_PRINT_VALUE_MAX 65536
+/* Lines of evaluation trace per program (`mapopt show`): a recursion of a
+ * million steps would otherwise trace a million lines. */
+#define MAPOPT__DSL_TRACE_LIMIT 10000
 
 typedef enum mapopt__vkind {
   V_UNSET = 0, /* an unbound slot; never the result of an expression */
@@ -121,6 +124,7 @@ struct mapopt_program {
   mapopt__map decompose_memo; /* (N, L) bytes -> int64_t[k] */
   int64_t printed;            /* print lines written so far */
   bool print_truncated;
+  int64_t traced;          /* trace lines written so far */
   unsigned char *w14_done; /* per symbol: W14 issued for this function */
 };
 
@@ -189,6 +193,11 @@ const char *mapopt__value_type_name(const mapopt__value *v);
  * Thread-safe. */
 void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
                             mapopt_diags *diags, mapopt__loc loc);
+
+/* Whether one more trace line may be written (MAPOPT__DSL_TRACE_LIMIT
+ * per program); the first one refused writes instead "... trace truncated
+ * after N lines". Thread-safe. */
+bool mapopt__dsl_trace_admit(mapopt_program *prog);
 
 /* Scratch states for queries. NULL on ENOMEM. */
 mapopt__scratch *mapopt__scratch_get(mapopt_program *prog);

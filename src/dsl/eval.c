@@ -1497,6 +1497,8 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
  * target, "f 4:3: return 5" when target is NULL. */
 static void trace(ev_t *ev, const mapopt__stmt *s, const char *target,
                   const value *v) {
+  if (!mapopt__dsl_trace_admit(ev->prog))
+    return;
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);
   mapopt__sb_printf(&sb, "%*s%s %d:%d: %s%s", 2 * (ev->depth - 1), "",

@@ -10,6 +10,8 @@
  */
 #include <string.h>
 
+#include <stdio.h>
+
 #include "dsl/dsl.h"
 
 /* ---- print --------------------------------------------------------------- */
@@ -31,6 +33,19 @@ void mapopt__dsl_emit_print(mapopt_program *prog, const char *line,
   if (truncate && diags)
     mapopt__dsl_diag(diags, MAPOPT__DIAG(W15_PRINT_LIMIT), prog->ast.file, loc,
                      MAPOPT__DSL_PRINT_LIMIT);
+}
+
+bool mapopt__dsl_trace_admit(mapopt_program *prog) {
+  pthread_mutex_lock(&prog->lock);
+  int64_t n = prog->traced < INT64_MAX ? prog->traced++ : prog->traced;
+  pthread_mutex_unlock(&prog->lock);
+  if (n == MAPOPT__DSL_TRACE_LIMIT && prog->trace) {
+    char line[80];
+    snprintf(line, sizeof line, "... trace truncated after %d lines",
+             MAPOPT__DSL_TRACE_LIMIT);
+    prog->trace(prog->trace_ud, line);
+  }
+  return n < MAPOPT__DSL_TRACE_LIMIT;
 }
 
 /* ---- scratch ------------------------------------------------------------- */

@@ -132,7 +132,7 @@ static void statement(gen *g) {
   case 6: /* comprehensions in comprehensions */
     emit(g, "a%d = ", a);
     for (unsigned k = 0; k < n % 60; k++)
-      emit(g, "(x%u for x%u in ", k, k);
+      emit(g, "tuple(x%u for x%u in ", k, k);
     emit(g, "(1, 2, 3)");
     for (unsigned k = 0; k < n % 60; k++)
       emit(g, ")");

@@ -481,6 +481,46 @@ static void test_dsl_tuple_depth_and_print(void **state) {
   free(u.s);
 }
 
+typedef struct trace_lines {
+  size_t n;
+  char last[128];
+} trace_lines;
+
+static void count_trace(void *ud, const char *line) {
+  trace_lines *t = ud;
+  t->n++;
+  snprintf(t->last, sizeof t->last, "%s", line);
+}
+
+/* The evaluation trace of `mapopt show` wrote one line per statement
+ * executed: 40000 lines (of up to 64 KiB each) for a comprehension over a
+ * 20000-tuple. It stops after 10000 lines, saying so. */
+static void test_dsl_trace_bounded(void **state) {
+  (void)state;
+  text t = {0};
+  put(&t, "def g(int x) { y = x; return x; }\ntt = (0");
+  for (int i = 1; i < 20000; i++)
+    put(&t, ", %d", i);
+  put(&t, ");\ndef m(Task t) { a = tuple(g(i) for i in tt); "
+          "return Machine(GPU)[0, 0]; }\nIndexTaskMap step m;\n");
+  trace_lines lines = {0, ""};
+  mapopt_dsl_options opts = {
+      .file = "t.map", .trace = count_trace, .trace_ud = &lines};
+  mapopt_program *prog = NULL;
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_dsl_compile(ctx, t.s, t.len, &opts, diags, &prog),
+                   MAPOPT_OK);
+  int64_t pt[1] = {0}, sp[1] = {4};
+  mapopt_map_answer ans;
+  assert_int_equal(mapopt_policy_index_map(prog, "step", 1, pt, sp,
+                                           MAPOPT_PROC_GPU, &ans, diags),
+                   MAPOPT_OK);
+  assert_int_equal(lines.n, 10001);
+  assert_string_equal(lines.last, "... trace truncated after 10000 lines");
+  mapopt_dsl_free(prog);
+  free(t.s);
+}
+
 /* A mapper larger than MAPOPT_DSL_MAX_INPUT is refused before it is
  * parsed (a 50 MB list of names took 5 GB to compile). */
 static void test_dsl_input_size(void **state) {
@@ -759,6 +799,7 @@ int main(void) {
       cmocka_unit_test(test_app_field_bytes_bounded),
       cmocka_unit_test(test_dsl_value_budget),
       cmocka_unit_test(test_dsl_tuple_depth_and_print),
+      cmocka_unit_test(test_dsl_trace_bounded),
       cmocka_unit_test(test_dsl_input_size),
       cmocka_unit_test(test_dsl_long_task_list),
       cmocka_unit_test(test_json_many_keys),
