@@ -53,7 +53,7 @@ static bool entirely_stale(sim_t *s, const sim_inst *in) {
  * until need bytes fit (SIMULATOR.md §4.7). */
 static void collect_garbage(sim_t *s, int64_t mem, int64_t need) {
   sim_mem *mm = &s->mems[mem];
-  while (mm->live + need > mm->capacity) {
+  while (mapopt__sat_add(mm->live, need) > mm->capacity) {
     int64_t best = -1;
     for (size_t k = 0; k < mm->insts.len; k++) {
       int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
@@ -111,10 +111,12 @@ static int64_t inst_bytes(const sim_t *s, const mapopt_app_piece *pc,
       per += rg->field_bytes[f];
       nf++;
     }
-  int64_t bytes = pc->elements * per;
+  /* Saturating: a piece of 2^61 elements is INT64_MAX bytes, which no
+   * memory holds (OOM), not a wrapped size that one does. */
+  int64_t bytes = mapopt__sat_mul(pc->elements, per);
   int64_t a = align_of(l);
   if (a > 1 && l->soa == MAPOPT_LAYOUT_YES)
-    bytes += nf * (a - 1);
+    bytes = mapopt__sat_add(bytes, mapopt__sat_mul(nf, a - 1));
   return bytes;
 }
 
@@ -160,9 +162,9 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
                                     const mapopt_layout *l, bool reduction) {
   int64_t bytes = inst_bytes(s, pc, region, fields, l);
   sim_mem *mm = &s->mems[mem];
-  if (mm->live + bytes > mm->capacity)
+  if (mapopt__sat_add(mm->live, bytes) > mm->capacity)
     collect_garbage(s, mem, bytes);
-  if (mm->live + bytes > mm->capacity) {
+  if (mapopt__sat_add(mm->live, bytes) > mm->capacity) {
     const sim_op *o = &s->ops[op];
     const sim_proc *p = &s->procs[o->proc];
     mapopt__sim_error(
@@ -304,7 +306,7 @@ void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
   *e = (caf){atom, f, v, cp->first_af};
   cp->first_af = (int64_t)s->copy_afs.len - 1;
   cp->naf++;
-  cp->bytes += bytes;
+  cp->bytes = mapopt__sat_add(cp->bytes, bytes);
   if (cp->kind == COPY_FOLD)
     return;
   sim_inst *dst = inst_at(s, cp->dst_inst);

@@ -181,7 +181,7 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
   if (dst->held[k] == v || dst->incoming[k] == v)
     return -1;
   const mapopt__version *ver = &s->dag.versions[v];
-  int64_t bytes = count * field_bytes(s, atom, f);
+  int64_t bytes = mapopt__sat_mul(count, field_bytes(s, atom, f));
   if (ver->kind == VER_FILL) {
     int64_t c = plan_copy(s, p, COPY_FILL, -1);
     if (c >= 0)
@@ -223,7 +223,8 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
       return -1;
     if (copy_at(s, c)->reducer < 0)
       copy_at(s, c)->reducer = rop;
-    mapopt__sim_copy_add_af(s, c, atom, f, v, rc * field_bytes(s, atom, f));
+    mapopt__sim_copy_add_af(s, c, atom, f, v,
+                            mapopt__sat_mul(rc, field_bytes(s, atom, f)));
     s->fold_left[v]++;
     if (base >= 0)
       mapopt__sim_copy_depends(s, c, base);

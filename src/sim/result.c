@@ -288,9 +288,12 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
     const mapopt_app_op *ao = &run->ops[cp->op];
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
     int64_t p = mapopt__sim_copy_producer(s, cp);
-    if (k >= 0 && p >= 0 && run->ops[p].kind == MAPOPT_OP_TASK)
-      prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)cp->req) * nt +
-           (size_t)run->ops[p].task] += cp->bytes;
+    if (k >= 0 && p >= 0 && run->ops[p].kind == MAPOPT_OP_TASK) {
+      int64_t *sum =
+          &prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)cp->req) * nt +
+                (size_t)run->ops[p].task];
+      *sum = mapopt__sat_add(*sum, cp->bytes);
+    }
   }
   for (size_t k = 0; k < res->ntop; k++) {
     mapopt_sim_task_stats *t = &res->top_tasks[k];
@@ -393,8 +396,10 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     mapopt_sim_task_stats *t =
         &all[run->ops[c->op].task * MAPOPT_PROC_KIND_COUNT + o->kind];
     if (c->req < t->nreqs) {
-      t->reqs[c->req].copy_in_bytes[s->mems[c->src_mem].kind] += c->bytes;
-      t->reqs[c->req].copy_in_channel_bytes[c->kind] += c->bytes;
+      int64_t *in = &t->reqs[c->req].copy_in_bytes[s->mems[c->src_mem].kind];
+      int64_t *ch = &t->reqs[c->req].copy_in_channel_bytes[c->kind];
+      *in = mapopt__sat_add(*in, c->bytes);
+      *ch = mapopt__sat_add(*ch, c->bytes);
     }
   }
   qsort(all, (size_t)nstats, sizeof *all, cmp_task_stats);
@@ -519,7 +524,7 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
     if (!timed_copy(s, c, lo, hi, nw))
       continue;
     mapopt_sim_copy_stats *cs = &res->copies[c->kind];
-    cs->bytes += c->bytes;
+    cs->bytes = mapopt__sat_add(cs->bytes, c->bytes);
     cs->count++;
     cs->busy_ns += c->end_at - c->start_at;
   }

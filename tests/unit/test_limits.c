@@ -391,6 +391,32 @@ static void test_sim_time_saturates(void **state) {
   free(json);
 }
 
+/* A piece of 2^61 elements of 2^30 + 8 bytes overflowed the size of its
+ * instance (UBSan in the engine). Sizes saturate: the instance fits in no
+ * memory, an OOM of the run. */
+static void test_sim_instance_bytes_saturate(void **state) {
+  (void)state;
+  const char *json =
+      "{\"format\": \"mapopt-app/1\", \"name\": \"t\", \"params\": {},\n"
+      " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+      " \"regions\": [{\"name\": \"r\", \"fields\": [[\"u\", 1073741824], "
+      "[\"v\", 8]],\n  \"atoms\": {\"groups\": [{\"group\": \"g\", "
+      "\"count\": 2, \"elements\": \"2305843009213693952\"}]}}],\n"
+      " \"partitions\": [{\"name\": \"p\", \"region\": \"r\", \"kind\": "
+      "\"group\", \"group\": \"g\"}],\n"
+      " \"tasks\": [{\"name\": \"w\", \"variants\": [{\"kind\": \"CPU\", "
+      "\"fixed_ns\": 1}]}],\n"
+      " \"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": 1, "
+      "\"timed\": true, \"body\": [{\"op\": \"index\", \"task\": \"w\", "
+      "\"domain\": [2], \"args\": [{\"part\": \"p\", \"priv\": \"RW\", "
+      "\"bytes\": 1}]}]}]}";
+  mapopt_sim_options so = {0};
+  mapopt_sim_result *res = simulate(json, "Task * CPU;\n", &so);
+  assert_int_equal(res->error, MAPOPT_SIM_OOM);
+  assert_non_null(strstr(res->log, "allocation of size 9223372036854775807"));
+  mapopt_sim_result_free(res);
+}
+
 /* A field of INT64_MAX bytes overflowed the sum of a requirement's field
  * bytes (UBSan in the loader); field sizes are now bounded. */
 static void test_app_field_bytes_bounded(void **state) {
@@ -796,6 +822,7 @@ int main(void) {
       cmocka_unit_test(test_app_fan_out_and_nesting),
       cmocka_unit_test(test_sim_memory_limit),
       cmocka_unit_test(test_sim_time_saturates),
+      cmocka_unit_test(test_sim_instance_bytes_saturate),
       cmocka_unit_test(test_app_field_bytes_bounded),
       cmocka_unit_test(test_dsl_value_budget),
       cmocka_unit_test(test_dsl_tuple_depth_and_print),
