@@ -143,25 +143,17 @@ static mapopt_status push(mapopt_diags *diags, mapopt_severity sev,
 static bool over_limit(mapopt_diags *diags, mapopt_severity sev,
                        const char *file, mapopt_status *st) {
   int kind = is_error(sev) ? KIND_ERRORS : KIND_OTHERS;
-  if (sev == MAPOPT_SEV_NOTE && diags->items.len > 0) {
-    /* A note goes with the diagnostic it follows. */
-    if (diags->last_dropped) {
-      diags->dropped[kind]++;
-      return true;
-    }
+  bool follows = sev == MAPOPT_SEV_NOTE && diags->items.len > 0;
+  if (follows ? !diags->last_dropped
+              : diags->limit == 0 || diags->kept[kind] < diags->limit)
     return false;
-  }
-  if (diags->limit == 0 || diags->kept[kind] < diags->limit) {
-    diags->kept[kind]++;
-    diags->last_dropped = false;
-    return false;
-  }
-  if (diags->dropped[kind]++ == 0) {
+  if (!follows && diags->dropped[kind] == 0) {
     char note[80];
     snprintf(note, sizeof note, "too many %s: only the first %zu are shown",
              kind == KIND_ERRORS ? "errors" : "warnings", diags->limit);
     *st = push(diags, MAPOPT_SEV_NOTE, "", file, 0, 0, note);
   }
+  diags->dropped[kind]++;
   diags->last_dropped = true;
   return true;
 }
@@ -179,8 +171,14 @@ mapopt_status mapopt_diags_addv(mapopt_diags *diags, mapopt_severity sev,
   char *msg = mapopt__sb_take(&sb, &mlen);
   if (!msg)
     return MAPOPT_ENOMEM;
+  bool follows = sev == MAPOPT_SEV_NOTE && diags->items.len > 0;
   st = push(diags, sev, code, file, line, col, msg);
   mapopt__free(diags->ctx, msg, mlen + 1);
+  if (st == MAPOPT_OK) { /* counted once kept: a failed copy changes nothing */
+    if (!follows)
+      diags->kept[is_error(sev) ? KIND_ERRORS : KIND_OTHERS]++;
+    diags->last_dropped = false;
+  }
   return st;
 }
 
