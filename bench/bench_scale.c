@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "counter.h"
+#include "measure.h"
 #include "mapopt/app.h"
 #include "mapopt/dsl.h"
 #include "mapopt/machine.h"
@@ -43,18 +43,6 @@ typedef struct report {
   int64_t run_bytes, plan_bytes, peak_bytes;
   char error[512];
 } report;
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The first diagnostic of d, or what as the error. */
 static void fail(report *r, mapopt_diags *d, const char *what) {
@@ -93,12 +81,12 @@ static void simulate(const char *app_name, int nodes, report *r) {
   }
   mapopt_app_options ao = {
       .spec = spec, .iterations = -1, .warmup = -1, .max_bytes = max_bytes};
-  double t0 = cpu_now();
+  double t0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
   if (mapopt_sim_instantiate(m, app, &ao, d, &run) != MAPOPT_OK) {
     fail(r, d, "instantiate");
     goto out;
   }
-  r->inst_s = cpu_now() - t0;
+  r->inst_s = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - t0;
   r->run_bytes = cnt.live;
   r->ops = run->nops;
   const char *text = mapopt_app_builtin_mapper(app_name, "expert");
@@ -111,20 +99,20 @@ static void simulate(const char *app_name, int nodes, report *r) {
     fail(r, d, "mapper");
     goto out;
   }
-  t0 = cpu_now();
+  t0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
   if (mapopt_sim_plan_new(ctx, run, &plan) != MAPOPT_OK) {
     fail(r, NULL, "plan");
     goto out;
   }
-  r->plan_s = cpu_now() - t0;
+  r->plan_s = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - t0;
   r->plan_bytes = cnt.live - r->run_bytes;
   mapopt_sim_options so = {0};
-  t0 = cpu_now();
+  t0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
   if (mapopt_sim_run_plan(ctx, m, plan, prog, &so, &res) != MAPOPT_OK) {
     fail(r, NULL, "run");
     goto out;
   }
-  r->run_s = cpu_now() - t0;
+  r->run_s = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - t0;
   r->peak_bytes = cnt.peak;
   r->events = res->events;
   r->elapsed_ns = res->elapsed_ns;
@@ -150,7 +138,7 @@ static void row(const char *app, int nodes) {
     exit(1);
   }
   fflush(stdout);
-  double w0 = wall_now();
+  double w0 = clock_seconds(CLOCK_MONOTONIC);
   pid_t pid = fork();
   if (pid < 0) {
     perror("bench_scale: fork");
@@ -175,7 +163,7 @@ static void row(const char *app, int nodes) {
     perror("bench_scale: wait4");
     exit(1);
   }
-  double wall = wall_now() - w0;
+  double wall = clock_seconds(CLOCK_MONOTONIC) - w0;
   double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
   double rss_mib = (double)ru.ru_maxrss / 1024.0;

@@ -25,18 +25,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "counter.h"
+#include "measure.h"
 #include "gen_graph.h"
 #include "mapopt/app.h"
 #include "mapopt/dsl.h"
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static long maxrss_kib(void) {
   struct rusage ru;
@@ -64,24 +58,24 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
   int64_t live0 = cnt->live;
-  double t0 = now();
+  double t0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
   mapopt_app_run *run;
   if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     gen_die("bench_sim", "instantiate", diags);
-  double inst_s = now() - t0;
+  double inst_s = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
   int64_t run_bytes = cnt->live - live0;
 
   mapopt_program *prog =
       gen_compile_mapper(ctx, m, app, run, diags, "bench_sim");
 
   live0 = cnt->live;
-  t0 = now();
+  t0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
   mapopt_sim_plan *plan;
   if (mapopt_sim_plan_new(ctx, run, &plan) != MAPOPT_OK) {
     fprintf(stderr, "bench_sim: plan failed\n");
     exit(1);
   }
-  double plan_s = now() - t0;
+  double plan_s = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
   int64_t plan_bytes = cnt->live - live0;
 
   /* A few simulations for small graphs, one for the largest. */
@@ -97,12 +91,12 @@ static void bench_size(mapopt_ctx *ctx, counter *cnt, const char *machine_arg,
     mapopt_sim_result *res;
     live0 = cnt->live;
     cnt->peak = live0;
-    t0 = now();
+    t0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
     if (mapopt_sim_run_plan(ctx, m, plan, prog, &so, &res) != MAPOPT_OK) {
       fprintf(stderr, "bench_sim: mapopt_sim_run_plan failed\n");
       exit(1);
     }
-    double dt = now() - t0;
+    double dt = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
     if (r == 0)
       first = dt;
     if (r == 0 || dt < best)

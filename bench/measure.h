@@ -1,14 +1,24 @@
 /*
- * The counting allocator the benchmarks share (bench_sim, bench_scale):
- * given to mapopt_ctx_new, it counts the bytes the library holds and their
- * peak, and the allocator calls. Every byte the library allocates goes
- * through the context's hook, so the counts are the library's own memory.
+ * What the benchmarks (bench_sim, bench_scale) measure with: a clock in
+ * seconds, and a counting allocator that, given to mapopt_ctx_new, counts
+ * the bytes the library holds and their peak, and the allocator calls.
+ * Every byte the library allocates goes through the context's hook, so the
+ * counts are the library's own memory.
  */
-#ifndef MAPOPT_BENCH_COUNTER_H
-#define MAPOPT_BENCH_COUNTER_H
+#ifndef MAPOPT_BENCH_MEASURE_H
+#define MAPOPT_BENCH_MEASURE_H
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* The time of clock id (CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC, ...) in
+ * seconds. */
+static inline double clock_seconds(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 typedef struct counter {
   int64_t live, peak, calls;
