@@ -728,9 +728,7 @@ static bool copy_tasks(inst *I) {
   return I->status == MAPOPT_OK;
 }
 
-/* ---- estimate
- * ----------------------------------------------------------------------------
- */
+/* ---- estimate ---------------------------------------------------------- */
 
 /* Counts are >= 0; a non-positive factor counts nothing. */
 static int64_t sat_mul(int64_t a, int64_t b) {

@@ -199,7 +199,7 @@ int cli_check(int argc, char **argv) {
     mapopt_dsl_free(prog);
   }
   if (json)
-    cli_print_json("files", out);
+    cli_print_json("files", files);
   else
     json_decref(files);
   cli_pipeline_close(&p);

@@ -246,8 +246,7 @@ static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
 static bool write_output(const char *path, const char *what, const char *text) {
   if (mapopt_file_replace(path, text, strlen(text)) == MAPOPT_OK)
     return true;
-  cli_error("%s: error: cannot write the %s: %s", path, what,
-            strerror(errno));
+  cli_error("%s: error: cannot write the %s: %s", path, what, strerror(errno));
   return false;
 }
 

@@ -211,9 +211,9 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
   if (missing)
     return INT64_MAX;
   if (parts)
-    *parts = (mapopt__task_cost_parts){sat_add(pk->overhead_ns, fixed),
-                                       c >= msum ? c : 0,
-                                       sat_add(c >= msum ? 0 : msum, gsum)};
+    *parts = (mapopt__task_cost_parts){
+        mapopt__sat_add(pk->overhead_ns, fixed), c >= msum ? c : 0,
+        mapopt__sat_add(c >= msum ? 0 : msum, gsum)};
   int64_t t = combine(pk->overhead_ns, fixed, c, msum, gsum);
   return apply_noise(t, in->noise_ppm, in->seed, in->op);
 }
