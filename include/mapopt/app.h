@@ -47,8 +47,7 @@ extern "C" {
 
 typedef struct mapopt_app mapopt_app;
 
-/* ---- the instantiated run --------------------------------------------------
- */
+/* ---- the instantiated run ------------------------------------------------ */
 
 typedef struct mapopt_app_region {
   const char *name;
@@ -233,8 +232,7 @@ typedef struct mapopt_app_run {
   const int64_t *param_values;
 } mapopt_app_run;
 
-/* ---- loading and instantiating ----------------------------------------------
- */
+/* ---- loading and instantiating ------------------------------------------- */
 
 /*
  * Loads a `mapopt-app/1` model from JSON text, validating its structure
@@ -302,8 +300,7 @@ MAPOPT_API mapopt_status mapopt_app_task_info(const mapopt_app *app,
 MAPOPT_API mapopt_status mapopt_app_to_json(mapopt_ctx *ctx,
                                             const mapopt_app *app, char **text);
 
-/* ---- describing a model
- * ------------------------------------------------------- */
+/* ---- describing a model -------------------------------------------------- */
 
 MAPOPT_API const char *mapopt_app_name(const mapopt_app *app);
 /* Parameter i (name and default value); false past the last. */
@@ -312,8 +309,7 @@ MAPOPT_API bool mapopt_app_param(const mapopt_app *app, size_t i,
 /* The name of size preset i; NULL past the last. */
 MAPOPT_API const char *mapopt_app_size_name(const mapopt_app *app, size_t i);
 
-/* ---- built-in applications
- * --------------------------------------------------- */
+/* ---- built-in applications ----------------------------------------------- */
 
 /* The names of the built-in applications, NULL-terminated. */
 MAPOPT_API const char *const *mapopt_app_builtins(void);

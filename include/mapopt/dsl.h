@@ -515,8 +515,7 @@ MAPOPT_API const char *mapopt_dsl_diag_code(mapopt_dsl_diag id);
 MAPOPT_API mapopt_severity mapopt_dsl_diag_severity(mapopt_dsl_diag id);
 MAPOPT_API const char *mapopt_dsl_diag_template(mapopt_dsl_diag id);
 
-/* ---- policy queries (SIMULATOR.md §1) ---------------------------------------
- */
+/* ---- policy queries (SIMULATOR.md §1) ------------------------------------ */
 
 /*
  * A region argument's keys: its names in order, then its position. The
@@ -641,8 +640,7 @@ MAPOPT_API mapopt_status mapopt_policy_single_map(
     mapopt_proc_kind kind, mapopt_map_answer *out, mapopt_proc_point *set,
     size_t cap, mapopt_diags *diags);
 
-/* ---- resolution with defaults (DSL.md §4.10, SIMULATOR.md §4.2)
- * -------------- */
+/* ---- resolution with defaults (DSL.md §4.10, SIMULATOR.md §4.2) ---------- */
 
 /*
  * The processor kind of task given the kinds it has variants for (bit

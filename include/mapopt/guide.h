@@ -227,8 +227,7 @@ typedef struct mapopt_guide_edit {
 MAPOPT_API int mapopt_guide_edit_format(const mapopt_guide_edit *e, char *buf,
                                         size_t size);
 
-/* ---- findings --------------------------------------------------------------
- */
+/* ---- findings ------------------------------------------------------------ */
 
 typedef struct mapopt_guide_finding {
   mapopt_guide_category category;
@@ -264,8 +263,7 @@ MAPOPT_API const mapopt_guide_finding *
 mapopt_findings_get(const mapopt_findings *f, size_t i);
 MAPOPT_API void mapopt_findings_free(mapopt_findings *f);
 
-/* ---- analysis ---------------------------------------------------------------
- */
+/* ---- analysis ------------------------------------------------------------ */
 
 typedef struct mapopt_guide_input {
   /* The raw output (stdout and stderr) of the evaluation: output_len bytes,
@@ -299,8 +297,7 @@ MAPOPT_API mapopt_status mapopt_guide_analyze(mapopt_ctx *ctx,
                                               const mapopt_guide_input *in,
                                               mapopt_findings **out);
 
-/* ---- feedback text ---------------------------------------------------------
- */
+/* ---- feedback text ------------------------------------------------------- */
 
 /* The feedback levels, for ablation: the output's own lines only; with
  * explanations; with suggestions; with both. */
@@ -347,8 +344,7 @@ MAPOPT_API mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
                                                     const mapopt_findings *f,
                                                     char **text);
 
-/* ---- a run's time, for people ---------------------------------------------
- */
+/* ---- a run's time, for people -------------------------------------------- */
 
 /*
  * Where a simulated run's time went, as text a person reads at once (what

@@ -110,8 +110,7 @@ MAPOPT_API mapopt_status mapopt_shape_parse(const char *text,
 MAPOPT_API int mapopt_shape_format(const mapopt_machine_shape *shape, char *buf,
                                    size_t size);
 
-/* ---- instance layouts -----------------------------------------------------
- */
+/* ---- instance layouts ---------------------------------------------------- */
 
 typedef enum mapopt_layout_tri {
   MAPOPT_LAYOUT_UNSET = -1,
@@ -140,8 +139,7 @@ typedef struct mapopt_layout {
   bool exact;
 } mapopt_layout;
 
-/* ---- an application's names ------------------------------------------------
- */
+/* ---- an application's names ---------------------------------------------- */
 
 /* A task of an application as mappers name it: for the mapping language's
  * checks of task and argument names (W11, W12). */

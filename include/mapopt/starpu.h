@@ -84,8 +84,7 @@ mapopt_starpu_machine_detect(int ranks, mapopt_starpu_machine *out);
 MAPOPT_API mapopt_status mapopt_starpu_machine_shape(
     const mapopt_starpu_machine *m, mapopt_machine_shape *shape);
 
-/* ---- loading a mapper ----------------------------------------------------
- */
+/* ---- loading a mapper ---------------------------------------------------- */
 
 typedef struct mapopt_starpu mapopt_starpu;
 
@@ -141,8 +140,7 @@ MAPOPT_API const mapopt_program *mapopt_starpu_program(const mapopt_starpu *s);
 MAPOPT_API unsigned
 mapopt_starpu_codelet_variants(const struct starpu_codelet *cl);
 
-/* ---- where a task runs ---------------------------------------------------
- */
+/* ---- where a task runs --------------------------------------------------- */
 
 /*
  * A placement: the processor kind, the rank, the processor's local index
@@ -194,8 +192,7 @@ mapopt_starpu_place_single(mapopt_starpu *s, const char *task,
                            unsigned variants, const mapopt_task_ref *parent,
                            mapopt_diags *diags, mapopt_starpu_place *out);
 
-/* ---- where data lives and how it is laid out ------------------------------
- */
+/* ---- where data lives and how it is laid out ----------------------------- */
 
 /*
  * The memory of one region argument (keys: its names and position, as in

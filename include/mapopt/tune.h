@@ -44,8 +44,7 @@
 extern "C" {
 #endif
 
-/* ---- the search space ------------------------------------------------------
- */
+/* ---- the search space ---------------------------------------------------- */
 
 /* What a parameter decides. */
 typedef enum mapopt_param_kind {
@@ -163,8 +162,7 @@ MAPOPT_API mapopt_status mapopt_space_choice_to_json(const mapopt_space *space,
                                                      const uint16_t *choice,
                                                      char **text);
 
-/* ---- optimizers ------------------------------------------------------------
- */
+/* ---- optimizers ---------------------------------------------------------- */
 
 /*
  * A candidate mapper an optimizer proposes. choice is a point of the space
@@ -508,8 +506,7 @@ MAPOPT_API mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
 /* Frees the outcome's strings and resets it (NULL is ignored). */
 MAPOPT_API void mapopt_tune_outcome_clear(mapopt_tune_outcome *o);
 
-/* ---- reading the database --------------------------------------------------
- */
+/* ---- reading the database ------------------------------------------------ */
 
 /* A recorded run, for reports. Strings and scores are owned by the history
  * that holds it. */

@@ -280,8 +280,7 @@ void mapopt__app_check_scopes(mapopt_app *app, mapopt__jr *jr) {
   mapopt__free(app->ctx, s, sizeof *s);
 }
 
-/* ---- task info (W11, W12) -------------------------------------------------
- */
+/* ---- task info (W11, W12) ------------------------------------------------ */
 
 typedef struct info_acc {
   mapopt__vec *pos; /* per task: vec of mapopt__vec (names per position) */

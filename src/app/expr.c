@@ -14,8 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- tokenizer ------------------------------------------------------------
- */
+/* ---- tokenizer ----------------------------------------------------------- */
 
 typedef enum {
   T_END,
@@ -505,8 +504,7 @@ bool mapopt__app_expr_parse(mapopt__arena *arena, mapopt__app_intern_fn intern,
   return true;
 }
 
-/* ---- evaluation -----------------------------------------------------------
- */
+/* ---- evaluation ---------------------------------------------------------- */
 
 static bool err(mapopt__app_env *env, mapopt__app_eval_err e,
                 const mapopt__app_ex_node *n) {

@@ -74,8 +74,7 @@ typedef struct inst {
   const char *site_part;
 } inst;
 
-/* ---- errors -----------------------------------------------------------------
- */
+/* ---- errors -------------------------------------------------------------- */
 
 static bool ierr(inst *I, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -162,8 +161,7 @@ static bool bind(inst *I, int32_t sym, int64_t v) {
   return true;
 }
 
-/* ---- memory with a budget
- * ------------------------------------------------------ */
+/* ---- memory with a budget ------------------------------------------------ */
 
 static int64_t used_bytes(const inst *I) {
   return (int64_t)I->ri->arena.total +
@@ -204,8 +202,7 @@ static const char *rdup(inst *I, const char *s) {
   return d;
 }
 
-/* ---- parameters and the spec
- * ----------------------------------------------------- */
+/* ---- parameters and the spec --------------------------------------------- */
 
 static bool parse_value(const char *s, size_t n, int64_t *out) {
   size_t i = 0;
@@ -333,8 +330,7 @@ static bool apply_spec(inst *I, const char *spec) {
   return true;
 }
 
-/* ---- atoms and pieces
- * -------------------------------------------------------------- */
+/* ---- atoms and pieces ---------------------------------------------------- */
 
 static bool layout_atoms(inst *I) {
   const mapopt_app *app = I->app;
@@ -676,8 +672,7 @@ static bool layout_pieces(inst *I) {
   return I->status == MAPOPT_OK;
 }
 
-/* ---- tasks
- * -------------------------------------------------------------------------- */
+/* ---- tasks --------------------------------------------------------------- */
 
 static int64_t ppm(double x) {
   return mapopt__round_i64(x * 1e6);
@@ -801,9 +796,7 @@ static int64_t est_stmts(inst *I, const mapopt__app_stmt *sts, int n,
   return ops;
 }
 
-/* ---- expansion
- * ------------------------------------------------------------------------------
- */
+/* ---- expansion ----------------------------------------------------------- */
 
 static int64_t push_op(inst *I, mapopt_op_kind kind, const tctx *c,
                        int64_t launch) {
@@ -1179,8 +1172,7 @@ static bool expand_stmts(inst *I, const mapopt__app_stmt *sts, int n,
   return true;
 }
 
-/* ---- the entry point
- * ---------------------------------------------------------------------- */
+/* ---- the entry point ----------------------------------------------------- */
 
 static bool setup(inst *I, const mapopt_app_options *opts,
                   const mapopt_app_machine *mach) {

@@ -85,8 +85,7 @@ static const char *fmt(loader *L, const char *f, ...) {
   return s;
 }
 
-/* ---- symbols ---------------------------------------------------------------
- */
+/* ---- symbols ------------------------------------------------------------- */
 
 static int32_t intern(void *ud, const char *s, size_t n) {
   mapopt_app *app = ud;
@@ -150,8 +149,7 @@ static int lookup(const mapopt__map *m, const char *name) {
   return e ? (int)(intptr_t)e->value - 1 : -1;
 }
 
-/* ---- typed members ----------------------------------------------------------
- */
+/* ---- typed members ------------------------------------------------------- */
 
 /* A string member that must name something; "" when absent or wrong. */
 static const char *str(loader *L, const mapopt__json *obj, const char *key,
@@ -300,8 +298,7 @@ const char *mapopt_app_priv_name(mapopt_priv p) {
   return (unsigned)p < 4 ? PRIVS[p] : "RO";
 }
 
-/* ---- regions ---------------------------------------------------------------
- */
+/* ---- regions ------------------------------------------------------------- */
 
 static void load_region(loader *L, const mapopt__json *v, int idx) {
   mapopt__app_region *r = &L->app->regions[idx];
@@ -427,8 +424,7 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
   }
 }
 
-/* ---- partitions ------------------------------------------------------------
- */
+/* ---- partitions ---------------------------------------------------------- */
 
 static int find_group(const mapopt__app_region *r, const char *name) {
   for (int i = 0; i < r->ngroups; i++)
@@ -577,8 +573,7 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
   }
 }
 
-/* ---- tasks ------------------------------------------------------------------
- */
+/* ---- tasks --------------------------------------------------------------- */
 
 static void load_rules(loader *L, const mapopt__json *v, const char *key,
                        const char *what, bool req, size_t *n,
@@ -776,8 +771,7 @@ static void load_task(loader *L, const mapopt__json *v, int idx) {
   }
 }
 
-/* ---- statements -------------------------------------------------------------
- */
+/* ---- statements ---------------------------------------------------------- */
 
 static int future_index(loader *L, const char *name) {
   int i = lookup(&L->futures, name);
@@ -1209,8 +1203,7 @@ static void load_stmts(loader *L, const mapopt__json *arr, const char *what,
   *out = sts;
 }
 
-/* ---- top level
- * ---------------------------------------------------------------- */
+/* ---- top level ----------------------------------------------------------- */
 
 static void load_top(loader *L, const mapopt__json *root) {
   mapopt_app *app = L->app;

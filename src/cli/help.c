@@ -13,8 +13,7 @@
 
 #include "cli/cli.h"
 
-/* ---- options --------------------------------------------------------------
- */
+/* ---- options ------------------------------------------------------------- */
 
 /* Adds the option at p (up to where it ends) to names, once. Returns its
  * end, or p + 1 when p starts no option. */
@@ -83,8 +82,7 @@ int cli_unknown_option(const char *cmd, const char *opt) {
   return cli_usage_error(cmd, "unknown option '%s'", opt);
 }
 
-/* ---- manual pages ---------------------------------------------------------
- */
+/* ---- manual pages -------------------------------------------------------- */
 
 /* Text as roff: backslashes and hyphens escaped, a line that would start
  * with a control character protected. */
@@ -221,8 +219,7 @@ void cli_write_man(FILE *f, const cli_command *c, const char *main_help) {
     fprintf(f, ".BR mapopt\\-%s (1)%s\n", all[i].name, i + 1 < n ? "," : "");
 }
 
-/* ---- bash completion --------------------------------------------------------
- */
+/* ---- bash completion ----------------------------------------------------- */
 
 /* The options of a command that take a file name as their value. */
 static bool takes_file(const char *opt) {

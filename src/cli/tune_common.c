@@ -250,8 +250,7 @@ double cli_normalized(const mapopt_tune_run_info *r, double score,
   return score;
 }
 
-/* ---- the table ------------------------------------------------------------
- */
+/* ---- the table ----------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

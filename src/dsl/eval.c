@@ -1,6 +1,8 @@
 /*
  * The interpreter of the DSL's expression language (DSL.md §5): values,
- * operators, tuples, calls, the task object, machine models and print.
+ * operators, tuples, calls, the task object and print. Machine models are
+ * in evalmachine.c; the errors and budgets every part raises and charges,
+ * in evalcore.c (eval.h holds what they share).
  *
  * It walks the tree directly. Every error is a DSL.md §7.4 R-error raised at
  * the location of the construct that failed; evaluation then unwinds by
@@ -16,166 +18,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/dsl.h"
-
-typedef struct frame {
-  mapopt__value *slots;
-  const mapopt__stmt *fn; /* the executing def, NULL at top level */
-} frame;
-
-struct mapopt__eval {
-  const mapopt__eval_env *env;
-  mapopt_program *prog;
-  mapopt__arena *arena;
-  mapopt__eval_error *err;
-  int64_t steps;
-  int64_t values; /* built, when env->values does not count them */
-  int depth;      /* active calls */
-  int cdepth;     /* C recursion of eval() */
-  frame *fr;
-  mapopt__loc ret_loc; /* location of the return that produced the value */
-  bool have_call_loc;
-};
+#include "dsl/eval.h"
 
 typedef mapopt__eval ev_t;
 typedef mapopt__value value;
+typedef mapopt__eval_frame frame;
+typedef mapopt__value_list vlist;
 
 static bool eval(ev_t *ev, const mapopt__expr *e, value *out);
-
-/* ---- errors ------------------------------------------------------------ */
-
-/* Records the first error of an evaluation: code at loc with message msg
- * (owned from here; NULL: out of memory). Returns false. */
-static bool raise(ev_t *ev, const char *code, mapopt__loc loc, char *msg) {
-  mapopt__eval_error *err = ev->err;
-  snprintf(err->code, sizeof err->code, "%s", code);
-  err->loc = loc;
-  err->msg = msg;
-  err->nomem = !msg;
-  err->in_call = ev->depth > 0 && ev->have_call_loc;
-  return false;
-}
-
-/* fmt formatted with ap, owned by the caller; NULL when out of memory. */
-static char *vtext(ev_t *ev, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
-
-static char *vtext(ev_t *ev, const char *fmt, va_list ap) {
-  mapopt__strbuf sb;
-  mapopt__sb_init(&sb, ev->prog->ctx);
-  mapopt__sb_vprintf(&sb, fmt, ap);
-  return mapopt__sb_take(&sb, NULL);
-}
-
-/* Raises the catalogue entry id (give it as MAPOPT__DIAG(NAME)) at loc,
- * its message formatted from fmt (the entry's template). Only the first
- * error of an evaluation counts. Returns false. */
-static bool fail(ev_t *ev, mapopt_dsl_diag id, const char *fmt, mapopt__loc loc,
-                 ...) __attribute__((format(printf, 3, 5)));
-
-static bool fail(ev_t *ev, mapopt_dsl_diag id, const char *fmt, mapopt__loc loc,
-                 ...) {
-  if (ev->err->failed)
-    return false;
-  ev->err->failed = true;
-  va_list ap;
-  va_start(ap, loc);
-  char *msg = vtext(ev, fmt, ap);
-  va_end(ap);
-  return raise(ev, mapopt_dsl_diag_code(id), loc, msg);
-}
-
-static bool nomem(ev_t *ev, mapopt__loc loc) {
-  if (ev->err->failed)
-    return false;
-  ev->err->failed = true;
-  return raise(ev, "", loc, NULL);
-}
-
-void mapopt__eval_error_clear(mapopt_ctx *ctx, mapopt__eval_error *err) {
-  if (err->msg)
-    mapopt__free(ctx, err->msg, strlen(err->msg) + 1);
-  if (err->note)
-    mapopt__free(ctx, err->note, strlen(err->note) + 1);
-  err->msg = err->note = NULL;
-}
-
-/* Attaches the hint id (formatted from fmt, its template) to the error
- * just raised. Call it only right after raising that error, when it was
- * the evaluation's first. Out of memory makes the whole error ENOMEM. */
-static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* The error becomes out of memory: its message and hint are dropped. */
-static void error_nomem(ev_t *ev) {
-  mapopt__eval_error_clear(ev->prog->ctx, ev->err);
-  ev->err->nomem = true;
-}
-
-static void note(ev_t *ev, mapopt_dsl_diag id, const char *fmt, ...) {
-  mapopt__eval_error *err = ev->err;
-  if (err->nomem || err->note)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  err->note = vtext(ev, fmt, ap);
-  va_end(ap);
-  snprintf(err->note_code, sizeof err->note_code, "%s",
-           mapopt_dsl_diag_code(id));
-  if (!err->note)
-    error_nomem(ev);
-}
-
-static bool step(ev_t *ev, int64_t n, mapopt__loc loc) {
-  ev->steps += n;
-  if (ev->steps > MAPOPT__DSL_STEP_LIMIT)
-    return fail(ev, MAPOPT__DIAG(R23_STEPS), loc, MAPOPT__DSL_STEP_LIMIT);
-  return true;
-}
-
-/* Charges n values (tuple items, points, call frames' slots) to the
- * budget of R27 before they are built: without it, a few statements that
- * each double a tuple take gigabytes. */
-static bool charge(ev_t *ev, int64_t n, mapopt__loc loc) {
-  int64_t *used = ev->env->values ? ev->env->values : &ev->values;
-  *used = mapopt__sat_add(*used, n);
-  if (*used > MAPOPT__DSL_VALUE_LIMIT)
-    return fail(ev, MAPOPT__DIAG(R27_VALUES), loc, MAPOPT__DSL_VALUE_LIMIT);
-  return true;
-}
-
-const char *mapopt__value_type_name(const value *v) {
-  switch (v->kind) {
-  case V_INT:
-    return "int";
-  case V_BOOL:
-    return "bool";
-  case V_TUPLE:
-    return "tuple";
-  case V_POINT:
-    return "point";
-  case V_SET:
-    return v->u.set.n ? "point set" : "empty point set";
-  case V_MACHINE:
-    return "machine";
-  case V_TASK:
-    return "task";
-  case V_PROC_KIND:
-    return "processor kind";
-  case V_MEM_KIND:
-    return "memory kind";
-  case V_FUNC:
-    return "function";
-  case V_UNSET:
-    break;
-  }
-  return "unset";
-}
-
-static const char *tname(const value *v) {
-  /* In type-mismatch messages an empty set is still a point set. */
-  return v->kind == V_SET ? "point set" : mapopt__value_type_name(v);
-}
 
 /* ---- printing ---------------------------------------------------------- */
 
@@ -284,12 +134,12 @@ static value mk_bool(bool b) {
 /* Room for n items in the arena, charged to the value budget; NULL with
  * the error raised (R27, or out of memory). */
 static value *new_items(ev_t *ev, int64_t n, mapopt__loc loc) {
-  if (!charge(ev, n, loc))
+  if (!mapopt__ev_charge(ev, n, loc))
     return NULL;
   value *items =
       mapopt__arena_alloc(ev->arena, (size_t)(n ? n : 1) * sizeof(value));
   if (!items)
-    nomem(ev, loc);
+    mapopt__ev_nomem(ev, loc);
   return items;
 }
 
@@ -303,7 +153,8 @@ static bool mk_tuple(ev_t *ev, const value *items, int64_t n, value *out,
     if (items[i].kind == V_TUPLE && items[i].u.tuple.depth >= depth)
       depth = items[i].u.tuple.depth + 1;
   if (depth > MAPOPT__DSL_MAX_TUPLE_DEPTH)
-    return fail(ev, MAPOPT__DIAG(R27_DEPTH), loc, MAPOPT__DSL_MAX_TUPLE_DEPTH);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R27_DEPTH), loc,
+                           MAPOPT__DSL_MAX_TUPLE_DEPTH);
   out->kind = V_TUPLE;
   out->u.tuple.n = (int)n;
   out->u.tuple.depth = depth;
@@ -314,45 +165,11 @@ static bool mk_tuple(ev_t *ev, const value *items, int64_t n, value *out,
 static bool mk_int_tuple(ev_t *ev, const int64_t *v, int n, value *out,
                          mapopt__loc loc) {
   value *items = new_items(ev, n, loc);
-  if (!items || !step(ev, n, loc))
+  if (!items || !mapopt__ev_step(ev, n, loc))
     return false;
   for (int i = 0; i < n; i++)
     items[i] = mk_int(v[i]);
   return mk_tuple(ev, items, n, out, loc);
-}
-
-/* Views a tuple or point as a sequence of values (a point is the int tuple
- * (node, local index)). Writes into tmp for points. */
-static bool as_seq(const value *v, value tmp[2], const value **items, int *n) {
-  if (v->kind == V_TUPLE) {
-    *items = v->u.tuple.items;
-    *n = v->u.tuple.n;
-    return true;
-  }
-  if (v->kind == V_POINT) {
-    tmp[0] = mk_int(v->u.pt.node);
-    tmp[1] = mk_int(v->u.pt.proc);
-    *items = tmp;
-    *n = 2;
-    return true;
-  }
-  return false;
-}
-
-/* Extracts an int tuple (or point) into ints; false if v is not one. */
-static bool as_ints(const value *v, int64_t *out, int cap, int *n) {
-  value tmp[2];
-  const value *items;
-  int len;
-  if (!as_seq(v, tmp, &items, &len) || len > cap)
-    return false;
-  for (int i = 0; i < len; i++) {
-    if (items[i].kind != V_INT)
-      return false;
-    out[i] = items[i].u.i;
-  }
-  *n = len;
-  return true;
 }
 
 static bool is_int_tuple(const value *v) {
@@ -367,12 +184,6 @@ static bool is_int_tuple(const value *v) {
 }
 
 /* ---- item lists (args, tuple items, subscripts) with unpacking ---------- */
-
-typedef struct vlist {
-  value *items;
-  int n;
-  int cap;
-} vlist;
 
 static bool vl_push(ev_t *ev, vlist *l, const value *v, mapopt__loc loc) {
   if (l->n == l->cap) {
@@ -416,9 +227,10 @@ static bool eval_items(ev_t *ev, const mapopt__expr_list *list, vlist *out) {
       value tmp[2];
       const value *items;
       int n;
-      if (!as_seq(&v, tmp, &items, &n))
-        return fail(ev, MAPOPT__DIAG(R02_UNPACK), it->loc, tname(&v));
-      if (!step(ev, n, it->loc))
+      if (!mapopt__ev_as_seq(&v, tmp, &items, &n))
+        return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_UNPACK), it->loc,
+                               mapopt__ev_type_name(&v));
+      if (!mapopt__ev_step(ev, n, it->loc))
         return false;
       for (int j = 0; j < n; j++)
         if (!vl_push(ev, out, &items[j], it->loc))
@@ -439,7 +251,7 @@ static void name_note(ev_t *ev, int sym) {
   const char **v = mapopt__arena_zalloc(
       ev->arena, (size_t)(p->nglobals ? p->nglobals : 1) * sizeof *v);
   if (!v) {
-    error_nomem(ev);
+    mapopt__ev_error_nomem(ev);
     return;
   }
   for (int i = 0; i < p->nglobals; i++)
@@ -448,7 +260,7 @@ static void name_note(ev_t *ev, int sym) {
   const char *name = mapopt__sym_name(&p->ast, sym);
   const char *best = mapopt_suggest(name, strlen(name), v, (size_t)p->nglobals);
   if (best)
-    note(ev, MAPOPT__DIAG(N04_DID_YOU_MEAN), best);
+    mapopt__ev_note(ev, MAPOPT__DIAG(N04_DID_YOU_MEAN), best);
 }
 
 static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
@@ -463,8 +275,8 @@ static bool lookup(ev_t *ev, const mapopt__name_ref *ref, mapopt__loc loc,
     return true;
   }
   bool first = !ev->err->failed;
-  fail(ev, MAPOPT__DIAG(R01_NOT_FOUND), loc,
-       mapopt__sym_name(&p->ast, ref->sym));
+  mapopt__ev_fail(ev, MAPOPT__DIAG(R01_NOT_FOUND), loc,
+                  mapopt__sym_name(&p->ast, ref->sym));
   if (first)
     name_note(ev, ref->sym);
   return false;
@@ -494,16 +306,16 @@ static bool call_def(ev_t *ev, const mapopt__stmt *fn, const value *args,
                      int nargs, mapopt__loc loc, value *out) {
   const char *name = mapopt__sym_name(&ev->prog->ast, fn->u.def.sym);
   if (nargs != fn->u.def.nparams)
-    return fail(ev, MAPOPT__DIAG(R03_ARGUMENTS), loc, name, fn->u.def.nparams,
-                nargs);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R03_ARGUMENTS), loc, name,
+                           fn->u.def.nparams, nargs);
   for (int i = 0; i < nargs; i++)
     if (!param_accepts(fn->u.def.params[i].type, &args[i]))
-      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, i + 1, name,
-                  mapopt__param_type_text(fn->u.def.params[i].type),
-                  tname(&args[i]));
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, i + 1, name,
+                             mapopt__param_type_text(fn->u.def.params[i].type),
+                             mapopt__ev_type_name(&args[i]));
   if (ev->depth >= MAPOPT__DSL_MAX_CALL_DEPTH)
-    return fail(ev, MAPOPT__DIAG(R22_RECURSION), loc,
-                MAPOPT__DSL_MAX_CALL_DEPTH, name);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R22_RECURSION), loc,
+                           MAPOPT__DSL_MAX_CALL_DEPTH, name);
   int nslots = fn->u.def.nslots > 0 ? fn->u.def.nslots : 1;
   value *slots = new_items(ev, nslots, loc);
   if (!slots)
@@ -532,8 +344,8 @@ static bool eval_call(ev_t *ev, const mapopt__expr *e, value *out) {
   if (!lookup(ev, &e->u.call.fn, e->loc, &f))
     return false;
   if (f.kind != V_FUNC)
-    return fail(ev, MAPOPT__DIAG(R02_NOT_FUNCTION), e->loc,
-                mapopt__sym_name(&ev->prog->ast, e->u.call.fn.sym));
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_NOT_FUNCTION), e->loc,
+                           mapopt__sym_name(&ev->prog->ast, e->u.call.fn.sym));
   vlist args;
   if (!eval_items(ev, &e->u.call.args, &args))
     return false;
@@ -559,10 +371,10 @@ static bool int_op(ev_t *ev, mapopt__op op, int64_t a, int64_t b, value *out,
   case OP_DIV:
   case OP_MOD:
     if (b == 0)
-      return fail(ev, MAPOPT__DIAG(R05_DIVISION), loc);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R05_DIVISION), loc);
     if (a == INT64_MIN && b == -1) {
       if (op == OP_DIV)
-        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
+        return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
       r = 0;
     } else {
       r = op == OP_DIV ? a / b : a % b;
@@ -587,10 +399,11 @@ static bool int_op(ev_t *ev, mapopt__op op, int64_t a, int64_t b, value *out,
     *out = mk_bool(a != b);
     return true;
   default:
-    return fail(ev, MAPOPT__DIAG(R02_INT_OPERANDS), loc, mapopt__op_text(op));
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_INT_OPERANDS), loc,
+                           mapopt__op_text(op));
   }
   if (ovf)
-    return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), loc);
   *out = mk_int(r);
   return true;
 }
@@ -616,8 +429,9 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.binary.rhs, &b))
       return false;
     if (a.kind != V_BOOL || b.kind != V_BOOL)
-      return fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc, tname(&a),
-                  mapopt__op_text(op), tname(&b));
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc,
+                             mapopt__ev_type_name(&a), mapopt__op_text(op),
+                             mapopt__ev_type_name(&b));
     *out = b;
     return true;
   }
@@ -633,20 +447,21 @@ static bool binary(ev_t *ev, const mapopt__expr *e, value *out) {
     value ta[2], tb[2];
     const value *ia = NULL, *ib = NULL;
     int na = 0, nb = 0;
-    as_seq(&a, ta, &ia, &na);
-    as_seq(&b, tb, &ib, &nb);
+    mapopt__ev_as_seq(&a, ta, &ia, &na);
+    mapopt__ev_as_seq(&b, tb, &ib, &nb);
     if (na != nb)
-      return fail(ev, MAPOPT__DIAG(R09_LENGTHS), e->loc, na, nb);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R09_LENGTHS), e->loc, na, nb);
     value *items = new_items(ev, na, e->loc);
-    if (!items || !step(ev, na, e->loc))
+    if (!items || !mapopt__ev_step(ev, na, e->loc))
       return false;
     for (int i = 0; i < na; i++)
       if (!int_op(ev, op, ia[i].u.i, ib[i].u.i, &items[i], e->loc))
         return false;
     return mk_tuple(ev, items, na, out, e->loc);
   }
-  return fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc, tname(&a),
-              mapopt__op_text(op), tname(&b));
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_BINARY), e->loc,
+                         mapopt__ev_type_name(&a), mapopt__op_text(op),
+                         mapopt__ev_type_name(&b));
 }
 
 static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
@@ -660,7 +475,7 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
   }
   if (op == OP_NEG && a.kind == V_INT) {
     if (a.u.i == INT64_MIN)
-      return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
     *out = mk_int(-a.u.i);
     return true;
   }
@@ -668,356 +483,19 @@ static bool unary(ev_t *ev, const mapopt__expr *e, value *out) {
     value tmp[2];
     const value *items;
     int n;
-    as_seq(&a, tmp, &items, &n);
+    mapopt__ev_as_seq(&a, tmp, &items, &n);
     value *r = new_items(ev, n, e->loc);
-    if (!r || !step(ev, n, e->loc))
+    if (!r || !mapopt__ev_step(ev, n, e->loc))
       return false;
     for (int i = 0; i < n; i++) {
       if (items[i].u.i == INT64_MIN)
-        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
+        return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
       r[i] = mk_int(-items[i].u.i);
     }
     return mk_tuple(ev, r, n, out, e->loc);
   }
-  return fail(ev, MAPOPT__DIAG(R02_UNARY), e->loc, mapopt__op_text(op),
-              tname(&a));
-}
-
-/* ---- machine models ---------------------------------------------------- */
-
-/* An error of the machine-model functions: its R-code and the message
- * they formatted from the catalogue. */
-static bool ms_fail(ev_t *ev, mapopt__ms_err code, mapopt__loc loc,
-                    const char *msg) {
-  if (ev->err->failed)
-    return false;
-  ev->err->failed = true;
-  char c[4];
-  snprintf(c, sizeof c, "R%02d", (int)code);
-  return raise(ev, c, loc, mapopt__strndup(ev->prog->ctx, msg, strlen(msg)));
-}
-
-/* "(8,)", "(2, 4)": a tuple as the language prints it. */
-static void sb_tuple(mapopt__strbuf *sb, const int64_t *v, int n) {
-  mapopt__sb_putc(sb, '(');
-  for (int i = 0; i < n; i++)
-    mapopt__sb_printf(sb, i ? ", %" PRId64 : "%" PRId64, v[i]);
-  mapopt__sb_puts(sb, n == 1 ? ",)" : ")");
-}
-
-/* A transformation as it was written, e.g. "merge(0, 1)". */
-static void sb_step(mapopt__strbuf *sb, const mapopt__ms_step *st) {
-  switch (st->op) {
-  case MS_SPLIT:
-    mapopt__sb_printf(sb, "split(%d, %" PRId64 ")", st->a, st->f);
-    break;
-  case MS_MERGE:
-    mapopt__sb_printf(sb, "merge(%d, %d)", st->a, st->b);
-    break;
-  case MS_SWAP:
-    mapopt__sb_printf(sb, "swap(%d, %d)", st->a, st->b);
-    break;
-  case MS_SLICE:
-    mapopt__sb_printf(sb, "slice(%d, %" PRId64 ", %" PRId64 ")", st->a, st->lo,
-                      st->hi);
-    break;
-  case MS_REVERSE:
-    mapopt__sb_printf(sb, "reverse(%d)", st->a);
-    break;
-  case MS_FACTORS:
-    mapopt__sb_printf(sb, "a split of dimension %d into ", st->a);
-    sb_tuple(sb, st->factors, st->nf);
-    break;
-  }
-}
-
-/* R10, R11 and R25's hint: the index written, the size of the model it
- * indexes and how that model was made ("Machine(GPU): (2, 4); merge(0, 1):
- * (8,)") -- when the index is outside that size, which is the mistake to
- * fix. */
-static void index_note(ev_t *ev, const mapopt__mspace *m,
-                       const int64_t *coords) {
-  bool outside = false;
-  for (int d = 0; d < m->ndims; d++)
-    outside |= coords[d] >= m->size[d];
-  if (!outside)
-    return;
-  mapopt__strbuf idx, size, how;
-  mapopt__sb_init(&idx, ev->prog->ctx);
-  mapopt__sb_init(&size, ev->prog->ctx);
-  mapopt__sb_init(&how, ev->prog->ctx);
-  mapopt__sb_putc(&idx, '[');
-  for (int d = 0; d < m->ndims; d++)
-    mapopt__sb_printf(&idx, d ? ", %" PRId64 : "%" PRId64, coords[d]);
-  mapopt__sb_putc(&idx, ']');
-  sb_tuple(&size, m->size, m->ndims);
-  int64_t base[2] = {m->nodes, m->procs};
-  mapopt__sb_printf(&how, "Machine(%s): ",
-                    mapopt_shape_proc_name((mapopt_proc_kind)m->proc_kind));
-  sb_tuple(&how, base, 2);
-  for (int k = 0; k < m->nsteps; k++) {
-    mapopt__sb_puts(&how, "; ");
-    sb_step(&how, &m->steps[k]);
-    mapopt__sb_puts(&how, ": ");
-    if (k + 1 < m->nsteps)
-      sb_tuple(&how, m->steps[k + 1].in_size, m->steps[k + 1].in_ndims);
-    else
-      sb_tuple(&how, m->size, m->ndims);
-  }
-  if (idx.failed || size.failed || how.failed) {
-    error_nomem(ev);
-  } else {
-    note(ev, MAPOPT__DIAG(N08_INDEX), idx.data, size.data, how.data);
-  }
-  mapopt__sb_destroy(&idx);
-  mapopt__sb_destroy(&size);
-  mapopt__sb_destroy(&how);
-}
-
-/* An error of the inverse mapping at loc, with its hint. */
-static bool inverse_fail(ev_t *ev, mapopt__ms_err r, mapopt__loc loc,
-                         const char *msg, const mapopt__mspace *m,
-                         const int64_t *coords) {
-  bool first = !ev->err->failed;
-  ms_fail(ev, r, loc, msg);
-  if (first && (r == MS_R10 || r == MS_R11 || r == MS_R25))
-    index_note(ev, m, coords);
-  return false;
-}
-
-/* m[c0, ..., c(r-1)] (DSL.md §5.8): a point, or a point set for wildcards. */
-static bool index_machine(ev_t *ev, const mapopt__mspace *m, const vlist *subs,
-                          mapopt__loc loc, value *out) {
-  if (subs->n != m->ndims)
-    return fail(ev, MAPOPT__DIAG(R13_COORDINATES), loc, subs->n, m->ndims);
-  int64_t coords[MAPOPT__MS_MAX_DIMS];
-  int wild[MAPOPT__MS_MAX_DIMS], nwild = 0;
-  int64_t total = 1;
-  for (int d = 0; d < subs->n; d++) {
-    const value *c = &subs->items[d];
-    if (c->kind == V_UNSET) {
-      wild[nwild++] = d;
-      coords[d] = 0;
-      if (m->size[d] == 0 || total == 0)
-        total = 0;
-      else if (mapopt__mul_ovf(total, m->size[d], &total))
-        total = INT64_MAX;
-      continue;
-    }
-    if (c->kind != V_INT)
-      return fail(ev, MAPOPT__DIAG(R02_COORDINATE), loc, tname(c));
-    if (c->u.i < 0)
-      return fail(ev, MAPOPT__DIAG(R12_NEGATIVE), loc, c->u.i, d);
-    coords[d] = c->u.i;
-  }
-  char msg[MAPOPT__MS_ERR_MAX];
-  mapopt_proc_point pt = {(mapopt_proc_kind)m->proc_kind, 0, 0};
-  if (nwild == 0) {
-    mapopt__ms_err r =
-        mapopt__ms_inverse(m, coords, &pt.node, &pt.proc, msg, sizeof msg);
-    if (r != MS_OK)
-      return inverse_fail(ev, r, loc, msg, m, coords);
-    out->kind = V_POINT;
-    out->u.pt = pt;
-    return true;
-  }
-  if (!step(ev, total, loc) || !charge(ev, total, loc))
-    return false;
-  mapopt_proc_point *pts =
-      mapopt__arena_alloc(ev->arena, (size_t)(total ? total : 1) * sizeof *pts);
-  if (!pts)
-    return nomem(ev, loc);
-  for (int64_t k = 0; k < total; k++) {
-    /* Row-major over the wildcard positions: the last one varies fastest. */
-    int64_t rem = k;
-    for (int w = nwild - 1; w >= 0; w--) {
-      int d = wild[w];
-      coords[d] = rem % m->size[d];
-      rem /= m->size[d];
-    }
-    mapopt__ms_err r = mapopt__ms_inverse(m, coords, &pts[k].node, &pts[k].proc,
-                                          msg, sizeof msg);
-    if (r != MS_OK)
-      return inverse_fail(ev, r, loc, msg, m, coords);
-    pts[k].kind = (mapopt_proc_kind)m->proc_kind;
-  }
-  out->kind = V_SET;
-  out->u.set.n = total;
-  out->u.set.pts = pts;
-  return true;
-}
-
-/* Builds a transformed model in the arena (steps array copied + 1). */
-static bool ms_apply(ev_t *ev, const mapopt__mspace *in, mapopt__ms_op op,
-                     const char *name, int a, int b, int64_t f, int64_t lo,
-                     int64_t hi, const int64_t *factors, int nf,
-                     mapopt__loc loc, value *out) {
-  mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
-  mapopt__ms_step *steps =
-      mapopt__arena_alloc(ev->arena, (size_t)(in->nsteps + 1) * sizeof *steps);
-  if (!m || !steps)
-    return nomem(ev, loc);
-  if (in->nsteps)
-    memcpy(steps, in->steps, (size_t)in->nsteps * sizeof *steps);
-  char msg[MAPOPT__MS_ERR_MAX];
-  mapopt__ms_err r =
-      mapopt__ms_transform(in, op, name, a, b, f, lo, hi, factors, nf,
-                           &steps[in->nsteps], m, msg, sizeof msg);
-  if (r != MS_OK)
-    return ms_fail(ev, r, loc, msg);
-  m->steps = steps;
-  out->kind = V_MACHINE;
-  out->u.ms = m;
-  return true;
-}
-
-/* decompose(N, L), memoized in the program by (N, L). */
-static bool decompose_memo(ev_t *ev, int64_t n, const int64_t *l, int k,
-                           int64_t *res, mapopt__loc loc) {
-  mapopt_program *p = ev->prog;
-  int64_t key[MAPOPT__MS_MAX_DIMS + 1];
-  key[0] = n;
-  memcpy(key + 1, l, (size_t)k * sizeof *l);
-  size_t klen = (size_t)(k + 1) * sizeof *key;
-  /* Always memoized: no_memo turns off only the index-map result cache. */
-  pthread_mutex_lock(&p->lock);
-  mapopt__map_entry *hit =
-      mapopt__map_find(&p->decompose_memo, (const char *)key, klen);
-  if (hit)
-    memcpy(res, hit->value, (size_t)k * sizeof *res);
-  pthread_mutex_unlock(&p->lock);
-  if (hit)
-    return step(ev, 1, loc);
-  int64_t steps = ev->steps;
-  mapopt__ms_err r =
-      mapopt__factor_decompose(n, l, k, res, &steps, MAPOPT__DSL_STEP_LIMIT);
-  if (r != MS_OK)
-    return fail(ev, MAPOPT__DIAG(R23_STEPS), loc, MAPOPT__DSL_STEP_LIMIT);
-  ev->steps = steps;
-  pthread_mutex_lock(&p->lock);
-  char *kcopy = mapopt__arena_alloc(&p->cache_arena, klen);
-  int64_t *vcopy =
-      mapopt__arena_alloc(&p->cache_arena, (size_t)k * sizeof *vcopy);
-  bool ins = false;
-  mapopt__map_entry *e =
-      kcopy && vcopy
-          ? (memcpy(kcopy, key, klen),
-             mapopt__map_upsert(&p->decompose_memo, p->ctx, kcopy, klen, &ins))
-          : NULL;
-  if (e && ins) {
-    memcpy(vcopy, res, (size_t)k * sizeof *res);
-    e->value = vcopy;
-  }
-  pthread_mutex_unlock(&p->lock);
-  return true; /* a failed cache insert only costs a recomputation */
-}
-
-static bool want_ints(ev_t *ev, const char *method, const vlist *args,
-                      int count, mapopt__loc loc) {
-  if (args->n != count)
-    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT_COUNT), loc, method, count,
-                args->n);
-  for (int i = 0; i < count; i++)
-    if (args->items[i].kind != V_INT)
-      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, i + 1, method, "int",
-                  tname(&args->items[i]));
-  return true;
-}
-
-static int to_dim(int64_t v) {
-  return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int)v;
-}
-
-/* Validates dimension d for the factoring splits before factors are
- * computed (the range check comes first, as for every transformation). */
-static bool factor_dim(ev_t *ev, const mapopt__mspace *m, const char *method,
-                       int64_t d, mapopt__loc loc) {
-  if (d < 0 || d >= m->ndims)
-    return fail(ev, MAPOPT__DIAG(R15_DIMENSION), loc, method, d, m->ndims);
-  return true;
-}
-
-/* balance_split(d, k), auto_split(d, L), greedy_split(d, L): checks in the
- * order dimension, parts, size, then the factors replace dimension d. */
-static bool factor_split(ev_t *ev, const mapopt__mspace *m, mapopt__member mem,
-                         const vlist *args, mapopt__loc loc, value *out) {
-  const char *name = mapopt__member_text(mem);
-  const value *a = args->items;
-  if (args->n != 2)
-    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT_COUNT), loc, name, 2, args->n);
-  if (a[0].kind != V_INT)
-    return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, 1, name, "int",
-                tname(&a[0]));
-  if (!factor_dim(ev, m, name, a[0].u.i, loc))
-    return false;
-  int64_t l[MAPOPT__MS_MAX_DIMS + 1];
-  int k = 0;
-  if (mem == MEM_BALANCE_SPLIT) {
-    if (a[1].kind != V_INT)
-      return fail(ev, MAPOPT__DIAG(R02_ARGUMENT), loc, 2, name, "int",
-                  tname(&a[1]));
-    if (a[1].u.i < 1)
-      return fail(ev, MAPOPT__DIAG(R15_PARTS), loc, a[1].u.i);
-    k = a[1].u.i > MAPOPT__MS_MAX_DIMS ? MAPOPT__MS_MAX_DIMS + 1
-                                       : (int)a[1].u.i;
-  } else {
-    bool ok = as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
-    for (int i = 0; ok && i < k; i++)
-      ok = l[i] >= 1;
-    if (!ok)
-      return fail(ev, MAPOPT__DIAG(R15_DOMAIN), loc, name);
-  }
-  int d = (int)a[0].u.i;
-  if (m->ndims - 1 + k > MAPOPT__MS_MAX_DIMS)
-    return fail(ev, MAPOPT__DIAG(R15_TOO_MANY), loc);
-  if (m->size[d] < 1)
-    return fail(ev, MAPOPT__DIAG(R15_ZERO_SIZE), loc, d);
-  int64_t f[MAPOPT__MS_MAX_DIMS];
-  if (mem == MEM_BALANCE_SPLIT)
-    mapopt__factor_balance(m->size[d], k, f);
-  else if (mem == MEM_GREEDY_SPLIT)
-    mapopt__factor_greedy(m->size[d], l, k, f);
-  else if (!decompose_memo(ev, m->size[d], l, k, f, loc))
-    return false;
-  return ms_apply(ev, m, MS_FACTORS, name, d, 0, 0, 0, 0, f, k, loc, out);
-}
-
-static bool machine_method(ev_t *ev, const mapopt__mspace *m,
-                           mapopt__member mem, const vlist *args,
-                           mapopt__loc loc, value *out) {
-  const char *name = mapopt__member_text(mem);
-  const value *a = args->items;
-  switch (mem) {
-  case MEM_SPLIT:
-    if (!want_ints(ev, name, args, 2, loc))
-      return false;
-    return ms_apply(ev, m, MS_SPLIT, name, to_dim(a[0].u.i), 0, a[1].u.i, 0, 0,
-                    NULL, 0, loc, out);
-  case MEM_MERGE:
-  case MEM_SWAP:
-    if (!want_ints(ev, name, args, 2, loc))
-      return false;
-    return ms_apply(ev, m, mem == MEM_MERGE ? MS_MERGE : MS_SWAP, name,
-                    to_dim(a[0].u.i), to_dim(a[1].u.i), 0, 0, 0, NULL, 0, loc,
-                    out);
-  case MEM_SLICE:
-    if (!want_ints(ev, name, args, 3, loc))
-      return false;
-    return ms_apply(ev, m, MS_SLICE, name, to_dim(a[0].u.i), 0, 0, a[1].u.i,
-                    a[2].u.i, NULL, 0, loc, out);
-  case MEM_REVERSE:
-    if (!want_ints(ev, name, args, 1, loc))
-      return false;
-    return ms_apply(ev, m, MS_REVERSE, name, to_dim(a[0].u.i), 0, 0, 0, 0, NULL,
-                    0, loc, out);
-  case MEM_BALANCE_SPLIT:
-  case MEM_AUTO_SPLIT:
-  case MEM_GREEDY_SPLIT:
-    return factor_split(ev, m, mem, args, loc, out);
-  default:
-    break;
-  }
-  return fail(ev, MAPOPT__DIAG(R02_MEMBER), loc, name, "machine");
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_UNARY), e->loc,
+                         mapopt__op_text(op), mapopt__ev_type_name(&a));
 }
 
 /* ---- the task object --------------------------------------------------- */
@@ -1025,7 +503,7 @@ static bool machine_method(ev_t *ev, const mapopt__mspace *m,
 static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
                            const vlist *args, mapopt__loc loc, value *out) {
   if (args->n != 1 || args->items[0].kind != V_MACHINE)
-    return fail(ev, MAPOPT__DIAG(R02_PROCESSOR_ARGUMENT), loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_PROCESSOR_ARGUMENT), loc);
   const mapopt__mspace *m = args->items[0].u.ms;
   int64_t node = t->ref->proc.node, proc = t->ref->proc.proc;
   if (t->placing) {
@@ -1049,7 +527,7 @@ static bool task_processor(ev_t *ev, const mapopt__taskobj *t,
   char msg[MAPOPT__MS_ERR_MAX];
   mapopt__ms_err r = mapopt__ms_forward(m, node, proc, coords, msg, sizeof msg);
   if (r != MS_OK)
-    return ms_fail(ev, r, loc, msg);
+    return mapopt__ev_ms_fail(ev, r, loc, msg);
   return mk_int_tuple(ev, coords, m->ndims, out, loc);
 }
 
@@ -1076,8 +554,8 @@ static bool int_property(ev_t *ev, const mapopt__expr *e, const value *base,
   *handled = true;
   const mapopt__taskobj *t = base->u.task;
   if (t->is_parent || !t->ref->is_index)
-    return fail(ev, MAPOPT__DIAG(R19_INDEX_ONLY), e->loc,
-                mapopt__member_text(m));
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R19_INDEX_ONLY), e->loc,
+                           mapopt__member_text(m));
   *vals = m == MEM_IPOINT ? t->ref->point : t->ref->extents;
   *n = t->ref->dims;
   return true;
@@ -1090,12 +568,12 @@ static bool task_member(ev_t *ev, const mapopt__expr *e,
   switch (e->u.member.member) {
   case MEM_PARENT: {
     if (!t->is_parent && r->is_index)
-      return fail(ev, MAPOPT__DIAG(R20_SINGLE_ONLY), e->loc);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R20_SINGLE_ONLY), e->loc);
     if (!r->parent)
-      return fail(ev, MAPOPT__DIAG(R20_NO_PARENT), e->loc, r->name);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R20_NO_PARENT), e->loc, r->name);
     mapopt__taskobj *po = mapopt__arena_alloc(ev->arena, sizeof *po);
     if (!po)
-      return nomem(ev, e->loc);
+      return mapopt__ev_nomem(ev, e->loc);
     po->ref = r->parent;
     po->is_parent = true;
     po->placing = false;
@@ -1108,8 +586,8 @@ static bool task_member(ev_t *ev, const mapopt__expr *e,
   default:
     break;
   }
-  return fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc,
-              mapopt__member_text(e->u.member.member), "task");
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc,
+                         mapopt__member_text(e->u.member.member), "task");
 }
 
 static bool is_property(mapopt__member m) {
@@ -1123,9 +601,9 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
   mapopt__member mem = e->u.member.member;
   const char *name = mapopt__member_text(mem);
   if (is_property(mem) && e->u.member.call)
-    return fail(ev, MAPOPT__DIAG(R02_PROPERTY), e->loc, name);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_PROPERTY), e->loc, name);
   if (!is_property(mem) && !e->u.member.call)
-    return fail(ev, MAPOPT__DIAG(R02_METHOD), e->loc, name);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_METHOD), e->loc, name);
   const int64_t *vals = NULL;
   int n = 0;
   bool handled;
@@ -1149,15 +627,15 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
       int64_t v = 1;
       for (int i = 0; i < m->ndims; i++)
         if (mapopt__mul_ovf(v, m->size[i], &v))
-          return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
+          return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
       *out = mk_int(v);
       return true;
     }
-    return machine_method(ev, m, mem, &args, e->loc, out);
+    return mapopt__ev_machine_method(ev, m, mem, &args, e->loc, out);
   }
   if (base.kind == V_POINT && mem == MEM_HAS) {
     if (args.n != 1 || args.items[0].kind != V_MEM_KIND)
-      return fail(ev, MAPOPT__DIAG(R02_HAS_ARGUMENT), e->loc);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_HAS_ARGUMENT), e->loc);
     int mk = args.items[0].u.k;
     unsigned aff = ev->prog->shape.affinity[base.u.pt.kind];
     *out = mk_bool(mk == MAPOPT_MEM_VIRTUAL || (aff >> mk) & 1u);
@@ -1172,7 +650,7 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
     value tmp[2];
     const value *items;
     int len;
-    as_seq(&base, tmp, &items, &len);
+    mapopt__ev_as_seq(&base, tmp, &items, &len);
     if (mem == MEM_LEN) {
       *out = mk_int(len);
       return true;
@@ -1180,14 +658,15 @@ static bool member_of(ev_t *ev, const mapopt__expr *e, const value *basep,
     int64_t v = 1;
     for (int i = 0; i < len; i++) {
       if (items[i].kind != V_INT)
-        return fail(ev, MAPOPT__DIAG(R02_VOLUME), e->loc);
+        return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_VOLUME), e->loc);
       if (mapopt__mul_ovf(v, items[i].u.i, &v))
-        return fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
+        return mapopt__ev_fail(ev, MAPOPT__DIAG(R06_OVERFLOW), e->loc);
     }
     *out = mk_int(v);
     return true;
   }
-  return fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc, name, tname(&base));
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_MEMBER), e->loc, name,
+                         mapopt__ev_type_name(&base));
 }
 
 static bool member(ev_t *ev, const mapopt__expr *e, value *out) {
@@ -1202,7 +681,7 @@ static bool tuple_at(ev_t *ev, const mapopt__expr *e, int64_t i, int n,
                      int64_t *j) {
   *j = i < 0 ? i + n : i;
   if (*j < 0 || *j >= n)
-    return fail(ev, MAPOPT__DIAG(R07_INDEX), e->loc, i, n);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R07_INDEX), e->loc, i, n);
   return true;
 }
 
@@ -1210,17 +689,18 @@ static bool tuple_at(ev_t *ev, const mapopt__expr *e, int64_t i, int n,
 static bool index_value(ev_t *ev, const mapopt__expr *e, const value *base,
                         const vlist *subs, value *out) {
   if (base->kind == V_MACHINE)
-    return index_machine(ev, base->u.ms, subs, e->loc, out);
+    return mapopt__ev_index_machine(ev, base->u.ms, subs, e->loc, out);
   for (int i = 0; i < subs->n; i++)
     if (subs->items[i].kind == V_UNSET)
-      return fail(ev, MAPOPT__DIAG(R14_WILDCARD), e->loc);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R14_WILDCARD), e->loc);
   value tmp[2];
   const value *items = NULL;
   int n = 0;
-  if (!as_seq(base, tmp, &items, &n))
-    return fail(ev, MAPOPT__DIAG(R02_NOT_INDEXABLE), e->loc, tname(base));
+  if (!mapopt__ev_as_seq(base, tmp, &items, &n))
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_NOT_INDEXABLE), e->loc,
+                           mapopt__ev_type_name(base));
   if (subs->n != 1 || subs->items[0].kind != V_INT)
-    return fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
   int64_t j;
   if (!tuple_at(ev, e, subs->items[0].u.i, n, &j))
     return false;
@@ -1247,7 +727,7 @@ static bool index_property(ev_t *ev, const mapopt__expr *e, value *out,
     return false;
   *handled = true;
   value base, idx;
-  if (!step(ev, 1, mem->loc) || !eval(ev, mem->u.member.base, &base))
+  if (!mapopt__ev_step(ev, 1, mem->loc) || !eval(ev, mem->u.member.base, &base))
     return false;
   const int64_t *vals = NULL;
   int n = 0;
@@ -1262,10 +742,10 @@ static bool index_property(ev_t *ev, const mapopt__expr *e, value *out,
     vlist one = {&idx, 1, 1};
     return index_value(ev, e, &tuple, &one, out);
   }
-  if (!step(ev, n, mem->loc) || !eval(ev, subs->items[0], &idx))
+  if (!mapopt__ev_step(ev, n, mem->loc) || !eval(ev, subs->items[0], &idx))
     return false;
   if (idx.kind != V_INT)
-    return fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_TUPLE_INDEX), e->loc);
   int64_t j;
   if (!tuple_at(ev, e, idx.u.i, n, &j))
     return false;
@@ -1294,7 +774,8 @@ static bool slice_bound(ev_t *ev, const mapopt__expr *x, int64_t *v,
   if (!eval(ev, x, &b))
     return false;
   if (b.kind != V_INT)
-    return fail(ev, MAPOPT__DIAG(R02_SLICE_BOUND), x->loc, tname(&b));
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_SLICE_BOUND), x->loc,
+                           mapopt__ev_type_name(&b));
   *v = b.u.i;
   return true;
 }
@@ -1316,22 +797,23 @@ static bool slice_expr(ev_t *ev, const mapopt__expr *e, value *out) {
       return false;
     base = sizes;
   }
-  if (!as_seq(&base, tmp, &items, &n))
-    return fail(ev, MAPOPT__DIAG(R02_NOT_SLICEABLE), e->loc, tname(&base));
+  if (!mapopt__ev_as_seq(&base, tmp, &items, &n))
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_NOT_SLICEABLE), e->loc,
+                           mapopt__ev_type_name(&base));
   int64_t a = lo < 0 ? lo + n : lo;
   if (a < 0)
-    return fail(ev, MAPOPT__DIAG(R08_LEFT), e->loc, lo);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R08_LEFT), e->loc, lo);
   int64_t b = n;
   if (has_hi && hi != 0) {
     if (hi > n)
-      return fail(ev, MAPOPT__DIAG(R08_RIGHT_LENGTH), e->loc, hi, n);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R08_RIGHT_LENGTH), e->loc, hi, n);
     b = hi < 0 ? hi + n : hi;
     if (b < 0)
-      return fail(ev, MAPOPT__DIAG(R08_RIGHT), e->loc, hi);
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R08_RIGHT), e->loc, hi);
   }
   int64_t len = a < b ? b - a : 0;
   value *r = new_items(ev, len, e->loc);
-  if (!r || !step(ev, len, e->loc))
+  if (!r || !mapopt__ev_step(ev, len, e->loc))
     return false;
   for (int64_t k = 0; k < len; k++)
     r[k] = items[a + k];
@@ -1347,9 +829,9 @@ static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
   value tmp[2];
   const value *items;
   int n;
-  if (!as_seq(&range, tmp, &items, &n))
-    return fail(ev, MAPOPT__DIAG(R02_RANGE), e->u.comp.range->loc,
-                tname(&range));
+  if (!mapopt__ev_as_seq(&range, tmp, &items, &n))
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_RANGE), e->u.comp.range->loc,
+                           mapopt__ev_type_name(&range));
   value *r = new_items(ev, n, e->loc);
   if (!r)
     return false;
@@ -1361,7 +843,7 @@ static bool comprehension(ev_t *ev, const mapopt__expr *e, value *out) {
       return false;
   }
   ev->fr->slots[slot] = saved;
-  if (!step(ev, n, e->loc))
+  if (!mapopt__ev_step(ev, n, e->loc))
     return false;
   return mk_tuple(ev, r, n, out, e->loc);
 }
@@ -1386,8 +868,8 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!lookup(ev, &e->u.name, e->loc, out))
       return false;
     if (out->kind == V_FUNC)
-      return fail(ev, MAPOPT__DIAG(R02_FUNCTION_VALUE), e->loc,
-                  mapopt__sym_name(&ev->prog->ast, e->u.name.sym));
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_FUNCTION_VALUE), e->loc,
+                             mapopt__sym_name(&ev->prog->ast, e->u.name.sym));
     return true;
   case EX_CALL:
     return eval_call(ev, e, out);
@@ -1396,10 +878,11 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.machine, &k))
       return false;
     if (k.kind != V_PROC_KIND)
-      return fail(ev, MAPOPT__DIAG(R02_MACHINE_KIND), e->loc, tname(&k));
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_MACHINE_KIND), e->loc,
+                             mapopt__ev_type_name(&k));
     mapopt__mspace *m = mapopt__arena_alloc(ev->arena, sizeof *m);
     if (!m)
-      return nomem(ev, e->loc);
+      return mapopt__ev_nomem(ev, e->loc);
     mapopt__ms_base(m, k.u.k, ev->prog->shape.nodes,
                     ev->prog->shape.procs[k.u.k]);
     out->kind = V_MACHINE;
@@ -1408,7 +891,8 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
   }
   case EX_TUPLE: {
     vlist items;
-    if (!eval_items(ev, &e->u.list, &items) || !step(ev, items.n, e->loc))
+    if (!eval_items(ev, &e->u.list, &items) ||
+        !mapopt__ev_step(ev, items.n, e->loc))
       return false;
     return mk_tuple(ev, items.items, items.n, out, e->loc);
   }
@@ -1423,7 +907,8 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
     if (!eval(ev, e->u.cond.cond, &c))
       return false;
     if (c.kind != V_BOOL)
-      return fail(ev, MAPOPT__DIAG(R02_CONDITION), e->loc, tname(&c));
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_CONDITION), e->loc,
+                             mapopt__ev_type_name(&c));
     return eval(ev, c.u.b ? e->u.cond.then : e->u.cond.els, out);
   }
   case EX_INDEX:
@@ -1436,14 +921,14 @@ static bool eval_inner(ev_t *ev, const mapopt__expr *e, value *out) {
   case EX_WILDCARD:
     break; /* the parser only puts these inside item lists */
   }
-  return fail(ev, MAPOPT__DIAG(R02_STAR), e->loc);
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R02_STAR), e->loc);
 }
 
 static bool eval(ev_t *ev, const mapopt__expr *e, value *out) {
-  if (!step(ev, 1, e->loc))
+  if (!mapopt__ev_step(ev, 1, e->loc))
     return false;
   if (ev->cdepth >= MAPOPT__DSL_MAX_EVAL_DEPTH)
-    return fail(ev, MAPOPT__DIAG(R22_NESTING), e->loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R22_NESTING), e->loc);
   ev->cdepth++;
   bool ok = eval_inner(ev, e, out);
   ev->cdepth--;
@@ -1466,7 +951,7 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
   const char *fmt = s->u.print.fmt;
   int len = s->u.print.fmtlen;
   if (mapopt__print_placeholders(fmt, len) > s->u.print.args.n)
-    return fail(ev, MAPOPT__DIAG(R24_PRINT_ARGUMENTS), s->loc);
+    return mapopt__ev_fail(ev, MAPOPT__DIAG(R24_PRINT_ARGUMENTS), s->loc);
   mapopt__strbuf sb;
   mapopt__sb_init(&sb, ev->prog->ctx);
   int arg = 0;
@@ -1483,7 +968,7 @@ static bool exec_print(ev_t *ev, const mapopt__stmt *s) {
     }
   }
   if (ok && sb.failed)
-    ok = nomem(ev, s->loc);
+    ok = mapopt__ev_nomem(ev, s->loc);
   if (ok)
     mapopt__dsl_emit_print(ev->prog, sb.data ? sb.data : "", ev->env->diags,
                            s->loc);
@@ -1515,7 +1000,7 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
   const mapopt__stmt_list *body = &fn->u.def.body;
   for (int i = 0; i < body->n; i++) {
     const mapopt__stmt *s = body->items[i];
-    if (!step(ev, 1, s->loc))
+    if (!mapopt__ev_step(ev, 1, s->loc))
       return false;
     switch (s->kind) {
     case ST_ASSIGN: {
@@ -1543,8 +1028,8 @@ static bool exec_body(ev_t *ev, const mapopt__stmt *fn, value *out) {
       break;
     }
   }
-  return fail(ev, MAPOPT__DIAG(R04_NO_RETURN), fn->u.def.name_loc,
-              mapopt__sym_name(&ev->prog->ast, fn->u.def.sym));
+  return mapopt__ev_fail(ev, MAPOPT__DIAG(R04_NO_RETURN), fn->u.def.name_loc,
+                         mapopt__sym_name(&ev->prog->ast, fn->u.def.sym));
 }
 
 /* ---- entry points ------------------------------------------------------ */
@@ -1565,7 +1050,7 @@ static bool top_frame(ev_t *ev, frame *fr) {
   fr->slots = mapopt__arena_zalloc(ev->arena, (size_t)n * sizeof(value));
   fr->fn = NULL;
   if (!fr->slots)
-    return nomem(ev, (mapopt__loc){0, 0});
+    return mapopt__ev_nomem(ev, (mapopt__loc){0, 0});
   return true;
 }
 
@@ -1605,13 +1090,13 @@ bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
     pts = r.u.set.pts;
     n = r.u.set.n;
   } else {
-    return fail(&ev, MAPOPT__DIAG(R17_RESULT), ev.ret_loc, fname,
-                mapopt__value_type_name(&r));
+    return mapopt__ev_fail(&ev, MAPOPT__DIAG(R17_RESULT), ev.ret_loc, fname,
+                           mapopt__value_type_name(&r));
   }
   if (pts[0].kind != kind)
-    return fail(&ev, MAPOPT__DIAG(R16_KIND), ev.ret_loc, task->ref->name,
-                mapopt_shape_proc_name(kind),
-                mapopt_shape_proc_name(pts[0].kind));
+    return mapopt__ev_fail(&ev, MAPOPT__DIAG(R16_KIND), ev.ret_loc,
+                           task->ref->name, mapopt_shape_proc_name(kind),
+                           mapopt_shape_proc_name(pts[0].kind));
   out->kind = r.kind == V_POINT ? MAPOPT_MAP_POINT : MAPOPT_MAP_SET;
   out->function = fname;
   out->npoints = (size_t)n;

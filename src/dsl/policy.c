@@ -185,8 +185,7 @@ bool mapopt_policy_replicated(const mapopt_program *prog, const char *task,
   return top_level && nodes > 1;
 }
 
-/* ---- mapping functions ----------------------------------------------------
- */
+/* ---- mapping functions --------------------------------------------------- */
 
 /* The function bound for task: exact name, kind key, then '*'. */
 static const mapopt__stmt *map_function(const mapopt__map *table,

@@ -14,8 +14,7 @@
 #include "core/json.h"
 #include "guide/guide.h"
 
-/* ---- names ------------------------------------------------------------------
- */
+/* ---- names --------------------------------------------------------------- */
 
 static const struct {
   const char *name, *label;
@@ -75,8 +74,7 @@ mapopt_status mapopt_guide_level_parse(const char *s, mapopt_guide_level *out) {
   return MAPOPT_ENOTFOUND;
 }
 
-/* ---- building ---------------------------------------------------------------
- */
+/* ---- building ------------------------------------------------------------ */
 
 const char *mapopt__guide_strndup(mapopt_findings *f, const char *s, size_t n) {
   char *c = mapopt__arena_strndup(&f->arena, s, n);
@@ -183,9 +181,7 @@ void mapopt__guide_sort(mapopt_findings *f) {
   }
 }
 
-/* ---- reading
- * ------------------------------------------------------------------
- */
+/* ---- reading ------------------------------------------------------------- */
 
 size_t mapopt_findings_count(const mapopt_findings *f) {
   return f ? f->items.len : 0;
@@ -238,9 +234,7 @@ int mapopt_guide_edit_format(const mapopt_guide_edit *e, char *buf,
   return snprintf(buf, size, "?");
 }
 
-/* ---- feedback text
- * ------------------------------------------------------------
- */
+/* ---- feedback text ------------------------------------------------------- */
 
 static const char *label(const mapopt_guide_finding *g) {
   if (g->code == MAPOPT_GUIDE_CODE_EXEC_TIME ||
@@ -275,9 +269,7 @@ mapopt_status mapopt_guide_feedback(mapopt_ctx *ctx, const mapopt_findings *f,
   return MAPOPT_OK;
 }
 
-/* ---- JSON
- * -----------------------------------------------------------------------
- */
+/* ---- JSON ---------------------------------------------------------------- */
 
 static json_t *str_or_null(const char *s) {
   return s ? mapopt__json_text(s) : json_null();

@@ -73,8 +73,7 @@ void mapopt__guide_fmt_ns(char *buf, size_t size, int64_t ns);
 /* "15.6 MB", "7.1 kB", "320 B" (10^3 multiples). */
 void mapopt__guide_fmt_bytes(char *buf, size_t size, int64_t bytes);
 
-/* ---- rules -----------------------------------------------------------------
- */
+/* ---- rules --------------------------------------------------------------- */
 
 /* The rules on the output text (text.c): errors, the metric lines. */
 void mapopt__guide_text_rules(const mapopt_guide_input *in, mapopt_findings *f);

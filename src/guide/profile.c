@@ -96,8 +96,7 @@ static mapopt_guide_finding *add(prof *p, mapopt_guide_code code, double impact,
   return g;
 }
 
-/* ---- zc-hot ---------------------------------------------------------------
- */
+/* ---- zc-hot -------------------------------------------------------------- */
 
 static void zc_hot(prof *p) {
   mapopt_findings *f = p->f;
@@ -157,8 +156,7 @@ static void zc_hot(prof *p) {
   }
 }
 
-/* ---- cpu-on-critical-path --------------------------------------------------
- */
+/* ---- cpu-on-critical-path ------------------------------------------------ */
 
 static void cpu_on_critical_path(prof *p) {
   mapopt_findings *f = p->f;
@@ -201,8 +199,7 @@ static void cpu_on_critical_path(prof *p) {
   }
 }
 
-/* ---- imbalance
- * --------------------------------------------------------------- */
+/* ---- imbalance ----------------------------------------------------------- */
 
 static void imbalance(prof *p) {
   mapopt_findings *f = p->f;
@@ -285,8 +282,7 @@ static void imbalance(prof *p) {
   }
 }
 
-/* ---- copy-bound ------------------------------------------------------------
- */
+/* ---- copy-bound ---------------------------------------------------------- */
 
 /* The channels that move data between places (not within one memory, not
  * fills or folds). */
@@ -455,8 +451,7 @@ static void copy_bound(prof *p) {
                    t->task, region);
 }
 
-/* ---- aos-few-fields
- * ---------------------------------------------------------- */
+/* ---- aos-few-fields ------------------------------------------------------ */
 
 static void aos_few_fields(prof *p) {
   mapopt_findings *f = p->f;
@@ -495,8 +490,7 @@ static void aos_few_fields(prof *p) {
   }
 }
 
-/* ---- overhead-bound --------------------------------------------------------
- */
+/* ---- overhead-bound ------------------------------------------------------ */
 
 /* A kind with a lower fixed cost per task than t's where t's work, scaled
  * by the peak rates, would still take less time in all; or -1. */
@@ -607,8 +601,7 @@ static void overhead_bound(prof *p) {
                  "spreads the mapping work over the nodes.");
 }
 
-/* ---- fb-near-capacity
- * -------------------------------------------------------- */
+/* ---- fb-near-capacity ---------------------------------------------------- */
 
 static void fb_near_capacity(prof *p) {
   mapopt_findings *f = p->f;
@@ -694,8 +687,7 @@ static void fb_near_capacity(prof *p) {
                        NULL, NULL, "1");
 }
 
-/* ---- limit-stall
- * -------------------------------------------------------------- */
+/* ---- limit-stall --------------------------------------------------------- */
 
 static void limit_stall(prof *p) {
   mapopt_findings *f = p->f;

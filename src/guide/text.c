@@ -1080,8 +1080,7 @@ static void add_error(scan *S, const text_rule *r, const line_info *li,
   r->fill(S, r, li, &w, g);
 }
 
-/* ---- metric lines ---------------------------------------------------------
- */
+/* ---- metric lines -------------------------------------------------------- */
 
 /* The number after the first '=' or ':' from p in s, and what follows. */
 static bool number_in(span s, const char *from, double *v) {
@@ -1130,8 +1129,7 @@ static bool metric_line(scan *S, const line_info *li) {
   return false;
 }
 
-/* ---- crashes ----------------------------------------------------------------
- */
+/* ---- crashes ------------------------------------------------------------- */
 
 static const struct {
   int signal;

@@ -588,8 +588,7 @@ static mapopt_status put_attempts(mapopt__strbuf *sb,
   return MAPOPT_OK;
 }
 
-/* ---- the messages
- * ------------------------------------------------------------ */
+/* ---- the messages -------------------------------------------------------- */
 
 static const char reply_rules[] =
     "\n## Your reply\n\n"

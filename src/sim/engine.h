@@ -476,8 +476,7 @@ int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
  * after its latency it becomes a flow (EV_FLOW_START). */
 void mapopt__sim_copy_ready(sim_t *s, int64_t c);
 
-/* ---- flow.c: ports as shared links ----------------------------------------
- */
+/* ---- flow.c: ports as shared links --------------------------------------- */
 
 /* Each port's bandwidth, from the channel it serves; no flows. */
 void mapopt__sim_ports_init(sim_t *s);

@@ -47,8 +47,7 @@ void mapopt__sim_ports_init(sim_t *s) {
   }
 }
 
-/* ---- port membership ------------------------------------------------------
- */
+/* ---- port membership ----------------------------------------------------- */
 
 static void link_flow(sim_t *s, int64_t c) {
   sim_copy *cp = copy_at(s, c);
@@ -83,8 +82,7 @@ static void unlink_flow(sim_t *s, int64_t c) {
   }
 }
 
-/* ---- rebalancing
- * -------------------------------------------------------------- */
+/* ---- rebalancing --------------------------------------------------------- */
 
 /* Adds to s->flow_set the flows on port that are not in it yet, the first
  * time port is walked in this gather; false on ENOMEM. */

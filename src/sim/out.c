@@ -13,8 +13,7 @@
 #include "core/json.h"
 #include "sim/engine.h"
 
-/* ---- raw log
- * ------------------------------------------------------------------ */
+/* ---- raw log ------------------------------------------------------------- */
 
 static int64_t launches_per_iteration(const mapopt_app_run *run) {
   int64_t it = run->iterations_warmup, n = 0, last = -1;
@@ -126,8 +125,7 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   return res->log ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
-/* ---- report
- * ------------------------------------------------------------------- */
+/* ---- report -------------------------------------------------------------- */
 
 static json_t *layout_json(const mapopt_layout *l) {
   char buf[64];
@@ -299,8 +297,7 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   return mapopt__json_write(ctx, o, text);
 }
 
-/* ---- trace
- * -------------------------------------------------------------------- */
+/* ---- trace --------------------------------------------------------------- */
 
 /*
  * The trace (docs/sim.md, "The trace"): one process per address space

@@ -11,8 +11,7 @@
 
 #include "sim/engine.h"
 
-/* ---- results
- * ----------------------------------------------------------------- */
+/* ---- results ------------------------------------------------------------- */
 
 /* The timed window(s): [lo[i], hi[i]) for i < *n (§4.11). */
 static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n,

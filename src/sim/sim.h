@@ -10,16 +10,14 @@
 #include "core/core.h"
 #include "mapopt/sim.h"
 
-/* ---- setup (setup.c) ------------------------------------------------------
- */
+/* ---- setup (setup.c) ----------------------------------------------------- */
 
 /* Ranks per node of run on machine: the app's split, else the machine's
  * (SIMULATOR.md §2.5); at least 1. The only place this rule is made. */
 int64_t mapopt__sim_ranks(const mapopt_machine *machine,
                           const mapopt_app_run *run);
 
-/* ---- results (result.c) ---------------------------------------------------
- */
+/* ---- results (result.c) -------------------------------------------------- */
 
 /* A new, empty result that mapopt_sim_result_free frees; NULL on ENOMEM. */
 mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);

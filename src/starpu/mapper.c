@@ -143,8 +143,7 @@ unsigned mapopt_starpu_codelet_variants(const struct starpu_codelet *cl) {
   return v;
 }
 
-/* ---- placement ------------------------------------------------------------
- */
+/* ---- placement ----------------------------------------------------------- */
 
 /* A mapping error with no source position: "FILE: mapping error: MSG",
  * its message formatted from fmt (a catalogue template where there is one,
@@ -302,8 +301,7 @@ mapopt_status mapopt_starpu_place_single(mapopt_starpu *s, const char *task,
   return st;
 }
 
-/* ---- memory and layout -----------------------------------------------------
- */
+/* ---- memory and layout --------------------------------------------------- */
 
 /* The memory node of kind mem for the processor of where (the kind is
  * available to it: the DSL only selects such kinds). */
@@ -356,8 +354,7 @@ void mapopt_starpu_layout_of(const mapopt_starpu *s, const char *task,
                                s->opts.c_order_default, out);
 }
 
-/* ---- codelets with specific memory nodes ----------------------------------
- */
+/* ---- codelets with specific memory nodes --------------------------------- */
 
 mapopt_status mapopt_starpu_codelet(mapopt_starpu *s,
                                     struct starpu_codelet *base, int nbuffers,

@@ -203,8 +203,7 @@ static mapopt_status evaluate(const mapopt__tune_evaluator *ev, slot *s) {
   return st;
 }
 
-/* ---- the round's workers ---------------------------------------------------
- */
+/* ---- the round's workers ------------------------------------------------- */
 
 /* Whether slot s needs the evaluator: a new candidate that compiles. */
 static bool needs_eval(const slot *s) {
@@ -367,8 +366,7 @@ static mapopt_status run_round(driver *d, bool *complete) {
   return st;
 }
 
-/* ---- asking and telling ----------------------------------------------------
- */
+/* ---- asking and telling -------------------------------------------------- */
 
 static void clear_slot(driver *d, slot *s) {
   mapopt_candidate_clear(d->ctx, &s->cand);
@@ -670,8 +668,7 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
   }
 }
 
-/* ---- setting a run up ------------------------------------------------------
- */
+/* ---- setting a run up ---------------------------------------------------- */
 
 /* Evaluates a reference mapper (expert or default): its score, 0 when it
  * fails or does not compile. The unit is taken from it when still unknown.

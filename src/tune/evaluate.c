@@ -77,8 +77,7 @@ mapopt_status mapopt__tune_eval_invalid(const mapopt__tune_evaluator *ev,
   return st;
 }
 
-/* ---- the simulator ---------------------------------------------------------
- */
+/* ---- the simulator ------------------------------------------------------- */
 
 /* Simulates one candidate on the shared plan; the result goes with the
  * evaluation, for optimizers that read the profile. */
@@ -147,8 +146,7 @@ static mapopt_status sim_evaluator_new(mapopt__tune_evaluator *ev) {
   return st;
 }
 
-/* ---- a command: real runs --------------------------------------------------
- */
+/* ---- a command: real runs ------------------------------------------------ */
 
 typedef struct cmd_state {
   mapopt_evaluator *ev;
@@ -363,8 +361,7 @@ static mapopt_status cmd_evaluator_new(mapopt__tune_evaluator *ev,
   return MAPOPT_OK;
 }
 
-/* ---- choosing one ----------------------------------------------------------
- */
+/* ---- choosing one -------------------------------------------------------- */
 
 mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
                                          const mapopt_tune_problem *problem,

@@ -70,8 +70,7 @@ typedef struct llm_state {
   int repeat_steps;
 } llm_state;
 
-/* ---- proposing ------------------------------------------------------------
- */
+/* ---- proposing ----------------------------------------------------------- */
 
 /* A copy of reply with every occurrence of key replaced, as a text; NULL
  * on ENOMEM. */
@@ -284,8 +283,7 @@ static mapopt_status llm_plan(mapopt_optimizer *opt, int n) {
   }
 }
 
-/* ---- telling ----------------------------------------------------------------
- */
+/* ---- telling ------------------------------------------------------------- */
 
 static void attempt_clear(attempt *a) {
   mapopt_text_free(a->mapper);
@@ -362,8 +360,7 @@ static mapopt_status llm_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
   return MAPOPT_OK;
 }
 
-/* ---- life -------------------------------------------------------------------
- */
+/* ---- life ---------------------------------------------------------------- */
 
 static void llm_destroy(mapopt_optimizer *opt) {
   llm_state *st = opt->state;

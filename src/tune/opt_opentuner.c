@@ -86,9 +86,7 @@ static void free_cfg(mapopt_optimizer *opt, uint16_t *c) {
     mapopt__free(opt->ctx, c, (nparams(opt) ? nparams(opt) : 1) * 2);
 }
 
-/* ---- techniques
- * --------------------------------------------------------------
- */
+/* ---- techniques ---------------------------------------------------------- */
 
 static uint16_t random_value(mapopt_optimizer *opt, size_t i) {
   return (uint16_t)mapopt__rng_below(
@@ -207,9 +205,7 @@ static bool mutate_propose(mapopt_optimizer *opt, double rate, uint16_t *out,
   return false;
 }
 
-/* ---- plan and tell
- * -------------------------------------------------------------
- */
+/* ---- plan and tell ------------------------------------------------------- */
 
 static mapopt_status ot_plan_one(mapopt_optimizer *opt, size_t *idx) {
   ot_state *s = opt->state;

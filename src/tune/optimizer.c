@@ -224,9 +224,7 @@ mapopt_status mapopt_optimizer_tell(mapopt_optimizer *opt,
   return opt->vt->tell ? opt->vt->tell(opt, c, e) : MAPOPT_OK;
 }
 
-/* ---- a set of hashes
- * ---------------------------------------------------------
- */
+/* ---- a set of hashes ----------------------------------------------------- */
 
 uint64_t mapopt__choice_hash(const uint16_t *c, size_t n) {
   return mapopt__hash_bytes(c, n * sizeof *c);
@@ -280,9 +278,7 @@ void mapopt__hset_destroy(mapopt__hset *h, mapopt_ctx *ctx) {
   *h = (mapopt__hset){0};
 }
 
-/* ---- random
- * ------------------------------------------------------------------
- */
+/* ---- random -------------------------------------------------------------- */
 
 /* Fills c with a uniform sample of the space. */
 void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c) {

@@ -68,8 +68,7 @@ static int first_kind(unsigned mask) {
   return -1;
 }
 
-/* ---- derivation ------------------------------------------------------------
- */
+/* ---- derivation ---------------------------------------------------------- */
 
 /* Adds a parameter; its values array is copied into the arena. */
 static mapopt_status add_param(mapopt_space *sp, mapopt_param_kind kind,
@@ -453,8 +452,7 @@ mapopt_status mapopt_space_find(const mapopt_space *sp, const char *name,
   return MAPOPT_ENOTFOUND;
 }
 
-/* ---- choices ---------------------------------------------------------------
- */
+/* ---- choices ------------------------------------------------------------- */
 
 int mapopt__space_task_of(const mapopt_space *sp, size_t i) {
   return MAPOPT__VEC_AT(&sp->param_task, int, i);
@@ -493,8 +491,7 @@ bool mapopt_space_active(const mapopt_space *sp, const uint16_t *choice,
   }
 }
 
-/* ---- rendering -------------------------------------------------------------
- */
+/* ---- rendering ----------------------------------------------------------- */
 
 static const char *const kind_lower[MAPOPT_PROC_KIND_COUNT] = {
     "cpu", "gpu", "omp", "io", "py", "proc"};
@@ -747,9 +744,7 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   return *text ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
-/* ---- JSON
- * --------------------------------------------------------------------
- */
+/* ---- JSON ---------------------------------------------------------------- */
 
 mapopt_status mapopt_space_to_json(const mapopt_space *sp, char **text) {
   json_t *root = json_object(), *params = json_array();

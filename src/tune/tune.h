@@ -70,8 +70,7 @@ int mapopt__space_task_of(const mapopt_space *sp, size_t i);
 int mapopt__space_kind_of(const mapopt_space *sp, const uint16_t *choice,
                           int task);
 
-/* ---- the AUC bandit (bandit.c) ---------------------------------------------
- */
+/* ---- the AUC bandit (bandit.c) ------------------------------------------- */
 
 enum { MAPOPT__BANDIT_MAX_ARMS = 8, MAPOPT__BANDIT_MAX_WINDOW = 500 };
 
@@ -99,8 +98,7 @@ double mapopt__bandit_score(const mapopt__bandit *b, int arm);
 void mapopt__bandit_order(const mapopt__bandit *b, mapopt__rng *rng,
                           int *order);
 
-/* ---- optimizers ------------------------------------------------------------
- */
+/* ---- optimizers ---------------------------------------------------------- */
 
 /*
  * One optimizer's functions. state is the optimizer's own (size bytes,
@@ -208,8 +206,7 @@ bool mapopt__hset_has(const mapopt__hset *h, uint64_t v);
 /* The hash of a choice vector of n entries. */
 uint64_t mapopt__choice_hash(const uint16_t *c, size_t n);
 
-/* ---- edits: AutoGuide's suggestions over the space ------------------------
- */
+/* ---- edits: AutoGuide's suggestions over the space ----------------------- */
 
 /* A structured edit, as AutoGuide's findings carry them (guide.h): every
  * operand a string; impact is the finding's share of the time at stake. */
@@ -387,8 +384,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
                                     mapopt_diags *diags,
                                     mapopt_tune_outcome *out);
 
-/* ---- the database (db.c) ---------------------------------------------------
- */
+/* ---- the database (db.c) ------------------------------------------------- */
 
 struct mapopt_tune_db {
   mapopt_ctx *ctx;
