@@ -10,7 +10,7 @@ DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcm
                libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium \
                libstarpu-dev openmpi-bin libopenmpi-dev libopenblas-dev
 
-.PHONY: all demo check deps build install fuzz clean
+.PHONY: all demo check deps build install fuzz fuzz-run clean
 
 all: build
 
@@ -37,6 +37,11 @@ fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DMAPOPT_FUZZ=ON -DMAPOPT_TESTS=OFF \
 	      -DMAPOPT_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS)
+
+# Every fuzz target FUZZ_SECONDS (default 60) in turn: tools/fuzz.sh.
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	sh tools/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(CHECK_BUILD) build-fuzz

@@ -184,16 +184,44 @@ static void row(const char *app, int nodes) {
   }
 }
 
+static int usage(FILE *f) {
+  fputs("usage: bench_scale [-n MAXNODES] [-m MAXBYTES] [APP...]\n"
+        "  -n  the most nodes (powers of two from 1; default 1024)\n"
+        "  -m  the memory limit in bytes (default 4 GiB; pennant at 1024\n"
+        "      nodes needs -m 8e9)\n"
+        "  APP built-in applications (default: circuit stencil pennant)\n",
+        f);
+  return f == stdout ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   int max_nodes = MAPOPT_MACHINE_MAX_NODES;
   int first = 1;
-  while (first + 1 < argc && argv[first][0] == '-') {
-    if (!strcmp(argv[first], "-n"))
-      max_nodes = atoi(argv[first + 1]);
-    else if (!strcmp(argv[first], "-m"))
-      max_bytes = (int64_t)strtod(argv[first + 1], NULL);
-    else
-      break;
+  while (first < argc && argv[first][0] == '-') {
+    const char *o = argv[first];
+    if (!strcmp(o, "-h") || !strcmp(o, "--help"))
+      return usage(stdout);
+    char *end = NULL;
+    const char *v = first + 1 < argc ? argv[first + 1] : "";
+    if (!strcmp(o, "-n")) {
+      long n = strtol(v, &end, 10);
+      if (end == v || *end || n < 1 || n > MAPOPT_MACHINE_MAX_NODES) {
+        fprintf(stderr, "bench_scale: -n takes 1 to %d nodes\n",
+                MAPOPT_MACHINE_MAX_NODES);
+        return 2;
+      }
+      max_nodes = (int)n;
+    } else if (!strcmp(o, "-m")) {
+      double b = strtod(v, &end);
+      if (end == v || *end || !(b >= 1 && b < 9e18)) {
+        fprintf(stderr, "bench_scale: -m takes a number of bytes\n");
+        return 2;
+      }
+      max_bytes = (int64_t)b;
+    } else {
+      fprintf(stderr, "bench_scale: unknown option '%s'\n", o);
+      return usage(stderr);
+    }
     first += 2;
   }
   static const char *const all[] = {"circuit", "stencil", "pennant"};
