@@ -491,8 +491,7 @@ int cli_report(int argc, char **argv) {
   /* Opening would create a missing database: say it is missing instead. */
   struct stat sb;
   if (stat(dbpath, &sb) != 0) {
-    fprintf(stderr, "%s: error: cannot read file: %s\n", dbpath,
-            strerror(errno));
+    cli_error("%s: error: cannot read file: %s", dbpath, strerror(errno));
     return EXIT_INVALID;
   }
   mapopt_ctx *ctx;
@@ -517,8 +516,7 @@ int cli_report(int argc, char **argv) {
   if (fclose(f) != 0 || !ok)
     goto done;
   if (mapopt_file_replace(html, page, len) != MAPOPT_OK) {
-    fprintf(stderr, "%s: error: cannot write the report: %s\n", html,
-            strerror(errno));
+    cli_error("%s: error: cannot write the report: %s", html, strerror(errno));
     goto done;
   }
   rc = EXIT_VALID;

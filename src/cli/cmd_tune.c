@@ -479,8 +479,8 @@ static int write_best(const tune_args *a, const char *out,
   mapopt_status st = mapopt_file_replace(out, data, (size_t)n + tl);
   free(data);
   if (st != MAPOPT_OK) {
-    fprintf(stderr, "%s: error: cannot write the best mapper: %s\n", out,
-            strerror(errno));
+    cli_error("%s: error: cannot write the best mapper: %s", out,
+              strerror(errno));
     return EXIT_INVALID;
   }
   return EXIT_VALID;

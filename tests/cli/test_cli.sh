@@ -752,6 +752,9 @@ esc=$(printf 'x\033[31mred.map')
 expect_rc 1 "$M" check "$esc"
 expect_in err 'x\x1B[31mred.map: error: cannot read file'
 if grep -q "$(printf '\033')" err; then bad "an escape character reached stderr"; else ok; fi
+expect_rc 1 "$M" report "$esc" --html r.html
+expect_in err 'x\x1B[31mred.map: error: cannot read file'
+if grep -q "$(printf '\033')" err; then bad "report sent an escape character"; else ok; fi
 expect_rc 2 "$M" "$esc"
 expect_in err "unknown command 'x\x1B[31mred.map'"
 # The one-line machine form is bounded like the presets.

@@ -62,20 +62,11 @@ void fixture_db_drop(mapopt_tune_db *db, const char *path) {
   unlink(side);
 }
 
-mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
-                                    const char *mapper,
-                                    const mapopt_sim_options *opts) {
-  mapopt_machine *m;
-  mapopt_app *a;
+mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
+                                         const char *spec, const char *mapper,
+                                         const mapopt_sim_options *opts) {
   mapopt_app_run *run;
   mapopt_program *prog;
-  const char *spec;
-  mapopt_diags_clear(diags);
-  bool ok = mapopt_machine_resolve(ctx, machine, diags, &m) == MAPOPT_OK;
-  ok = ok && mapopt_app_resolve(ctx, app, diags, &a, &spec) == MAPOPT_OK;
-  if (!ok)
-    fixture_print_diags();
-  assert_true(ok);
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
   if (mapopt_sim_instantiate(m, a, &ao, diags, &run) != MAPOPT_OK) {
     fixture_print_diags();
@@ -83,11 +74,9 @@ mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
   }
   mapopt_machine_shape shape;
   mapopt_sim_shape(m, run, &shape);
-  const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), mapper);
-  assert_non_null(text);
   mapopt_dsl_options o = {.file = "fixture.map", .shape = &shape};
   mapopt_app_task_info(a, &o.tasks, &o.ntasks);
-  if (mapopt_dsl_compile(ctx, text, strlen(text), &o, diags, &prog) !=
+  if (mapopt_dsl_compile(ctx, mapper, strlen(mapper), &o, diags, &prog) !=
       MAPOPT_OK) {
     fixture_print_diags();
     fail();
@@ -99,4 +88,21 @@ mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
   mapopt_app_free(a);
   mapopt_machine_free(m);
   return res;
+}
+
+mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
+                                    const char *mapper,
+                                    const mapopt_sim_options *opts) {
+  mapopt_machine *m;
+  mapopt_app *a;
+  const char *spec;
+  mapopt_diags_clear(diags);
+  bool ok = mapopt_machine_resolve(ctx, machine, diags, &m) == MAPOPT_OK;
+  ok = ok && mapopt_app_resolve(ctx, app, diags, &a, &spec) == MAPOPT_OK;
+  if (!ok)
+    fixture_print_diags();
+  assert_true(ok);
+  const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), mapper);
+  assert_non_null(text);
+  return fixture_simulate_text(m, a, spec, text, opts);
 }

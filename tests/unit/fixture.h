@@ -31,5 +31,11 @@ void fixture_db_drop(mapopt_tune_db *db, const char *path);
 mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
                                     const char *mapper,
                                     const mapopt_sim_options *opts);
+/* Simulates the loaded application a (with its size spec, NULL for its
+ * default) on machine m under the mapper text mapper, as above; takes m
+ * and a, and frees them. */
+mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
+                                         const char *spec, const char *mapper,
+                                         const mapopt_sim_options *opts);
 
 #endif

@@ -352,23 +352,7 @@ static mapopt_sim_result *simulate(const char *json, const char *mapper,
   assert_int_equal(load_app(json, &app), MAPOPT_OK);
   mapopt_machine *m = NULL;
   assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &m), MAPOPT_OK);
-  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
-  mapopt_app_run *run = NULL;
-  assert_int_equal(mapopt_sim_instantiate(m, app, &ao, diags, &run), MAPOPT_OK);
-  mapopt_machine_shape shape;
-  mapopt_sim_shape(m, run, &shape);
-  mapopt_dsl_options dopts = {.file = "t.map", .shape = &shape};
-  mapopt_program *prog = NULL;
-  assert_int_equal(
-      mapopt_dsl_compile(ctx, mapper, strlen(mapper), &dopts, diags, &prog),
-      MAPOPT_OK);
-  mapopt_sim_result *res = NULL;
-  assert_int_equal(mapopt_sim_run(ctx, m, run, prog, so, &res), MAPOPT_OK);
-  mapopt_dsl_free(prog);
-  mapopt_app_run_free(run);
-  mapopt_machine_free(m);
-  mapopt_app_free(app);
-  return res;
+  return fixture_simulate_text(m, app, NULL, mapper, so);
 }
 
 /*

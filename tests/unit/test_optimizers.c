@@ -249,21 +249,31 @@ static double evaluate(problem *p, mapopt_optimizer *opt,
   return evaluate_at(p, opt, c, MAPOPT_GUIDE_FULL);
 }
 
+/* Opens stencil started from a mapper that puts its tiles in zero-copy
+ * memory, makes guided (seed 1) on it and evaluates its first candidate
+ * (the start) at level; returns that score. */
+static double guided_from_zc_stencil(problem *p, mapopt_optimizer **opt,
+                                     mapopt_guide_level level) {
+  problem_open(p, "stencil", "Region * private GPU ZCMEM;\n");
+  mapopt_optimizer_options oo = {.seed = 1};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p->space, &oo, opt),
+                   MAPOPT_OK);
+  mapopt_candidate c;
+  assert_int_equal(mapopt_optimizer_ask(*opt, &c), MAPOPT_OK);
+  double score = evaluate_at(p, *opt, &c, level);
+  mapopt_candidate_clear(ctx, &c);
+  return score;
+}
+
 /* Started from a mapper that puts stencil's tiles in zero-copy memory,
  * guided reads AutoGuide's zc-hot findings and moves them back to the
  * framebuffer on its next candidates: many times faster. */
 static void test_guided_acts_on_findings(void **state) {
   (void)state;
   problem p;
-  problem_open(&p, "stencil", "Region * private GPU ZCMEM;\n");
   mapopt_optimizer *opt;
-  mapopt_optimizer_options oo = {.seed = 1};
-  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
-                   MAPOPT_OK);
+  double first = guided_from_zc_stencil(&p, &opt, MAPOPT_GUIDE_FULL);
   mapopt_candidate c;
-  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
-  double first = evaluate(&p, opt, &c);
-  mapopt_candidate_clear(ctx, &c);
   /* Both tasks that read the tiles (stencil, increment) had them in ZCMEM:
    * the findings name one, then the other. */
   double best = first;
@@ -287,15 +297,9 @@ static void test_guided_acts_on_findings(void **state) {
 /* The first move guided makes after the stencil start above, at level. */
 static void first_move_at(mapopt_guide_level level, char *note, size_t cap) {
   problem p;
-  problem_open(&p, "stencil", "Region * private GPU ZCMEM;\n");
   mapopt_optimizer *opt;
-  mapopt_optimizer_options oo = {.seed = 1};
-  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
-                   MAPOPT_OK);
+  guided_from_zc_stencil(&p, &opt, level);
   mapopt_candidate c;
-  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
-  evaluate_at(&p, opt, &c, level);
-  mapopt_candidate_clear(ctx, &c);
   assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
   snprintf(note, cap, "%s", c.note);
   print_message("%s: %s\n", mapopt_guide_level_name(level), note);
