@@ -9,7 +9,10 @@
 # their raw metric; this script simulates the default mapper (an empty
 # mapper: the DSL's defaults, where guided and ccd start) on the same
 # machine and size and divides by its metric. Every run goes to DB, so a
-# second call reuses them (runs are deterministic).
+# second call reuses them (runs are deterministic). A cell is the mean over
+# the runs of the best mapper's metric over the default mapper's, with the
+# worst run when it differs, or how many runs found a valid mapper when
+# some did not (a run that found none counts 0 in the mean).
 #
 # Usage: tools/corpus-bench.sh [MAPOPT [RUNS [DB]]]   (needs jq)
 # MAPOPT defaults to build-rel/mapopt, RUNS (seeds 0..RUNS-1) to 1, DB to
@@ -51,7 +54,10 @@ table() {
         | if $r == null then "-"
           elif $r.valid == 0 then "0 (none valid)"
           else ($r.mean / $d.value | fixed3)
-               + (if $r.valid < $r.runs then " (\($r.valid)/\($r.runs) valid)" else "" end)
+               + (if $r.valid < $r.runs then " (\($r.valid)/\($r.runs) valid)"
+                  elif ($r.worst / $d.value | fixed3) != ($r.mean / $d.value | fixed3)
+                  then " (worst \($r.worst / $d.value | fixed3))"
+                  else "" end)
           end;
       (.[0].metric) as $d
       | ([.[1].rows[], .[2].rows[]] | map(select(.app == $app))) as $rows
