@@ -64,6 +64,7 @@
 #ifndef MAPOPT_EVAL_H
 #define MAPOPT_EVAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,7 +83,8 @@ extern "C" {
                                      us */                                     \
   X(TIMEOUT, "timeout")           /* the time limit passed; group killed */    \
   X(NO_METRIC, "no-metric")       /* exit status 0 but no metric found */      \
-  X(START_FAILED, "start-failed") /* could not start (not found, ...) */
+  X(START_FAILED, "start-failed") /* could not start (not found, ...) */       \
+  X(INTERRUPTED, "interrupted")   /* stopped (options.stop) */
 
 typedef enum mapopt_eval_status {
 #define MAPOPT_EVAL_STATUS_ENUM(name, str) MAPOPT_EVAL_##name,
@@ -90,8 +92,8 @@ typedef enum mapopt_eval_status {
 #undef MAPOPT_EVAL_STATUS_ENUM
 } mapopt_eval_status;
 
-/* "ok", "failed", "signal", "timeout", "no-metric", "start-failed"; NULL
- * for a value out of range. */
+/* "ok", "failed", "signal", "timeout", "no-metric", "start-failed",
+ * "interrupted"; NULL for a value out of range. */
 MAPOPT_API const char *mapopt_eval_status_name(mapopt_eval_status s);
 
 /* Whether a smaller or a larger metric is better. */
@@ -127,7 +129,9 @@ typedef struct mapopt_eval_options {
   const char *workdir;
   /* Extra "NAME=VALUE" variables, NULL-terminated; NULL: none. */
   const char *const *env;
-  /* Where private directories are made; NULL: $TMPDIR, else /tmp. */
+  /* Where private directories are made; NULL: $TMPDIR, else /tmp. A
+   * relative directory (here, in TMPDIR or in workdir) is taken from the
+   * current directory when the evaluator is made. */
   const char *tmpdir;
   /* Bytes of output kept per run, at least 1024: the first quarter and the
    * last three quarters; 0: 1 MiB. */
@@ -137,6 +141,11 @@ typedef struct mapopt_eval_options {
   /* Seconds the leftovers of an exited command may still write, 0.01 to
    * 60; 0: 0.2 s. */
   double linger_s;
+  /* Set (by a signal handler) to stop: a run in flight is ended as on a
+   * timeout (SIGTERM to its processes, SIGKILL after the grace), no further
+   * run starts, and the evaluation is MAPOPT_EVAL_INTERRUPTED. Checked at
+   * least every 50 ms. NULL: never. */
+  const volatile sig_atomic_t *stop;
 } mapopt_eval_options;
 
 typedef struct mapopt_evaluator mapopt_evaluator;

@@ -278,6 +278,8 @@ static mapopt_status record(driver *d, slot *s) {
   s->recorded = true;
   if (s->err != MAPOPT_OK)
     return eval_error(d, s->err, &s->out);
+  if (s->out.interrupted)
+    return MAPOPT_OK; /* a stop ended it: nothing to record */
   if (s->record)
     return check_replay(d, s);
   const mapopt_evaluation *e = &s->out.ev;
@@ -361,7 +363,8 @@ static mapopt_status run_round(driver *d, bool *complete) {
     pthread_join(threads[i], NULL);
   *complete = true;
   for (size_t i = 0; i < d->nslots; i++)
-    if (d->slots[i].iteration >= 0 && !d->slots[i].evaluated)
+    if (d->slots[i].iteration >= 0 &&
+        (!d->slots[i].evaluated || d->slots[i].out.interrupted))
       *complete = false;
   return st;
 }
@@ -766,7 +769,8 @@ static mapopt_status prepare(driver *d) {
       mapopt_space_new(d->ctx, p->run, p->machine,
                        d->cfg.start_text ? &so : NULL, d->diags, &d->space);
   if (st == MAPOPT_OK)
-    st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->diags, &d->eval);
+    st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->opts->stop,
+                                    d->diags, &d->eval);
   mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
                                  d->cfg.llm};
   if (st == MAPOPT_OK)

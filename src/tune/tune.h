@@ -311,6 +311,9 @@ typedef struct mapopt__tune_eval {
   /* Set with MAPOPT_EIO when the command cannot be run at all: why, as a
    * text (mapopt_text_free), for the driver to report. */
   char *error;
+  /* A stop (options.stop) ended the run before it finished: there is no
+   * evaluation, and none is recorded or told. */
+  bool interrupted;
 } mapopt__tune_eval;
 
 void mapopt__tune_eval_clear(mapopt__tune_eval *e);
@@ -348,13 +351,15 @@ struct mapopt__tune_evaluator {
 
 /*
  * The evaluator of problem: the simulator on problem->machine (one plan
- * shared by every evaluation), or problem->command. Errors: MAPOPT_EINVAL
- * (mapopt_sim_plan_new; or a malformed command, regex or option, located
- * in diags), MAPOPT_ENOMEM.
+ * shared by every evaluation), or problem->command, whose runs in flight
+ * stop sets ends (unless the command's options have a stop of their own;
+ * NULL: none). Errors: MAPOPT_EINVAL (mapopt_sim_plan_new; or a malformed
+ * command, regex or option, located in diags), MAPOPT_ENOMEM.
  */
 mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
                                          const mapopt_tune_problem *problem,
                                          mapopt_guide_level level,
+                                         const volatile sig_atomic_t *stop,
                                          mapopt_diags *diags,
                                          mapopt__tune_evaluator **out);
 void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);

@@ -699,6 +699,25 @@ static void test_command_custom_metric(void **state) {
   script_done(&s);
 }
 
+/* A metric that is no throughput -- a negative GFLOP/s, which would rank
+ * below the failures' 0 -- fails its evaluation instead of scoring. */
+static void test_command_unscorable_metric(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_negative CPU;\n",
+                                      "Task mode_gflops CPU;\n", NULL};
+  script_log log = {.texts = texts};
+  mapopt_eval_options eo = evalprog_options(NULL);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
+  scripted s;
+  assert_int_equal(run_command(&log, 2, &cmd, NULL, false, &s), MAPOPT_OK);
+  assert_int_equal(log.tells[0].status, MAPOPT_TUNE_FAILED);
+  assert_true(log.tells[0].score == 0);
+  assert_int_equal(log.tells[1].status, MAPOPT_TUNE_OK);
+  assert_true(log.tells[1].score == 12.5);
+  assert_int_equal(s.out.best, 1);
+  script_done(&s);
+}
+
 /* Lines in the file path (0 when it does not exist). */
 static int lines_in(const char *path) {
   FILE *f = fopen(path, "r");
@@ -1133,6 +1152,7 @@ int main(void) {
       cmocka_unit_test(test_command_outcomes),
       cmocka_unit_test(test_command_timeout_policy),
       cmocka_unit_test(test_command_custom_metric),
+      cmocka_unit_test(test_command_unscorable_metric),
       cmocka_unit_test(test_command_resume),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
