@@ -199,6 +199,8 @@ int cli_eval(int argc, char **argv) {
   mapopt_eval_result *r = NULL;
   char *text = NULL;
   size_t len = 0;
+  /* A signal ends the command (its summary says interrupted, exit 1). */
+  a.run.opts.stop = cli_catch_signals();
   /* A bad command setup is a usage error, reported before the mapper. */
   mapopt_status st = mapopt_eval_new(ctx, &a.run.opts, diags, &ev);
   if (st != MAPOPT_OK) {

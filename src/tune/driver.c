@@ -97,7 +97,9 @@ typedef struct driver {
   mapopt__tune_evaluator *eval;
   mapopt_optimizer *opt;
   int64_t run;
-  bool resumed; /* a recorded run is continued */
+  bool claimed;  /* this process holds the run (and writes its end) */
+  bool resumed;  /* a recorded run is continued */
+  bool starting; /* a stop came in its references: none recorded */
   double expert;
   char *unit;        /* the metric's unit once known (a text) */
   bool unit_in_db;   /* recorded in the run's row */
@@ -675,10 +677,12 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 
 /* Evaluates a reference mapper (expert or default): its score, 0 when it
  * fails or does not compile. The unit is taken from it when still unknown.
- * A real run of it sets the first time limits of the candidates. */
-static mapopt_status reference(driver *d, const char *text, double *score) {
+ * A real run of it sets the first time limits of the candidates. A stop
+ * that ends it leaves *stopped set (and the score unknown). */
+static mapopt_status reference(driver *d, const char *text, double *score,
+                               bool *stopped) {
   *score = 0;
-  if (!text)
+  if (!text || *stopped)
     return MAPOPT_OK;
   slot s = {0};
   char *diag_text = NULL;
@@ -688,7 +692,8 @@ static mapopt_status reference(driver *d, const char *text, double *score) {
     s.cand.text = (char *)text;
     st = evaluate(d->eval, &s);
     s.cand.text = NULL;
-    if (st == MAPOPT_OK && s.out.ev.status == MAPOPT_TUNE_OK) {
+    *stopped = st == MAPOPT_OK && s.out.interrupted;
+    if (st == MAPOPT_OK && !*stopped && s.out.ev.status == MAPOPT_TUNE_OK) {
       *score = s.out.ev.score;
       st = learn_unit(d, &s.out);
     }
@@ -821,48 +826,77 @@ static mapopt_tune_end end_of(const char *status) {
   return MAPOPT_TUNE_END_INTERRUPTED;
 }
 
-/* Creates the run (with its references) or reopens the one to resume;
- * *finished when the matching run had already ended. */
+/* Evaluates the references of a new run (or of one whose references a
+ * stop kept from being recorded) and records them; a stop in them leaves
+ * the run "starting" (d->starting). */
+static mapopt_status start_run(driver *d) {
+  double deflt;
+  bool stopped = stop_requested(d);
+  mapopt_status st = reference(d, d->problem->expert, &d->expert, &stopped);
+  if (st == MAPOPT_OK)
+    st = reference(d, d->problem->default_mapper, &deflt, &stopped);
+  d->starting = stopped;
+  if (st == MAPOPT_OK && !stopped)
+    st = mapopt__db_start_run(d->db, d->run, d->expert, deflt, d->unit,
+                              d->diags);
+  d->unit_in_db = d->unit != NULL;
+  return st;
+}
+
+/* Reopens the recorded run to resume it: its references, its records. */
+static mapopt_status continue_run(driver *d) {
+  d->resumed = true;
+  mapopt_tune_outcome o = {0};
+  mapopt_status st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
+  d->expert = o.expert_score;
+  mapopt_tune_outcome_clear(&o);
+  if (st == MAPOPT_OK)
+    st = load_records(d);
+  if (st == MAPOPT_OK)
+    st = mapopt__db_continue_run(d->db, d->run, d->diags);
+  return st;
+}
+
+/*
+ * Creates the run or reopens the one to resume, claimed for this process
+ * (docs/tuning.md, "Several processes on one database"); *finished when
+ * the matching run had already ended. What the run needs is built before
+ * anything is recorded, so that a start mapper that does not compile or a
+ * malformed command leaves no run behind.
+ */
 static mapopt_status open_run(driver *d, const mapopt__run_key *key,
                               bool *finished, mapopt_tune_end *end) {
   *finished = false;
-  if (d->opts->resume) {
-    char status[16];
-    mapopt_status st =
-        mapopt__db_find_run(d->db, key, d->diags, &d->run, status);
-    if (st == MAPOPT_OK) {
-      *end = end_of(status);
-      *finished = *end != MAPOPT_TUNE_END_INTERRUPTED;
-      d->resumed = true;
-      if (*finished)
-        return MAPOPT_OK;
-      mapopt_tune_outcome o = {0};
-      st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
-      d->expert = o.expert_score;
-      mapopt_tune_outcome_clear(&o);
-      if (st == MAPOPT_OK)
-        st = prepare(d);
-      if (st == MAPOPT_OK)
-        st = load_records(d);
-      if (st == MAPOPT_OK)
-        st =
-            mapopt__db_set_status(d->db, d->run, "running", 0, false, d->diags);
-      return st;
-    }
-    if (st != MAPOPT_ENOTFOUND)
-      return st;
+  char status[16];
+  int64_t run;
+  mapopt_status st =
+      d->opts->resume ? mapopt__db_find_run(d->db, key, d->diags, &run, status)
+                      : MAPOPT_ENOTFOUND;
+  if (st == MAPOPT_OK && end_of(status) != MAPOPT_TUNE_END_INTERRUPTED) {
+    d->run = run;
+    d->resumed = *finished = true;
+    *end = end_of(status);
+    return MAPOPT_OK;
   }
-  double deflt;
-  mapopt_status st = prepare(d);
+  if (st != MAPOPT_OK && st != MAPOPT_ENOTFOUND)
+    return st;
+  st = prepare(d);
+  bool created = false;
   if (st == MAPOPT_OK)
-    st = reference(d, d->problem->expert, &d->expert);
-  if (st == MAPOPT_OK)
-    st = reference(d, d->problem->default_mapper, &deflt);
-  if (st == MAPOPT_OK)
-    st = mapopt__db_create_run(d->db, key, d->expert, deflt, d->unit, d->diags,
-                               &d->run);
-  d->unit_in_db = d->unit != NULL;
-  return st;
+    st = mapopt__db_open_run(d->db, key, d->opts->resume, d->diags, &d->run,
+                             status, &created, &d->claimed);
+  if (st != MAPOPT_OK)
+    return st;
+  if (!d->claimed) { /* it ended between the look and the claim */
+    d->resumed = *finished = true;
+    *end = end_of(status);
+    return MAPOPT_OK;
+  }
+  if (created || !strcmp(status, "starting")) {
+    d->resumed = !created;
+    return start_run(d);
+  }
+  return continue_run(d);
 }
 
 mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
@@ -917,7 +951,9 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
                          evaluator};
   if (st == MAPOPT_OK)
     st = open_run(&d, &key, &finished, &end);
-  if (st == MAPOPT_OK && !finished) {
+  if (st == MAPOPT_OK && d.starting)
+    end = MAPOPT_TUNE_END_INTERRUPTED;
+  else if (st == MAPOPT_OK && !finished) {
     st = drive(&d, &end);
     if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
         d.replayed < (int64_t)d.records.len) {
@@ -928,13 +964,15 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
       st = MAPOPT_EINVAL;
     }
   }
-  /* A run that failed stays resumable: it is marked interrupted. */
-  if (d.run && !finished) {
+  /* A run that failed stays resumable: it is marked interrupted (or left
+   * starting, its references to be made). Only the process that claimed
+   * the run writes its end. */
+  if (d.claimed) {
     if (st != MAPOPT_OK)
       end = MAPOPT_TUNE_END_INTERRUPTED;
-    mapopt_status s2 =
-        mapopt__db_set_status(db, d.run, mapopt_tune_end_name(end), d.dups,
-                              end != MAPOPT_TUNE_END_INTERRUPTED, diags);
+    mapopt_status s2 = mapopt__db_release_run(
+        db, d.run, d.starting ? "starting" : mapopt_tune_end_name(end), d.dups,
+        end != MAPOPT_TUNE_END_INTERRUPTED, diags);
     if (st == MAPOPT_OK)
       st = s2;
   }

@@ -395,7 +395,26 @@ struct mapopt_tune_db {
   mapopt_ctx *ctx;
   struct sqlite3 *sq;
   char *path;
+  int version;   /* N of its format mapopt-tune/N (read-only: 1 to 3) */
+  bool readonly; /* opened by mapopt_tune_db_open_read */
+  int failed_rc; /* SQLite's code of the last failure */
 };
+
+/* ---- who writes a run (owner.c) ------------------------------------------ */
+
+/* A process, as the database records the owner of a run. */
+typedef struct mapopt__owner {
+  char host[256]; /* gethostname */
+  long pid;
+  char boot[40];   /* the kernel's boot id; "" when unknown */
+  long long start; /* start time in clock ticks since boot; -1 unknown */
+} mapopt__owner;
+
+/* This process. */
+void mapopt__owner_self(mapopt__owner *o);
+/* Whether the recorded owner o is a live process: on this host, in this
+ * boot, with its start time (see owner.c). */
+bool mapopt__owner_alive(const mapopt__owner *o);
 
 /* What identifies a run besides its config: the start mapper's hash and
  * the evaluator's (mapopt__tune_evaluator_id); NULL for none. */
@@ -405,26 +424,45 @@ typedef struct mapopt__run_key {
   const char *evaluator;
 } mapopt__run_key;
 
-/* The latest run matching key: its id and recorded status.
- * MAPOPT_ENOTFOUND, MAPOPT_EIO. */
+/* The latest run matching key: its id and recorded status (a look only:
+ * mapopt__db_open_run decides). MAPOPT_ENOTFOUND, MAPOPT_EIO. */
 mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
                                   mapopt_diags *diags, int64_t *run,
                                   char status[16]);
-/* Records a new run, status "running". */
-mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
-                                    const mapopt__run_key *k, double expert,
-                                    double deflt, const char *unit,
-                                    mapopt_diags *diags, int64_t *run);
+/*
+ * Opens a run for this process to write, in one write transaction. With
+ * resume, the latest run matching key: one that has ended (done,
+ * exhausted) is returned as it is, unclaimed (*claimed false); any other
+ * is claimed -- unless a live process holds it: MAPOPT_EBUSY with a
+ * diagnostic naming that process; a dead owner's claim is taken over.
+ * Without resume, or when none matches, a new run is created, claimed,
+ * with status "starting" (its references not yet recorded; *created).
+ * *status is the run's recorded status. MAPOPT_EIO.
+ */
+mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  bool resume, mapopt_diags *diags,
+                                  int64_t *run, char status[16], bool *created,
+                                  bool *claimed);
+/* Records the references of the claimed run (the expert's and default's
+ * scores, 0 for none; the unit or NULL) and sets it "running". */
+mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
+                                   double expert, double deflt,
+                                   const char *unit, mapopt_diags *diags);
+/* Sets the claimed run "running" again (a resume). */
+mapopt_status mapopt__db_continue_run(mapopt_tune_db *db, int64_t run,
+                                      mapopt_diags *diags);
+/* Ends this process's claim on run: its status, duplicates and, when
+ * finished, the time it ended, and the claim dropped, in one transaction;
+ * nothing when another process holds the run now. */
+mapopt_status mapopt__db_release_run(mapopt_tune_db *db, int64_t run,
+                                     const char *status, int64_t duplicates,
+                                     bool finished, mapopt_diags *diags);
 /* Records one evaluation (its own transaction: once this returns, a kill
  * loses nothing) with, for a real run (e->output not NULL), its output,
  * and the run's metric unit when it had none. */
 mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
                                 const mapopt_tune_eval_info *e,
                                 const char *unit, mapopt_diags *diags);
-/* Marks the run ended (status "running" again when resumed). */
-mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
-                                    const char *status, int64_t duplicates,
-                                    bool finished, mapopt_diags *diags);
 /* The recorded evaluations of run, by iteration: a vector of
  * mapopt_tune_eval_info * (each freed with mapopt_tune_eval_info_free). */
 mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,
