@@ -250,6 +250,10 @@ typedef struct mapopt_optimizer_options {
   int batch;
   /* The llm optimizer's settings (required by it, ignored by the others). */
   const mapopt_tune_llm *llm;
+  /* Set (by a signal handler) to stop: the llm optimizer abandons its
+   * chat call and its ask fails (MAPOPT_EIO). NULL: never (unless the llm
+   * client's configuration has a stop of its own). */
+  const volatile sig_atomic_t *stop;
 } mapopt_optimizer_options;
 
 /* The optimizers' names, NULL-terminated: guided, random, opentuner, ccd,

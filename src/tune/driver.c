@@ -453,8 +453,9 @@ static size_t same_key_in_round(const driver *d, const slot *s) {
   return d->nslots;
 }
 
-/* Records the chat calls and replies the optimizer made since the last
- * ask (the llm optimizer's), then drops them. */
+/* Records the chat calls and replies the optimizer holds (the llm
+ * optimizer's: each call as it ends, the replies after the ask), then
+ * drops them. */
 static mapopt_status record_llm(driver *d) {
   mapopt_optimizer *o = d->opt;
   mapopt_status st =
@@ -462,6 +463,11 @@ static mapopt_status record_llm(driver *d) {
                             o->reply_recs.data, o->reply_recs.len, d->diags);
   mapopt__optimizer_drop_records(o);
   return st;
+}
+
+/* The optimizer's flush: what it holds is recorded now. */
+static mapopt_status flush_llm(void *ud) {
+  return record_llm(ud);
 }
 
 /* The key of a candidate that is no mapper: its text, as a text. */
@@ -496,8 +502,10 @@ static mapopt_status fill_round(driver *d, bool *exhausted, bool *failed) {
     mapopt_status rs = record_llm(d);
     if (st == MAPOPT_EIO) {
       *failed = true;
-      mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
-                       "%s", mapopt_optimizer_last_error(d->opt));
+      /* A stop ended the ask: the run is interrupted, not failed. */
+      if (!stop_requested(d))
+        mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
+                         "%s", mapopt_optimizer_last_error(d->opt));
     }
     if (st != MAPOPT_OK) {
       d->nslots--;
@@ -777,11 +785,14 @@ static mapopt_status prepare(driver *d) {
     st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->opts->stop,
                                     d->diags, &d->eval);
   mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
-                                 d->cfg.llm};
+                                 d->cfg.llm, d->opts->stop};
   if (st == MAPOPT_OK)
     st = mapopt__optimizer_create(d->ctx, d->vt, d->space, &oo, &d->opt);
-  if (st == MAPOPT_OK)
+  if (st == MAPOPT_OK) {
+    d->opt->flush = flush_llm;
+    d->opt->flush_ud = d;
     st = mapopt_diags_new(d->ctx, &d->cdiags);
+  }
   return st;
 }
 

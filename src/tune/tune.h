@@ -169,6 +169,12 @@ struct mapopt_optimizer {
   mapopt__vec call_recs;  /* mapopt__llm_call_rec */
   mapopt__vec reply_recs; /* mapopt__llm_reply_rec */
   const mapopt__llm_replay *replay;
+  /* Set by the driver: records (and drops) the records held now. The llm
+   * optimizer calls it as each chat call ends, so that a call is in the
+   * database the moment it is made. NULL: the records wait for the ask's
+   * end. */
+  mapopt_status (*flush)(void *ud);
+  void *flush_ud;
 };
 
 /* A zeroed array of one elem-byte element per parameter of the space (at

@@ -71,6 +71,7 @@ rc=$?
 # the run interrupted and resumable.
 HANG="echo \$\$ >> $T/run.pids; setsid sleep 1000 & echo \$! >> $T/run.pids; exec sleep 1000; : {mapper}"
 for sig in TERM HUP; do
+  [ -f run.pids ] && cat run.pids >> seen.pids
   rm -f run.pids
   resume=
   [ $sig = HUP ] && resume=--resume
