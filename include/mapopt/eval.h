@@ -41,25 +41,31 @@
  * pasted into the shell line. Quotes must still be balanced; {mapper} after
  * a backslash is an error.
  *
- * The child. It runs in its own process group, with stdin from /dev/null,
- * default signal dispositions and an empty signal mask, the caller's
- * environment plus the configured variables plus MAPOPT_MAPPER (the path),
+ * The child. It runs in its own process group, in a session of its own
+ * without a controlling terminal, with stdin from /dev/null, default
+ * signal dispositions and an empty signal mask, the caller's environment
+ * plus the configured variables plus MAPOPT_MAPPER (the path, absolute),
  * no other inherited file descriptors, and as working directory the
  * evaluation's private directory (or the configured one). Its stdout and
  * stderr are the same pipe, so the captured text is both streams merged in
- * the order the program wrote them.
+ * the order the program wrote them. A supervisor process, a child
+ * subreaper, starts it and so learns of every process it starts, in its
+ * group or not (docs/real.md, section 4, says what it cannot reach).
  *
- * Timeouts. On timeout the whole process group gets SIGTERM, then SIGKILL
- * after a grace period. When the command's own process exits, anything it
- * left in its process group is killed (after a short linger during which
- * their output is still read), and a descendant that escaped the group
- * but holds the output open stops being read: an evaluation never waits
- * for anything but the command itself, bounded by the timeout.
+ * Timeouts. On timeout the process group and every other process the
+ * command started get SIGTERM, then SIGKILL after a grace period; so they
+ * do when the caller's stop flag is set. When the command's own process
+ * exits, anything it left running (in its group or out of it) is killed
+ * after a short linger during which its output is still read. An
+ * evaluation returns only when every process of the command is gone and
+ * reaped, and never waits for anything but the command itself, bounded by
+ * the timeout (and the grace and linger).
  *
  * Threads. An evaluator is immutable once built: any number of threads may
  * run evaluations with one evaluator at once (the tuner's --jobs N), each
  * with its own process group, private directory and result. There is no
- * global state; the library installs no signal handlers.
+ * global state; the library installs no signal handlers and changes no
+ * process-wide setting.
  */
 #ifndef MAPOPT_EVAL_H
 #define MAPOPT_EVAL_H

@@ -18,7 +18,7 @@ const char cli_eval_usage[] =
     "usage: mapopt eval MAPPER.map --run 'CMD ... {mapper} ...' [OPTIONS]\n\n"
     "Evaluates the mapper as the tuner would: writes it to a file in a\n"
     "fresh private directory, runs CMD with {mapper} replaced by the file's\n"
-    "path (in that directory, in its own process group), and reads the\n"
+    "path (in that directory, in its own session), and reads the\n"
     "metric from what CMD prints. Prints the result's summary and the wall\n"
     "time of each run; for a failed run, the end of the output.\n\n"
     "  --run CMD          the command. Split into words like /bin/sh would\n"

@@ -9,9 +9,10 @@
  * tune runs the tuning driver (mapopt_tune_run): it shows progress, keeps
  * every evaluation in the database, writes the best mapper (never over an
  * existing file without --force) and compares it with the expert and
- * default mappers and the lower bound. Ctrl-C stops after the evaluations
- * in flight; --resume continues. With --run, candidates are run by a
- * command (the options of mapopt eval, eval_common.c) instead of simulated.
+ * default mappers and the lower bound. Ctrl-C (and SIGTERM, SIGHUP,
+ * SIGQUIT) stops, ending the real runs in flight; --resume continues. With
+ * --run, candidates are run by a command (the options of mapopt eval,
+ * eval_common.c) instead of simulated.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -225,8 +226,9 @@ const char cli_tune_usage[] =
     "--grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir\n"
     "(only with --jobs 1) and --env. --jobs is then 1 unless given.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
-    "evaluation. Ctrl-C stops after the evaluations in flight (they are\n"
-    "kept); a second Ctrl-C kills.\n\n"
+    "evaluation. Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops: simulations in\n"
+    "flight finish and are kept, real runs in flight are ended (--resume\n"
+    "runs them again); a second one kills.\n\n"
     "Exit status: 0 a best mapper was written, 1 invalid input, an\n"
     "existing --out, an interrupted run or no valid mapper found, 2 usage\n"
     "error.\n";

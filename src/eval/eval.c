@@ -102,6 +102,23 @@ static mapopt_status option_error(mapopt_diags *diags, const char *what,
 /* Compiles the custom regex, which needs a group for the number. */
 static mapopt_status compile_custom(mapopt_evaluator *ev, const char *src,
                                     mapopt_diags *diags) {
+  size_t twice, size = mapopt__eval_regex_size(src, &twice);
+  if (twice != SIZE_MAX || size > MAPOPT__EVAL_MAX_REGEX) {
+    if (diags && twice != SIZE_MAX)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "--metric", 1,
+                       (int)(twice < 100000 ? twice + 1 : 100000),
+                       "'%c' repeats a repetition: two in a row are "
+                       "undefined in POSIX regular expressions (and there is "
+                       "no lazy '+?' or '*?'): write one, or group the first",
+                       src[twice]);
+    else if (diags)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "--metric", 1, 1,
+                       "the regular expression is too large once its "
+                       "repetitions are written out (more than %d parts): "
+                       "nest fewer repetitions",
+                       MAPOPT__EVAL_MAX_REGEX);
+    return MAPOPT_EINVAL;
+  }
   int rc = regcomp(&ev->res[0], src, REG_EXTENDED | REG_NEWLINE);
   if (rc != 0) {
     char msg[256];
@@ -482,7 +499,7 @@ static char *summarize(const evaluation *e, size_t *len) {
     if (r->exit_code >= 0)
       mapopt__sb_printf(&sb, ": exit status %d", r->exit_code);
     else
-      mapopt__sb_puts(&sb, ": exit status lost (is SIGCHLD ignored?)");
+      mapopt__sb_puts(&sb, ": exit status lost (its supervisor was killed)");
     put_last_line(&sb, r->output, r->output_len);
     break;
   case MAPOPT_EVAL_SIGNALED:

@@ -75,6 +75,19 @@ typedef enum mapopt__metric_found {
   MAPOPT__METRIC_BAD    /* the last match's group is not a finite number */
 } mapopt__metric_found;
 
+/* The parts a POSIX extended regex compiles to once its repetitions are
+ * copied out as the C library copies them (x+ as x x*, x{3} as x x x),
+ * saturated at SIZE_MAX. A regex of more than MAPOPT__EVAL_MAX_REGEX parts
+ * is refused before it is compiled: glibc's compiler takes seconds at
+ * about 1,000 parts of nested repetitions of what may be empty
+ * (((a*)+)+...), a minute at 5,000, and gigabytes beyond; ordinary metrics
+ * have tens of parts. */
+enum { MAPOPT__EVAL_MAX_REGEX = 1000 };
+/* ... and *twice: the offset of the first repetition operator that follows
+ * another (a??, .+?: undefined in POSIX, and glibc's slowest case), or
+ * SIZE_MAX when there is none. */
+size_t mapopt__eval_regex_size(const char *src, size_t *twice);
+
 /*
  * The last match of re (compiled with REG_EXTENDED | REG_NEWLINE) in the
  * NUL-terminated text, its first group read as a number into *value; for

@@ -13,6 +13,7 @@
  * dozen characters, in the summary.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,137 @@ const mapopt__metric_form mapopt__eval_default_forms[MAPOPT__EVAL_NDEFAULTS] = {
     {"time", "s", "ELAPSED TIME *= *" NUM " *s", "ELAPSED TIME = x s",
      MAPOPT_EVAL_LOWER},
 };
+
+/* ---- the size of a regex ------------------------------------------------- */
+
+enum { MAX_NESTING = 256 };
+
+/* The walk over a regex: where it is, and the first repetition that
+ * follows another one (NULL: none). */
+typedef struct walk {
+  const char *p;
+  const char *twice;
+} walk;
+
+/* a + b and k * a, saturated at SIZE_MAX. */
+static size_t add(size_t a, size_t b) {
+  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+static size_t mul(size_t k, size_t a) {
+  return k && a > SIZE_MAX / k ? SIZE_MAX : k * a;
+}
+
+/* Past a bracket expression (w->p after its '['). */
+static void skip_bracket(walk *w) {
+  const char *q = w->p;
+  if (*q == '^')
+    q++;
+  if (*q == ']')
+    q++; /* a ']' first is a member */
+  while (*q && *q != ']') {
+    if (q[0] == '[' && (q[1] == ':' || q[1] == '=' || q[1] == '.')) {
+      char end = q[1];
+      for (q += 2; *q && !(q[0] == end && q[1] == ']'); q++)
+        ;
+      if (*q)
+        q += 2;
+    } else {
+      q++;
+    }
+  }
+  w->p = *q ? q + 1 : q;
+}
+
+/* The decimal number at *p (moved past it), or -1 when there is none. */
+static long number_at(const char **p) {
+  if (**p < '0' || **p > '9')
+    return -1;
+  long n = 0;
+  for (; **p >= '0' && **p <= '9'; (*p)++)
+    n = n < 100000 ? n * 10 + (**p - '0') : n;
+  return n;
+}
+
+/* After a repetition of an atom of size *size at w->p (a '*', '?', '+'
+ * or an interval): its size copied out, w->p past it. False when w->p is
+ * no repetition. */
+static bool repetition(walk *w, size_t *size) {
+  char r = *w->p;
+  if (r == '*' || r == '?') {
+    *size = add(*size, 1);
+  } else if (r == '+') {
+    *size = add(mul(2, *size), 1);
+  } else if (r == '{') {
+    const char *q = w->p + 1;
+    long lo = number_at(&q), hi = lo;
+    if (*q == ',') {
+      q++;
+      hi = number_at(&q);
+      if (hi < 0)
+        hi = lo + 1; /* {n,}: n copies and a star */
+    }
+    if (lo < 0 || *q != '}')
+      return false; /* not an interval: the compiler says so */
+    w->p = q;
+    *size = add(mul((size_t)(hi > 1 ? hi : 1), *size), 1);
+  } else {
+    return false;
+  }
+  w->p++;
+  return true;
+}
+
+static size_t alternation(walk *w, int depth);
+
+/* One piece: an atom and the repetitions after it. */
+static size_t piece(walk *w, int depth) {
+  size_t size = 1;
+  char c = *w->p++;
+  if (c == '(') {
+    size = add(1, alternation(w, depth + 1));
+    if (*w->p == ')')
+      w->p++;
+  } else if (c == '[') {
+    skip_bracket(w);
+  } else if (c == '\\' && *w->p) {
+    w->p++;
+  }
+  for (int n = 0;; n++) {
+    const char *at = w->p;
+    if (!repetition(w, &size))
+      return size;
+    if (n > 0 && !w->twice)
+      w->twice = at;
+  }
+}
+
+/* Branches separated by '|', up to a ')' or the end. */
+static size_t alternation(walk *w, int depth) {
+  if (depth > MAX_NESTING)
+    return SIZE_MAX;
+  size_t size = 0;
+  while (*w->p && *w->p != ')') {
+    if (*w->p == '|')
+      w->p++;
+    else
+      size = add(size, piece(w, depth));
+  }
+  return size;
+}
+
+size_t mapopt__eval_regex_size(const char *src, size_t *twice) {
+  walk w = {src, NULL};
+  size_t size = 0;
+  while (*w.p) {
+    size = add(size, alternation(&w, 0));
+    if (*w.p == ')')
+      w.p++; /* unbalanced: the compiler says so */
+  }
+  *twice = w.twice ? (size_t)(w.twice - src) : SIZE_MAX;
+  return size;
+}
+
+/* ---- the scan ------------------------------------------------------------ */
 
 /* Shown of a group that is not a number, before "...". */
 enum { SHOWN = 60 };

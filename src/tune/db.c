@@ -264,15 +264,11 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
 
 /* Makes a fresh database, or brings one of an older format up to date, in
  * one write transaction that looks again first: another process may have
- * done it meanwhile. */
+ * done it meanwhile. A failure rolls it all back. */
 static mapopt_status make_current(mapopt_tune_db *db, mapopt_diags *diags,
                                   int version) {
-  /* WAL is the database's own setting, set once, outside a transaction:
-   * only once the file is known to be empty or mapopt's. */
   mapopt_status s =
-      exec_sql(db, diags, "PRAGMA journal_mode=WAL", "cannot set WAL mode");
-  if (s == MAPOPT_OK)
-    s = exec_sql(db, diags, "BEGIN IMMEDIATE", "cannot begin a write");
+      exec_sql(db, diags, "BEGIN IMMEDIATE", "cannot begin a write");
   if (s != MAPOPT_OK)
     return s;
   s = probe(db, diags, &version);
@@ -365,6 +361,8 @@ static mapopt_status db_open(mapopt_ctx *ctx, const char *path, bool readonly,
   db->version = version;
   if (s == MAPOPT_OK && !readonly && version < FORMAT_VERSION)
     s = make_current(db, diags, version);
+  /* WAL is the file's own setting, set outside a transaction: only once
+   * the file is known to be mapopt's (a no-op when it is WAL already). */
   if (s == MAPOPT_OK && !readonly)
     s = exec_sql(db, diags,
                  "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
@@ -970,8 +968,13 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
   e->wall_s = sqlite3_column_double(st, 6);
   e->finished = sqlite3_column_double(st, 7);
   bool ok = true;
+  /* A damaged record may lack its text or hash: "" then, not NULL. */
   e->text = column_dup(ctx, NULL, st, 8, &ok);
   e->hash = column_dup(ctx, NULL, st, 9, &ok);
+  if (ok && !e->text)
+    e->text = mapopt__strndup(ctx, "", 0);
+  if (ok && !e->hash)
+    e->hash = mapopt__strndup(ctx, "", 0);
   e->feedback = column_dup(ctx, NULL, st, 10, &ok);
   e->note = column_dup(ctx, NULL, st, 11, &ok);
   e->output = column_dup(ctx, NULL, st, 12, &ok);
@@ -1034,10 +1037,10 @@ mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db, int64_t run,
     s = MAPOPT_ENOTFOUND;
   if (s == MAPOPT_OK)
     *out = MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, 0);
-  else
-    for (size_t i = 0; i < v.len; i++)
-      mapopt_tune_eval_info_free(
-          db->ctx, MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
+  /* The first; the others of a damaged table without its key go. */
+  for (size_t i = s == MAPOPT_OK; i < v.len; i++)
+    mapopt_tune_eval_info_free(db->ctx,
+                               MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
   mapopt__vec_destroy(&v, db->ctx);
   return s;
 }

@@ -13,11 +13,8 @@ set -u
 M=$1
 SERVER=$2
 SCRIPT=$3
-if ! command -v sqlite3 > /dev/null; then
-  echo "SKIP: the sqlite3 program is not installed (apt-get install sqlite3)"
-  exit 77
-fi
 . "$(dirname "$0")/lib.sh"
+require_sqlite3
 
 KEY=sk-mapopt-cli-SECRET-7731 # tests/llm/replies/tune08.txt quotes it
 SPID=

@@ -13,11 +13,8 @@
 set -u
 M=$1
 SRC=$2
-if ! command -v sqlite3 > /dev/null; then
-  echo "SKIP: the sqlite3 program is not installed (apt-get install sqlite3)"
-  exit 77
-fi
 . "$(dirname "$0")/lib.sh"
+require_sqlite3
 APP=$SRC/apps/heat1d.json
 # Processes the commands below started, killed at exit if a check failed
 # and left them (a passing run leaves none).

@@ -390,6 +390,28 @@ static void test_tune_mixed(void **state) {
   free(rows[1]);
 }
 
+/* A configuration for the server at url asking for model, with fake
+ * time. */
+static void curl_config(mapopt_llm_config *cfg, fake_time *ft, const char *url,
+                        const char *model) {
+  mapopt_llm_config_init(cfg);
+  fake_time_use(ft, cfg);
+  cfg->base_url = url;
+  cfg->model = model;
+  cfg->api_key = KEY;
+}
+
+/* A client of cfg over a new libcurl transport (*t, freed after it). */
+static mapopt_llm_client *curl_client(const mapopt_llm_config *cfg,
+                                      mapopt_llm_transport **t) {
+  mapopt_llm_client *c;
+  char err[256];
+  assert_int_equal(mapopt_llm_curl_new(ctx, t), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_client_new(ctx, cfg, *t, &c, err, sizeof err),
+                   MAPOPT_OK);
+  return c;
+}
+
 /* A port where nothing listens: connection refused, retried, reported. */
 static void test_no_server(void **state) {
   (void)state;
@@ -403,19 +425,11 @@ static void test_no_server(void **state) {
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
   mapopt_llm_config cfg;
-  mapopt_llm_config_init(&cfg);
   fake_time ft;
-  fake_time_use(&ft, &cfg);
-  cfg.base_url = url;
-  cfg.model = "m";
-  cfg.api_key = KEY;
+  curl_config(&cfg, &ft, url, "m");
   cfg.max_retries = 2;
   mapopt_llm_transport *t;
-  mapopt_llm_client *c;
-  char err[256];
-  assert_int_equal(mapopt_llm_curl_new(ctx, &t), MAPOPT_OK);
-  assert_int_equal(mapopt_llm_client_new(ctx, &cfg, t, &c, err, sizeof err),
-                   MAPOPT_OK);
+  mapopt_llm_client *c = curl_client(&cfg, &t);
   const mapopt_llm_message msg = {"user", "hello"};
   mapopt_llm_chat_result *r;
   assert_int_equal(mapopt_llm_chat(c, &msg, 1, 1, &r), MAPOPT_OK);
@@ -467,21 +481,13 @@ static void test_stop_in_flight(void **state) {
   (void)state;
   reset_server();
   mapopt_llm_config cfg;
-  mapopt_llm_config_init(&cfg);
   fake_time ft;
-  fake_time_use(&ft, &cfg);
-  cfg.base_url = base;
-  cfg.model = "hang-always";
-  cfg.api_key = KEY;
+  curl_config(&cfg, &ft, base, "hang-always");
   cfg.stop = &http_stop;
   http_stop = 0;
   hang_seen = logged("hang-always");
   mapopt_llm_transport *t;
-  mapopt_llm_client *c;
-  char err[256];
-  assert_int_equal(mapopt_llm_curl_new(ctx, &t), MAPOPT_OK);
-  assert_int_equal(mapopt_llm_client_new(ctx, &cfg, t, &c, err, sizeof err),
-                   MAPOPT_OK);
+  mapopt_llm_client *c = curl_client(&cfg, &t);
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, stop_when_received, NULL), 0);
   const mapopt_llm_message msg = {"user", "hello"};

@@ -510,6 +510,20 @@ static void test_escapees(void **state) {
   }
 }
 
+/* A caller that ignores SIGCHLD (its children are reaped by the kernel)
+ * still gets the command's exit status: the supervisor reports it. */
+static void test_sigchld_ignored(void **state) {
+  (void)state;
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGCHLD, &ign, &old);
+  mapopt_eval_result *r = eval_cmd(PROG " fail {mapper}", 30);
+  sigaction(SIGCHLD, &old, NULL);
+  check(r, MAPOPT_EVAL_FAILED,
+        "failed: exit status 3: error: the mapper asks for 9 GPUs");
+  mapopt_eval_result_free(r);
+}
+
 /* A run that is stopped (the tuner's SIGINT or SIGTERM): its command is
  * ended at once, the evaluation is interrupted, nothing is left. */
 static volatile sig_atomic_t stop_flag;
@@ -989,6 +1003,18 @@ static void test_option_errors(void **state) {
        "--metric:1:1: error: invalid regular expression: "},
       {{.run = "p {mapper}", .metric = "time [0-9]+"},
        "--metric:1:1: error: the regular expression has no group"},
+      /* repetitions in repetitions: 2^34 and 10^6 copies, gigabytes for
+       * the C library's compiler */
+      {{.run = "p {mapper}", .metric = "(t++++++++++++++++++++++++++++++++++)"},
+       "--metric:1:4: error: '+' repeats a repetition: two in a row are "
+       "undefined"},
+      {{.run = "p {mapper}", .metric = "time: (.+?)s"},
+       "--metric:1:10: error: '?' repeats a repetition"},
+      {{.run = "p {mapper}", .metric = "((((((((((a*)+)+)+)+)+)+)+)+)+)+"},
+       "--metric:1:1: error: the regular expression is too large once its "
+       "repetitions are written out"},
+      {{.run = "p {mapper}", .metric = "((a{1000}){1000})"},
+       "--metric:1:1: error: the regular expression is too large"},
       {{.run = "p {mapper}", .direction = (mapopt_eval_direction)7},
        "--direction: error"},
       {{.run = "p 'x {mapper}"}, "--run:1:3: error: unterminated single"},
@@ -1002,6 +1028,18 @@ static void test_option_errors(void **state) {
     if (strncmp(first_diag(), cases[i].error, strlen(cases[i].error)))
       fail_msg("case %zu: got '%s', want '%s'", i, first_diag(),
                cases[i].error);
+  }
+  /* brackets and intervals of ordinary size compile */
+  static const char *const fine[] = {"^Total: ([0-9.eE+-]+) GFLOP/s",
+                                     "([[:digit:]]{1,30}[.][0-9]{3})",
+                                     "(x{255})+"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    mapopt_eval_options ok = {.run = "p {mapper}", .metric = fine[i]};
+    mapopt_evaluator *ev = NULL;
+    mapopt_diags_clear(diags);
+    if (mapopt_eval_new(ctx, &ok, diags, &ev) != MAPOPT_OK)
+      fail_msg("%s: %s", fine[i], first_diag());
+    mapopt_eval_free(ev);
   }
   mapopt_eval_options o = {.run = "p {mapper}", .env = bad_env};
   mapopt_evaluator *ev = NULL;
@@ -1080,6 +1118,7 @@ int main(void) {
       cmocka_unit_test(test_leftovers),
       cmocka_unit_test(test_escapees),
       cmocka_unit_test(test_stop),
+      cmocka_unit_test(test_sigchld_ignored),
       cmocka_unit_test(test_relative_tmpdir),
       cmocka_unit_test(test_metric_edges),
       cmocka_unit_test(test_flood),

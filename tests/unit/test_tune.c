@@ -62,18 +62,6 @@ static void target_close(target *t) {
   mapopt_machine_free(t->m);
 }
 
-/* Runs SQL on the database file behind the library's back (tampering). */
-static void sql(const char *path, const char *stmt) {
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  int rc = sqlite3_exec(db, stmt, NULL, NULL, &err);
-  if (rc != SQLITE_OK)
-    print_error("%s: %s\n", stmt, err);
-  assert_int_equal(rc, SQLITE_OK);
-  sqlite3_close(db);
-}
-
 /* The recorded evaluations of run as "iteration hash status metric" lines
  * (what must not depend on jobs or interruptions). */
 static char *rows_of(mapopt_tune_db *db, int64_t run) {
@@ -468,7 +456,7 @@ static void test_resume(void **state) {
   snprintf(stmt, sizeof stmt,
            "DELETE FROM evaluations WHERE run = %lld AND iteration = 5",
            (long long)a.run);
-  sql(path, stmt);
+  fixture_sql(path, stmt);
   double kept = finish_of(db, a.run, 6);
 
   r = tune_rows(db, &t, 2, 24, 4, true, NULL, NULL, NULL, &b);
@@ -522,7 +510,7 @@ static void test_resume_mismatch(void **state) {
     stopper s = {0, 4, 0};
     free(tune_rows(db, &t, 1, 40, 4, false, &s.stop, stop_after, &s, &a));
     assert_int_equal(a.end, MAPOPT_TUNE_END_INTERRUPTED);
-    sql(path, tamper[i]);
+    fixture_sql(path, tamper[i]);
     mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("circuit", "random", 40, 4);
     c.size = "small";
@@ -830,8 +818,9 @@ static void test_db_errors(void **state) {
   assert_string_equal(mapopt_diags_get(diags, 0)->file, path);
   unlink(path);
   /* a SQLite file of another format */
-  sql(path, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-            "INSERT INTO meta VALUES ('format', 'other/2');");
+  fixture_sql(path,
+              "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+              "INSERT INTO meta VALUES ('format', 'other/2');");
   mapopt_diags_clear(diags);
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_EIO);
   assert_non_null(strstr(mapopt_diags_get(diags, 0)->message,

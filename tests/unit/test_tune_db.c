@@ -37,29 +37,6 @@ static void fresh_path(char path[64]) {
   unlink(path);
 }
 
-/* Removes the file and its WAL companions. */
-static void remove_db(const char *path) {
-  char side[80];
-  unlink(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  unlink(side);
-}
-
-/* Runs SQL on the file behind the library's back. */
-static void sql(const char *path, const char *stmt) {
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  int rc = sqlite3_exec(db, stmt, NULL, NULL, &err);
-  if (rc != SQLITE_OK)
-    print_error("%s: %s\n", stmt, err);
-  sqlite3_free(err);
-  assert_int_equal(rc, SQLITE_OK);
-  sqlite3_close(db);
-}
-
 /* One value of a query on the file, as text (a copy to free; "" for
  * none). */
 static char *query(const char *path, const char *stmt) {
@@ -150,26 +127,28 @@ static void test_refused_unchanged(void **state) {
   (void)state;
   char path[64];
   fresh_path(path);
-  sql(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
-            "INSERT INTO notes VALUES (1, 'mine');");
+  fixture_sql(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
+                    "INSERT INTO notes VALUES (1, 'mine');");
   for (int reader = 0; reader < 2; reader++)
     refused_unchanged(path, reader,
                       "not a mapopt tuning database: it has no meta table");
   expect_query(path, "SELECT COUNT(*) FROM sqlite_schema", "1");
-  remove_db(path);
+  fixture_db_remove(path);
 
-  sql(path, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-            "INSERT INTO meta VALUES ('format', 'mapopt-tune/4');");
+  fixture_sql(path,
+              "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+              "INSERT INTO meta VALUES ('format', 'mapopt-tune/4');");
   for (int reader = 0; reader < 2; reader++)
     refused_unchanged(path, reader,
                       "written by a newer mapopt (format 'mapopt-tune/4'): "
                       "this one reads mapopt-tune/1 to mapopt-tune/3; nothing "
                       "was changed");
-  remove_db(path);
+  fixture_db_remove(path);
 
-  sql(path, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);");
+  fixture_sql(path,
+              "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);");
   refused_unchanged(path, false, "its meta table has no format");
-  remove_db(path);
+  fixture_db_remove(path);
 
   FILE *f = fopen(path, "w");
   fclose(f);
@@ -179,7 +158,7 @@ static void test_refused_unchanged(void **state) {
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
                "mapopt-tune/3");
-  remove_db(path);
+  fixture_db_remove(path);
 }
 
 /* A simulated run of random on circuit:small, budget 2, recorded in the
@@ -245,7 +224,7 @@ static void test_reader_writes_nothing(void **state) {
   assert_memory_equal(before, after, n0);
   free(before);
   free(after);
-  remove_db(path);
+  fixture_db_remove(path);
 }
 
 /* The mapopt-tune/1 schema (before the llm optimizer and real runs), with
@@ -297,7 +276,7 @@ static void test_older_formats(void **state) {
   (void)state;
   char path[64];
   fresh_path(path);
-  sql(path, v1_schema);
+  fixture_sql(path, v1_schema);
   mapopt_tune_db *db;
   assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
   check_v1_run(db);
@@ -311,8 +290,9 @@ static void test_older_formats(void **state) {
                "mapopt-tune/3");
   expect_query(path, "SELECT COUNT(*) FROM owners", "0");
   /* A mapopt-tune/2 database: what /3 adds is the owners table. */
-  sql(path, "DROP TABLE owners;"
-            "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';");
+  fixture_sql(path,
+              "DROP TABLE owners;"
+              "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';");
   assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
   check_v1_run(db);
   mapopt_tune_db_close(db);
@@ -323,7 +303,7 @@ static void test_older_formats(void **state) {
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
                "mapopt-tune/3");
   expect_query(path, "SELECT COUNT(*) FROM evaluations", "2");
-  remove_db(path);
+  fixture_db_remove(path);
 }
 
 /* ---- what a hostile database holds --------------------------------------- */
@@ -341,7 +321,7 @@ static void test_token_sums_saturate(void **state) {
              "INSERT INTO llm_calls VALUES (%lld, %d, 0, 'ok', 200, 1, 1,"
              " 4611686018427387904, 9223372036854775807, 0.5, 0, NULL)",
              (long long)run, i);
-    sql(path, stmt);
+    fixture_sql(path, stmt);
   }
   mapopt_tune_db *db;
   assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
@@ -362,7 +342,21 @@ static void test_token_sums_saturate(void **state) {
   assert_int_equal(o.llm.prompt_tokens, INT64_MAX);
   mapopt_tune_outcome_clear(&o);
   mapopt_tune_db_close(db);
-  remove_db(path);
+  fixture_db_remove(path);
+}
+
+/* What a reader finds of the first run at path: its iterations and its
+ * evaluations. */
+static void first_run(const char *path, int64_t *niterations,
+                      int64_t *evaluations) {
+  mapopt_tune_db *db;
+  assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(db, diags, &h), MAPOPT_OK);
+  *niterations = mapopt_tune_history_run(h, 0)->niterations;
+  *evaluations = mapopt_tune_history_run(h, 0)->evaluations;
+  mapopt_tune_history_free(h);
+  mapopt_tune_db_close(db);
 }
 
 /* A budget of 10^8 or 2^61 with two evaluations: the history holds two
@@ -372,38 +366,53 @@ static void test_budget_not_scores(void **state) {
   (void)state;
   char path[64];
   fresh_path(path);
-  int64_t run = record_run(path);
+  int64_t run = record_run(path), n, e;
   static const char *const budgets[] = {"100000000", "2305843009213693952"};
+  char stmt[256];
   for (size_t i = 0; i < 2; i++) {
-    char stmt[256];
     snprintf(stmt, sizeof stmt, "UPDATE runs SET budget = %s WHERE id = %lld",
              budgets[i], (long long)run);
-    sql(path, stmt);
-    mapopt_tune_db *db;
-    assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db),
-                     MAPOPT_OK);
-    mapopt_tune_history *h;
-    assert_int_equal(mapopt_tune_db_history(db, diags, &h), MAPOPT_OK);
-    const mapopt_tune_run_info *r = mapopt_tune_history_run(h, 0);
-    assert_int_equal(r->niterations, 2);
-    assert_int_equal(r->evaluations, 2);
-    mapopt_tune_history_free(h);
-    mapopt_tune_db_close(db);
+    fixture_sql(path, stmt);
+    first_run(path, &n, &e);
+    assert_int_equal(n, 2);
+    assert_int_equal(e, 2);
   }
-  char stmt[256];
   snprintf(stmt, sizeof stmt,
            "INSERT INTO evaluations VALUES (%lld, 1099511627776, 'x', '0',"
            " 'ok', 1.0, 1.0, NULL, NULL, NULL, 0.1, 1.0)",
            (long long)run);
-  sql(path, stmt);
+  fixture_sql(path, stmt);
+  first_run(path, &n, &e);
+  assert_int_equal(n, 2);
+  fixture_db_remove(path);
+}
+
+/* Damaged rows (found by fuzz_db): an evaluations table without its key,
+ * with one iteration twice and no text, is read without a leak, the text
+ * as "". */
+static void test_damaged_rows(void **state) {
+  (void)state;
+  char path[64];
+  fresh_path(path);
+  fixture_sql(path, v1_schema);
+  fixture_sql(path,
+              "DROP TABLE evaluations;"
+              "CREATE TABLE evaluations (run, iteration, text, hash,"
+              " status, metric, elapsed, lower_bound, feedback, note,"
+              " wall, finished);"
+              "INSERT INTO evaluations VALUES (1, 0, NULL, NULL, 'ok', 2,"
+              " 1, NULL, NULL, NULL, 0, 0);"
+              "INSERT INTO evaluations VALUES (1, 0, 'x', 'y', 'ok', 3, 1,"
+              " NULL, NULL, NULL, 0, 0);");
   mapopt_tune_db *db;
   assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
-  mapopt_tune_history *h;
-  assert_int_equal(mapopt_tune_db_history(db, diags, &h), MAPOPT_OK);
-  assert_int_equal(mapopt_tune_history_run(h, 0)->niterations, 2);
-  mapopt_tune_history_free(h);
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(db, 1, 0, diags, &e), MAPOPT_OK);
+  assert_string_equal(e->text, "");
+  assert_string_equal(e->hash, "");
+  mapopt_tune_eval_info_free(ctx, e);
   mapopt_tune_db_close(db);
-  remove_db(path);
+  fixture_db_remove(path);
 }
 
 /* ---- who writes a run ---------------------------------------------------- */
@@ -433,7 +442,7 @@ static void world_close(world *w) {
   mapopt_app_run_free(w->run);
   mapopt_app_free(w->a);
   mapopt_machine_free(w->m);
-  remove_db(w->path);
+  fixture_db_remove(w->path);
 }
 
 /* Tunes (or resumes) random on the world with budget 8 in its database;
@@ -532,7 +541,7 @@ static void own(const char *path, int64_t run, long long shift) {
            "INSERT OR REPLACE INTO owners VALUES (%lld, '%s', %ld, '%s', %lld,"
            " 0)",
            (long long)run, me.host, me.pid, me.boot, me.start + shift);
-  sql(path, stmt);
+  fixture_sql(path, stmt);
 }
 
 /* A claim a live process holds is refused, whoever asks (this process
@@ -564,7 +573,8 @@ static void test_stale_owner_taken_over(void **state) {
   expect_query(w.path, "SELECT status FROM runs", "done");
   expect_query(w.path, "SELECT COUNT(*) FROM owners", "0");
   /* an owner on another host: the database was moved, its owner is gone */
-  sql(w.path, "UPDATE runs SET status = 'interrupted';"
+  fixture_sql(w.path,
+              "UPDATE runs SET status = 'interrupted';"
               "INSERT INTO owners VALUES (1, 'elsewhere.invalid', 1, NULL,"
               " NULL, 0);");
   assert_int_equal(tune(&w, true, NULL, NULL, NULL, &out), MAPOPT_OK);
@@ -604,6 +614,7 @@ int main(void) {
       cmocka_unit_test(test_older_formats),
       cmocka_unit_test(test_token_sums_saturate),
       cmocka_unit_test(test_budget_not_scores),
+      cmocka_unit_test(test_damaged_rows),
       cmocka_unit_test(test_live_owner_kept),
       cmocka_unit_test(test_stale_owner_taken_over),
       cmocka_unit_test(test_stop_in_references),

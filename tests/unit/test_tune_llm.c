@@ -606,7 +606,7 @@ typedef struct watch {
   int waits;
   long failed[8]; /* failed calls recorded, at each wait */
   int stop_at;    /* 1-based wait that raises stop; 0: none */
-  volatile sig_atomic_t stop;
+  stopper stop;   /* raised by the wait, not by a count of evaluations */
 } watch;
 
 static long count_of(const char *path, const char *stmt) {
@@ -629,7 +629,7 @@ static void watching_sleep(void *ud, int64_t ms) {
     w->failed[w->waits] = count_of(
         w->path, "SELECT COUNT(*) FROM llm_calls WHERE status != 'ok'");
   if (++w->waits == w->stop_at)
-    w->stop = 1;
+    w->stop.flag = 1;
 }
 
 /*
@@ -645,7 +645,7 @@ static void test_calls_recorded_at_once(void **state) {
   for (int stop_at = 0; stop_at <= 2; stop_at += 2) {
     world w;
     world_open(&w);
-    watch wt = {.path = path, .stop_at = stop_at};
+    watch wt = {.path = path, .stop_at = stop_at, .stop = {.after = 1000}};
     w.llm.client.sleep = watching_sleep;
     w.llm.client.sleep_ud = &wt;
     add_mapper(w.t, mapper_a);
@@ -654,18 +654,7 @@ static void test_calls_recorded_at_once(void **state) {
           mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_CONNECT, "refused"),
           MAPOPT_OK);
     mapopt_tune_outcome o;
-    mapopt_tune_problem p = {.machine = w.m, .run = w.run};
-    mapopt_tune_config c = {.app = "circuit",
-                            .size = "small",
-                            .machine = "p100x4",
-                            .optimizer = "llm",
-                            .seed = 7 + stop_at,
-                            .budget = 5,
-                            .llm = &w.llm};
-    mapopt_tune_options opts = {.jobs = 1, .stop = &wt.stop};
-    mapopt_diags_clear(diags);
-    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &opts, diags, &o),
-                     MAPOPT_OK);
+    assert_int_equal(drive(&w, db, 5, false, &wt.stop, &o), MAPOPT_OK);
     assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
     if (stop_at == 0) {
       /* Waits in the 2nd, 3rd and 4th calls: the failed ones before each
