@@ -19,6 +19,7 @@
  * Scripted optimizers are driven through mapopt__tune_run_with.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -802,6 +803,85 @@ static void test_command_resume(void **state) {
   script_done(&s);
 }
 
+/* Raises stop once the command's log (EVALPROG_LOG) names mode_hang:
+ * the signal comes while that run is in flight. */
+typedef struct hang_watch {
+  const char *log;
+  volatile sig_atomic_t stop;
+} hang_watch;
+
+static bool log_names(const char *path, const char *mode) {
+  FILE *f = fopen(path, "r");
+  char line[64];
+  bool found = false;
+  while (f && !found && fgets(line, sizeof line, f))
+    found = !strncmp(line, mode, strlen(mode));
+  if (f)
+    fclose(f);
+  return found;
+}
+
+static void *stop_in_hang(void *arg) {
+  hang_watch *w = arg;
+  for (int i = 0; i < 6000 && !log_names(w->log, "hang"); i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  w->stop = 1;
+  return NULL;
+}
+
+/*
+ * A stop (SIGTERM, SIGINT, ...) while a real run is in flight ends it at
+ * once: the run is interrupted with the evaluations that finished, the
+ * one cut short is not recorded, and a resume runs it again.
+ */
+static void test_command_stopped(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_sleep_10 CPU;\n",
+                                      "Task mode_hang CPU;\n",
+                                      "Task mode_sleep_20 CPU;\n", NULL};
+  char logf[64];
+  snprintf(logf, sizeof logf, "/tmp/mapopt-test-stop-XXXXXX");
+  int fd = mkstemp(logf);
+  assert_true(fd >= 0);
+  close(fd);
+  char envv[96];
+  snprintf(envv, sizeof envv, "EVALPROG_LOG=%s", logf);
+  const char *env[] = {envv, NULL};
+  mapopt_eval_options eo = evalprog_options(env);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 2};
+  script_log log = {.texts = texts};
+  scripted s;
+  script = &log;
+  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+  s.db = fixture_db_new(s.path);
+  hang_watch w = {logf, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, stop_in_hang, &w), 0);
+  mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
+  mapopt_tune_config c = config("heat1d", "scripted", 3, 1);
+  mapopt_tune_options o = {.jobs = 1, .stop = &w.stop};
+  assert_int_equal(
+      mapopt__tune_run_with(ctx, s.db, &p, &c, &o, &script_vt, diags, &s.out),
+      MAPOPT_OK);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(s.out.evaluations, 1);
+  assert_int_equal(log.ntold, 1);
+  mapopt_tune_outcome_clear(&s.out);
+  /* The resume: the hang runs again (to its 2 s limit), then the rest. */
+  script_log again = {.texts = texts};
+  assert_int_equal(run_command(&again, 3, &cmd, NULL, true, &s), MAPOPT_OK);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_DONE);
+  assert_int_equal(s.out.replayed, 1);
+  assert_int_equal(s.out.evaluations, 3);
+  assert_int_equal(again.tells[1].status, MAPOPT_TUNE_TIMEOUT);
+  mapopt_tune_outcome_clear(&s.out);
+  unlink(logf);
+  script_done(&s);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static void test_db_errors(void **state) {
@@ -1144,6 +1224,7 @@ int main(void) {
       cmocka_unit_test(test_command_custom_metric),
       cmocka_unit_test(test_command_unscorable_metric),
       cmocka_unit_test(test_command_resume),
+      cmocka_unit_test(test_command_stopped),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_allocation_failure),
