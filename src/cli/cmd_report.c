@@ -28,7 +28,8 @@ const char cli_report_usage[] =
     "averaged over runs), the table of mean, std, worst, median and best\n"
     "over runs, every run, and the best mapper found beside the expert with\n"
     "the improvements that led to it. The page is self-contained: it loads\n"
-    "nothing. OUT.html is replaced atomically.\n\n"
+    "nothing. OUT.html is replaced atomically. DB is only read: it is never\n"
+    "changed, and may be read-only or being written by tune or bench.\n\n"
     "Exit status: 0 ok, 1 unreadable database or unwritable output, 2 usage\n"
     "error.\n";
 

@@ -837,19 +837,20 @@ static mapopt_tune_end end_of(const char *status) {
   return MAPOPT_TUNE_END_INTERRUPTED;
 }
 
-/* Evaluates the references of a new run (or of one whose references a
- * stop kept from being recorded) and records them; a stop in them leaves
- * the run "starting" (d->starting). */
+/* Evaluates the references of a new run (or of one whose references were
+ * never recorded) and records them; a stop or a failure in them leaves the
+ * run "starting" (d->starting), for a resume to make them. */
 static mapopt_status start_run(driver *d) {
   double deflt;
   bool stopped = stop_requested(d);
+  d->starting = true; /* until the references are recorded */
   mapopt_status st = reference(d, d->problem->expert, &d->expert, &stopped);
   if (st == MAPOPT_OK)
     st = reference(d, d->problem->default_mapper, &deflt, &stopped);
-  d->starting = stopped;
   if (st == MAPOPT_OK && !stopped)
     st = mapopt__db_start_run(d->db, d->run, d->expert, deflt, d->unit,
                               d->diags);
+  d->starting = st != MAPOPT_OK || stopped;
   d->unit_in_db = d->unit != NULL;
   return st;
 }

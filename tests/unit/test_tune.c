@@ -799,6 +799,21 @@ static void test_command_resume(void **state) {
       strstr(mapopt_diags_get(diags, 0)->message, "/nonexistent/prog"));
   mapopt_diags_clear(diags);
   mapopt_tune_outcome_clear(&s.out);
+  /* ... even for the expert mapper, before any candidate: the run is left
+   * "starting", its references to be made by a resume */
+  script_log fifth = {.texts = texts};
+  assert_int_equal(
+      run_command(&fifth, 3, &cmd3, "Task mode_sleep_10 CPU;\n", true, &s),
+      MAPOPT_EIO);
+  mapopt_diags_clear(diags);
+  mapopt_tune_outcome_clear(&s.out);
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(s.db, diags, &h), MAPOPT_OK);
+  const mapopt_tune_run_info *last =
+      mapopt_tune_history_run(h, mapopt_tune_history_count(h) - 1);
+  assert_int_equal(last->budget, 3);
+  assert_string_equal(last->status, "starting");
+  mapopt_tune_history_free(h);
   unlink(logf);
   script_done(&s);
 }
