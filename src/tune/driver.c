@@ -99,7 +99,7 @@ typedef struct driver {
   int64_t run;
   bool claimed;  /* this process holds the run (and writes its end) */
   bool resumed;  /* a recorded run is continued */
-  bool starting; /* a stop came in its references: none recorded */
+  bool starting; /* its references are not recorded (a stop, a failure) */
   double expert;
   char *unit;        /* the metric's unit once known (a text) */
   bool unit_in_db;   /* recorded in the run's row */

@@ -157,11 +157,16 @@ typedef struct scripted {
   mapopt_tune_outcome out;
 } scripted;
 
-static void run_script(script_log *log, int64_t budget, int batch, int jobs,
-                       scripted *s) {
+/* Heat1d and a fresh database in s, for the script log. */
+static void scripted_open(scripted *s, script_log *log) {
   script = log;
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
   s->db = fixture_db_new(s->path);
+}
+
+static void run_script(script_log *log, int64_t budget, int batch, int jobs,
+                       scripted *s) {
+  scripted_open(s, log);
   mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL, NULL};
   mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
   mapopt_tune_options o = {.jobs = jobs};
@@ -541,15 +546,31 @@ static mapopt_status run_command(script_log *log, int64_t budget,
                                  const mapopt_tune_command *cmd,
                                  const char *expert, bool resume, scripted *s) {
   script = log;
-  if (!resume) {
-    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
-    s->db = fixture_db_new(s->path);
-  }
+  if (!resume)
+    scripted_open(s, log);
   mapopt_tune_problem p = {s->t.m, s->t.run, expert, NULL, cmd};
   mapopt_tune_config c = config("heat1d", "scripted", budget, 1);
   mapopt_tune_options o = {.jobs = 2, .resume = resume};
   return mapopt__tune_run_with(ctx, s->db, &p, &c, &o, &script_vt, diags,
                                &s->out);
+}
+
+/* A file where evalprog logs each run's mode (EVALPROG_LOG), and the
+ * environment that names it. */
+typedef struct run_log {
+  char path[64];
+  char var[96];
+  const char *env[2];
+} run_log;
+
+static void run_log_open(run_log *l) {
+  snprintf(l->path, sizeof l->path, "/tmp/mapopt-test-runs-XXXXXX");
+  int fd = mkstemp(l->path);
+  assert_true(fd >= 0);
+  close(fd);
+  snprintf(l->var, sizeof l->var, "EVALPROG_LOG=%s", l->path);
+  l->env[0] = l->var;
+  l->env[1] = NULL;
 }
 
 static mapopt_eval_options evalprog_options(const char *const *env) {
@@ -730,21 +751,14 @@ static void test_command_resume(void **state) {
       "Task mode_sleep_30 CPU;\n", "Task mode_fail CPU;\n",
       "Task mode_sleep_20 CPU;\n", "Task mode_segv CPU;\n",
       "Task mode_sleep_10 CPU;\n", NULL};
-  char logf[64];
-  snprintf(logf, sizeof logf, "/tmp/mapopt-test-runs-XXXXXX");
-  int fd = mkstemp(logf);
-  assert_true(fd >= 0);
-  close(fd);
-  char envv[96];
-  snprintf(envv, sizeof envv, "EVALPROG_LOG=%s", logf);
-  const char *env[] = {envv, NULL};
-  mapopt_eval_options eo = evalprog_options(env);
+  run_log rl;
+  run_log_open(&rl);
+  const char *logf = rl.path;
+  mapopt_eval_options eo = evalprog_options(rl.env);
   mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
   script_log log = {.texts = texts};
   scripted s;
-  script = &log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
-  s.db = fixture_db_new(s.path);
+  scripted_open(&s, &log);
   stopper stop = {0, 3, 0};
   mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
   mapopt_tune_config c = config("heat1d", "scripted", 5, 1);
@@ -856,22 +870,14 @@ static void test_command_stopped(void **state) {
   static const char *const texts[] = {"Task mode_sleep_10 CPU;\n",
                                       "Task mode_hang CPU;\n",
                                       "Task mode_sleep_20 CPU;\n", NULL};
-  char logf[64];
-  snprintf(logf, sizeof logf, "/tmp/mapopt-test-stop-XXXXXX");
-  int fd = mkstemp(logf);
-  assert_true(fd >= 0);
-  close(fd);
-  char envv[96];
-  snprintf(envv, sizeof envv, "EVALPROG_LOG=%s", logf);
-  const char *env[] = {envv, NULL};
-  mapopt_eval_options eo = evalprog_options(env);
+  run_log rl;
+  run_log_open(&rl);
+  mapopt_eval_options eo = evalprog_options(rl.env);
   mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 2};
   script_log log = {.texts = texts};
   scripted s;
-  script = &log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
-  s.db = fixture_db_new(s.path);
-  hang_watch w = {logf, 0};
+  scripted_open(&s, &log);
+  hang_watch w = {rl.path, 0};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, stop_in_hang, &w), 0);
   mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
@@ -893,7 +899,7 @@ static void test_command_stopped(void **state) {
   assert_int_equal(s.out.evaluations, 3);
   assert_int_equal(again.tells[1].status, MAPOPT_TUNE_TIMEOUT);
   mapopt_tune_outcome_clear(&s.out);
-  unlink(logf);
+  unlink(rl.path);
   script_done(&s);
 }
 

@@ -566,6 +566,16 @@ static void test_resume_replays(void **state) {
   fixture_db_drop(db, path);
 }
 
+/* A server that answers once, then refuses connections: six failed
+ * attempts, three prompts of two attempts each (max_retries 1). */
+static void script_server_down(world *w) {
+  add_mapper(w->t, mapper_a);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(
+        mapopt_llm_replay_fail(w->t, MAPOPT_LLM_NET_CONNECT, "refused"),
+        MAPOPT_OK);
+}
+
 /* A server that keeps failing interrupts the run with the reason. */
 static void test_server_down(void **state) {
   (void)state;
@@ -573,11 +583,7 @@ static void test_server_down(void **state) {
   mapopt_tune_db *db = fixture_db_new(path);
   world w;
   world_open(&w);
-  add_mapper(w.t, mapper_a);
-  for (int i = 0; i < 6; i++)
-    assert_int_equal(
-        mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_CONNECT, "refused"),
-        MAPOPT_OK);
+  script_server_down(&w);
   mapopt_tune_outcome o;
   assert_int_equal(drive(&w, db, 5, false, NULL, &o), MAPOPT_OK);
   assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
@@ -648,11 +654,7 @@ static void test_calls_recorded_at_once(void **state) {
     watch wt = {.path = path, .stop_at = stop_at, .stop = {.after = 1000}};
     w.llm.client.sleep = watching_sleep;
     w.llm.client.sleep_ud = &wt;
-    add_mapper(w.t, mapper_a);
-    for (int i = 0; i < 6; i++)
-      assert_int_equal(
-          mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_CONNECT, "refused"),
-          MAPOPT_OK);
+    script_server_down(&w);
     mapopt_tune_outcome o;
     assert_int_equal(drive(&w, db, 5, false, &wt.stop, &o), MAPOPT_OK);
     assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
