@@ -40,7 +40,8 @@ extern "C" {
   X(ELOAD, -5, "error while loading the mapper")                               \
   X(EMAP, -6, "mapping error")                                                 \
   X(ENOTFOUND, -7, "not found")                                                \
-  X(ERANGE, -8, "value out of range")
+  X(ERANGE, -8, "value out of range")                                          \
+  X(EBUSY, -9, "in use by another process")
 
 typedef enum mapopt_status {
 #define MAPOPT_STATUS_ENUM(name, code, msg) MAPOPT_##name = code,

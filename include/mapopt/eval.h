@@ -41,29 +41,36 @@
  * pasted into the shell line. Quotes must still be balanced; {mapper} after
  * a backslash is an error.
  *
- * The child. It runs in its own process group, with stdin from /dev/null,
- * default signal dispositions and an empty signal mask, the caller's
- * environment plus the configured variables plus MAPOPT_MAPPER (the path),
+ * The child. It runs in its own process group, in a session of its own
+ * without a controlling terminal, with stdin from /dev/null, default
+ * signal dispositions and an empty signal mask, the caller's environment
+ * plus the configured variables plus MAPOPT_MAPPER (the path, absolute),
  * no other inherited file descriptors, and as working directory the
  * evaluation's private directory (or the configured one). Its stdout and
  * stderr are the same pipe, so the captured text is both streams merged in
- * the order the program wrote them.
+ * the order the program wrote them. A supervisor process, a child
+ * subreaper, starts it and so learns of every process it starts, in its
+ * group or not (docs/real.md, section 4, says what it cannot reach).
  *
- * Timeouts. On timeout the whole process group gets SIGTERM, then SIGKILL
- * after a grace period. When the command's own process exits, anything it
- * left in its process group is killed (after a short linger during which
- * their output is still read), and a descendant that escaped the group
- * but holds the output open stops being read: an evaluation never waits
- * for anything but the command itself, bounded by the timeout.
+ * Timeouts. On timeout the process group and every other process the
+ * command started get SIGTERM, then SIGKILL after a grace period; so they
+ * do when the caller's stop flag is set. When the command's own process
+ * exits, anything it left running (in its group or out of it) is killed
+ * after a short linger during which its output is still read. An
+ * evaluation returns only when every process of the command is gone and
+ * reaped, and never waits for anything but the command itself, bounded by
+ * the timeout (and the grace and linger).
  *
  * Threads. An evaluator is immutable once built: any number of threads may
  * run evaluations with one evaluator at once (the tuner's --jobs N), each
  * with its own process group, private directory and result. There is no
- * global state; the library installs no signal handlers.
+ * global state; the library installs no signal handlers and changes no
+ * process-wide setting.
  */
 #ifndef MAPOPT_EVAL_H
 #define MAPOPT_EVAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,7 +89,8 @@ extern "C" {
                                      us */                                     \
   X(TIMEOUT, "timeout")           /* the time limit passed; group killed */    \
   X(NO_METRIC, "no-metric")       /* exit status 0 but no metric found */      \
-  X(START_FAILED, "start-failed") /* could not start (not found, ...) */
+  X(START_FAILED, "start-failed") /* could not start (not found, ...) */       \
+  X(INTERRUPTED, "interrupted")   /* stopped (options.stop) */
 
 typedef enum mapopt_eval_status {
 #define MAPOPT_EVAL_STATUS_ENUM(name, str) MAPOPT_EVAL_##name,
@@ -90,8 +98,8 @@ typedef enum mapopt_eval_status {
 #undef MAPOPT_EVAL_STATUS_ENUM
 } mapopt_eval_status;
 
-/* "ok", "failed", "signal", "timeout", "no-metric", "start-failed"; NULL
- * for a value out of range. */
+/* "ok", "failed", "signal", "timeout", "no-metric", "start-failed",
+ * "interrupted"; NULL for a value out of range. */
 MAPOPT_API const char *mapopt_eval_status_name(mapopt_eval_status s);
 
 /* Whether a smaller or a larger metric is better. */
@@ -127,7 +135,9 @@ typedef struct mapopt_eval_options {
   const char *workdir;
   /* Extra "NAME=VALUE" variables, NULL-terminated; NULL: none. */
   const char *const *env;
-  /* Where private directories are made; NULL: $TMPDIR, else /tmp. */
+  /* Where private directories are made; NULL: $TMPDIR, else /tmp. A
+   * relative directory (here, in TMPDIR or in workdir) is taken from the
+   * current directory when the evaluator is made. */
   const char *tmpdir;
   /* Bytes of output kept per run, at least 1024: the first quarter and the
    * last three quarters; 0: 1 MiB. */
@@ -137,6 +147,11 @@ typedef struct mapopt_eval_options {
   /* Seconds the leftovers of an exited command may still write, 0.01 to
    * 60; 0: 0.2 s. */
   double linger_s;
+  /* Set (by a signal handler) to stop: a run in flight is ended as on a
+   * timeout (SIGTERM to its processes, SIGKILL after the grace), no further
+   * run starts, and the evaluation is MAPOPT_EVAL_INTERRUPTED. Checked at
+   * least every 50 ms. NULL: never. */
+  const volatile sig_atomic_t *stop;
 } mapopt_eval_options;
 
 typedef struct mapopt_evaluator mapopt_evaluator;

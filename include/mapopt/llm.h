@@ -34,6 +34,7 @@
 #ifndef MAPOPT_LLM_H
 #define MAPOPT_LLM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,10 @@ typedef void (*mapopt_llm_sleep_fn)(void *ud, int64_t ms);
 typedef int64_t (*mapopt_llm_clock_fn)(void *ud);
 /* Looks up an environment variable (NULL when unset), like getenv. */
 typedef const char *(*mapopt_llm_getenv_fn)(void *ud, const char *name);
+
+struct mapopt_llm_call;
+/* Called when a chat call has ended, with its accounting. */
+typedef void (*mapopt_llm_call_fn)(void *ud, const struct mapopt_llm_call *c);
 
 /*
  * What a client needs. Strings are borrowed: mapopt_llm_client_new copies
@@ -91,6 +96,17 @@ typedef struct mapopt_llm_config {
   void *sleep_ud;
   mapopt_llm_clock_fn clock;
   void *clock_ud;
+  /* Set (by a signal handler) to stop: a call in flight is abandoned
+   * (within about a second, libcurl's progress interval), a wait before a
+   * retry ends (within 50 ms with the real sleep), no request is sent
+   * after it, and the call ends with MAPOPT_LLM_ERR_INTERRUPTED. NULL:
+   * never. [NULL] */
+  const volatile sig_atomic_t *stop;
+  /* Called as each chat call ends (mapopt_llm_chat, and each call of
+   * mapopt_llm_step), before the call returns: for a caller that records
+   * every call the moment it is made. NULL: none. [NULL] */
+  mapopt_llm_call_fn on_call;
+  void *on_call_ud;
 } mapopt_llm_config;
 
 /* Fills cfg with the defaults above. */
@@ -111,8 +127,11 @@ MAPOPT_API void mapopt_llm_config_from_env(mapopt_llm_config *cfg,
 
 /*
  * Validates cfg. MAPOPT_EINVAL with a message in err (naming the variable
- * or field to set, never the key's value) for: no base_url or one not
- * starting with http:// or https://, no model, a value out of its range.
+ * or field to set, never the key's value) for: no base_url, one not
+ * starting with http:// or https://, or one with a space or a control
+ * character; no model; an API key with a control character (a line break
+ * would end the Authorization header and start another); a value out of
+ * its range.
  */
 MAPOPT_API mapopt_status mapopt_llm_config_check(const mapopt_llm_config *cfg,
                                                  char *err, size_t errlen);
@@ -125,7 +144,8 @@ typedef enum mapopt_llm_net {
   MAPOPT_LLM_NET_CONNECT,   /* no connection, or it broke mid-reply */
   MAPOPT_LLM_NET_TIMEOUT,   /* no complete reply within timeout_ms */
   MAPOPT_LLM_NET_TOO_LARGE, /* the body passed max_bytes; reading stopped */
-  MAPOPT_LLM_NET_FAILED     /* anything else (bad URL, TLS, no script) */
+  MAPOPT_LLM_NET_FAILED,    /* anything else (bad URL, TLS, no script) */
+  MAPOPT_LLM_NET_STOPPED    /* abandoned: the request's stop was set */
 } mapopt_llm_net;
 
 /* One request; everything is borrowed for the duration of the call. */
@@ -136,6 +156,8 @@ typedef struct mapopt_llm_request {
   const char *body;
   size_t body_len;
   int64_t timeout_ms;
+  /* Set: abandon the request (MAPOPT_LLM_NET_STOPPED); NULL: never. */
+  const volatile sig_atomic_t *stop;
 } mapopt_llm_request;
 
 /*
@@ -274,7 +296,8 @@ MAPOPT_API const char *mapopt_llm_client_url(const mapopt_llm_client *c);
   X(TOO_LARGE, "reply too large")                                              \
   X(HTTP, "HTTP error")                                                        \
   X(REPLY, "malformed reply")                                                  \
-  X(TRANSPORT, "transport failure")
+  X(TRANSPORT, "transport failure")                                            \
+  X(INTERRUPTED, "interrupted")
 /* clang-format on */
 
 typedef enum mapopt_llm_error {
@@ -293,10 +316,10 @@ MAPOPT_API const char *mapopt_llm_error_name(mapopt_llm_error e);
  * (prompt x price_in + completion x price_out) / 10^6.
  */
 typedef struct mapopt_llm_call {
-  mapopt_llm_error error;
-  char *error_text; /* NULL when error is NONE; never contains the key */
-  int http_status;  /* of the last attempt; 0 when none answered */
-  int attempts;     /* HTTP requests sent */
+  mapopt_llm_error error; /* INTERRUPTED: the config's stop was set */
+  char *error_text;       /* NULL when error is NONE; never contains the key */
+  int http_status;        /* of the last attempt; 0 when none answered */
+  int attempts;           /* HTTP requests sent */
   int64_t waited_ms;
   int64_t latency_ms;
   int64_t prompt_tokens, completion_tokens;

@@ -250,6 +250,10 @@ typedef struct mapopt_optimizer_options {
   int batch;
   /* The llm optimizer's settings (required by it, ignored by the others). */
   const mapopt_tune_llm *llm;
+  /* Set (by a signal handler) to stop: the llm optimizer abandons its
+   * chat call and its ask fails (MAPOPT_EIO). NULL: never (unless the llm
+   * client's configuration has a stop of its own). */
+  const volatile sig_atomic_t *stop;
 } mapopt_optimizer_options;
 
 /* The optimizers' names, NULL-terminated: guided, random, opentuner, ccd,
@@ -345,15 +349,30 @@ MAPOPT_API const char *mapopt_optimizer_last_error(const mapopt_optimizer *opt);
 typedef struct mapopt_tune_db mapopt_tune_db;
 
 /*
- * Opens the database at path, creating the file and its tables when
- * missing. MAPOPT_EINVAL for a NULL argument; MAPOPT_EIO with a diagnostic
- * naming path when it cannot be opened or created, or is not a mapopt
- * tuning database; MAPOPT_ENOMEM. The context must outlive the database;
- * close it with mapopt_tune_db_close.
+ * Opens the database at path for writing, creating the file and its tables
+ * when it is missing or empty, and bringing a database of an older format
+ * (mapopt-tune/1 or /2) up to date. Nothing is written before the file is
+ * known to be empty or a mapopt tuning database: a foreign SQLite database
+ * or one of a newer format is refused unchanged. MAPOPT_EINVAL for a NULL
+ * argument; MAPOPT_EIO with a diagnostic naming path when it cannot be
+ * opened or created, or is not a mapopt tuning database; MAPOPT_ENOMEM.
+ * The context must outlive the database; close it with
+ * mapopt_tune_db_close.
  */
 MAPOPT_API mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
                                              mapopt_diags *diags,
                                              mapopt_tune_db **out);
+/*
+ * Opens an existing database only to read it (mapopt report): it never
+ * writes the file, reads every format from mapopt-tune/1 on as it is, and
+ * works on a file or folder the caller may not write. An empty file is
+ * refused. Errors as mapopt_tune_db_open; the writing functions fail on
+ * it (MAPOPT_EIO).
+ */
+MAPOPT_API mapopt_status mapopt_tune_db_open_read(mapopt_ctx *ctx,
+                                                  const char *path,
+                                                  mapopt_diags *diags,
+                                                  mapopt_tune_db **out);
 MAPOPT_API void mapopt_tune_db_close(mapopt_tune_db *db);
 
 /*

@@ -264,9 +264,11 @@ int cli_eval_finish(const char *cmd, cli_eval_settings *s);
  * many. */
 size_t cli_eval_words(const cli_eval_settings *s, const char *const **words);
 
-/* Installs the SIGINT handler of long commands: the first Ctrl-C sets the
- * returned flag (finish what is in flight, then stop), the second kills. */
-const volatile sig_atomic_t *cli_catch_sigint(void);
+/* Installs the handler of long commands for SIGINT, SIGQUIT, SIGHUP and
+ * SIGTERM: the first sets the returned flag (to the signal's number; end
+ * the commands in flight, record what finished, then stop), a second of
+ * the same kind kills. */
+const volatile sig_atomic_t *cli_catch_signals(void);
 
 /* Whether name is an optimizer of this build. */
 bool cli_known_optimizer(const char *name);

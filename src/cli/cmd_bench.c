@@ -427,7 +427,7 @@ int cli_bench(int argc, char **argv) {
   mapopt_tune_history *h = NULL;
   id_list ids = {0};
   cli_table t = {0};
-  const volatile sig_atomic_t *stop = cli_catch_sigint();
+  const volatile sig_atomic_t *stop = cli_catch_signals();
   rc = EXIT_INVALID;
   if (mapopt_tune_db_open(ctx, a.set.db, diags, &db) != MAPOPT_OK)
     goto done;

@@ -18,7 +18,7 @@ const char cli_eval_usage[] =
     "usage: mapopt eval MAPPER.map --run 'CMD ... {mapper} ...' [OPTIONS]\n\n"
     "Evaluates the mapper as the tuner would: writes it to a file in a\n"
     "fresh private directory, runs CMD with {mapper} replaced by the file's\n"
-    "path (in that directory, in its own process group), and reads the\n"
+    "path (in that directory, in its own session), and reads the\n"
     "metric from what CMD prints. Prints the result's summary and the wall\n"
     "time of each run; for a failed run, the end of the output.\n\n"
     "  --run CMD          the command. Split into words like /bin/sh would\n"
@@ -199,6 +199,8 @@ int cli_eval(int argc, char **argv) {
   mapopt_eval_result *r = NULL;
   char *text = NULL;
   size_t len = 0;
+  /* A signal ends the command (its summary says interrupted, exit 1). */
+  a.run.opts.stop = cli_catch_signals();
   /* A bad command setup is a usage error, reported before the mapper. */
   mapopt_status st = mapopt_eval_new(ctx, &a.run.opts, diags, &ev);
   if (st != MAPOPT_OK) {

@@ -28,7 +28,8 @@ const char cli_report_usage[] =
     "averaged over runs), the table of mean, std, worst, median and best\n"
     "over runs, every run, and the best mapper found beside the expert with\n"
     "the improvements that led to it. The page is self-contained: it loads\n"
-    "nothing. OUT.html is replaced atomically.\n\n"
+    "nothing. OUT.html is replaced atomically. DB is only read: it is never\n"
+    "changed, and may be read-only or being written by tune or bench.\n\n"
     "Exit status: 0 ok, 1 unreadable database or unwritable output, 2 usage\n"
     "error.\n";
 
@@ -58,16 +59,18 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c",
                                       "#e377c2", "#17becf"};
 enum { NCOLORS = sizeof palette / sizeof palette[0] };
 
-/* The mean over a row's runs of the best-so-far at each of its n
- * evaluations (the longest budget of its runs; a run that ended early
- * keeps its final best). */
-static int64_t row_budget(const cli_row *row) {
+/* The evaluations a row's curve spans: the most its runs recorded (at
+ * least 1). Never the budget, which may be 10^8 for a run that made a few
+ * hundred evaluations. */
+static int64_t row_length(const cli_row *row) {
   int64_t n = 1;
   for (size_t k = 0; k < row->nruns; k++)
-    n = row->runs[k]->budget > n ? row->runs[k]->budget : n;
+    n = row->runs[k]->niterations > n ? row->runs[k]->niterations : n;
   return n;
 }
 
+/* The mean over a row's runs of the best-so-far at each of its n
+ * evaluations (a run that ended early keeps its final best). */
 static double *mean_curve(const cli_row *row, int64_t n) {
   double *c = calloc((size_t)n, sizeof *c);
   if (!c)
@@ -100,8 +103,11 @@ static double px(const plot *p, double eval /* 1-based */) {
   return p->x0 + t * p->w;
 }
 
+/* The height of y, inside the plot: a value above its top (an infinite
+ * best) is drawn at the top, one below 0 or not a number at the bottom. */
 static double py(const plot *p, double y) {
-  return p->y0 + p->h - y / p->ymax * p->h;
+  double t = y > p->ymax ? 1 : y > 0 ? y / p->ymax : 0;
+  return p->y0 + p->h - t * p->h;
 }
 
 /* A round step for about five ticks up to max. */
@@ -121,14 +127,21 @@ static void axes(FILE *f, const plot *p, const char *ylabel) {
           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
           p->x0, p->y0 + p->h, p->x0 + p->w, p->y0 + p->h, p->x0, p->y0, p->x0,
           p->y0 + p->h);
+  /* By count, not by adding step until past the top: for a maximum of
+   * 1e-30 any absolute tolerance would be a billion billion ticks. */
   double step = tick_step(p->ymax);
-  for (double y = 0; y <= p->ymax + 1e-9; y += step)
+  int ticks = step > 0 && isfinite(step)
+                  ? (int)fmin(floor(p->ymax / step * (1 + 1e-9)), 10)
+                  : 0;
+  for (int k = 0; k <= ticks; k++) {
+    double y = k * step;
     fprintf(f,
             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
             "stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%.1f\" "
             "text-anchor=\"end\">%g</text>\n",
             p->x0, py(p, y), p->x0 + p->w, py(p, y), p->x0 - 6, py(p, y) + 4,
             y);
+  }
   /* x ticks: 1, 2, 5, 10, ... on a log axis, about six on a linear one */
   if (p->logx) {
     for (double m = 1; m <= (double)p->n; m *= 10)
@@ -160,8 +173,8 @@ static void axes(FILE *f, const plot *p, const char *ylabel) {
 static bool convergence(FILE *f, const cli_group *g) {
   plot p = {60, 20, 440, 240, 1, false, 0};
   for (size_t r = 0; r < g->nrows; r++)
-    if (row_budget(&g->rows[r]) > p.n)
-      p.n = row_budget(&g->rows[r]);
+    if (row_length(&g->rows[r]) > p.n)
+      p.n = row_length(&g->rows[r]);
   p.logx = p.n > 50;
   double **curves = calloc(g->nrows ? g->nrows : 1, sizeof *curves);
   if (!curves)
@@ -169,13 +182,17 @@ static bool convergence(FILE *f, const cli_group *g) {
   double ymax = g->base ? 1 : 0;
   bool ok = true;
   for (size_t r = 0; r < g->nrows && ok; r++) {
-    int64_t n = row_budget(&g->rows[r]);
+    int64_t n = row_length(&g->rows[r]);
     ok = (curves[r] = mean_curve(&g->rows[r], n)) != NULL;
     for (int64_t i = 0; ok && i < n; i++)
-      ymax = fmax(ymax, curves[r][i]);
+      if (isfinite(curves[r][i]))
+        ymax = fmax(ymax, curves[r][i]);
   }
   if (ok) {
-    p.ymax = ymax > 0 ? ymax * 1.1 : 1;
+    /* The axis spans the finite values (fmax skips NaN); 10% headroom. */
+    p.ymax = ymax > 0 && isfinite(ymax * 1.1) ? ymax * 1.1
+             : ymax > 0                       ? ymax
+                                              : 1;
     fprintf(f, "<svg class=\"convergence\" xmlns=\"http://www.w3.org/2000/"
                "svg\" viewBox=\"0 0 680 300\" width=\"680\" height=\"300\" "
                "role=\"img\" aria-label=\"convergence\">\n");
@@ -197,7 +214,7 @@ static bool convergence(FILE *f, const cli_group *g) {
               "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
               "points=\"",
               color);
-      for (int64_t i = 0; i < row_budget(&g->rows[r]); i++)
+      for (int64_t i = 0; i < row_length(&g->rows[r]); i++)
         fprintf(f, "%s%.1f,%.1f", i ? " " : "", px(&p, (double)(i + 1)),
                 py(&p, curves[r][i]));
       fprintf(f,
@@ -488,7 +505,8 @@ int cli_report(int argc, char **argv) {
     return cli_usage_error("report", "no database given");
   if (!html)
     return cli_usage_error("report", "give --html OUT.html");
-  /* Opening would create a missing database: say it is missing instead. */
+  /* A missing database is not created (the reader writes nothing): say
+   * it is missing. */
   struct stat sb;
   if (stat(dbpath, &sb) != 0) {
     cli_error("%s: error: cannot read file: %s", dbpath, strerror(errno));
@@ -505,7 +523,7 @@ int cli_report(int argc, char **argv) {
   size_t len = 0;
   FILE *f = NULL;
   int rc = EXIT_INVALID;
-  if (mapopt_tune_db_open(ctx, dbpath, diags, &db) != MAPOPT_OK ||
+  if (mapopt_tune_db_open_read(ctx, dbpath, diags, &db) != MAPOPT_OK ||
       mapopt_tune_db_history(db, diags, &h) != MAPOPT_OK)
     goto done;
   if (!cli_table_build(h, NULL, 0, &t) || !(f = open_memstream(&page, &len))) {

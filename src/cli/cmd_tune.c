@@ -9,9 +9,10 @@
  * tune runs the tuning driver (mapopt_tune_run): it shows progress, keeps
  * every evaluation in the database, writes the best mapper (never over an
  * existing file without --force) and compares it with the expert and
- * default mappers and the lower bound. Ctrl-C stops after the evaluations
- * in flight; --resume continues. With --run, candidates are run by a
- * command (the options of mapopt eval, eval_common.c) instead of simulated.
+ * default mappers and the lower bound. Ctrl-C (and SIGTERM, SIGHUP,
+ * SIGQUIT) stops, ending the real runs in flight; --resume continues. With
+ * --run, candidates are run by a command (the options of mapopt eval,
+ * eval_common.c) instead of simulated.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -225,8 +226,9 @@ const char cli_tune_usage[] =
     "--grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir\n"
     "(only with --jobs 1) and --env. --jobs is then 1 unless given.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
-    "evaluation. Ctrl-C stops after the evaluations in flight (they are\n"
-    "kept); a second Ctrl-C kills.\n\n"
+    "evaluation. Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops: simulations in\n"
+    "flight finish and are kept, real runs in flight are ended (--resume\n"
+    "runs them again); a second one kills.\n\n"
     "Exit status: 0 a best mapper was written, 1 invalid input, an\n"
     "existing --out, an interrupted run or no valid mapper found, 2 usage\n"
     "error.\n";
@@ -486,6 +488,8 @@ static int write_best(const tune_args *a, const char *out,
   return EXIT_VALID;
 }
 
+/* The outcome; out is the best mapper's file, NULL when it was not
+ * written. */
 static void print_outcome_text(const tune_args *a, const char *out,
                                const cli_target *t,
                                const mapopt_tune_outcome *o) {
@@ -500,8 +504,10 @@ static void print_outcome_text(const tune_args *a, const char *out,
   if (o->best < 0) {
     printf("no valid mapper found\n");
   } else {
-    printf("best: evaluation %lld, %.6g %s, written to %s\n",
-           (long long)o->best + 1, o->best_score, unit, out);
+    printf("best: evaluation %lld, %.6g %s, %s%s\n", (long long)o->best + 1,
+           o->best_score, unit,
+           out ? "written to " : "not written (see the error above)",
+           out ? out : "");
     if (o->expert_score > 0)
       printf("  %.3fx the expert mapper (%.6g %s)\n",
              o->best_score / o->expert_score, o->expert_score, unit);
@@ -524,6 +530,7 @@ static void print_outcome_text(const tune_args *a, const char *out,
   print_rerun(stdout, a, false);
 }
 
+/* The same as JSON ("file": null when out is NULL). */
 static void print_outcome_json(const tune_args *a, const char *out,
                                const mapopt_tune_outcome *o) {
   json_t *j = json_object();
@@ -553,9 +560,10 @@ static void print_outcome_json(const tune_args *a, const char *out,
     json_object_set_new(b, "metric", json_real(o->best_score));
     json_object_set_new(b, "elapsed_s", json_real(o->best_elapsed_s));
     json_object_set_new(b, "lower_bound_s", json_real(o->lower_bound_s));
-    json_object_set_new(
-        b, "file",
-        o->end == MAPOPT_TUNE_END_INTERRUPTED ? json_null() : json_string(out));
+    json_object_set_new(b, "file",
+                        out && o->end != MAPOPT_TUNE_END_INTERRUPTED
+                            ? json_string(out)
+                            : json_null());
     json_object_set_new(b, "note",
                         json_string(o->best_note ? o->best_note : ""));
     if (o->expert_score > 0)
@@ -628,7 +636,7 @@ int cli_tune(int argc, char **argv) {
                           slen,
                           cli_is_llm(a.optimizer) ? &a.llm : NULL};
   progress pr = {isatty(STDERR_FILENO) == 1, false};
-  mapopt_tune_options opts = {(int)a.set.jobs, a.resume, cli_catch_sigint(),
+  mapopt_tune_options opts = {(int)a.set.jobs, a.resume, cli_catch_signals(),
                               a.quiet ? NULL : on_progress, &pr};
   mapopt_status st = mapopt_tune_run(ctx, db, &p, &c, &opts, diags, &o);
   if (pr.drawn)
@@ -648,10 +656,12 @@ int cli_tune(int argc, char **argv) {
   } else if (o.best >= 0) {
     rc = write_best(&a, out, &o);
   }
+  /* The file is named only when it was written. */
+  const char *written = rc == EXIT_VALID ? out : NULL;
   if (a.json)
-    print_outcome_json(&a, out, &o);
+    print_outcome_json(&a, written, &o);
   else if (o.end != MAPOPT_TUNE_END_INTERRUPTED)
-    print_outcome_text(&a, out, &t, &o);
+    print_outcome_text(&a, written, &t, &o);
 done:
   cli_print_diags(stderr, diags, 0);
   mapopt_tune_outcome_clear(&o);

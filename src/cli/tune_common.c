@@ -1,11 +1,11 @@
 /*
  * What the tuning commands (space, tune, bench, report) share: setting an
  * application run up on a machine, the options of tune and bench with the
- * llm optimizer's settings and usage, the SIGINT flag, and the paper's
- * table -- runs grouped by benchmark (simulated and real runs apart) and
- * optimizer, with the statistics of their final best throughput normalized
- * to the expert mapper, and for llm rows the share of replies that parse
- * and run and the tokens spent.
+ * llm optimizer's settings and usage, the flag of the signals that stop a
+ * run, and the paper's table -- runs grouped by benchmark (simulated and
+ * real runs apart) and optimizer, with the statistics of their final best
+ * throughput normalized to the expert mapper, and for llm rows the share
+ * of replies that parse and run and the tokens spent.
  */
 #include <math.h>
 #include <stdio.h>
@@ -124,19 +124,22 @@ int cli_tune_option(const char *cmd, const char *o, const char *v,
  * nothing else. */
 static volatile sig_atomic_t interrupted;
 
-static void on_sigint(int sig) {
-  (void)sig;
-  interrupted = 1;
+static void on_signal(int sig) {
+  interrupted = sig;
 }
 
-const volatile sig_atomic_t *cli_catch_sigint(void) {
+const volatile sig_atomic_t *cli_catch_signals(void) {
+  /* Ctrl-C, Ctrl-\, a closed terminal, a scheduler's time limit (SIGTERM
+   * first): each ends what is in flight and leaves the run resumable. */
+  static const int sigs[] = {SIGINT, SIGQUIT, SIGHUP, SIGTERM};
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  /* The second Ctrl-C finds the default action back and kills at once. */
+  /* The second one finds the default action back and kills at once. */
   sa.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &sa, NULL);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction(sigs[i], &sa, NULL);
   return &interrupted;
 }
 

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <signal.h>
@@ -29,36 +30,25 @@
 
 extern char **environ;
 
-/* A number as programs print it: 12, -3.5, .5, 1e-3, 2.5E+04. */
-#define NUM "([-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?)"
-
-/* The default metrics, most preferred first (AutoGuide's objective is
- * throughput: GFLOP/s where the program reports it, else 1/time). */
-static const struct metric_form {
-  const char *name, *unit, *regex, *shown;
-  mapopt_eval_direction direction;
-} defaults[] = {
-    {"gflops-per-node", "GFLOP/s per node", "achieved GFLOPS per node: *" NUM,
-     "achieved GFLOPS per node: x", MAPOPT_EVAL_HIGHER},
-    {"gflops", "GFLOP/s", "GFLOPS *= *" NUM, "GFLOPS = x", MAPOPT_EVAL_HIGHER},
-    {"time", "s", "ELAPSED TIME *= *" NUM " *s", "ELAPSED TIME = x s",
-     MAPOPT_EVAL_LOWER},
+enum {
+  NDEFAULTS = MAPOPT__EVAL_NDEFAULTS,
+  DEFAULT_CAP = 1 << 20,
+  MIN_CAP = 1024,
+  MAX_REPEAT = 1000
 };
-enum { NDEFAULTS = sizeof defaults / sizeof defaults[0] };
-
-enum { DEFAULT_CAP = 1 << 20, MIN_CAP = 1024, MAX_REPEAT = 1000 };
 
 struct mapopt_evaluator {
   mapopt_ctx *ctx;
   mapopt__eval_cmd cmd;
   /* The metric forms tried, in order: the defaults, or one custom. */
   size_t nforms;
-  struct metric_form forms[NDEFAULTS];
+  mapopt__metric_form forms[NDEFAULTS];
   regex_t res[NDEFAULTS];
   char *custom; /* the custom regex's text, for the summary */
   char **env;   /* extra NAME=VALUE entries, nenv of them */
   size_t nenv;
-  char *workdir, *tmpdir;
+  char *workdir, *tmpdir; /* absolute */
+  const volatile sig_atomic_t *stop;
   int repeat;
   bool keep;
   size_t cap;
@@ -112,6 +102,23 @@ static mapopt_status option_error(mapopt_diags *diags, const char *what,
 /* Compiles the custom regex, which needs a group for the number. */
 static mapopt_status compile_custom(mapopt_evaluator *ev, const char *src,
                                     mapopt_diags *diags) {
+  size_t twice, size = mapopt__eval_regex_size(src, &twice);
+  if (twice != SIZE_MAX || size > MAPOPT__EVAL_MAX_REGEX) {
+    if (diags && twice != SIZE_MAX)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "--metric", 1,
+                       (int)(twice < 100000 ? twice + 1 : 100000),
+                       "'%c' repeats a repetition: two in a row are "
+                       "undefined in POSIX regular expressions (and there is "
+                       "no lazy '+?' or '*?'): write one, or group the first",
+                       src[twice]);
+    else if (diags)
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "--metric", 1, 1,
+                       "the regular expression is too large once its "
+                       "repetitions are written out (more than %d parts): "
+                       "nest fewer repetitions",
+                       MAPOPT__EVAL_MAX_REGEX);
+    return MAPOPT_EINVAL;
+  }
   int rc = regcomp(&ev->res[0], src, REG_EXTENDED | REG_NEWLINE);
   if (rc != 0) {
     char msg[256];
@@ -130,8 +137,8 @@ static mapopt_status compile_custom(mapopt_evaluator *ev, const char *src,
     return MAPOPT_EINVAL;
   }
   ev->custom = dup_str(ev->ctx, src);
-  ev->forms[0] = (struct metric_form){"metric", "", ev->custom, ev->custom,
-                                      MAPOPT_EVAL_LOWER};
+  ev->forms[0] = (mapopt__metric_form){"metric", "", ev->custom, ev->custom,
+                                       MAPOPT_EVAL_LOWER};
   return ev->custom ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
@@ -168,6 +175,31 @@ static mapopt_status copy_env(mapopt_evaluator *ev, const char *const *env,
   return MAPOPT_OK;
 }
 
+/* dir made absolute against the current directory (the command runs
+ * elsewhere: a relative path would name another place for it). */
+static mapopt_status absolute_dir(mapopt_ctx *ctx, const char *dir,
+                                  mapopt_diags *diags, const char *what,
+                                  char **out) {
+  *out = NULL;
+  if (!dir)
+    return MAPOPT_OK;
+  if (dir[0] == '/') {
+    *out = dup_str(ctx, dir);
+    return *out ? MAPOPT_OK : MAPOPT_ENOMEM;
+  }
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd))
+    return option_error(diags, what,
+                        "a relative directory, and the current "
+                        "directory cannot be read");
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, ctx);
+  mapopt__sb_printf(&sb, "%s/%s", cwd, dir);
+  size_t len;
+  *out = mapopt__sb_take(&sb, &len);
+  return *out ? MAPOPT_OK : MAPOPT_ENOMEM;
+}
+
 mapopt_status mapopt_eval_new(mapopt_ctx *ctx, const mapopt_eval_options *opts,
                               mapopt_diags *diags, mapopt_evaluator **out) {
   if (!opts || !opts->run)
@@ -194,6 +226,7 @@ mapopt_status mapopt_eval_new(mapopt_ctx *ctx, const mapopt_eval_options *opts,
   ev->ctx = ctx;
   ev->repeat = opts->repeat ? opts->repeat : 1;
   ev->keep = opts->keep;
+  ev->stop = opts->stop;
   ev->cap = opts->output_cap ? opts->output_cap : DEFAULT_CAP;
   ev->grace_s =
       opts->grace_s > 0 ? (opts->grace_s < 0.01 ? 0.01 : opts->grace_s) : 2.0;
@@ -210,20 +243,19 @@ mapopt_status mapopt_eval_new(mapopt_ctx *ctx, const mapopt_eval_options *opts,
     ev->forms[0].direction = opts->direction;
   } else if (st == MAPOPT_OK) {
     for (; ev->nforms < NDEFAULTS && st == MAPOPT_OK; ev->nforms++) {
-      ev->forms[ev->nforms] = defaults[ev->nforms];
-      if (regcomp(&ev->res[ev->nforms], defaults[ev->nforms].regex,
+      ev->forms[ev->nforms] = mapopt__eval_default_forms[ev->nforms];
+      if (regcomp(&ev->res[ev->nforms], ev->forms[ev->nforms].regex,
                   REG_EXTENDED | REG_NEWLINE) != 0)
         st = MAPOPT_ENOMEM; /* the defaults are valid: only ESPACE fails */
     }
     if (st != MAPOPT_OK)
       ev->nforms--;
   }
-  if (st == MAPOPT_OK) {
-    ev->tmpdir = dup_str(ctx, tmp && tmp[0] ? tmp : "/tmp");
-    ev->workdir = dup_str(ctx, opts->workdir);
-    if (!ev->tmpdir || (opts->workdir && !ev->workdir))
-      st = MAPOPT_ENOMEM;
-  }
+  if (st == MAPOPT_OK)
+    st = absolute_dir(ctx, tmp && tmp[0] ? tmp : "/tmp", diags, "--tmpdir",
+                      &ev->tmpdir);
+  if (st == MAPOPT_OK)
+    st = absolute_dir(ctx, opts->workdir, diags, "--workdir", &ev->workdir);
   if (st != MAPOPT_OK) {
     mapopt_eval_free(ev);
     return st;
@@ -369,48 +401,6 @@ static mapopt_status make_env(const mapopt_evaluator *ev, const char *path,
   return MAPOPT_OK;
 }
 
-/* ---- the metric ---------------------------------------------------------- */
-
-/*
- * The last match of form f in text: its first group parsed as a number.
- * Returns 1 with *value, 0 when nothing matched, -1 when the last match is
- * not a finite number (its text in bad).
- */
-static int find_metric(const mapopt_evaluator *ev, size_t f, const char *text,
-                       double *value, char *bad, size_t badlen) {
-  regmatch_t m[2];
-  regoff_t so = -1, eo = -1; /* the last match's group, in text */
-  bool found = false;
-  for (const char *p = text; *p;) {
-    int flags = p > text && p[-1] != '\n' ? REG_NOTBOL : 0;
-    if (regexec(&ev->res[f], p, 2, m, flags) != 0)
-      break;
-    found = true;
-    so = m[1].rm_so < 0 ? -1 : m[1].rm_so + (regoff_t)(p - text);
-    eo = m[1].rm_so < 0 ? -1 : m[1].rm_eo + (regoff_t)(p - text);
-    p += m[0].rm_eo > m[0].rm_so ? m[0].rm_eo : m[0].rm_so + 1;
-  }
-  if (!found)
-    return 0;
-  size_t n = so < 0 ? 0 : (size_t)(eo - so);
-  char num[64];
-  if (n >= sizeof num)
-    n = sizeof num - 1;
-  if (n)
-    memcpy(num, text + so, n);
-  num[n] = '\0';
-  char *end;
-  double v = strtod(num, &end);
-  while (*end == ' ' || *end == '\t')
-    end++;
-  if (end == num || *end || !isfinite(v)) {
-    snprintf(bad, badlen, "%s", num);
-    return -1;
-  }
-  *value = v;
-  return 1;
-}
-
 /* ---- results ------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -467,12 +457,13 @@ static void put_last_line(mapopt__strbuf *sb, const char *text, size_t len) {
 typedef struct evaluation {
   const mapopt_evaluator *ev;
   mapopt_eval_result *r;
-  int form;     /* index of the metric form found in the first run, or -1 */
-  char bad[64]; /* a metric that is not a number */
+  int form; /* index of the metric form found in the first run, or -1 */
+  int stopped_before; /* 1 + the run a stop kept from starting, or 0 */
+  char bad[80];       /* a metric that is not a number */
   double *scratch;
 } evaluation;
 
-static void put_metric(mapopt__strbuf *sb, const struct metric_form *f,
+static void put_metric(mapopt__strbuf *sb, const mapopt__metric_form *f,
                        double v) {
   mapopt__sb_printf(sb, "%s %.6g%s%s", f->name, v, f->unit[0] ? " " : "",
                     f->unit);
@@ -493,6 +484,14 @@ static char *summarize(const evaluation *e, size_t *len) {
     return mapopt__sb_take(&sb, len);
   }
   mapopt__sb_puts(&sb, name);
+  if (e->stopped_before) {
+    if (ev->repeat > 1)
+      mapopt__sb_printf(&sb, ": stopped before run %d of %d", e->stopped_before,
+                        ev->repeat);
+    else
+      mapopt__sb_puts(&sb, ": stopped before the run started");
+    return mapopt__sb_take(&sb, len);
+  }
   if (ev->repeat > 1 && r->status != MAPOPT_EVAL_START_FAILED)
     mapopt__sb_printf(&sb, " in run %d of %d", r->runs, ev->repeat);
   switch (r->status) {
@@ -500,7 +499,7 @@ static char *summarize(const evaluation *e, size_t *len) {
     if (r->exit_code >= 0)
       mapopt__sb_printf(&sb, ": exit status %d", r->exit_code);
     else
-      mapopt__sb_puts(&sb, ": exit status lost (is SIGCHLD ignored?)");
+      mapopt__sb_puts(&sb, ": exit status lost (its supervisor was killed)");
     put_last_line(&sb, r->output, r->output_len);
     break;
   case MAPOPT_EVAL_SIGNALED:
@@ -509,10 +508,12 @@ static char *summarize(const evaluation *e, size_t *len) {
     put_last_line(&sb, r->output, r->output_len);
     break;
   case MAPOPT_EVAL_TIMEOUT:
-    mapopt__sb_printf(&sb,
-                      ": still running after %g s; process group killed "
-                      "with SIGTERM%s",
-                      r->timeout_s,
+  case MAPOPT_EVAL_INTERRUPTED:
+    if (r->status == MAPOPT_EVAL_TIMEOUT)
+      mapopt__sb_printf(&sb, ": still running after %g s", r->timeout_s);
+    else
+      mapopt__sb_puts(&sb, ": stopped");
+    mapopt__sb_printf(&sb, "; process group killed with SIGTERM%s",
                       r->signal == SIGKILL ? ", then SIGKILL" : "");
     break;
   case MAPOPT_EVAL_NO_METRIC: {
@@ -541,10 +542,12 @@ static char *summarize(const evaluation *e, size_t *len) {
   return mapopt__sb_take(&sb, len);
 }
 
-/* Records outcome o of run k (0-based) in e->r. Returns true when the run
- * was ok and the next may start. */
-static bool record_run(evaluation *e, int k, mapopt__spawn_outcome *o) {
+/* Records outcome o of run k (0-based) in e->r; *more says whether it was
+ * ok and the next may start. MAPOPT_ENOMEM. */
+static mapopt_status record_run(evaluation *e, int k, mapopt__spawn_outcome *o,
+                                bool *more) {
   mapopt_eval_result *r = e->r;
+  *more = false;
   r->runs = k + 1;
   r->wall_s[k] = o->wall_s;
   r->values[k] = NAN;
@@ -552,38 +555,45 @@ static bool record_run(evaluation *e, int k, mapopt__spawn_outcome *o) {
   r->signal = o->signal;
   if (!o->started) {
     r->status = MAPOPT_EVAL_START_FAILED;
-    return false;
+    return MAPOPT_OK;
   }
-  if (o->timed_out) {
-    r->status = MAPOPT_EVAL_TIMEOUT;
+  if (o->interrupted || o->timed_out) {
+    r->status = o->interrupted ? MAPOPT_EVAL_INTERRUPTED : MAPOPT_EVAL_TIMEOUT;
     r->signal = o->signal ? o->signal : o->kill_signal;
-    return false;
+    return MAPOPT_OK;
   }
   if (o->signal) {
     r->status = MAPOPT_EVAL_SIGNALED;
-    return false;
+    return MAPOPT_OK;
   }
   if (o->exit_code != 0) {
     r->status = MAPOPT_EVAL_FAILED;
-    return false;
+    return MAPOPT_OK;
   }
   /* The first run decides which form the metric has; the others must
    * print it the same way. */
   size_t from = e->form >= 0 ? (size_t)e->form : 0;
   size_t to = e->form >= 0 ? from + 1 : e->ev->nforms;
+  r->status = MAPOPT_EVAL_NO_METRIC;
   for (size_t f = from; f < to; f++) {
-    int got =
-        find_metric(e->ev, f, r->output, &r->values[k], e->bad, sizeof e->bad);
-    if (got == 1) {
+    mapopt__metric_found got;
+    mapopt_status st =
+        mapopt__eval_metric_last(e->ev->ctx, &e->ev->res[f], r->output, &got,
+                                 &r->values[k], e->bad, sizeof e->bad);
+    if (st != MAPOPT_OK)
+      return st;
+    if (got == MAPOPT__METRIC_FOUND) {
       e->form = (int)f;
       r->status = MAPOPT_EVAL_OK;
-      return true;
+      *more = true;
+      return MAPOPT_OK;
     }
-    if (got < 0)
+    if (got == MAPOPT__METRIC_BAD) {
+      r->values[k] = NAN;
       break;
+    }
   }
-  r->status = MAPOPT_EVAL_NO_METRIC;
-  return false;
+  return MAPOPT_OK;
 }
 
 /* Moves the outcome's text into r->output (the previous run's is freed). */
@@ -659,6 +669,7 @@ static mapopt_status run_once(evaluation *e, int k, const char *dir,
                              .timeout_s = timeout_s,
                              .grace_s = ev->grace_s,
                              .linger_s = ev->linger_s,
+                             .stop = ev->stop,
                              .output_cap = ev->cap};
   mapopt__spawn_outcome o;
   st = mapopt__eval_spawn(ctx, &spec, &o);
@@ -667,7 +678,7 @@ static mapopt_status run_once(evaluation *e, int k, const char *dir,
   if (st == MAPOPT_OK)
     st = take_output(ctx, r, &o);
   if (st == MAPOPT_OK)
-    *more = record_run(e, k, &o);
+    st = record_run(e, k, &o, more);
   mapopt__spawn_outcome_destroy(&o);
   return st;
 }
@@ -678,9 +689,9 @@ static mapopt_status finish(evaluation *e, const double *values,
                             const double *walls) {
   mapopt_ctx *ctx = e->ev->ctx;
   mapopt_eval_result *r = e->r;
-  const struct metric_form *f = e->form >= 0    ? &e->ev->forms[e->form]
-                                : e->ev->custom ? &e->ev->forms[0]
-                                                : NULL;
+  const mapopt__metric_form *f = e->form >= 0    ? &e->ev->forms[e->form]
+                                 : e->ev->custom ? &e->ev->forms[0]
+                                                 : NULL;
   r->metric_name = f ? f->name : NULL;
   r->metric_unit = f ? f->unit : NULL;
   r->direction = f ? f->direction : MAPOPT_EVAL_LOWER;
@@ -724,8 +735,14 @@ mapopt_status mapopt_eval_run(const mapopt_evaluator *ev, const char *mapper,
   char *dir = NULL, *path = NULL;
   mapopt_status st = make_dir(ev, mapper, len, diags, &dir, &path);
   bool more = st == MAPOPT_OK;
-  for (int k = 0; k < n && more && st == MAPOPT_OK; k++)
+  for (int k = 0; k < n && more && st == MAPOPT_OK; k++) {
+    if (ev->stop && *ev->stop) {
+      r->status = MAPOPT_EVAL_INTERRUPTED;
+      e.stopped_before = k + 1;
+      break;
+    }
     st = run_once(&e, k, dir, path, timeout_s, &more);
+  }
   if (dir && !ev->keep)
     remove_tree_at(AT_FDCWD, dir, 0);
   if (dir && ev->keep)

@@ -7,6 +7,8 @@
 #ifndef MAPOPT_SRC_EVAL_H
 #define MAPOPT_SRC_EVAL_H
 
+#include <regex.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +54,52 @@ mapopt_status mapopt__eval_cmd_argv(mapopt_ctx *ctx,
                                     size_t *argc);
 void mapopt__eval_argv_free(mapopt_ctx *ctx, char **argv);
 
+/* ---- metric.c: the metric in the output ---------------------------------- */
+
+/* A form of metric: its name, unit, regex (group 1 the number), the form as
+ * the summary shows it, and whether larger is better. */
+typedef struct mapopt__metric_form {
+  const char *name, *unit, *regex, *shown;
+  mapopt_eval_direction direction;
+} mapopt__metric_form;
+
+/* The default forms, most preferred first: achieved GFLOPS per node,
+ * GFLOPS, ELAPSED TIME (include/mapopt/eval.h). */
+enum { MAPOPT__EVAL_NDEFAULTS = 3 };
+extern const mapopt__metric_form
+    mapopt__eval_default_forms[MAPOPT__EVAL_NDEFAULTS];
+
+typedef enum mapopt__metric_found {
+  MAPOPT__METRIC_NONE,  /* no match */
+  MAPOPT__METRIC_FOUND, /* *value is the last match's number */
+  MAPOPT__METRIC_BAD    /* the last match's group is not a finite number */
+} mapopt__metric_found;
+
+/* The parts a POSIX extended regex compiles to once its repetitions are
+ * copied out as the C library copies them (x+ as x x*, x{3} as x x x),
+ * saturated at SIZE_MAX. A regex of more than MAPOPT__EVAL_MAX_REGEX parts
+ * is refused before it is compiled: glibc's compiler takes seconds at
+ * about 1,000 parts of nested repetitions of what may be empty
+ * (((a*)+)+...), a minute at 5,000, and gigabytes beyond; ordinary metrics
+ * have tens of parts. */
+enum { MAPOPT__EVAL_MAX_REGEX = 1000 };
+/* ... and *twice: the offset of the first repetition operator that follows
+ * another (a??, .+?: undefined in POSIX, and glibc's slowest case), or
+ * SIZE_MAX when there is none. */
+size_t mapopt__eval_regex_size(const char *src, size_t *twice);
+
+/*
+ * The last match of re (compiled with REG_EXTENDED | REG_NEWLINE) in the
+ * NUL-terminated text, its first group read as a number into *value; for
+ * MAPOPT__METRIC_BAD the group's text (cut, with "...", past 60 bytes) in
+ * bad. An empty match at the end of the text, after its final line break,
+ * is no match. MAPOPT_ENOMEM (a group too long for the stack).
+ */
+mapopt_status mapopt__eval_metric_last(mapopt_ctx *ctx, const regex_t *re,
+                                       const char *text,
+                                       mapopt__metric_found *found,
+                                       double *value, char *bad, size_t badlen);
+
 /* ---- capture.c: head and tail of a stream -------------------------------- */
 
 /*
@@ -96,13 +144,15 @@ typedef struct mapopt__spawn_spec {
   double grace_s;    /* SIGTERM to SIGKILL */
   double linger_s;   /* leftovers after the command's exit */
   size_t output_cap; /* see mapopt__capture_init */
+  const volatile sig_atomic_t *stop; /* set: end the run; NULL: never */
 } mapopt__spawn_spec;
 
 typedef struct mapopt__spawn_outcome {
   bool started;      /* false: start_error says why */
   char *start_error; /* "./prog: No such file or directory" (a text), or NULL */
-  bool timed_out;    /* the limit passed; the group was killed */
-  int kill_signal;   /* on timeout, the last signal sent (TERM or KILL) */
+  bool timed_out;    /* the limit passed; the processes were killed */
+  bool interrupted;  /* spec->stop ended it; the processes were killed */
+  int kill_signal;   /* then, the last signal sent (TERM or KILL) */
   int exit_code;     /* -1 when the command did not exit */
   int signal;        /* the signal that ended the command, or 0 */
   double wall_s;     /* start to exit */
@@ -110,10 +160,13 @@ typedef struct mapopt__spawn_outcome {
 } mapopt__spawn_outcome;
 
 /*
- * Runs spec->argv once as described in include/mapopt/eval.h. A command
- * that cannot be started (not found, fork failing) is an outcome with
- * started false, not an error. MAPOPT_ENOMEM; then nothing is left
- * running. Free the outcome with mapopt__spawn_outcome_destroy.
+ * Runs spec->argv once as described in include/mapopt/eval.h, under a
+ * supervisor process that outlives none of the command's processes (see
+ * spawn.c). It returns only when every process the command started, in its
+ * process group or not, has been killed and reaped. A command that cannot
+ * be started (not found, fork failing) is an outcome with started false,
+ * not an error. MAPOPT_ENOMEM; then nothing is left running. Free the
+ * outcome with mapopt__spawn_outcome_destroy.
  */
 mapopt_status mapopt__eval_spawn(mapopt_ctx *ctx,
                                  const mapopt__spawn_spec *spec,

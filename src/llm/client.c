@@ -14,6 +14,13 @@
  * Every error text goes through sanitize(): server text is untrusted and
  * could echo the key, so the key is replaced wherever it appears, control
  * characters are flattened and the length is capped.
+ *
+ * A stop (cfg.stop) is looked at before every attempt and through every
+ * wait: the real sleep waits in slices of 50 ms, since a signal that only
+ * interrupts nanosleep would be waited through; the transport abandons a
+ * request in flight. Token counts above MAX_TOKENS per call are a
+ * malformed reply: no call spends that many, and sums of such counts
+ * would overflow.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +38,8 @@
 #define MAX_CHOICES 64
 #define MAX_SERVER_TEXT 300
 #define MAX_ERROR_TEXT 2048
+#define MAX_TOKENS 1000000000 /* per call and kind: prompt, completion */
+#define SLEEP_SLICE_MS 50
 
 static const char *const error_names[] = {
 #define MAPOPT_LLM_ERROR_NAME(name, text) #name,
@@ -46,11 +55,20 @@ const char *mapopt_llm_error_name(mapopt_llm_error e) {
 
 /* ---- time ---------------------------------------------------------------- */
 
+static bool stopped(const mapopt_llm_client *c) {
+  return c->cfg.stop && *c->cfg.stop;
+}
+
+/* Sleeps ms, in slices, until a stop (ud is the client). */
 static void real_sleep(void *ud, int64_t ms) {
-  (void)ud;
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-    ;
+  const mapopt_llm_client *c = ud;
+  while (ms > 0 && !stopped(c)) {
+    int64_t slice = ms < SLEEP_SLICE_MS ? ms : SLEEP_SLICE_MS;
+    struct timespec ts = {0, (long)slice * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !stopped(c))
+      ;
+    ms -= slice;
+  }
 }
 
 static int64_t real_clock(void *ud) {
@@ -122,8 +140,10 @@ mapopt_status mapopt_llm_client_new(mapopt_ctx *ctx,
   c->cfg.base_url = c->base_url;
   c->cfg.model = c->model;
   c->cfg.api_key = c->api_key;
-  if (!c->cfg.sleep)
+  if (!c->cfg.sleep) {
     c->cfg.sleep = real_sleep;
+    c->cfg.sleep_ud = c;
+  }
   if (!c->cfg.clock)
     c->cfg.clock = real_clock;
   mapopt__rng_seed(&c->rng, cfg->seed);
@@ -352,10 +372,10 @@ static mapopt_status parse_reply(mapopt_llm_client *c,
     usage = mapopt__jr_child(&jr, root, "usage", "the reply", true);
   if (jr.status == MAPOPT_OK)
     mapopt__jr_int(&jr, usage, "prompt_tokens", "\"usage\"", true, 0,
-                   INT64_MAX / 4, &res->call.prompt_tokens);
+                   MAX_TOKENS, &res->call.prompt_tokens);
   if (jr.status == MAPOPT_OK)
     mapopt__jr_int(&jr, usage, "completion_tokens", "\"usage\"", true, 0,
-                   INT64_MAX / 4, &res->call.completion_tokens);
+                   MAX_TOKENS, &res->call.completion_tokens);
   size_t keep = 0;
   if (jr.status == MAPOPT_OK)
     keep = choices->u.arr.n < (size_t)n ? choices->u.arr.n : (size_t)n;
@@ -438,6 +458,16 @@ static int64_t backoff(mapopt_llm_client *c, int retry) {
   return d - half + (int64_t)mapopt__rng_below(&c->rng, (uint64_t)half + 1);
 }
 
+/* The call's end by a stop: after how many attempts. */
+static mapopt_status fail_stopped(mapopt_llm_client *c, mapopt_llm_call *call) {
+  if (call->attempts == 0)
+    return fail(c, call, MAPOPT_LLM_ERR_INTERRUPTED,
+                "the call to %s was stopped before it was sent", c->url);
+  return fail(c, call, MAPOPT_LLM_ERR_INTERRUPTED,
+              "the call to %s was stopped after %d attempt%s", c->url,
+              call->attempts, call->attempts > 1 ? "s" : "");
+}
+
 /* A chat result as the library allocates it: the public struct first, then
  * what mapopt_llm_chat_free needs. */
 typedef struct chat_impl {
@@ -464,9 +494,12 @@ static mapopt_status exchange(mapopt_llm_client *c, const char *body, int n,
                               mapopt_llm_chat_result *res) {
   mapopt_llm_call *call = &res->call;
   const char *headers[2] = {"Content-Type: application/json", c->auth_header};
-  mapopt_llm_request req = {c->url, headers,      c->auth_header ? 2 : 1,
-                            body,   strlen(body), c->cfg.timeout_ms};
+  mapopt_llm_request req = {c->url,     headers,      c->auth_header ? 2 : 1,
+                            body,       strlen(body), c->cfg.timeout_ms,
+                            c->cfg.stop};
   for (int retry = 0;; retry++) {
+    if (stopped(c))
+      return fail_stopped(c, call);
     mapopt_llm_response r;
     mapopt_llm_response_init(&r, c->ctx, c->cfg.max_reply_bytes);
     mapopt_status st = c->transport->type->send(c->transport, &req, &r);
@@ -506,6 +539,9 @@ static mapopt_status exchange(mapopt_llm_client *c, const char *body, int n,
       st = fail(c, call, MAPOPT_LLM_ERR_TOO_LARGE,
                 "the reply from %s is larger than %zu bytes", c->url,
                 c->cfg.max_reply_bytes);
+      break;
+    case MAPOPT_LLM_NET_STOPPED:
+      st = fail_stopped(c, call);
       break;
     default:
       st = fail(c, call, MAPOPT_LLM_ERR_TRANSPORT, "request to %s failed: %s",
@@ -555,6 +591,8 @@ mapopt_status mapopt_llm_chat(mapopt_llm_client *c,
     mapopt_llm_chat_free(res);
     return st;
   }
+  if (c->cfg.on_call)
+    c->cfg.on_call(c->cfg.on_call_ud, &res->call);
   *out = res;
   return MAPOPT_OK;
 }

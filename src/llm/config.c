@@ -4,6 +4,7 @@
  * that explicit settings (command-line flags) applied afterwards win.
  * Messages name what to set, never the key's value.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,16 @@ void mapopt_llm_config_from_env(mapopt_llm_config *cfg,
     cfg->api_key = v;
 }
 
+/* Whether s has a space (' ' when spaces count) or a control character. */
+static bool has_control(const char *s, bool spaces) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch < 0x20 || ch == 0x7f || (spaces && ch == ' '))
+      return true;
+  }
+  return false;
+}
+
 static mapopt_status bad(char *err, size_t errlen, const char *msg) {
   if (errlen)
     snprintf(err, errlen, "%s", msg);
@@ -70,6 +81,15 @@ mapopt_status mapopt_llm_config_check(const mapopt_llm_config *cfg, char *err,
     return bad(err, errlen,
                "the LLM server URL (MAPOPT_LLM_BASE_URL) must start with "
                "http:// or https://");
+  if (has_control(cfg->base_url, true))
+    return bad(err, errlen,
+               "the LLM server URL (MAPOPT_LLM_BASE_URL) has a space or a "
+               "control character");
+  /* A line break would end the Authorization header and start another. */
+  if (cfg->api_key && has_control(cfg->api_key, false))
+    return bad(err, errlen,
+               "the API key (MAPOPT_LLM_API_KEY) has a control character (a "
+               "line break, a tab): give the key alone");
   if (!cfg->model || !*cfg->model)
     return bad(err, errlen, "no model: set MAPOPT_LLM_MODEL");
   if (!(cfg->temperature >= 0 && cfg->temperature <= 2))

@@ -4,7 +4,9 @@
  * redirects (a redirect would carry the key elsewhere), no signals (safe
  * in threads), and the body cap enforced twice: up front from
  * Content-Length, and while receiving, where the write callback refuses
- * the byte that passes the cap.
+ * the byte that passes the cap. A request's stop is looked at by the
+ * progress callback, which libcurl calls at least once a second, even
+ * while nothing arrives.
  *
  * The error text is libcurl's fixed description of the error code, not
  * its detail buffer: the detail holds timings ("after 301 ms"), which
@@ -38,6 +40,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
+/* Abandons the transfer (non-zero) once the request's stop is set. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow) {
+  (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+  const volatile sig_atomic_t *stop = ud;
+  return stop && *stop;
+}
+
 /* Maps a libcurl result to what the client needs to know. */
 static mapopt_llm_net classify(CURLcode rc, const mapopt_llm_response *r) {
   switch (rc) {
@@ -45,6 +55,8 @@ static mapopt_llm_net classify(CURLcode rc, const mapopt_llm_response *r) {
     return MAPOPT_LLM_NET_OK;
   case CURLE_OPERATION_TIMEDOUT:
     return MAPOPT_LLM_NET_TIMEOUT;
+  case CURLE_ABORTED_BY_CALLBACK:
+    return MAPOPT_LLM_NET_STOPPED;
   case CURLE_FILESIZE_EXCEEDED:
     return MAPOPT_LLM_NET_TOO_LARGE;
   case CURLE_WRITE_ERROR:
@@ -101,6 +113,11 @@ static mapopt_status curl_send(mapopt_llm_transport *base,
   curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, resp);
+  if (req->stop) {
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)req->stop);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  }
   CURLcode rc = curl_easy_perform(e);
   curl_slist_free_all(hl);
   long status = 0;

@@ -247,6 +247,11 @@ static mapopt_status replay_send(mapopt_llm_transport *t,
   mapopt_status st = record(r, req);
   if (st != MAPOPT_OK)
     return st;
+  if (req->stop && *req->stop) {
+    resp->net = MAPOPT_LLM_NET_STOPPED;
+    snprintf(resp->error, sizeof resp->error, "stopped");
+    return MAPOPT_OK;
+  }
   if (r->next >= r->script.len) {
     resp->net = MAPOPT_LLM_NET_FAILED;
     snprintf(resp->error, sizeof resp->error, "replay script exhausted");

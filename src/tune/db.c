@@ -2,18 +2,32 @@
  * The tuning database (include/mapopt/tune.h, docs/tuning.md): SQLite in
  * WAL mode with a table of runs, one of evaluations, one of what real runs
  * printed (outputs: AutoGuide's input, kept to replay a resumed real run
- * without running it again), and for the llm optimizer one of its chat
- * calls and one of the replies they brought. The driver writes each
- * evaluation in its own transaction the moment it finishes, and the calls
- * of each prompt with their replies as soon as they are made;
- * with WAL and synchronous=NORMAL a commit is in the operating system's
- * hands when sqlite3_step returns, so killing the process loses nothing
- * (only a power cut could lose the last commits). Reports read runs with
- * their scores (the history) and single evaluations with their texts.
+ * without running it again), for the llm optimizer one of its chat calls
+ * and one of the replies they brought, and one of the processes that hold
+ * runs (owners). The driver writes each evaluation in its own transaction
+ * the moment it finishes, and each chat call as soon as it ends, with the
+ * replies of each prompt before any is evaluated; with WAL and
+ * synchronous=NORMAL a commit is in the operating system's hands when
+ * sqlite3_step returns, so killing the process loses nothing (only a power
+ * cut could lose the last commits). Reports read runs with their scores
+ * (the history) and single evaluations with their texts.
+ *
+ * Opening reads before it writes: a file that is not a mapopt database (a
+ * foreign SQLite database, a newer format) is refused untouched; an empty
+ * one becomes a database only for a writer; mapopt_tune_db_open_read never
+ * writes, and reads every format since mapopt-tune/1 as it is. A writer
+ * brings an older database up to date, in one write transaction.
+ *
+ * A run is written by one process at a time, its owner (owner.c): opening
+ * a run for writing claims it in the same transaction that finds it, and a
+ * claim of a live process is never taken over.
  *
  * Only the thread that opened the database uses it.
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,11 +35,13 @@
 
 #include "tune/tune.h"
 
-/* The value of meta.format: a database of another format is refused,
- * except the previous one, which is brought up to date (migrate). */
-static const char format_id[] = "mapopt-tune/2";
-static const char format_v1[] = "mapopt-tune/1";
+/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 3 and
+ * reads 1 to 3. */
+enum { FORMAT_VERSION = 3 };
+static const char format_prefix[] = "mapopt-tune/";
 
+/* Every table, as a fresh database has them; each statement creates what is
+ * missing, so an older database gets its new tables from it too. */
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta ("
     " key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -67,17 +83,18 @@ static const char schema[] =
     " exit_status INTEGER, signal INTEGER, timed_out INTEGER NOT NULL,"
     " output TEXT NOT NULL,"
     " PRIMARY KEY (run, iteration),"
-    " FOREIGN KEY (run, iteration) REFERENCES evaluations(run, iteration));";
+    " FOREIGN KEY (run, iteration) REFERENCES evaluations(run, iteration));"
+    "CREATE TABLE IF NOT EXISTS owners ("
+    " run INTEGER PRIMARY KEY REFERENCES runs(id),"
+    " host TEXT NOT NULL, pid INTEGER NOT NULL, boot TEXT, start INTEGER,"
+    " since REAL NOT NULL);";
 
-/* What a mapopt-tune/1 database lacks: the runs' llm settings and
- * evaluator (NULL: the simulator, which made every run it holds); the new
- * tables come with the schema above. */
-static const char migrate_v1[] =
-    "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
-    "ALTER TABLE runs ADD COLUMN temperature REAL;"
-    "ALTER TABLE runs ADD COLUMN history INTEGER;"
-    "ALTER TABLE runs ADD COLUMN evaluator TEXT;"
-    "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';";
+/* What a mapopt-tune/1 database's runs lack: the llm settings and the
+ * evaluator (NULL: the simulator, which made every run it holds). */
+static const char migrate_v1[] = "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
+                                 "ALTER TABLE runs ADD COLUMN temperature REAL;"
+                                 "ALTER TABLE runs ADD COLUMN history INTEGER;"
+                                 "ALTER TABLE runs ADD COLUMN evaluator TEXT;";
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
   snprintf(out, 17, "%016llx",
@@ -95,6 +112,7 @@ static double unix_now(void) {
 static mapopt_status db_error(mapopt_tune_db *db, mapopt_diags *diags,
                               const char *what) {
   int code = db->sq ? sqlite3_errcode(db->sq) : SQLITE_CANTOPEN;
+  db->failed_rc = code;
   if (diags)
     mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
                      "database: %s: %s", what,
@@ -155,91 +173,218 @@ static void free_str(mapopt_ctx *ctx, char *s) {
     mapopt__free(ctx, s, strlen(s) + 1);
 }
 
-/* Writes meta.format into a fresh database. */
-static mapopt_status write_format(mapopt_tune_db *db, mapopt_diags *diags) {
-  sqlite3_stmt *st;
-  if (prepare(db, diags, "INSERT INTO meta VALUES ('format', ?)", &st) !=
-      MAPOPT_OK)
-    return MAPOPT_EIO;
-  bind_text(st, 1, format_id);
-  return exec_stmt(db, diags, st, "cannot write the format");
+/* Runs sql (no rows), or says what failed. */
+static mapopt_status exec_sql(mapopt_tune_db *db, mapopt_diags *diags,
+                              const char *sql, const char *what) {
+  if (sqlite3_exec(db->sq, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(db, diags, what);
+  return MAPOPT_OK;
 }
 
-/* Checks meta.format, writing it into a fresh database and migrating a
- * mapopt-tune/1 one. The check and the change are one write transaction,
- * so two processes opening an old database migrate it once. */
-static mapopt_status check_format(mapopt_tune_db *db, mapopt_diags *diags) {
-  if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return db_error(db, diags, "cannot begin a write");
+/* A refused file: "PATH: error: WHY; nothing was changed". */
+static mapopt_status refuse(mapopt_tune_db *db, mapopt_diags *diags,
+                            const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static mapopt_status refuse(mapopt_tune_db *db, mapopt_diags *diags,
+                            const char *fmt, ...) {
+  char why[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (diags)
+    mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                     "%s; nothing was changed", why);
+  return MAPOPT_EIO;
+}
+
+/*
+ * Reads what the file is, writing nothing: *version 0 for an empty
+ * database (no table at all), else the N of its mapopt-tune/N format.
+ * Anything else is refused with a diagnostic: a file SQLite cannot read, a
+ * database without mapopt's meta table or format, a format of another
+ * program, a newer mapopt-tune.
+ */
+static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
+                           int *version) {
   sqlite3_stmt *st;
+  *version = 0;
   mapopt_status s =
-      prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
-  int rc = s == MAPOPT_OK ? sqlite3_step(st) : SQLITE_ERROR;
-  if (s == MAPOPT_OK && rc == SQLITE_ROW) {
-    const char *v = (const char *)sqlite3_column_text(st, 0);
-    bool same = v && !strcmp(v, format_id), old = v && !strcmp(v, format_v1);
-    if (!same && !old)
-      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
-                       "not a %s database (format '%s')", format_id,
-                       v ? v : "");
-    sqlite3_finalize(st);
-    s = same ? MAPOPT_OK : MAPOPT_EIO;
-    if (old && sqlite3_exec(db->sq, migrate_v1, NULL, NULL, NULL) == SQLITE_OK)
-      s = MAPOPT_OK;
-    else if (old)
-      s = db_error(db, diags, "cannot migrate from mapopt-tune/1");
-  } else if (s == MAPOPT_OK) {
-    sqlite3_finalize(st);
-    s = rc == SQLITE_DONE ? write_format(db, diags)
-                          : db_error(db, diags, "cannot read the format");
+      prepare(db, diags,
+              "SELECT (SELECT COUNT(*) FROM sqlite_schema), (SELECT COUNT(*)"
+              " FROM sqlite_schema WHERE type = 'table' AND name = 'meta')",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  int rc = sqlite3_step(st);
+  int64_t objects = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  bool meta = rc == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW)
+    return db_error(db, diags, "cannot read");
+  if (objects == 0)
+    return MAPOPT_OK;
+  if (!meta)
+    return refuse(db, diags,
+                  "not a mapopt tuning database: it has no meta table "
+                  "(another program's SQLite database?)");
+  s = prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  rc = sqlite3_step(st);
+  char format[128] = "";
+  if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(format, sizeof format, "%s",
+             (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return db_error(db, diags, "cannot read the format");
+  if (rc == SQLITE_DONE)
+    return refuse(db, diags,
+                  "not a mapopt tuning database: its meta table has no "
+                  "format");
+  size_t np = sizeof format_prefix - 1;
+  const char *num = format + np;
+  char *end;
+  long n = strncmp(format, format_prefix, np) || !*num || *num == '0'
+               ? 0
+               : strtol(num, &end, 10);
+  if (n > 0 && !*end && n <= FORMAT_VERSION) {
+    *version = (int)n;
+    return MAPOPT_OK;
   }
-  if (sqlite3_exec(db->sq, s == MAPOPT_OK ? "COMMIT" : "ROLLBACK", NULL, NULL,
-                   NULL) != SQLITE_OK &&
-      s == MAPOPT_OK)
-    s = db_error(db, diags, "cannot commit the format");
+  if (n > FORMAT_VERSION && !*end)
+    return refuse(db, diags,
+                  "written by a newer mapopt (format '%s'): this one reads "
+                  "mapopt-tune/1 to mapopt-tune/3",
+                  format);
+  return refuse(db, diags, "not a mapopt tuning database (format '%s')",
+                format);
+}
+
+/* Makes a fresh database, or brings one of an older format up to date, in
+ * one write transaction that looks again first: another process may have
+ * done it meanwhile. A failure rolls it all back. */
+static mapopt_status make_current(mapopt_tune_db *db, mapopt_diags *diags,
+                                  int version) {
+  mapopt_status s =
+      exec_sql(db, diags, "BEGIN IMMEDIATE", "cannot begin a write");
+  if (s != MAPOPT_OK)
+    return s;
+  s = probe(db, diags, &version);
+  if (s == MAPOPT_OK && version == 1)
+    s = exec_sql(db, diags, migrate_v1, "cannot migrate from mapopt-tune/1");
+  if (s == MAPOPT_OK && version < FORMAT_VERSION)
+    s = exec_sql(db, diags, schema, "cannot create the tables");
+  if (s == MAPOPT_OK && version < FORMAT_VERSION) {
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "INSERT OR REPLACE INTO meta VALUES ('format', '%s%d')",
+             format_prefix, FORMAT_VERSION);
+    s = exec_sql(db, diags, sql, "cannot write the format");
+  }
+  if (s == MAPOPT_OK)
+    s = exec_sql(db, diags, "COMMIT", "cannot commit the format");
+  if (s != MAPOPT_OK)
+    sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+  db->version = FORMAT_VERSION;
   return s;
 }
 
-mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
-                                  mapopt_diags *diags, mapopt_tune_db **out) {
+/* Opens path for writing (creating a missing file) or, with readonly,
+ * only for reading; immutable reads a file whose folder lets no one make
+ * the WAL's companion files (see mapopt_tune_db_open_read). */
+static mapopt_status open_file(mapopt_tune_db *db, mapopt_diags *diags,
+                               bool readonly, bool immutable) {
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI |
+              (readonly ? SQLITE_OPEN_READONLY
+                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  /* As a URI, so that no character of the path is taken for a query. */
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, db->ctx);
+  mapopt__sb_puts(&sb, "file:");
+  for (const char *p = db->path; *p; p++)
+    if (*p == '%' || *p == '?' || *p == '#')
+      mapopt__sb_printf(&sb, "%%%02X", (unsigned char)*p);
+    else
+      mapopt__sb_putc(&sb, *p);
+  if (immutable)
+    mapopt__sb_puts(&sb, "?immutable=1");
+  size_t len;
+  char *uri = mapopt__sb_take(&sb, &len);
+  if (!uri)
+    return MAPOPT_ENOMEM;
+  if (db->sq)
+    sqlite3_close(db->sq);
+  db->sq = NULL;
+  int rc = sqlite3_open_v2(uri, &db->sq, flags, NULL);
+  mapopt__free(db->ctx, uri, len + 1);
+  if (rc != SQLITE_OK)
+    return db_error(db, diags, "cannot open");
+  /* Several processes may share a database: wait for a writer rather than
+   * failing at once. */
+  sqlite3_busy_timeout(db->sq, 30000);
+  return MAPOPT_OK;
+}
+
+/* Opens the database at path; see mapopt_tune_db_open and _open_read. */
+static mapopt_status db_open(mapopt_ctx *ctx, const char *path, bool readonly,
+                             mapopt_diags *diags, mapopt_tune_db **out) {
   if (!ctx || !path || !out)
     return MAPOPT_EINVAL;
   mapopt_tune_db *db = mapopt__calloc(ctx, 1, sizeof *db);
   if (!db)
     return MAPOPT_ENOMEM;
   db->ctx = ctx;
+  db->readonly = readonly;
   db->path = mapopt__strndup(ctx, path, strlen(path));
-  if (!db->path) {
-    mapopt_tune_db_close(db);
-    return MAPOPT_ENOMEM;
+  mapopt_status s = db->path ? MAPOPT_OK : MAPOPT_ENOMEM;
+  if (s == MAPOPT_OK)
+    s = open_file(db, diags, readonly, false);
+  int version = 0;
+  if (s == MAPOPT_OK)
+    s = probe(db, readonly ? NULL : diags, &version);
+  if (s == MAPOPT_EIO && readonly) {
+    /* A WAL database in a folder where its companion files cannot be made
+     * (its reader may not write there, and so no writer has it open) is
+     * read as it is on disk; any other failure is told. */
+    int code = db->failed_rc;
+    if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN)
+      s = open_file(db, diags, true, true);
+    else
+      s = MAPOPT_OK;
+    if (s == MAPOPT_OK)
+      s = probe(db, diags, &version);
   }
-  mapopt_status s = MAPOPT_OK;
-  if (sqlite3_open_v2(path, &db->sq,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                          SQLITE_OPEN_NOMUTEX,
-                      NULL) != SQLITE_OK)
-    s = db_error(db, diags, "cannot open");
-  /* Several processes (a tune beside a bench) may share a database: wait
-   * for a writer rather than failing at once. */
-  if (s == MAPOPT_OK)
-    sqlite3_busy_timeout(db->sq, 30000);
-  if (s == MAPOPT_OK &&
-      sqlite3_exec(db->sq,
-                   "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                   "PRAGMA foreign_keys=ON;",
-                   NULL, NULL, NULL) != SQLITE_OK)
-    s = db_error(db, diags, "cannot set WAL mode");
-  if (s == MAPOPT_OK &&
-      sqlite3_exec(db->sq, schema, NULL, NULL, NULL) != SQLITE_OK)
-    s = db_error(db, diags, "cannot create the tables");
-  if (s == MAPOPT_OK)
-    s = check_format(db, diags);
+  if (s == MAPOPT_OK && readonly && version == 0)
+    s = refuse(db, diags, "an empty file, not a mapopt tuning database");
+  db->version = version;
+  if (s == MAPOPT_OK && !readonly && version < FORMAT_VERSION)
+    s = make_current(db, diags, version);
+  /* WAL is the file's own setting, set outside a transaction: only once
+   * the file is known to be mapopt's (a no-op when it is WAL already). */
+  if (s == MAPOPT_OK && !readonly)
+    s = exec_sql(db, diags,
+                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                 " PRAGMA foreign_keys=ON;",
+                 "cannot set WAL mode");
   if (s != MAPOPT_OK) {
     mapopt_tune_db_close(db);
     return s;
   }
   *out = db;
   return MAPOPT_OK;
+}
+
+mapopt_status mapopt_tune_db_open(mapopt_ctx *ctx, const char *path,
+                                  mapopt_diags *diags, mapopt_tune_db **out) {
+  return db_open(ctx, path, false, diags, out);
+}
+
+mapopt_status mapopt_tune_db_open_read(mapopt_ctx *ctx, const char *path,
+                                       mapopt_diags *diags,
+                                       mapopt_tune_db **out) {
+  return db_open(ctx, path, true, diags, out);
 }
 
 void mapopt_tune_db_close(mapopt_tune_db *db) {
@@ -280,10 +425,12 @@ static void bind_key(sqlite3_stmt *st, const mapopt__run_key *k) {
   bind_text(st, 14, k->evaluator);
 }
 
-mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
-                                  mapopt_diags *diags, int64_t *run,
-                                  char status[16]) {
+/* The latest run matching k: *run and its status, or *run 0. */
+static mapopt_status find_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                              mapopt_diags *diags, int64_t *run,
+                              char status[16]) {
   sqlite3_stmt *st;
+  *run = 0;
   mapopt_status s = prepare(
       db, diags,
       "SELECT id, status FROM runs WHERE app = ?1 AND size IS ?2 AND "
@@ -300,57 +447,228 @@ mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
     *run = sqlite3_column_int64(st, 0);
     const char *v = (const char *)sqlite3_column_text(st, 1);
     snprintf(status, 16, "%s", v ? v : "");
-    s = MAPOPT_OK;
-  } else {
-    s = rc == SQLITE_DONE ? MAPOPT_ENOTFOUND
-                          : db_error(db, diags, "cannot look the run up");
+  } else if (rc != SQLITE_DONE) {
+    s = db_error(db, diags, "cannot look the run up");
   }
   sqlite3_finalize(st);
   return s;
 }
 
-mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
-                                    const mapopt__run_key *k, double expert,
-                                    double deflt, const char *unit,
-                                    mapopt_diags *diags, int64_t *run) {
+mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  mapopt_diags *diags, int64_t *run,
+                                  char status[16]) {
+  mapopt_status s = find_run(db, k, diags, run, status);
+  return s == MAPOPT_OK && !*run ? MAPOPT_ENOTFOUND : s;
+}
+
+/* Inserts a new run, status "starting"; its references come later. */
+static mapopt_status insert_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                mapopt_diags *diags, int64_t *run) {
   sqlite3_stmt *st;
   mapopt_status s = prepare(
       db, diags,
       "INSERT INTO runs (app, size, machine, optimizer, seed, budget, batch,"
       " feedback, start_hash, version, llm_model, temperature, history,"
-      " evaluator, start_file, expert_score, default_score, unit, status,"
-      " started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-      " ?13, ?14, ?15, ?16, ?17, ?18, 'running', ?19)",
+      " evaluator, start_file, status, started) VALUES (?1, ?2, ?3, ?4, ?5,"
+      " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'starting', ?16)",
       &st);
   if (s != MAPOPT_OK)
     return s;
   bind_key(st, k);
   bind_text(st, 15, k->config->start_file);
-  bind_known(st, 16, expert);
-  bind_known(st, 17, deflt);
-  bind_text(st, 18, unit);
-  sqlite3_bind_double(st, 19, unix_now());
+  sqlite3_bind_double(st, 16, unix_now());
   s = exec_stmt(db, diags, st, "cannot record the run");
   if (s == MAPOPT_OK)
     *run = sqlite3_last_insert_rowid(db->sq);
   return s;
 }
 
-mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
-                                    const char *status, int64_t duplicates,
-                                    bool finished, mapopt_diags *diags) {
+/* The recorded owner of run into *o; *held false when it has none. */
+static mapopt_status owner_of(mapopt_tune_db *db, int64_t run,
+                              mapopt_diags *diags, bool *held, mapopt__owner *o,
+                              double *since) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "SELECT host, pid, boot, start, since FROM owners WHERE run = ?1", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int rc = sqlite3_step(st);
+  *held = rc == SQLITE_ROW;
+  memset(o, 0, sizeof *o);
+  if (*held) {
+    const char *h = (const char *)sqlite3_column_text(st, 0);
+    const char *b = (const char *)sqlite3_column_text(st, 2);
+    snprintf(o->host, sizeof o->host, "%s", h ? h : "");
+    o->pid = (long)sqlite3_column_int64(st, 1);
+    snprintf(o->boot, sizeof o->boot, "%s", b ? b : "");
+    o->start = sqlite3_column_type(st, 3) == SQLITE_NULL
+                   ? -1
+                   : sqlite3_column_int64(st, 3);
+    *since = sqlite3_column_double(st, 4);
+  } else if (rc != SQLITE_DONE) {
+    s = db_error(db, diags, "cannot read who writes the run");
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* Makes this process the owner of run. */
+static mapopt_status claim(mapopt_tune_db *db, int64_t run,
+                           mapopt_diags *diags) {
+  mapopt__owner me;
+  mapopt__owner_self(&me);
+  sqlite3_stmt *st;
+  mapopt_status s =
+      prepare(db, diags,
+              "INSERT OR REPLACE INTO owners (run, host, pid, boot, start,"
+              " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+              &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  bind_text(st, 2, me.host);
+  sqlite3_bind_int64(st, 3, me.pid);
+  bind_text(st, 4, me.boot[0] ? me.boot : NULL);
+  if (me.start >= 0)
+    sqlite3_bind_int64(st, 5, me.start);
+  else
+    sqlite3_bind_null(st, 5);
+  sqlite3_bind_double(st, 6, unix_now());
+  return exec_stmt(db, diags, st, "cannot claim the run");
+}
+
+/* Refuses run, held by the live process o since the Unix time since. */
+static mapopt_status busy(mapopt_tune_db *db, int64_t run,
+                          const mapopt__owner *o, double since,
+                          mapopt_diags *diags) {
+  char when[64] = "?";
+  time_t t = (time_t)since;
+  struct tm tm;
+  if (gmtime_r(&t, &tm))
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
+                   "run %lld is being written by process %ld on %s (since "
+                   "%s): wait for it to end, or use another database",
+                   (long long)run, o->pid, o->host, when);
+  return MAPOPT_EBUSY;
+}
+
+/* Whether a recorded status means the run ended. */
+static bool ended(const char *status) {
+  return !strcmp(status, "done") || !strcmp(status, "exhausted");
+}
+
+mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  bool resume, mapopt_diags *diags,
+                                  int64_t *run, char status[16], bool *created,
+                                  bool *claimed) {
+  *created = *claimed = false;
+  *run = 0;
+  status[0] = '\0';
+  mapopt_status s =
+      exec_sql(db, diags, "BEGIN IMMEDIATE", "cannot begin a write");
+  if (s != MAPOPT_OK)
+    return s;
+  if (resume)
+    s = find_run(db, k, diags, run, status);
+  if (s == MAPOPT_OK && *run && !ended(status)) {
+    bool held = false;
+    mapopt__owner o;
+    double since = 0;
+    s = owner_of(db, *run, diags, &held, &o, &since);
+    if (s == MAPOPT_OK && held && mapopt__owner_alive(&o))
+      s = busy(db, *run, &o, since, diags);
+  } else if (s == MAPOPT_OK && !*run) {
+    s = insert_run(db, k, diags, run);
+    snprintf(status, 16, "starting");
+    *created = s == MAPOPT_OK;
+  }
+  if (s == MAPOPT_OK && !ended(status))
+    s = claim(db, *run, diags);
+  if (s == MAPOPT_OK)
+    s = exec_sql(db, diags, "COMMIT", "cannot commit the run");
+  if (s != MAPOPT_OK) {
+    sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+    *created = false;
+  }
+  *claimed = s == MAPOPT_OK && !ended(status);
+  return s;
+}
+
+mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
+                                   double expert, double deflt,
+                                   const char *unit, mapopt_diags *diags) {
   sqlite3_stmt *st;
   mapopt_status s = prepare(db, diags,
-                            "UPDATE runs SET status = ?2, duplicates = ?3,"
-                            " finished = ?4 WHERE id = ?1",
+                            "UPDATE runs SET expert_score = ?2, default_score"
+                            " = ?3, unit = ?4, status = 'running' WHERE id ="
+                            " ?1",
                             &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
-  bind_text(st, 2, status);
-  sqlite3_bind_int64(st, 3, duplicates);
-  bind_known(st, 4, finished ? unix_now() : 0);
+  bind_known(st, 2, expert);
+  bind_known(st, 3, deflt);
+  bind_text(st, 4, unit);
+  return exec_stmt(db, diags, st, "cannot record the run's references");
+}
+
+mapopt_status mapopt__db_continue_run(mapopt_tune_db *db, int64_t run,
+                                      mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags,
+      "UPDATE runs SET status = 'running', finished = NULL WHERE id = ?1", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
   return exec_stmt(db, diags, st, "cannot update the run");
+}
+
+mapopt_status mapopt__db_release_run(mapopt_tune_db *db, int64_t run,
+                                     const char *status, int64_t duplicates,
+                                     bool finished, mapopt_diags *diags) {
+  mapopt__owner me;
+  mapopt__owner_self(&me);
+  mapopt_status s =
+      exec_sql(db, diags, "BEGIN IMMEDIATE", "cannot begin a write");
+  if (s != MAPOPT_OK)
+    return s;
+  bool held = false;
+  mapopt__owner o;
+  double since;
+  s = owner_of(db, run, diags, &held, &o, &since);
+  /* Ours: this host and process id (and start, where known). */
+  bool ours = held && !strcmp(o.host, me.host) && o.pid == me.pid &&
+              o.start == me.start;
+  sqlite3_stmt *st = NULL;
+  if (s == MAPOPT_OK && ours)
+    s = prepare(db, diags,
+                "UPDATE runs SET status = ?2, duplicates = ?3, finished = ?4"
+                " WHERE id = ?1",
+                &st);
+  if (st) {
+    sqlite3_bind_int64(st, 1, run);
+    bind_text(st, 2, status);
+    sqlite3_bind_int64(st, 3, duplicates);
+    bind_known(st, 4, finished ? unix_now() : 0);
+    s = exec_stmt(db, diags, st, "cannot update the run");
+    if (s == MAPOPT_OK &&
+        prepare(db, diags, "DELETE FROM owners WHERE run = ?1", &st) ==
+            MAPOPT_OK) {
+      sqlite3_bind_int64(st, 1, run);
+      s = exec_stmt(db, diags, st, "cannot release the run");
+    } else if (s == MAPOPT_OK) {
+      s = MAPOPT_EIO;
+    }
+  }
+  if (s == MAPOPT_OK)
+    s = exec_sql(db, diags, "COMMIT", "cannot commit the run");
+  if (s != MAPOPT_OK)
+    sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+  return s;
 }
 
 /* ---- evaluations -------------------------------------------------------- */
@@ -563,18 +881,28 @@ mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
 }
 
 /* The sums of llm_calls for one run ("WHERE run = ?1"), or for every run
- * grouped ("GROUP BY run"), as columns 1..7 after the run. */
+ * grouped ("GROUP BY run"), as columns 1..7 after the run. TOTAL, not SUM:
+ * SQLite's integer SUM fails with "integer overflow" past 2^63, and a
+ * server can report any usage; the sums saturate instead. */
 static const char usage_sql[] =
-    "SELECT run, COUNT(*), SUM(status != 'ok'), SUM(samples),"
-    " SUM(prompt_tokens), SUM(completion_tokens), SUM(latency), SUM(cost)"
-    " FROM llm_calls ";
+    "SELECT run, COUNT(*), TOTAL(status != 'ok'), TOTAL(samples),"
+    " TOTAL(prompt_tokens), TOTAL(completion_tokens), TOTAL(latency),"
+    " TOTAL(cost) FROM llm_calls ";
+
+/* A sum read back as a count: saturated to 0 .. INT64_MAX (NaN: 0). */
+static int64_t count_of(sqlite3_stmt *st, int i) {
+  double v = sqlite3_column_double(st, i);
+  return !(v > 0) ? 0 : v >= 0x1p63 ? INT64_MAX : (int64_t)v;
+}
 
 static void usage_row(sqlite3_stmt *st, mapopt_tune_llm_usage *u) {
-  *u = (mapopt_tune_llm_usage){
-      sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-      sqlite3_column_int64(st, 5), sqlite3_column_double(st, 6),
-      sqlite3_column_double(st, 7)};
+  *u = (mapopt_tune_llm_usage){sqlite3_column_int64(st, 1),
+                               count_of(st, 2),
+                               count_of(st, 3),
+                               count_of(st, 4),
+                               count_of(st, 5),
+                               sqlite3_column_double(st, 6),
+                               sqlite3_column_double(st, 7)};
 }
 
 mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
@@ -614,11 +942,16 @@ static mapopt_tune_status status_of(const char *name) {
   return MAPOPT_TUNE_FAILED;
 }
 
+/* The columns eval_row reads; a mapopt-tune/1 database has no outputs. */
 static const char eval_columns[] =
     "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
     " finished, text, hash, feedback, note, o.output, o.exit_status,"
     " o.signal, o.timed_out FROM evaluations AS e LEFT JOIN outputs AS o"
     " ON o.run = e.run AND o.iteration = e.iteration";
+static const char eval_columns_v1[] =
+    "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
+    " finished, text, hash, feedback, note, NULL, NULL, 0, 0 FROM"
+    " evaluations AS e";
 
 /* The evaluation in the current row of a statement over eval_columns. */
 static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
@@ -635,8 +968,13 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
   e->wall_s = sqlite3_column_double(st, 6);
   e->finished = sqlite3_column_double(st, 7);
   bool ok = true;
+  /* A damaged record may lack its text or hash: "" then, not NULL. */
   e->text = column_dup(ctx, NULL, st, 8, &ok);
   e->hash = column_dup(ctx, NULL, st, 9, &ok);
+  if (ok && !e->text)
+    e->text = mapopt__strndup(ctx, "", 0);
+  if (ok && !e->hash)
+    e->hash = mapopt__strndup(ctx, "", 0);
   e->feedback = column_dup(ctx, NULL, st, 10, &ok);
   e->note = column_dup(ctx, NULL, st, 11, &ok);
   e->output = column_dup(ctx, NULL, st, 12, &ok);
@@ -662,7 +1000,7 @@ static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
   snprintf(sql, sizeof sql,
            "%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER BY "
            "e.iteration",
-           eval_columns);
+           db->version == 1 ? eval_columns_v1 : eval_columns);
   sqlite3_stmt *st;
   mapopt_status s = prepare(db, diags, sql, &st);
   if (s != MAPOPT_OK)
@@ -699,10 +1037,10 @@ mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db, int64_t run,
     s = MAPOPT_ENOTFOUND;
   if (s == MAPOPT_OK)
     *out = MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, 0);
-  else
-    for (size_t i = 0; i < v.len; i++)
-      mapopt_tune_eval_info_free(
-          db->ctx, MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
+  /* The first; the others of a damaged table without its key go. */
+  for (size_t i = s == MAPOPT_OK; i < v.len; i++)
+    mapopt_tune_eval_info_free(db->ctx,
+                               MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
   mapopt__vec_destroy(&v, db->ctx);
   return s;
 }
@@ -719,13 +1057,19 @@ struct mapopt_tune_history {
 static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
                                mapopt_tune_history *h) {
   sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags,
-              "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-              " version, status, unit, seed, budget, batch, expert_score,"
-              " default_score, started, finished, duplicates, llm_model,"
-              " temperature, history, evaluator FROM runs ORDER BY id",
-              &st);
+  /* A mapopt-tune/1 database has neither the llm settings nor evaluator. */
+  mapopt_status s = prepare(
+      db, diags,
+      db->version == 1
+          ? "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+            " version, status, unit, seed, budget, batch, expert_score,"
+            " default_score, started, finished, duplicates, NULL, NULL, NULL,"
+            " NULL FROM runs ORDER BY id"
+          : "SELECT id, app, size, machine, optimizer, feedback, start_file,"
+            " version, status, unit, seed, budget, batch, expert_score,"
+            " default_score, started, finished, duplicates, llm_model,"
+            " temperature, history, evaluator FROM runs ORDER BY id",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   int rc;
@@ -767,33 +1111,63 @@ static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
   return s;
 }
 
-/* Fills each run's scores, best and counts from one pass over the
- * evaluations (numbers only: the texts stay in the database). */
+/* The recorded evaluations of run (the bound on its iterations). */
+static mapopt_status count_evaluations(mapopt_tune_db *db, int64_t run,
+                                       mapopt_diags *diags, int64_t *n) {
+  sqlite3_stmt *st;
+  mapopt_status s = prepare(
+      db, diags, "SELECT COUNT(*) FROM evaluations WHERE run = ?1", &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int rc = sqlite3_step(st);
+  *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? MAPOPT_OK
+                          : db_error(db, diags, "cannot count the evaluations");
+}
+
+/*
+ * Fills each run's scores, best and counts from one pass over the
+ * evaluations (numbers only: the texts stay in the database). Scores are
+ * indexed by iteration, sized by the evaluations recorded, never by the
+ * budget (which may be 10^8, with a few hundred recorded): a run's
+ * iterations run from 0 with at most one round's worth of gaps, the
+ * evaluations in flight when it was interrupted (at most 64, the most
+ * --jobs), so an iteration past count + 64 is no evaluation of the run (a
+ * damaged database) and is left out.
+ */
 static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
                                  mapopt_tune_history *h) {
+  enum { MAX_GAP = 64 };
   for (size_t i = 0; i < h->runs.len; i++) {
     mapopt_tune_run_info *r =
         &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i);
+    int64_t rows;
+    mapopt_status s = count_evaluations(db, r->id, diags, &rows);
+    if (s != MAPOPT_OK)
+      return s;
+    int64_t bound = r->budget <= 0               ? 0
+                    : rows < r->budget - MAX_GAP ? rows + MAX_GAP
+                                                 : r->budget;
     sqlite3_stmt *st;
-    mapopt_status s =
-        prepare(db, diags,
+    s = prepare(db, diags,
                 "SELECT iteration, status, metric, elapsed, lower_bound FROM"
                 " evaluations WHERE run = ?1 ORDER BY iteration",
                 &st);
     if (s != MAPOPT_OK)
       return s;
     sqlite3_bind_int64(st, 1, r->id);
-    /* Scores are indexed by iteration, so size them by the last one. */
     int64_t n = 0;
     double *scores = NULL;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       int64_t it = sqlite3_column_int64(st, 0);
-      if (it < 0 || it >= r->budget)
+      if (it < 0 || it >= bound)
         continue;
       if (!scores) {
         scores =
-            mapopt__arena_zalloc(&h->arena, (size_t)r->budget * sizeof *scores);
+            mapopt__arena_zalloc(&h->arena, (size_t)bound * sizeof *scores);
         if (!scores) {
           sqlite3_finalize(st);
           return MAPOPT_ENOMEM;
@@ -803,7 +1177,7 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
       bool ok = stat && !strcmp(stat, "ok");
       double m = ok ? sqlite3_column_double(st, 2) : 0;
       scores[it] = m;
-      n = it + 1;
+      n = it + 1 > n ? it + 1 : n;
       r->evaluations++;
       r->compiled += stat && strcmp(stat, "invalid");
       r->succeeded += ok;
@@ -823,9 +1197,12 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
   return MAPOPT_OK;
 }
 
-/* Fills each run's LLM usage from one grouped pass over llm_calls. */
+/* Fills each run's LLM usage from one grouped pass over llm_calls (none
+ * in a mapopt-tune/1 database). */
 static mapopt_status load_usage(mapopt_tune_db *db, mapopt_diags *diags,
                                 mapopt_tune_history *h) {
+  if (db->version == 1)
+    return MAPOPT_OK;
   char sql[512];
   snprintf(sql, sizeof sql, "%sGROUP BY run ORDER BY run", usage_sql);
   sqlite3_stmt *st;

@@ -97,7 +97,9 @@ typedef struct driver {
   mapopt__tune_evaluator *eval;
   mapopt_optimizer *opt;
   int64_t run;
-  bool resumed; /* a recorded run is continued */
+  bool claimed;  /* this process holds the run (and writes its end) */
+  bool resumed;  /* a recorded run is continued */
+  bool starting; /* its references are not recorded (a stop, a failure) */
   double expert;
   char *unit;        /* the metric's unit once known (a text) */
   bool unit_in_db;   /* recorded in the run's row */
@@ -278,6 +280,8 @@ static mapopt_status record(driver *d, slot *s) {
   s->recorded = true;
   if (s->err != MAPOPT_OK)
     return eval_error(d, s->err, &s->out);
+  if (s->out.interrupted)
+    return MAPOPT_OK; /* a stop ended it: nothing to record */
   if (s->record)
     return check_replay(d, s);
   const mapopt_evaluation *e = &s->out.ev;
@@ -361,7 +365,8 @@ static mapopt_status run_round(driver *d, bool *complete) {
     pthread_join(threads[i], NULL);
   *complete = true;
   for (size_t i = 0; i < d->nslots; i++)
-    if (d->slots[i].iteration >= 0 && !d->slots[i].evaluated)
+    if (d->slots[i].iteration >= 0 &&
+        (!d->slots[i].evaluated || d->slots[i].out.interrupted))
       *complete = false;
   return st;
 }
@@ -448,8 +453,9 @@ static size_t same_key_in_round(const driver *d, const slot *s) {
   return d->nslots;
 }
 
-/* Records the chat calls and replies the optimizer made since the last
- * ask (the llm optimizer's), then drops them. */
+/* Records the chat calls and replies the optimizer holds (the llm
+ * optimizer's: each call as it ends, the replies after the ask), then
+ * drops them. */
 static mapopt_status record_llm(driver *d) {
   mapopt_optimizer *o = d->opt;
   mapopt_status st =
@@ -457,6 +463,11 @@ static mapopt_status record_llm(driver *d) {
                             o->reply_recs.data, o->reply_recs.len, d->diags);
   mapopt__optimizer_drop_records(o);
   return st;
+}
+
+/* The optimizer's flush: what it holds is recorded now. */
+static mapopt_status flush_llm(void *ud) {
+  return record_llm(ud);
 }
 
 /* The key of a candidate that is no mapper: its text, as a text. */
@@ -491,8 +502,10 @@ static mapopt_status fill_round(driver *d, bool *exhausted, bool *failed) {
     mapopt_status rs = record_llm(d);
     if (st == MAPOPT_EIO) {
       *failed = true;
-      mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
-                       "%s", mapopt_optimizer_last_error(d->opt));
+      /* A stop ended the ask: the run is interrupted, not failed. */
+      if (!stop_requested(d))
+        mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
+                         "%s", mapopt_optimizer_last_error(d->opt));
     }
     if (st != MAPOPT_OK) {
       d->nslots--;
@@ -672,10 +685,12 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 
 /* Evaluates a reference mapper (expert or default): its score, 0 when it
  * fails or does not compile. The unit is taken from it when still unknown.
- * A real run of it sets the first time limits of the candidates. */
-static mapopt_status reference(driver *d, const char *text, double *score) {
+ * A real run of it sets the first time limits of the candidates. A stop
+ * that ends it leaves *stopped set (and the score unknown). */
+static mapopt_status reference(driver *d, const char *text, double *score,
+                               bool *stopped) {
   *score = 0;
-  if (!text)
+  if (!text || *stopped)
     return MAPOPT_OK;
   slot s = {0};
   char *diag_text = NULL;
@@ -685,7 +700,8 @@ static mapopt_status reference(driver *d, const char *text, double *score) {
     s.cand.text = (char *)text;
     st = evaluate(d->eval, &s);
     s.cand.text = NULL;
-    if (st == MAPOPT_OK && s.out.ev.status == MAPOPT_TUNE_OK) {
+    *stopped = st == MAPOPT_OK && s.out.interrupted;
+    if (st == MAPOPT_OK && !*stopped && s.out.ev.status == MAPOPT_TUNE_OK) {
       *score = s.out.ev.score;
       st = learn_unit(d, &s.out);
     }
@@ -766,13 +782,17 @@ static mapopt_status prepare(driver *d) {
       mapopt_space_new(d->ctx, p->run, p->machine,
                        d->cfg.start_text ? &so : NULL, d->diags, &d->space);
   if (st == MAPOPT_OK)
-    st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->diags, &d->eval);
+    st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->opts->stop,
+                                    d->diags, &d->eval);
   mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
-                                 d->cfg.llm};
+                                 d->cfg.llm, d->opts->stop};
   if (st == MAPOPT_OK)
     st = mapopt__optimizer_create(d->ctx, d->vt, d->space, &oo, &d->opt);
-  if (st == MAPOPT_OK)
+  if (st == MAPOPT_OK) {
+    d->opt->flush = flush_llm;
+    d->opt->flush_ud = d;
     st = mapopt_diags_new(d->ctx, &d->cdiags);
+  }
   return st;
 }
 
@@ -817,48 +837,78 @@ static mapopt_tune_end end_of(const char *status) {
   return MAPOPT_TUNE_END_INTERRUPTED;
 }
 
-/* Creates the run (with its references) or reopens the one to resume;
- * *finished when the matching run had already ended. */
+/* Evaluates the references of a new run (or of one whose references were
+ * never recorded) and records them; a stop or a failure in them leaves the
+ * run "starting" (d->starting), for a resume to make them. */
+static mapopt_status start_run(driver *d) {
+  double deflt;
+  bool stopped = stop_requested(d);
+  d->starting = true; /* until the references are recorded */
+  mapopt_status st = reference(d, d->problem->expert, &d->expert, &stopped);
+  if (st == MAPOPT_OK)
+    st = reference(d, d->problem->default_mapper, &deflt, &stopped);
+  if (st == MAPOPT_OK && !stopped)
+    st = mapopt__db_start_run(d->db, d->run, d->expert, deflt, d->unit,
+                              d->diags);
+  d->starting = st != MAPOPT_OK || stopped;
+  d->unit_in_db = d->unit != NULL;
+  return st;
+}
+
+/* Reopens the recorded run to resume it: its references, its records. */
+static mapopt_status continue_run(driver *d) {
+  d->resumed = true;
+  mapopt_tune_outcome o = {0};
+  mapopt_status st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
+  d->expert = o.expert_score;
+  mapopt_tune_outcome_clear(&o);
+  if (st == MAPOPT_OK)
+    st = load_records(d);
+  if (st == MAPOPT_OK)
+    st = mapopt__db_continue_run(d->db, d->run, d->diags);
+  return st;
+}
+
+/*
+ * Creates the run or reopens the one to resume, claimed for this process
+ * (docs/tuning.md, "Several processes on one database"); *finished when
+ * the matching run had already ended. What the run needs is built before
+ * anything is recorded, so that a start mapper that does not compile or a
+ * malformed command leaves no run behind.
+ */
 static mapopt_status open_run(driver *d, const mapopt__run_key *key,
                               bool *finished, mapopt_tune_end *end) {
   *finished = false;
-  if (d->opts->resume) {
-    char status[16];
-    mapopt_status st =
-        mapopt__db_find_run(d->db, key, d->diags, &d->run, status);
-    if (st == MAPOPT_OK) {
-      *end = end_of(status);
-      *finished = *end != MAPOPT_TUNE_END_INTERRUPTED;
-      d->resumed = true;
-      if (*finished)
-        return MAPOPT_OK;
-      mapopt_tune_outcome o = {0};
-      st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
-      d->expert = o.expert_score;
-      mapopt_tune_outcome_clear(&o);
-      if (st == MAPOPT_OK)
-        st = prepare(d);
-      if (st == MAPOPT_OK)
-        st = load_records(d);
-      if (st == MAPOPT_OK)
-        st =
-            mapopt__db_set_status(d->db, d->run, "running", 0, false, d->diags);
-      return st;
-    }
-    if (st != MAPOPT_ENOTFOUND)
-      return st;
+  char status[16];
+  int64_t run;
+  mapopt_status st =
+      d->opts->resume ? mapopt__db_find_run(d->db, key, d->diags, &run, status)
+                      : MAPOPT_ENOTFOUND;
+  if (st == MAPOPT_OK && end_of(status) != MAPOPT_TUNE_END_INTERRUPTED) {
+    d->run = run;
+    d->resumed = *finished = true;
+    *end = end_of(status);
+    return MAPOPT_OK;
   }
-  double deflt;
-  mapopt_status st = prepare(d);
+  if (st != MAPOPT_OK && st != MAPOPT_ENOTFOUND)
+    return st;
+  st = prepare(d);
+  bool created = false;
   if (st == MAPOPT_OK)
-    st = reference(d, d->problem->expert, &d->expert);
-  if (st == MAPOPT_OK)
-    st = reference(d, d->problem->default_mapper, &deflt);
-  if (st == MAPOPT_OK)
-    st = mapopt__db_create_run(d->db, key, d->expert, deflt, d->unit, d->diags,
-                               &d->run);
-  d->unit_in_db = d->unit != NULL;
-  return st;
+    st = mapopt__db_open_run(d->db, key, d->opts->resume, d->diags, &d->run,
+                             status, &created, &d->claimed);
+  if (st != MAPOPT_OK)
+    return st;
+  if (!d->claimed) { /* it ended between the look and the claim */
+    d->resumed = *finished = true;
+    *end = end_of(status);
+    return MAPOPT_OK;
+  }
+  if (created || !strcmp(status, "starting")) {
+    d->resumed = !created;
+    return start_run(d);
+  }
+  return continue_run(d);
 }
 
 mapopt_status mapopt_tune_run(mapopt_ctx *ctx, mapopt_tune_db *db,
@@ -913,7 +963,9 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
                          evaluator};
   if (st == MAPOPT_OK)
     st = open_run(&d, &key, &finished, &end);
-  if (st == MAPOPT_OK && !finished) {
+  if (st == MAPOPT_OK && d.starting)
+    end = MAPOPT_TUNE_END_INTERRUPTED;
+  else if (st == MAPOPT_OK && !finished) {
     st = drive(&d, &end);
     if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
         d.replayed < (int64_t)d.records.len) {
@@ -924,13 +976,15 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
       st = MAPOPT_EINVAL;
     }
   }
-  /* A run that failed stays resumable: it is marked interrupted. */
-  if (d.run && !finished) {
+  /* A run that failed stays resumable: it is marked interrupted (or left
+   * starting, its references to be made). Only the process that claimed
+   * the run writes its end. */
+  if (d.claimed) {
     if (st != MAPOPT_OK)
       end = MAPOPT_TUNE_END_INTERRUPTED;
-    mapopt_status s2 =
-        mapopt__db_set_status(db, d.run, mapopt_tune_end_name(end), d.dups,
-                              end != MAPOPT_TUNE_END_INTERRUPTED, diags);
+    mapopt_status s2 = mapopt__db_release_run(
+        db, d.run, d.starting ? "starting" : mapopt_tune_end_name(end), d.dups,
+        end != MAPOPT_TUNE_END_INTERRUPTED, diags);
     if (st == MAPOPT_OK)
       st = s2;
   }

@@ -177,7 +177,8 @@ static void note_success(cmd_state *cs, double wall_s) {
 /* The tuner's score of a successful result: throughput, higher is better
  * -- the metric itself when larger is better, else its inverse (1/s for a
  * time, as the simulator scores one). False when the metric cannot be a
- * score (not finite, or a time that is not positive). */
+ * score: a throughput must be finite and above 0, the score of every
+ * failure (a negative GFLOP/s would rank below them). */
 static bool score_of(const mapopt_eval_result *r, double *score,
                      const char **unit) {
   bool time = !strcmp(r->metric_unit, "s");
@@ -190,7 +191,7 @@ static bool score_of(const mapopt_eval_result *r, double *score,
     *score = 1 / r->metric;
     *unit = time ? "1/s" : "1/metric";
   }
-  return isfinite(*score);
+  return isfinite(*score) && *score > 0;
 }
 
 /* AutoGuide on a real run's output (out->output and the exit status,
@@ -269,7 +270,8 @@ static mapopt_status add_profile(const mapopt__tune_evaluator *ev,
 
 /* Runs the command with the candidate. A run that fails is an evaluation;
  * a command that cannot be started, or whose private directory cannot be
- * made, is MAPOPT_EIO: nothing else would run either. */
+ * made, is MAPOPT_EIO: nothing else would run either. A run a stop ended
+ * is no evaluation (out->interrupted). */
 static mapopt_status evaluate_cmd(const mapopt__tune_evaluator *ev,
                                   const mapopt_program *prog, const char *text,
                                   mapopt__tune_eval *out) {
@@ -287,6 +289,8 @@ static mapopt_status evaluate_cmd(const mapopt__tune_evaluator *ev,
     st = fail_setup(ev->ctx, d ? d->message : "no private directory", out);
   } else if (st == MAPOPT_OK && r->status == MAPOPT_EVAL_START_FAILED) {
     st = fail_setup(ev->ctx, r->output, out);
+  } else if (st == MAPOPT_OK && r->status == MAPOPT_EVAL_INTERRUPTED) {
+    out->interrupted = true; /* no evaluation: a resume runs it again */
   } else if (st == MAPOPT_OK) {
     st = take_result(ev, r, out);
     if (st == MAPOPT_OK)
@@ -339,13 +343,18 @@ static const mapopt__tune_evaluator_vt cmd_vt = {"command", evaluate_cmd,
 
 static mapopt_status cmd_evaluator_new(mapopt__tune_evaluator *ev,
                                        const mapopt_tune_command *c,
+                                       const volatile sig_atomic_t *stop,
                                        mapopt_diags *diags) {
   if (!c->eval || !(c->timeout_s >= 0) || !isfinite(c->timeout_s))
     return MAPOPT_EINVAL;
   cmd_state *cs = mapopt__calloc(ev->ctx, 1, sizeof *cs);
   if (!cs)
     return MAPOPT_ENOMEM;
-  mapopt_status st = mapopt_eval_new(ev->ctx, c->eval, diags, &cs->ev);
+  /* The run's stop ends the commands in flight too. */
+  mapopt_eval_options eo = *c->eval;
+  if (!eo.stop)
+    eo.stop = stop;
+  mapopt_status st = mapopt_eval_new(ev->ctx, &eo, diags, &cs->ev);
   if (st == MAPOPT_OK)
     st = mapopt_sim_plan_new(ev->ctx, ev->run, &cs->plan);
   if (st != MAPOPT_OK) {
@@ -366,6 +375,7 @@ static mapopt_status cmd_evaluator_new(mapopt__tune_evaluator *ev,
 mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
                                          const mapopt_tune_problem *problem,
                                          mapopt_guide_level level,
+                                         const volatile sig_atomic_t *stop,
                                          mapopt_diags *diags,
                                          mapopt__tune_evaluator **out) {
   mapopt__tune_evaluator *ev = mapopt__calloc(ctx, 1, sizeof *ev);
@@ -374,7 +384,7 @@ mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
   *ev = (mapopt__tune_evaluator){NULL,         ctx,   problem->machine,
                                  problem->run, level, NULL};
   mapopt_status st = problem->command
-                         ? cmd_evaluator_new(ev, problem->command, diags)
+                         ? cmd_evaluator_new(ev, problem->command, stop, diags)
                          : sim_evaluator_new(ev);
   if (st != MAPOPT_OK) {
     mapopt__free(ctx, ev, sizeof *ev);

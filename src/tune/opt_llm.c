@@ -14,12 +14,15 @@
  * oversized reply) costs no iteration: the optimizer prompts again, and
  * after three failed steps in a row, or at once when the server refuses
  * the request (an HTTP 4xx other than 408 and 429, which no retry
- * mends), the ask fails with MAPOPT_EIO and the reason. A model that only
+ * mends) or a stop ends a call, the ask fails with MAPOPT_EIO and the
+ * reason. A model that only
  * repeats mappers already evaluated (the driver tells them as duplicates,
  * which cost no iteration) is done after three such steps in a row.
  *
  * Every call and every reply is kept for the driver, which records them
- * (tokens, latency, cost; the reply texts); when a run is resumed the
+ * (tokens, latency, cost; the reply texts): each call as it ends (the
+ * client's on_call hook and the driver's flush), the replies of a prompt
+ * when it is over, before any is evaluated; when a run is resumed the
  * driver hands the recorded replies back, and the optimizer replays them
  * instead of asking the model again, so a resumed run continues exactly
  * where it stopped. Replies are redacted of the API key before anything
@@ -68,6 +71,9 @@ typedef struct llm_state {
                       from a reply cut at the token limit */
   bool batch_new;  /* the batch had a candidate that was no repeat */
   int repeat_steps;
+  size_t step_calls;        /* calls of the step under way */
+  mapopt_status call_error; /* of on_call, for the ask to return */
+  bool stopped;             /* the last prompt ended by a stop */
 } llm_state;
 
 /* ---- proposing ----------------------------------------------------------- */
@@ -154,17 +160,30 @@ static mapopt_status replay_step(mapopt_optimizer *opt, bool *done) {
   return s;
 }
 
-/* Moves the step's calls into the records the driver takes. */
-static mapopt_status keep_calls(mapopt_optimizer *opt, int64_t step,
-                                mapopt_llm_step_result *res) {
-  for (size_t i = 0; i < res->ncalls; i++) {
-    mapopt__llm_call_rec *rec = mapopt__vec_push(&opt->call_recs, opt->ctx);
-    if (!rec)
-      return MAPOPT_ENOMEM;
-    *rec = (mapopt__llm_call_rec){step, i, res->calls[i]};
-    res->calls[i].error_text = NULL; /* now the record's */
+/* The client's hook as each chat call ends: the call becomes a record (its
+ * step, its place in the step), which the driver writes at once (the
+ * flush), so that a kill while the optimizer prompts again loses no call.
+ * A hook cannot fail: an error waits in call_error for the ask. */
+static void on_call(void *ud, const mapopt_llm_call *call) {
+  mapopt_optimizer *opt = ud;
+  llm_state *st = opt->state;
+  if (st->call_error != MAPOPT_OK)
+    return;
+  char *text = call->error_text ? mapopt__text_new(opt->ctx, call->error_text,
+                                                   strlen(call->error_text))
+                                : NULL;
+  mapopt__llm_call_rec *rec = !call->error_text || text
+                                  ? mapopt__vec_push(&opt->call_recs, opt->ctx)
+                                  : NULL;
+  if (!rec) {
+    mapopt_text_free(text);
+    st->call_error = MAPOPT_ENOMEM;
+    return;
   }
-  return MAPOPT_OK;
+  *rec = (mapopt__llm_call_rec){st->next_step, st->step_calls++, *call};
+  rec->call.error_text = text;
+  if (opt->flush)
+    st->call_error = opt->flush(opt->flush_ud);
 }
 
 /* Proposes the step's candidates and keeps their replies for the driver. */
@@ -203,7 +222,8 @@ static bool refused(const mapopt_llm_call *c) {
 }
 
 /* One prompt to the model: its candidates, or the reason it got none in
- * *failed (then *stop when prompting again is useless). */
+ * *failed (then *stop when prompting again is useless: the server refused
+ * it, or a stop was requested). */
 static mapopt_status ask_model(mapopt_optimizer *opt, bool *failed,
                                bool *stop) {
   llm_state *st = opt->state;
@@ -228,8 +248,14 @@ static mapopt_status ask_model(mapopt_optimizer *opt, bool *failed,
                                 .history = st->history,
                                 .anonymous = true};
   mapopt_llm_step_result *res;
+  st->step_calls = 0;
+  st->call_error = MAPOPT_OK;
   mapopt_status s = mapopt_llm_step(st->client, &in, &st->dsl, &res);
   mapopt__free(opt->ctx, shown, (n ? n : 1) * sizeof *shown);
+  if (s == MAPOPT_OK && st->call_error != MAPOPT_OK) {
+    mapopt_llm_step_free(res);
+    s = st->call_error;
+  }
   if (s != MAPOPT_OK)
     return s;
   int64_t step = st->next_step++;
@@ -237,13 +263,12 @@ static mapopt_status ask_model(mapopt_optimizer *opt, bool *failed,
   *stop = false;
   if (*failed && res->ncalls > 0) {
     const mapopt_llm_call *last = &res->calls[res->ncalls - 1];
-    *stop = refused(last);
+    *stop = refused(last) || last->error == MAPOPT_LLM_ERR_INTERRUPTED;
+    st->stopped = last->error == MAPOPT_LLM_ERR_INTERRUPTED;
     snprintf(opt->error, sizeof opt->error, "%s",
              last->error_text ? last->error_text : "no reply");
   }
-  s = keep_calls(opt, step, res);
-  if (s == MAPOPT_OK)
-    s = take_candidates(opt, step, res);
+  s = take_candidates(opt, step, res);
   mapopt_llm_step_free(res);
   return s;
 }
@@ -275,8 +300,10 @@ static mapopt_status llm_plan(mapopt_optimizer *opt, int n) {
       char last[sizeof opt->error];
       snprintf(last, sizeof last, "%s", opt->error);
       snprintf(opt->error, sizeof opt->error, "%s: %.440s",
-               stop ? "the LLM server refused the prompt"
-                    : "the LLM server failed 3 prompts in a row; the last",
+               st->stopped ? "stopped"
+               : stop      ? "the LLM server refused the prompt"
+                           : "the LLM server failed 3 prompts in a row; the "
+                             "last",
                last);
       return MAPOPT_EIO;
     }
@@ -385,6 +412,10 @@ static mapopt_status llm_init(mapopt_optimizer *opt) {
   mapopt_llm_config cfg = set->client;
   cfg.samples = opt->batch;
   cfg.seed = opt->opts.seed;
+  cfg.on_call = on_call;
+  cfg.on_call_ud = opt;
+  if (!cfg.stop)
+    cfg.stop = opt->opts.stop;
   char err[256];
   if (mapopt_llm_config_check(&cfg, err, sizeof err) != MAPOPT_OK)
     return MAPOPT_EINVAL;

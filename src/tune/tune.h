@@ -169,6 +169,12 @@ struct mapopt_optimizer {
   mapopt__vec call_recs;  /* mapopt__llm_call_rec */
   mapopt__vec reply_recs; /* mapopt__llm_reply_rec */
   const mapopt__llm_replay *replay;
+  /* Set by the driver: records (and drops) the records held now. The llm
+   * optimizer calls it as each chat call ends, so that a call is in the
+   * database the moment it is made. NULL: the records wait for the ask's
+   * end. */
+  mapopt_status (*flush)(void *ud);
+  void *flush_ud;
 };
 
 /* A zeroed array of one elem-byte element per parameter of the space (at
@@ -311,6 +317,9 @@ typedef struct mapopt__tune_eval {
   /* Set with MAPOPT_EIO when the command cannot be run at all: why, as a
    * text (mapopt_text_free), for the driver to report. */
   char *error;
+  /* A stop (options.stop) ended the run before it finished: there is no
+   * evaluation, and none is recorded or told. */
+  bool interrupted;
 } mapopt__tune_eval;
 
 void mapopt__tune_eval_clear(mapopt__tune_eval *e);
@@ -348,13 +357,15 @@ struct mapopt__tune_evaluator {
 
 /*
  * The evaluator of problem: the simulator on problem->machine (one plan
- * shared by every evaluation), or problem->command. Errors: MAPOPT_EINVAL
- * (mapopt_sim_plan_new; or a malformed command, regex or option, located
- * in diags), MAPOPT_ENOMEM.
+ * shared by every evaluation), or problem->command, whose runs in flight
+ * stop sets ends (unless the command's options have a stop of their own;
+ * NULL: none). Errors: MAPOPT_EINVAL (mapopt_sim_plan_new; or a malformed
+ * command, regex or option, located in diags), MAPOPT_ENOMEM.
  */
 mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
                                          const mapopt_tune_problem *problem,
                                          mapopt_guide_level level,
+                                         const volatile sig_atomic_t *stop,
                                          mapopt_diags *diags,
                                          mapopt__tune_evaluator **out);
 void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);
@@ -390,7 +401,26 @@ struct mapopt_tune_db {
   mapopt_ctx *ctx;
   struct sqlite3 *sq;
   char *path;
+  int version;   /* N of its format mapopt-tune/N (read-only: 1 to 3) */
+  bool readonly; /* opened by mapopt_tune_db_open_read */
+  int failed_rc; /* SQLite's code of the last failure */
 };
+
+/* ---- who writes a run (owner.c) ------------------------------------------ */
+
+/* A process, as the database records the owner of a run. */
+typedef struct mapopt__owner {
+  char host[256]; /* gethostname */
+  long pid;
+  char boot[40];   /* the kernel's boot id; "" when unknown */
+  long long start; /* start time in clock ticks since boot; -1 unknown */
+} mapopt__owner;
+
+/* This process. */
+void mapopt__owner_self(mapopt__owner *o);
+/* Whether the recorded owner o is a live process: on this host, in this
+ * boot, with its start time (see owner.c). */
+bool mapopt__owner_alive(const mapopt__owner *o);
 
 /* What identifies a run besides its config: the start mapper's hash and
  * the evaluator's (mapopt__tune_evaluator_id); NULL for none. */
@@ -400,26 +430,45 @@ typedef struct mapopt__run_key {
   const char *evaluator;
 } mapopt__run_key;
 
-/* The latest run matching key: its id and recorded status.
- * MAPOPT_ENOTFOUND, MAPOPT_EIO. */
+/* The latest run matching key: its id and recorded status (a look only:
+ * mapopt__db_open_run decides). MAPOPT_ENOTFOUND, MAPOPT_EIO. */
 mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
                                   mapopt_diags *diags, int64_t *run,
                                   char status[16]);
-/* Records a new run, status "running". */
-mapopt_status mapopt__db_create_run(mapopt_tune_db *db,
-                                    const mapopt__run_key *k, double expert,
-                                    double deflt, const char *unit,
-                                    mapopt_diags *diags, int64_t *run);
+/*
+ * Opens a run for this process to write, in one write transaction. With
+ * resume, the latest run matching key: one that has ended (done,
+ * exhausted) is returned as it is, unclaimed (*claimed false); any other
+ * is claimed -- unless a live process holds it: MAPOPT_EBUSY with a
+ * diagnostic naming that process; a dead owner's claim is taken over.
+ * Without resume, or when none matches, a new run is created, claimed,
+ * with status "starting" (its references not yet recorded; *created).
+ * *status is the run's recorded status. MAPOPT_EIO.
+ */
+mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
+                                  bool resume, mapopt_diags *diags,
+                                  int64_t *run, char status[16], bool *created,
+                                  bool *claimed);
+/* Records the references of the claimed run (the expert's and default's
+ * scores, 0 for none; the unit or NULL) and sets it "running". */
+mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
+                                   double expert, double deflt,
+                                   const char *unit, mapopt_diags *diags);
+/* Sets the claimed run "running" again (a resume). */
+mapopt_status mapopt__db_continue_run(mapopt_tune_db *db, int64_t run,
+                                      mapopt_diags *diags);
+/* Ends this process's claim on run: its status, duplicates and, when
+ * finished, the time it ended, and the claim dropped, in one transaction;
+ * nothing when another process holds the run now. */
+mapopt_status mapopt__db_release_run(mapopt_tune_db *db, int64_t run,
+                                     const char *status, int64_t duplicates,
+                                     bool finished, mapopt_diags *diags);
 /* Records one evaluation (its own transaction: once this returns, a kill
  * loses nothing) with, for a real run (e->output not NULL), its output,
  * and the run's metric unit when it had none. */
 mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
                                 const mapopt_tune_eval_info *e,
                                 const char *unit, mapopt_diags *diags);
-/* Marks the run ended (status "running" again when resumed). */
-mapopt_status mapopt__db_set_status(mapopt_tune_db *db, int64_t run,
-                                    const char *status, int64_t duplicates,
-                                    bool finished, mapopt_diags *diags);
 /* The recorded evaluations of run, by iteration: a vector of
  * mapopt_tune_eval_info * (each freed with mapopt_tune_eval_info_free). */
 mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,

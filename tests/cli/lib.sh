@@ -22,6 +22,15 @@ expect_in() {
   if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi
 }
 
+# Exits 77 (skipped) when the sqlite3 program, which reads the databases
+# the scripts check, is not installed.
+require_sqlite3() {
+  if ! command -v sqlite3 > /dev/null; then
+    echo "SKIP: the sqlite3 program is not installed (apt-get install sqlite3)"
+    exit 77
+  fi
+}
+
 # Prints the counts; the status is 0 when nothing failed.
 finish() {
   echo "$pass passed, $fail failed"

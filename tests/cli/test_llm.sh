@@ -5,18 +5,16 @@
 # records the same rows when run again; the API key is in no output, no
 # database and no report, even when a reply quotes it or the server echoes
 # it; bench gives the llm row its parse and run shares and tokens; the
-# flags are checked; a mapopt-tune/1 database is migrated. Exit 77
+# flags are checked; a mapopt-tune/1 database is read as it is by report
+# and migrated by tune. Exit 77
 # (skipped) without the sqlite3 program.
 # Usage: test_llm.sh MAPOPT_BINARY LLM_SERVER SCRIPT
 set -u
 M=$1
 SERVER=$2
 SCRIPT=$3
-if ! command -v sqlite3 > /dev/null; then
-  echo "SKIP: the sqlite3 program is not installed (apt-get install sqlite3)"
-  exit 77
-fi
 . "$(dirname "$0")/lib.sh"
+require_sqlite3
 
 KEY=sk-mapopt-cli-SECRET-7731 # tests/llm/replies/tune08.txt quotes it
 SPID=
@@ -150,11 +148,17 @@ sqlite3 old.db "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     0, 'full', NULL, NULL, 'old', 2.0, 1.0, '1/s', 'done', 0, 1.0, 2.0);
   INSERT INTO evaluations VALUES (1, 0, 'Task * GPU;', '0', 'ok', 3.0, 1.0,
     0.5, NULL, 'random', 0.1, 1.5);"
+# report reads it as it is, writing nothing; a writer (tune) brings it up
+# to date
 expect_rc 0 "$M" report old.db --html old.html
 expect_in old.html "1.500"
+[ "$(sqlite3 old.db "SELECT value FROM meta WHERE key = 'format'")" \
+  = "mapopt-tune/1" ] && ok || bad "report changed the old database"
+expect_rc 0 "$M" tune circuit:small --optimizer random --budget 1 --db old.db \
+  --out old.map --quiet
 [ "$(sqlite3 old.db "SELECT value FROM meta WHERE key = 'format';
                      SELECT COUNT(*) FROM runs WHERE llm_model IS NULL")" \
-  = "mapopt-tune/2
-1" ] && ok || bad "the old database was not migrated"
+  = "mapopt-tune/3
+2" ] && ok || bad "the old database was not migrated"
 
 finish

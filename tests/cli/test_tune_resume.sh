@@ -8,11 +8,8 @@
 # Usage: test_tune_resume.sh MAPOPT_BINARY
 set -u
 M=$1
-if ! command -v sqlite3 > /dev/null; then
-  echo "SKIP: the sqlite3 program is not installed (apt-get install sqlite3)"
-  exit 77
-fi
 . "$(dirname "$0")/lib.sh"
+require_sqlite3
 
 # Long enough to be interrupted after a few progress lines, even in a
 # sanitizer build on a fast machine; --jobs 2 so that two evaluations are

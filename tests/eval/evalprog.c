@@ -5,6 +5,9 @@
  * reports on the environment it was started in. It is built without
  * sanitizers, so that a crash is a real signal and not a sanitizer report.
  *
+ * With EVALPROG_READY set to a path, that file is created once the mode has
+ * started, for a test that must act while the program runs.
+ *
  * `evalprog mapper FILE` takes its mode from the mapper file, for the
  * tuner's tests (tests/unit/test_tune.c), whose candidates differ only in
  * their text: the first `mode_NAME` or `mode_NAME_N` in it (a task name,
@@ -14,6 +17,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,35 @@ static int usage(void) {
 static void hang(void) {
   for (;;)
     pause();
+}
+
+/* Mode "flee HOW": a child leaves the command's process group -- "group"
+ * (setpgid(0, 0)), "session" (setsid) or "daemon" (a grandchild, whose
+ * parent exits at once, calls setsid) -- prints "child=PID" and lives on,
+ * holding the output; the command waits for that line before it goes on
+ * (so the line is always in the output), then prints a metric and exits,
+ * or with "flee-hang" hangs. */
+static void flee(const char *how) {
+  int ready[2];
+  if (pipe(ready) != 0)
+    exit(4);
+  if (fork() == 0) {
+    bool daemon = !strcmp(how, "daemon");
+    if (daemon && fork() != 0)
+      _exit(0);
+    if (!strcmp(how, "group"))
+      setpgid(0, 0);
+    else
+      setsid();
+    char line[64];
+    int n = snprintf(line, sizeof line, "child=%ld\n", (long)getpid());
+    if (write(1, line, (size_t)n) != n || write(ready[1], "r", 1) != 1)
+      _exit(4);
+    hang();
+  }
+  char c;
+  if (read(ready[0], &c, 1) != 1)
+    exit(4);
 }
 
 /* The number after "value=" in the mapper file path, or -1. */
@@ -75,6 +108,12 @@ int main(int argc, char **argv) {
     return usage();
   const char *mode = argv[1];
   const char *arg = argc > 2 ? argv[2] : "";
+  const char *ready = getenv("EVALPROG_READY");
+  if (ready && strcmp(mode, "mapper")) {
+    int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd);
+  }
   if (!strcmp(mode, "mapper")) {
     return by_mapper(argv[0], arg);
   } else if (!strcmp(mode, "value")) { /* the metric is written in the mapper */
@@ -108,6 +147,14 @@ int main(int argc, char **argv) {
       _exit(0);
     }
     printf("ELAPSED TIME = 0.500 s\n");
+  } else if (!strcmp(mode, "flee")) {
+    flee(arg);
+    printf("ELAPSED TIME = 0.500 s\n");
+  } else if (!strcmp(mode, "flee-hang")) {
+    flee(arg);
+    printf("hanging\n");
+    fflush(stdout);
+    hang();
   } else if (!strcmp(mode, "flood")) { /* ARG megabytes, then a metric */
     static char line[1024];
     memset(line, 'x', sizeof line - 1);
@@ -120,6 +167,8 @@ int main(int argc, char **argv) {
     printf("done\n");
   } else if (!strcmp(mode, "gflops")) {
     printf("GFLOPS =  12.500 GFLOPS\n");
+  } else if (!strcmp(mode, "negative")) { /* a throughput below zero */
+    printf("GFLOPS =  -5.000 GFLOPS\n");
   } else if (!strcmp(mode, "pernode")) {
     printf("On 2 nodes achieved GFLOPS per node: 33.250000.\n");
   } else if (!strcmp(mode, "both")) {

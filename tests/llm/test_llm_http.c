@@ -19,6 +19,7 @@
  * 300 ms timeout. Every case runs twice and must give byte-identical
  * outcomes; the key must appear in none of them.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -103,7 +104,7 @@ static void reset_server(void) {
   assert_int_equal(mapopt_llm_curl_new(ctx, &t), MAPOPT_OK);
   char url[sizeof base + 8];
   snprintf(url, sizeof url, "%s/reset", base);
-  mapopt_llm_request req = {url, NULL, 0, "", 0, 10000};
+  mapopt_llm_request req = {url, NULL, 0, "", 0, 10000, NULL};
   mapopt_llm_response r;
   mapopt_llm_response_init(&r, ctx, 4096);
   assert_int_equal(t->type->send(t, &req, &r), MAPOPT_OK);
@@ -389,6 +390,28 @@ static void test_tune_mixed(void **state) {
   free(rows[1]);
 }
 
+/* A configuration for the server at url asking for model, with fake
+ * time. */
+static void curl_config(mapopt_llm_config *cfg, fake_time *ft, const char *url,
+                        const char *model) {
+  mapopt_llm_config_init(cfg);
+  fake_time_use(ft, cfg);
+  cfg->base_url = url;
+  cfg->model = model;
+  cfg->api_key = KEY;
+}
+
+/* A client of cfg over a new libcurl transport (*t, freed after it). */
+static mapopt_llm_client *curl_client(const mapopt_llm_config *cfg,
+                                      mapopt_llm_transport **t) {
+  mapopt_llm_client *c;
+  char err[256];
+  assert_int_equal(mapopt_llm_curl_new(ctx, t), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_client_new(ctx, cfg, *t, &c, err, sizeof err),
+                   MAPOPT_OK);
+  return c;
+}
+
 /* A port where nothing listens: connection refused, retried, reported. */
 static void test_no_server(void **state) {
   (void)state;
@@ -402,19 +425,11 @@ static void test_no_server(void **state) {
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
   mapopt_llm_config cfg;
-  mapopt_llm_config_init(&cfg);
   fake_time ft;
-  fake_time_use(&ft, &cfg);
-  cfg.base_url = url;
-  cfg.model = "m";
-  cfg.api_key = KEY;
+  curl_config(&cfg, &ft, url, "m");
   cfg.max_retries = 2;
   mapopt_llm_transport *t;
-  mapopt_llm_client *c;
-  char err[256];
-  assert_int_equal(mapopt_llm_curl_new(ctx, &t), MAPOPT_OK);
-  assert_int_equal(mapopt_llm_client_new(ctx, &cfg, t, &c, err, sizeof err),
-                   MAPOPT_OK);
+  mapopt_llm_client *c = curl_client(&cfg, &t);
   const mapopt_llm_message msg = {"user", "hello"};
   mapopt_llm_chat_result *r;
   assert_int_equal(mapopt_llm_chat(c, &msg, 1, 1, &r), MAPOPT_OK);
@@ -432,6 +447,61 @@ static void test_no_server(void **state) {
   mapopt_llm_transport_free(t);
 }
 
+/* Lines of the server's log that name model (requests it received). */
+static int logged(const char *model) {
+  FILE *f = fopen(path_in("log"), "r");
+  char line[512], want[160];
+  snprintf(want, sizeof want, "model=%s ", model);
+  int n = 0;
+  while (f && fgets(line, sizeof line, f))
+    n += !strncmp(line, want, strlen(want));
+  if (f)
+    fclose(f);
+  return n;
+}
+
+static volatile sig_atomic_t http_stop;
+static int hang_seen;
+
+/* Raises the stop once the server has the request (it logs it before it
+ * hangs), as Ctrl-C would in the middle of a call. */
+static void *stop_when_received(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 6000 && logged("hang-always") <= hang_seen; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  http_stop = 1;
+  return NULL;
+}
+
+/* A stop while a request hangs abandons it (libcurl's progress callback),
+ * long before its 120 s timeout: the call ends interrupted, not retried. */
+static void test_stop_in_flight(void **state) {
+  (void)state;
+  reset_server();
+  mapopt_llm_config cfg;
+  fake_time ft;
+  curl_config(&cfg, &ft, base, "hang-always");
+  cfg.stop = &http_stop;
+  http_stop = 0;
+  hang_seen = logged("hang-always");
+  mapopt_llm_transport *t;
+  mapopt_llm_client *c = curl_client(&cfg, &t);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, stop_when_received, NULL), 0);
+  const mapopt_llm_message msg = {"user", "hello"};
+  mapopt_llm_chat_result *r;
+  assert_int_equal(mapopt_llm_chat(c, &msg, 1, 1, &r), MAPOPT_OK);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(r->call.error, MAPOPT_LLM_ERR_INTERRUPTED);
+  assert_int_equal(r->call.attempts, 1);
+  assert_int_equal(ft.nwaits, 0);
+  mapopt_llm_chat_free(r);
+  mapopt_llm_client_free(c);
+  mapopt_llm_transport_free(t);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_llm_http LLM_SERVER SCRIPT\n");
@@ -442,6 +512,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scripted_server),
       cmocka_unit_test(test_no_server),
+      cmocka_unit_test(test_stop_in_flight),
       cmocka_unit_test(test_tune_mixed),
   };
   return cmocka_run_group_tests(tests, start_server, stop_server);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "fixture.h"
 #include "mapopt/mapopt.h"
@@ -52,14 +53,30 @@ mapopt_tune_db *fixture_db_new(char path[64]) {
   return db;
 }
 
+void fixture_db_remove(const char *path) {
+  static const char *const sides[] = {"", "-wal", "-shm"};
+  char side[80];
+  for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+    snprintf(side, sizeof side, "%s%s", path, sides[i]);
+    unlink(side);
+  }
+}
+
 void fixture_db_drop(mapopt_tune_db *db, const char *path) {
   mapopt_tune_db_close(db);
-  char side[80];
-  unlink(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  unlink(side);
+  fixture_db_remove(path);
+}
+
+void fixture_sql(const char *path, const char *stmt) {
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, stmt, NULL, NULL, &err);
+  if (rc != SQLITE_OK)
+    print_error("%s: %s\n", stmt, err);
+  sqlite3_free(err);
+  assert_int_equal(rc, SQLITE_OK);
+  sqlite3_close(db);
 }
 
 mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,

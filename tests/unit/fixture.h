@@ -24,6 +24,11 @@ void fixture_print_diags(void);
  * and the database closed with its file and WAL companions removed. */
 mapopt_tune_db *fixture_db_new(char path[64]);
 void fixture_db_drop(mapopt_tune_db *db, const char *path);
+/* Removes the database file at path and its WAL companions. */
+void fixture_db_remove(const char *path);
+/* Runs SQL on the database file at path behind the library's back (to
+ * tamper with it); fails the test when SQLite refuses it. */
+void fixture_sql(const char *path, const char *stmt);
 /* Simulates the built-in application app ("circuit:small") on machine (a
  * preset or shape) under its built-in mapper mapper ("expert", "default",
  * ...) with opts, in the fixture's context; fails the test on any error

@@ -465,6 +465,191 @@ static void test_leftovers(void **state) {
   mapopt_eval_result_free(r);
 }
 
+/* The pid after "child=" in the output (a descendant evalprog flee
+ * started). */
+static long child_pid(const mapopt_eval_result *r) {
+  const char *p = strstr(r->output, "child=");
+  if (!p)
+    fail_msg("no child= in the output:\n%s", r->output);
+  return atol(p + 6);
+}
+
+/* Whether process pid is gone: mapopt_eval_run returns only when every
+ * process of the evaluation has been killed and reaped, so this is known
+ * the moment it returns. */
+static bool gone(long pid) {
+  return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+/*
+ * Descendants that leave the command's process group -- setpgid(0, 0),
+ * setsid(), a daemon's double fork -- are killed with the rest when the
+ * command exits and when it times out: none outlives its evaluation (or
+ * sees its directory removed under it).
+ */
+static void test_escapees(void **state) {
+  (void)state;
+  static const char *const how[] = {"group", "session", "daemon"};
+  for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+    char run[PATH_MAX + 64];
+    snprintf(run, sizeof run, PROG " flee %s {mapper}", how[i]);
+    mapopt_eval_result *r = eval_cmd(run, 30);
+    check(r, MAPOPT_EVAL_OK, "ok: time 0.5 s");
+    long pid = child_pid(r);
+    if (!gone(pid))
+      fail_msg("flee %s: process %ld outlived its evaluation", how[i], pid);
+    mapopt_eval_result_free(r);
+    snprintf(run, sizeof run, PROG " flee-hang %s {mapper}", how[i]);
+    mapopt_eval_options o = {.run = run, .grace_s = 0.1};
+    r = eval_opts(&o, "value=1", 0.2);
+    assert_int_equal(r->status, MAPOPT_EVAL_TIMEOUT);
+    pid = child_pid(r);
+    if (!gone(pid))
+      fail_msg("flee-hang %s: process %ld outlived its timeout", how[i], pid);
+    mapopt_eval_result_free(r);
+  }
+}
+
+/* A caller that ignores SIGCHLD (its children are reaped by the kernel)
+ * still gets the command's exit status: the supervisor reports it. */
+static void test_sigchld_ignored(void **state) {
+  (void)state;
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGCHLD, &ign, &old);
+  mapopt_eval_result *r = eval_cmd(PROG " fail {mapper}", 30);
+  sigaction(SIGCHLD, &old, NULL);
+  check(r, MAPOPT_EVAL_FAILED,
+        "failed: exit status 3: error: the mapper asks for 9 GPUs");
+  mapopt_eval_result_free(r);
+}
+
+/* A run that is stopped (the tuner's SIGINT or SIGTERM): its command is
+ * ended at once, the evaluation is interrupted, nothing is left. */
+static volatile sig_atomic_t stop_flag;
+static char ready_path[64];
+
+static void *raise_stop(void *arg) {
+  (void)arg;
+  /* Set the flag once the command has started (it creates the file). */
+  for (int i = 0; i < 3000 && access(ready_path, F_OK) != 0; i++)
+    usleep(10000);
+  stop_flag = 1;
+  return NULL;
+}
+
+static void test_stop(void **state) {
+  (void)state;
+  snprintf(ready_path, sizeof ready_path, "/tmp/mapopt-test-ready-XXXXXX");
+  int fd = mkstemp(ready_path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(ready_path);
+  char env0[96];
+  snprintf(env0, sizeof env0, "EVALPROG_READY=%s", ready_path);
+  const char *env[] = {env0, NULL};
+  mapopt_eval_options o = {.run = PROG " flee-hang session {mapper}",
+                           .env = env,
+                           .repeat = 3,
+                           .grace_s = 0.1,
+                           .stop = &stop_flag};
+  stop_flag = 0;
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, raise_stop, NULL), 0);
+  mapopt_eval_result *r = eval_opts(&o, "value=1", 600);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  check(r, MAPOPT_EVAL_INTERRUPTED,
+        "interrupted in run 1 of 3: stopped; process group killed with "
+        "SIGTERM");
+  assert_int_equal(r->runs, 1);
+  assert_true(gone(child_pid(r)));
+  mapopt_eval_result_free(r);
+  /* Stopped before it starts: nothing runs. */
+  unlink(ready_path);
+  r = eval_opts(&o, "value=1", 600);
+  check(r, MAPOPT_EVAL_INTERRUPTED, "interrupted: stopped before run 1 of 3");
+  assert_int_equal(r->runs, 0);
+  assert_int_equal(access(ready_path, F_OK), -1);
+  mapopt_eval_result_free(r);
+  stop_flag = 0;
+}
+
+/*
+ * A relative --tmpdir or TMPDIR is taken from the working directory of the
+ * caller, not of the command (which runs in the private directory): the
+ * mapper's path handed to the command is absolute.
+ */
+static void test_relative_tmpdir(void **state) {
+  (void)state;
+  char base[] = "/tmp/mapopt-test-rel-XXXXXX", old[PATH_MAX];
+  assert_non_null(mkdtemp(base));
+  assert_non_null(getcwd(old, sizeof old));
+  assert_int_equal(chdir(base), 0);
+  assert_int_equal(mkdir("rel", 0700), 0);
+  const char *saved = getenv("TMPDIR");
+  char *keep = saved ? strdup(saved) : NULL;
+  for (int k = 0; k < 2; k++) {
+    mapopt_eval_options o = {.run = PROG " path {mapper}"};
+    if (k == 0)
+      o.tmpdir = "rel";
+    else
+      setenv("TMPDIR", "./rel", 1);
+    mapopt_eval_result *r = eval_opts(&o, "value=4.25", 30);
+    check(r, MAPOPT_EVAL_OK, "ok: time 4.25 s");
+    assert_string_equal(r->output,
+                        "same=1 readable=1\nELAPSED TIME = 4.250 s\n");
+    assert_true(r->argv[2][0] == '/');
+    mapopt_eval_result_free(r);
+  }
+  if (keep)
+    setenv("TMPDIR", keep, 1);
+  else
+    unsetenv("TMPDIR");
+  free(keep);
+  assert_int_equal(rmdir("rel"), 0);
+  assert_int_equal(chdir(old), 0);
+  assert_int_equal(rmdir(base), 0);
+}
+
+/*
+ * The metric scan: an empty match at the very end of the output (after its
+ * last line) is no line and is not read past; a number longer than any
+ * buffer is read whole (1e70 written out in 71 digits); a long non-number
+ * is quoted cut, with "...".
+ */
+static void test_metric_edges(void **state) {
+  (void)state;
+  mapopt_eval_options o = {.run = PROG " print 1.5 {mapper}",
+                           .metric = "^([0-9.]*)",
+                           .direction = MAPOPT_EVAL_HIGHER};
+  mapopt_eval_result *r = eval_opts(&o, "value=1", 30);
+  check(r, MAPOPT_EVAL_OK, "ok: metric 1.5");
+  mapopt_eval_result_free(r);
+  char digits[80], run[PATH_MAX + 160];
+  memset(digits, '0', sizeof digits);
+  digits[0] = '1';
+  digits[71] = '\0';
+  snprintf(run, sizeof run, PROG " print 'GFLOPS = %s GFLOPS' {mapper}",
+           digits);
+  r = eval_cmd(run, 30);
+  check(r, MAPOPT_EVAL_OK, "ok: gflops 1e+70 GFLOP/s");
+  assert_true(r->metric == 1e70);
+  mapopt_eval_result_free(r);
+  memset(digits, 'a', 79);
+  digits[79] = '\0';
+  snprintf(run, sizeof run, PROG " print 'time: %s' {mapper}", digits);
+  o = (mapopt_eval_options){.run = run, .metric = "time: ([a-z]+)"};
+  r = eval_opts(&o, "value=1", 30);
+  assert_int_equal(r->status, MAPOPT_EVAL_NO_METRIC);
+  char want[160];
+  snprintf(want, sizeof want,
+           "no-metric: the metric '%.60s...' is not a "
+           "number",
+           digits);
+  check(r, MAPOPT_EVAL_NO_METRIC, want);
+  mapopt_eval_result_free(r);
+}
+
 static void test_flood(void **state) {
   (void)state;
   struct rusage ru0, ru1;
@@ -818,6 +1003,18 @@ static void test_option_errors(void **state) {
        "--metric:1:1: error: invalid regular expression: "},
       {{.run = "p {mapper}", .metric = "time [0-9]+"},
        "--metric:1:1: error: the regular expression has no group"},
+      /* repetitions in repetitions: 2^34 and 10^6 copies, gigabytes for
+       * the C library's compiler */
+      {{.run = "p {mapper}", .metric = "(t++++++++++++++++++++++++++++++++++)"},
+       "--metric:1:4: error: '+' repeats a repetition: two in a row are "
+       "undefined"},
+      {{.run = "p {mapper}", .metric = "time: (.+?)s"},
+       "--metric:1:10: error: '?' repeats a repetition"},
+      {{.run = "p {mapper}", .metric = "((((((((((a*)+)+)+)+)+)+)+)+)+)+"},
+       "--metric:1:1: error: the regular expression is too large once its "
+       "repetitions are written out"},
+      {{.run = "p {mapper}", .metric = "((a{1000}){1000})"},
+       "--metric:1:1: error: the regular expression is too large"},
       {{.run = "p {mapper}", .direction = (mapopt_eval_direction)7},
        "--direction: error"},
       {{.run = "p 'x {mapper}"}, "--run:1:3: error: unterminated single"},
@@ -831,6 +1028,18 @@ static void test_option_errors(void **state) {
     if (strncmp(first_diag(), cases[i].error, strlen(cases[i].error)))
       fail_msg("case %zu: got '%s', want '%s'", i, first_diag(),
                cases[i].error);
+  }
+  /* brackets and intervals of ordinary size compile */
+  static const char *const fine[] = {"^Total: ([0-9.eE+-]+) GFLOP/s",
+                                     "([[:digit:]]{1,30}[.][0-9]{3})",
+                                     "(x{255})+"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    mapopt_eval_options ok = {.run = "p {mapper}", .metric = fine[i]};
+    mapopt_evaluator *ev = NULL;
+    mapopt_diags_clear(diags);
+    if (mapopt_eval_new(ctx, &ok, diags, &ev) != MAPOPT_OK)
+      fail_msg("%s: %s", fine[i], first_diag());
+    mapopt_eval_free(ev);
   }
   mapopt_eval_options o = {.run = "p {mapper}", .env = bad_env};
   mapopt_evaluator *ev = NULL;
@@ -907,6 +1116,11 @@ int main(void) {
       cmocka_unit_test(test_failures),
       cmocka_unit_test(test_timeouts),
       cmocka_unit_test(test_leftovers),
+      cmocka_unit_test(test_escapees),
+      cmocka_unit_test(test_stop),
+      cmocka_unit_test(test_sigchld_ignored),
+      cmocka_unit_test(test_relative_tmpdir),
+      cmocka_unit_test(test_metric_edges),
       cmocka_unit_test(test_flood),
       cmocka_unit_test(test_metric_forms),
       cmocka_unit_test(test_repeat),

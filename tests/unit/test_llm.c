@@ -11,11 +11,13 @@
  * (read the diff before committing it).
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -158,6 +160,11 @@ static void test_config_check(void **state) {
       {"backoff", "backoff delays must be at least 0"},
       {"cap", "the reply cap must be at least 1024 bytes"},
       {"price", "prices must be at least 0"},
+      {"key line break",
+       "the API key (MAPOPT_LLM_API_KEY) has a control character"},
+      {"key tab", "the API key (MAPOPT_LLM_API_KEY) has a control character"},
+      {"url line break", "the LLM server URL (MAPOPT_LLM_BASE_URL) has a "
+                         "space or a control character"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     mapopt_llm_config cfg;
@@ -182,6 +189,12 @@ static void test_config_check(void **state) {
       cfg.backoff_max_ms = cfg.backoff_ms - 1;
     else if (!strcmp(w, "cap"))
       cfg.max_reply_bytes = 10;
+    else if (!strcmp(w, "key line break")) /* would inject a header */
+      cfg.api_key = KEY "\r\nX-Injected: 1";
+    else if (!strcmp(w, "key tab"))
+      cfg.api_key = "sk-\tx";
+    else if (!strcmp(w, "url line break"))
+      cfg.base_url = "http://llm.test/v1\r\nX-Injected: 1";
     else
       cfg.price_out = -1;
     char err[256] = "";
@@ -335,6 +348,100 @@ static void test_retry_backoff(void **state) {
   assert_in_range(g.ft.waits[2], 750, 1500);
   assert_string_equal(r->call.error_text,
                       "HTTP 500 from " URL " after 4 attempts: down");
+  mapopt_llm_chat_free(r);
+  rig_close(&g);
+}
+
+/* A usage beyond what any call can spend (10^9 tokens) is a malformed
+ * reply, not a count: sums of such counts overflowed the database. */
+static void test_usage_bounded(void **state) {
+  (void)state;
+  static const long counts[][2] = {
+      {1000000000, 5}, {5, 1000000001L}, {4000000000000000000L, 1}};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    rig g;
+    rig_open(&g);
+    mapopt_llm_client *c = rig_client(&g);
+    const char *content = "ok";
+    char *body =
+        llm_completion(1, &content, "stop", counts[i][0], counts[i][1]);
+    assert_int_equal(mapopt_llm_replay_add(g.t, 200, NULL, body, strlen(body)),
+                     MAPOPT_OK);
+    free(body);
+    mapopt_llm_chat_result *r = chat(c, 1);
+    if (i == 0) {
+      assert_int_equal(r->call.error, MAPOPT_LLM_ERR_NONE);
+      assert_int_equal(r->call.prompt_tokens, 1000000000);
+    } else {
+      assert_int_equal(r->call.error, MAPOPT_LLM_ERR_REPLY);
+      assert_non_null(strstr(r->call.error_text, "_tokens"));
+      assert_int_equal(r->call.prompt_tokens + r->call.completion_tokens, 0);
+      assert_int_equal(r->call.nchoices, 0);
+    }
+    mapopt_llm_chat_free(r);
+    rig_close(&g);
+  }
+}
+
+/* A stop that comes during the wait before a retry (Ctrl-C, SIGTERM) ends
+ * the call there: no further request is sent. */
+static volatile sig_atomic_t llm_stop;
+
+static void sleep_then_stop(void *ud, int64_t ms) {
+  fake_sleep(ud, ms);
+  llm_stop = 1;
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  llm_stop = 1;
+}
+
+static void test_stop_in_backoff(void **state) {
+  (void)state;
+  rig g;
+  rig_open(&g);
+  g.cfg.sleep = sleep_then_stop;
+  g.cfg.stop = &llm_stop;
+  llm_stop = 0;
+  mapopt_llm_client *c = rig_client(&g);
+  add_status(g.t, 503, NULL, "{\"error\":{\"message\":\"busy\"}}");
+  add_completion(g.t, "never asked for");
+  mapopt_llm_chat_result *r = chat(c, 1);
+  assert_int_equal(r->call.error, MAPOPT_LLM_ERR_INTERRUPTED);
+  assert_int_equal(r->call.attempts, 1);
+  assert_int_equal(mapopt_llm_replay_count(g.t), 1);
+  assert_string_equal(r->call.error_text,
+                      "the call to " URL " was stopped after 1 attempt");
+  mapopt_llm_chat_free(r);
+  /* A stop before the call: nothing is sent. */
+  r = chat(c, 1);
+  assert_int_equal(r->call.error, MAPOPT_LLM_ERR_INTERRUPTED);
+  assert_int_equal(r->call.attempts, 0);
+  assert_int_equal(mapopt_llm_replay_count(g.t), 1);
+  mapopt_llm_chat_free(r);
+  rig_close(&g);
+  /* The real sleep of a 60 s back-off, and a signal during it: the wait
+   * ends (a signal that only interrupted nanosleep made it wait on). */
+  rig_open(&g);
+  g.cfg.sleep = NULL;
+  g.cfg.clock = NULL;
+  g.cfg.backoff_ms = g.cfg.backoff_max_ms = 60000;
+  g.cfg.stop = &llm_stop;
+  llm_stop = 0;
+  c = rig_client(&g);
+  add_status(g.t, 503, NULL, "{\"error\":{\"message\":\"busy\"}}");
+  add_completion(g.t, "never asked for");
+  struct sigaction sa = {.sa_handler = on_alarm}, old;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, &old);
+  alarm(1);
+  r = chat(c, 1);
+  alarm(0);
+  sigaction(SIGALRM, &old, NULL);
+  assert_int_equal(r->call.error, MAPOPT_LLM_ERR_INTERRUPTED);
+  assert_int_equal(r->call.attempts, 1);
+  assert_int_equal(mapopt_llm_replay_count(g.t), 1);
   mapopt_llm_chat_free(r);
   rig_close(&g);
 }
@@ -1157,6 +1264,8 @@ int main(void) {
       cmocka_unit_test(test_request_utf8),
       cmocka_unit_test(test_retry_backoff),
       cmocka_unit_test(test_retry_after),
+      cmocka_unit_test(test_usage_bounded),
+      cmocka_unit_test(test_stop_in_backoff),
       cmocka_unit_test(test_final_errors),
       cmocka_unit_test(test_size_cap),
       cmocka_unit_test(test_malformed_replies),

@@ -19,6 +19,7 @@
  * Scripted optimizers are driven through mapopt__tune_run_with.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,18 +61,6 @@ static void target_close(target *t) {
   mapopt_app_run_free(t->run);
   mapopt_app_free(t->app);
   mapopt_machine_free(t->m);
-}
-
-/* Runs SQL on the database file behind the library's back (tampering). */
-static void sql(const char *path, const char *stmt) {
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  int rc = sqlite3_exec(db, stmt, NULL, NULL, &err);
-  if (rc != SQLITE_OK)
-    print_error("%s: %s\n", stmt, err);
-  assert_int_equal(rc, SQLITE_OK);
-  sqlite3_close(db);
 }
 
 /* The recorded evaluations of run as "iteration hash status metric" lines
@@ -168,11 +157,16 @@ typedef struct scripted {
   mapopt_tune_outcome out;
 } scripted;
 
-static void run_script(script_log *log, int64_t budget, int batch, int jobs,
-                       scripted *s) {
+/* Heat1d and a fresh database in s, for the script log. */
+static void scripted_open(scripted *s, script_log *log) {
   script = log;
   target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
   s->db = fixture_db_new(s->path);
+}
+
+static void run_script(script_log *log, int64_t budget, int batch, int jobs,
+                       scripted *s) {
+  scripted_open(s, log);
   mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL, NULL};
   mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
   mapopt_tune_options o = {.jobs = jobs};
@@ -468,7 +462,7 @@ static void test_resume(void **state) {
   snprintf(stmt, sizeof stmt,
            "DELETE FROM evaluations WHERE run = %lld AND iteration = 5",
            (long long)a.run);
-  sql(path, stmt);
+  fixture_sql(path, stmt);
   double kept = finish_of(db, a.run, 6);
 
   r = tune_rows(db, &t, 2, 24, 4, true, NULL, NULL, NULL, &b);
@@ -522,7 +516,7 @@ static void test_resume_mismatch(void **state) {
     stopper s = {0, 4, 0};
     free(tune_rows(db, &t, 1, 40, 4, false, &s.stop, stop_after, &s, &a));
     assert_int_equal(a.end, MAPOPT_TUNE_END_INTERRUPTED);
-    sql(path, tamper[i]);
+    fixture_sql(path, tamper[i]);
     mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("circuit", "random", 40, 4);
     c.size = "small";
@@ -552,15 +546,31 @@ static mapopt_status run_command(script_log *log, int64_t budget,
                                  const mapopt_tune_command *cmd,
                                  const char *expert, bool resume, scripted *s) {
   script = log;
-  if (!resume) {
-    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
-    s->db = fixture_db_new(s->path);
-  }
+  if (!resume)
+    scripted_open(s, log);
   mapopt_tune_problem p = {s->t.m, s->t.run, expert, NULL, cmd};
   mapopt_tune_config c = config("heat1d", "scripted", budget, 1);
   mapopt_tune_options o = {.jobs = 2, .resume = resume};
   return mapopt__tune_run_with(ctx, s->db, &p, &c, &o, &script_vt, diags,
                                &s->out);
+}
+
+/* A file where evalprog logs each run's mode (EVALPROG_LOG), and the
+ * environment that names it. */
+typedef struct run_log {
+  char path[64];
+  char var[96];
+  const char *env[2];
+} run_log;
+
+static void run_log_open(run_log *l) {
+  snprintf(l->path, sizeof l->path, "/tmp/mapopt-test-runs-XXXXXX");
+  int fd = mkstemp(l->path);
+  assert_true(fd >= 0);
+  close(fd);
+  snprintf(l->var, sizeof l->var, "EVALPROG_LOG=%s", l->path);
+  l->env[0] = l->var;
+  l->env[1] = NULL;
 }
 
 static mapopt_eval_options evalprog_options(const char *const *env) {
@@ -699,6 +709,25 @@ static void test_command_custom_metric(void **state) {
   script_done(&s);
 }
 
+/* A metric that is no throughput -- a negative GFLOP/s, which would rank
+ * below the failures' 0 -- fails its evaluation instead of scoring. */
+static void test_command_unscorable_metric(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_negative CPU;\n",
+                                      "Task mode_gflops CPU;\n", NULL};
+  script_log log = {.texts = texts};
+  mapopt_eval_options eo = evalprog_options(NULL);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
+  scripted s;
+  assert_int_equal(run_command(&log, 2, &cmd, NULL, false, &s), MAPOPT_OK);
+  assert_int_equal(log.tells[0].status, MAPOPT_TUNE_FAILED);
+  assert_true(log.tells[0].score == 0);
+  assert_int_equal(log.tells[1].status, MAPOPT_TUNE_OK);
+  assert_true(log.tells[1].score == 12.5);
+  assert_int_equal(s.out.best, 1);
+  script_done(&s);
+}
+
 /* Lines in the file path (0 when it does not exist). */
 static int lines_in(const char *path) {
   FILE *f = fopen(path, "r");
@@ -722,21 +751,14 @@ static void test_command_resume(void **state) {
       "Task mode_sleep_30 CPU;\n", "Task mode_fail CPU;\n",
       "Task mode_sleep_20 CPU;\n", "Task mode_segv CPU;\n",
       "Task mode_sleep_10 CPU;\n", NULL};
-  char logf[64];
-  snprintf(logf, sizeof logf, "/tmp/mapopt-test-runs-XXXXXX");
-  int fd = mkstemp(logf);
-  assert_true(fd >= 0);
-  close(fd);
-  char envv[96];
-  snprintf(envv, sizeof envv, "EVALPROG_LOG=%s", logf);
-  const char *env[] = {envv, NULL};
-  mapopt_eval_options eo = evalprog_options(env);
+  run_log rl;
+  run_log_open(&rl);
+  const char *logf = rl.path;
+  mapopt_eval_options eo = evalprog_options(rl.env);
   mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
   script_log log = {.texts = texts};
   scripted s;
-  script = &log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
-  s.db = fixture_db_new(s.path);
+  scripted_open(&s, &log);
   stopper stop = {0, 3, 0};
   mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
   mapopt_tune_config c = config("heat1d", "scripted", 5, 1);
@@ -791,7 +813,93 @@ static void test_command_resume(void **state) {
       strstr(mapopt_diags_get(diags, 0)->message, "/nonexistent/prog"));
   mapopt_diags_clear(diags);
   mapopt_tune_outcome_clear(&s.out);
+  /* ... even for the expert mapper, before any candidate: the run is left
+   * "starting", its references to be made by a resume */
+  script_log fifth = {.texts = texts};
+  assert_int_equal(
+      run_command(&fifth, 3, &cmd3, "Task mode_sleep_10 CPU;\n", true, &s),
+      MAPOPT_EIO);
+  mapopt_diags_clear(diags);
+  mapopt_tune_outcome_clear(&s.out);
+  mapopt_tune_history *h;
+  assert_int_equal(mapopt_tune_db_history(s.db, diags, &h), MAPOPT_OK);
+  const mapopt_tune_run_info *last =
+      mapopt_tune_history_run(h, mapopt_tune_history_count(h) - 1);
+  assert_int_equal(last->budget, 3);
+  assert_string_equal(last->status, "starting");
+  mapopt_tune_history_free(h);
   unlink(logf);
+  script_done(&s);
+}
+
+/* Raises stop once the command's log (EVALPROG_LOG) names mode_hang:
+ * the signal comes while that run is in flight. */
+typedef struct hang_watch {
+  const char *log;
+  volatile sig_atomic_t stop;
+} hang_watch;
+
+static bool log_names(const char *path, const char *mode) {
+  FILE *f = fopen(path, "r");
+  char line[64];
+  bool found = false;
+  while (f && !found && fgets(line, sizeof line, f))
+    found = !strncmp(line, mode, strlen(mode));
+  if (f)
+    fclose(f);
+  return found;
+}
+
+static void *stop_in_hang(void *arg) {
+  hang_watch *w = arg;
+  for (int i = 0; i < 6000 && !log_names(w->log, "hang"); i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  w->stop = 1;
+  return NULL;
+}
+
+/*
+ * A stop (SIGTERM, SIGINT, ...) while a real run is in flight ends it at
+ * once: the run is interrupted with the evaluations that finished, the
+ * one cut short is not recorded, and a resume runs it again.
+ */
+static void test_command_stopped(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_sleep_10 CPU;\n",
+                                      "Task mode_hang CPU;\n",
+                                      "Task mode_sleep_20 CPU;\n", NULL};
+  run_log rl;
+  run_log_open(&rl);
+  mapopt_eval_options eo = evalprog_options(rl.env);
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 2};
+  script_log log = {.texts = texts};
+  scripted s;
+  scripted_open(&s, &log);
+  hang_watch w = {rl.path, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, stop_in_hang, &w), 0);
+  mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
+  mapopt_tune_config c = config("heat1d", "scripted", 3, 1);
+  mapopt_tune_options o = {.jobs = 1, .stop = &w.stop};
+  assert_int_equal(
+      mapopt__tune_run_with(ctx, s.db, &p, &c, &o, &script_vt, diags, &s.out),
+      MAPOPT_OK);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_INTERRUPTED);
+  assert_int_equal(s.out.evaluations, 1);
+  assert_int_equal(log.ntold, 1);
+  mapopt_tune_outcome_clear(&s.out);
+  /* The resume: the hang runs again (to its 2 s limit), then the rest. */
+  script_log again = {.texts = texts};
+  assert_int_equal(run_command(&again, 3, &cmd, NULL, true, &s), MAPOPT_OK);
+  assert_int_equal(s.out.end, MAPOPT_TUNE_END_DONE);
+  assert_int_equal(s.out.replayed, 1);
+  assert_int_equal(s.out.evaluations, 3);
+  assert_int_equal(again.tells[1].status, MAPOPT_TUNE_TIMEOUT);
+  mapopt_tune_outcome_clear(&s.out);
+  unlink(rl.path);
   script_done(&s);
 }
 
@@ -811,12 +919,14 @@ static void test_db_errors(void **state) {
   assert_string_equal(mapopt_diags_get(diags, 0)->file, path);
   unlink(path);
   /* a SQLite file of another format */
-  sql(path, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-            "INSERT INTO meta VALUES ('format', 'other/2');");
+  fixture_sql(path,
+              "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+              "INSERT INTO meta VALUES ('format', 'other/2');");
   mapopt_diags_clear(diags);
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_EIO);
   assert_non_null(strstr(mapopt_diags_get(diags, 0)->message,
-                         "not a mapopt-tune/2 database (format 'other/2')"));
+                         "not a mapopt tuning database (format 'other/2'); "
+                         "nothing was changed"));
   unlink(path);
   mapopt_diags_clear(diags);
   assert_int_equal(
@@ -1133,7 +1243,9 @@ int main(void) {
       cmocka_unit_test(test_command_outcomes),
       cmocka_unit_test(test_command_timeout_policy),
       cmocka_unit_test(test_command_custom_metric),
+      cmocka_unit_test(test_command_unscorable_metric),
       cmocka_unit_test(test_command_resume),
+      cmocka_unit_test(test_command_stopped),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_allocation_failure),

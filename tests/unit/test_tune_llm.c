@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "../llm/llm_fixture.h"
 #include "fixture.h"
@@ -565,6 +566,16 @@ static void test_resume_replays(void **state) {
   fixture_db_drop(db, path);
 }
 
+/* A server that answers once, then refuses connections: six failed
+ * attempts, three prompts of two attempts each (max_retries 1). */
+static void script_server_down(world *w) {
+  add_mapper(w->t, mapper_a);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(
+        mapopt_llm_replay_fail(w->t, MAPOPT_LLM_NET_CONNECT, "refused"),
+        MAPOPT_OK);
+}
+
 /* A server that keeps failing interrupts the run with the reason. */
 static void test_server_down(void **state) {
   (void)state;
@@ -572,11 +583,7 @@ static void test_server_down(void **state) {
   mapopt_tune_db *db = fixture_db_new(path);
   world w;
   world_open(&w);
-  add_mapper(w.t, mapper_a);
-  for (int i = 0; i < 6; i++)
-    assert_int_equal(
-        mapopt_llm_replay_fail(w.t, MAPOPT_LLM_NET_CONNECT, "refused"),
-        MAPOPT_OK);
+  script_server_down(&w);
   mapopt_tune_outcome o;
   assert_int_equal(drive(&w, db, 5, false, NULL, &o), MAPOPT_OK);
   assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
@@ -595,6 +602,90 @@ static void test_server_down(void **state) {
   fixture_db_drop(db, path);
 }
 
+/* The sleep of the tests below: fake time, and at each wait (a retry's
+ * back-off) what the database already holds of the run's calls, read
+ * through a connection of its own as another process would; with
+ * stop_at, the stop flag raised at that wait (Ctrl-C in a back-off). */
+typedef struct watch {
+  fake_time ft;
+  const char *path;
+  int waits;
+  long failed[8]; /* failed calls recorded, at each wait */
+  int stop_at;    /* 1-based wait that raises stop; 0: none */
+  stopper stop;   /* raised by the wait, not by a count of evaluations */
+} watch;
+
+static long count_of(const char *path, const char *stmt) {
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                   SQLITE_OK);
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, stmt, -1, &st, NULL), SQLITE_OK);
+  long n =
+      sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+static void watching_sleep(void *ud, int64_t ms) {
+  watch *w = ud;
+  fake_sleep(&w->ft, ms);
+  if (w->waits < 8)
+    w->failed[w->waits] = count_of(
+        w->path, "SELECT COUNT(*) FROM llm_calls WHERE status != 'ok'");
+  if (++w->waits == w->stop_at)
+    w->stop.flag = 1;
+}
+
+/*
+ * Each chat call is recorded the moment it ends, failed ones included: a
+ * kill -9 while the optimizer prompts again loses none of the calls before.
+ * And a stop in a back-off ends the run at once, interrupted, its last
+ * call recorded as stopped, without blaming the server.
+ */
+static void test_calls_recorded_at_once(void **state) {
+  (void)state;
+  char path[64];
+  mapopt_tune_db *db = fixture_db_new(path);
+  for (int stop_at = 0; stop_at <= 2; stop_at += 2) {
+    world w;
+    world_open(&w);
+    watch wt = {.path = path, .stop_at = stop_at, .stop = {.after = 1000}};
+    w.llm.client.sleep = watching_sleep;
+    w.llm.client.sleep_ud = &wt;
+    script_server_down(&w);
+    mapopt_tune_outcome o;
+    assert_int_equal(drive(&w, db, 5, false, &wt.stop, &o), MAPOPT_OK);
+    assert_int_equal(o.end, MAPOPT_TUNE_END_INTERRUPTED);
+    if (stop_at == 0) {
+      /* Waits in the 2nd, 3rd and 4th calls: the failed ones before each
+       * are in the database already. */
+      assert_int_equal(wt.waits, 3);
+      for (int i = 0; i < 3; i++)
+        assert_int_equal(wt.failed[i], i);
+      assert_int_equal(o.llm.failed_calls, 3);
+    } else {
+      /* Stopped in the 2nd wait (the 3rd call): no request after it, the
+       * call recorded as stopped, no blame on the server. */
+      assert_int_equal(wt.waits, 2);
+      assert_int_equal(mapopt_llm_replay_count(w.t), 4);
+      assert_int_equal(o.llm.calls, 3);
+      char stmt[160];
+      snprintf(stmt, sizeof stmt,
+               "SELECT COUNT(*) FROM llm_calls WHERE run = %lld AND status ="
+               " 'interrupted'",
+               (long long)o.run);
+      assert_int_equal(count_of(path, stmt), 1);
+      for (size_t i = 0; i < mapopt_diags_count(diags); i++)
+        assert_null(strstr(mapopt_diags_get(diags, i)->message, "LLM server"));
+    }
+    mapopt_tune_outcome_clear(&o);
+    world_close(&w);
+  }
+  fixture_db_drop(db, path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_prompts_and_candidates),
@@ -606,6 +697,7 @@ int main(void) {
       cmocka_unit_test(test_driven_run),
       cmocka_unit_test(test_resume_replays),
       cmocka_unit_test(test_server_down),
+      cmocka_unit_test(test_calls_recorded_at_once),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
