@@ -41,7 +41,7 @@ void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *ctx) {
     size_t cap = v->cap;
     if (!grow_cap(&cap, v->len + 1, v->elem))
       return NULL;
-    void *d = mapopt__realloc(ctx, v->data, v->cap * v->elem, cap * v->elem);
+    void *d = mapopt__grow_block(ctx, v->data, v->cap * v->elem, cap * v->elem);
     if (!d)
       return NULL;
     v->data = d;
@@ -246,7 +246,7 @@ mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
     size_t cap = h->cap;
     if (!grow_cap(&cap, h->len + 1, sizeof *h->items))
       return MAPOPT_ENOMEM;
-    mapopt__heap_item *d = mapopt__realloc(
+    mapopt__heap_item *d = mapopt__grow_block(
         ctx, h->items, h->cap * sizeof *h->items, cap * sizeof *h->items);
     if (!d)
       return MAPOPT_ENOMEM;
