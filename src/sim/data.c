@@ -135,24 +135,186 @@ static bool covers(const sim_t *s, const sim_inst *in,
   return true;
 }
 
+/* ---- the instance index --------------------------------------------------
+ *
+ * An instance serves a requirement only if it is of the requirement's very
+ * piece or holds every atom of it whole (covers). So each instance is
+ * listed under (its memory, its piece) and under (its memory, each atom it
+ * holds whole), and a requirement looks at two lists only: its piece's and
+ * its first atom's. Lists keep creation order, so the first instance of
+ * either that serves is the one a scan of the whole memory in creation
+ * order would find; freed instances are unlinked as the lists are walked.
+ */
+
+enum { KEY_PIECE = 0, KEY_ATOM = 1 };
+
+/* The key of a list: memory, kind, piece or atom id; 0 is never a key. */
+static uint64_t list_key(int64_t mem, int kind, int64_t id) {
+  return ((uint64_t)mem << 42 | (uint64_t)kind << 41 | (uint64_t)id) + 1;
+}
+
+/* Whether list_key can name every list of this run. */
+static bool index_fits(const sim_t *s) {
+  return s->nmems < (INT64_C(1) << 21) &&
+         s->run->npieces < (INT64_C(1) << 40) &&
+         s->run->natoms < (INT64_C(1) << 40);
+}
+
+static uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= UINT64_C(0xff51afd7ed558ccd);
+  return k ^ (k >> 33);
+}
+
+/* The list of key, added when insert (NULL on ENOMEM), or NULL if none. */
+static inst_list *list_of(sim_t *s, uint64_t key, bool insert) {
+  if (insert && (s->inst_lists_len + 1) * 2 > s->inst_lists_cap) {
+    int64_t cap = s->inst_lists_cap ? s->inst_lists_cap * 2 : 256;
+    inst_list *t = mapopt__arena_zalloc(&s->arena, (size_t)cap * sizeof *t);
+    if (!t)
+      return NULL;
+    for (int64_t i = 0; i < s->inst_lists_cap; i++) {
+      const inst_list *e = &s->inst_lists[i];
+      if (!e->key)
+        continue;
+      uint64_t h = mix(e->key) & (uint64_t)(cap - 1);
+      while (t[h].key)
+        h = (h + 1) & (uint64_t)(cap - 1);
+      t[h] = *e;
+    }
+    s->inst_lists = t;
+    s->inst_lists_cap = cap;
+  }
+  if (!s->inst_lists_cap)
+    return NULL;
+  uint64_t m = (uint64_t)(s->inst_lists_cap - 1);
+  for (uint64_t h = mix(key) & m;; h = (h + 1) & m) {
+    inst_list *e = &s->inst_lists[h];
+    if (e->key == key)
+      return e;
+    if (!e->key) {
+      if (!insert)
+        return NULL;
+      *e = (inst_list){key, -1, -1};
+      s->inst_lists_len++;
+      return e;
+    }
+  }
+}
+
+static bool list_append(sim_t *s, uint64_t key, int64_t inst) {
+  if (s->inst_nodes_len == s->inst_nodes_cap) {
+    int64_t cap = s->inst_nodes_cap ? s->inst_nodes_cap * 2 : 256;
+    hnode *d = mapopt__arena_grow(&s->arena, s->inst_nodes,
+                                  (size_t)s->inst_nodes_cap * sizeof *d,
+                                  (size_t)cap * sizeof *d);
+    if (!d)
+      return false;
+    s->inst_nodes = d;
+    s->inst_nodes_cap = cap;
+  }
+  inst_list *l = list_of(s, key, true);
+  if (!l)
+    return false;
+  int64_t n = s->inst_nodes_len++;
+  s->inst_nodes[n] = (hnode){inst, -1};
+  if (l->tail >= 0)
+    s->inst_nodes[l->tail].next = n;
+  else
+    l->head = n;
+  l->tail = n;
+  return true;
+}
+
+/* Lists instance id under its piece and the atoms it holds whole. */
+static bool index_instance(sim_t *s, int64_t id) {
+  const sim_inst *in = inst_at(s, id);
+  const mapopt_app_piece *pc = in->piece;
+  if (!index_fits(s))
+    return true; /* find_serving scans the memory instead */
+  if (!list_append(s, list_key(in->mem, KEY_PIECE, pc->id), id))
+    return false;
+  for (size_t a = 0; a < pc->natoms; a++)
+    if (pc->atoms[a].count == s->run->atom_elements[pc->atoms[a].atom] &&
+        !list_append(s, list_key(in->mem, KEY_ATOM, pc->atoms[a].atom), id))
+      return false;
+  return true;
+}
+
+/* What a requirement asks of an instance besides covering its piece. */
+typedef bool (*inst_test)(const sim_inst *in, const mapopt_app_req *r,
+                          const mapopt_layout *l, int64_t want_align);
+
+/* The first instance of the list of key that is live, passes ok and
+ * covers r's piece; freed ones are unlinked on the way. -1 if none. */
+static int64_t first_in_list(sim_t *s, uint64_t key, inst_test ok,
+                             const mapopt_app_req *r, const mapopt_layout *l,
+                             int64_t want_align) {
+  inst_list *lst = list_of(s, key, false);
+  if (!lst)
+    return -1;
+  int64_t prev = -1;
+  for (int64_t n = lst->head; n >= 0;) {
+    hnode *node = &s->inst_nodes[n];
+    sim_inst *in = inst_at(s, node->inst);
+    if (in->freed) { /* never live again */
+      if (prev >= 0)
+        s->inst_nodes[prev].next = node->next;
+      else
+        lst->head = node->next;
+      if (lst->tail == n)
+        lst->tail = prev;
+      n = node->next;
+      continue;
+    }
+    if (ok(in, r, l, want_align) && covers(s, in, r->piece))
+      return node->inst;
+    prev = n;
+    n = node->next;
+  }
+  return -1;
+}
+
+/* The instance of mem, first in creation order, that passes ok and covers
+ * r's piece, or -1. */
+static int64_t find_serving(sim_t *s, int64_t mem, inst_test ok,
+                            const mapopt_app_req *r, const mapopt_layout *l) {
+  int64_t want_align = align_of(l);
+  const mapopt_app_piece *pc = r->piece;
+  if (!index_fits(s) || pc->natoms == 0) {
+    /* Every instance of the region covers an empty piece. */
+    sim_mem *mm = &s->mems[mem];
+    for (size_t k = 0; k < mm->insts.len; k++) {
+      int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
+      sim_inst *in = inst_at(s, i);
+      if (!in->freed && ok(in, r, l, want_align) && covers(s, in, pc))
+        return i;
+    }
+    return -1;
+  }
+  int64_t a =
+      first_in_list(s, list_key(mem, KEY_PIECE, pc->id), ok, r, l, want_align);
+  int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), ok,
+                            r, l, want_align);
+  return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
+/* A normal instance of the region with the requested fields, layout and
+ * alignment that is not being collected (§4.4 step 1). */
+static bool reusable(const sim_inst *in, const mapopt_app_req *r,
+                     const mapopt_layout *l, int64_t want_align) {
+  return !in->reduction && !in->collect_pending &&
+         in->region == r->piece->region &&
+         (in->fields & r->fields) == r->fields && in->layout.soa == l->soa &&
+         in->layout.c_order == l->c_order &&
+         align_of(&in->layout) >= want_align;
+}
+
 /* Finds a reusable instance for the requirement in mem (§4.4 step 1). */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
                                   const mapopt_layout *l) {
-  sim_mem *mm = &s->mems[mem];
-  int64_t want_align = align_of(l);
-  for (size_t k = 0; k < mm->insts.len; k++) {
-    int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
-    sim_inst *in = inst_at(s, i);
-    if (in->freed || in->reduction || in->collect_pending ||
-        in->region != r->piece->region ||
-        (in->fields & r->fields) != r->fields || in->layout.soa != l->soa ||
-        in->layout.c_order != l->c_order || align_of(&in->layout) < want_align)
-      continue;
-    if (covers(s, in, r->piece))
-      return i;
-  }
-  return -1;
+  return find_serving(s, mem, reusable, r, l);
 }
 
 /* Creates an instance; OOM (with the §5.3 message) when it cannot fit. */
@@ -196,6 +358,10 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
     held[k] = inc[k] = -1;
   *in = (sim_inst){mem,   pc,        region, fields, *l, bytes, 0,  s->now,
                    false, reduction, false,  false,  0,  held,  inc};
+  if (!index_instance(s, id)) {
+    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    return -1;
+  }
   mm->live += bytes;
   log_memory(s, mem);
   mm->ninst++;

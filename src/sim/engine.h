@@ -137,6 +137,13 @@ typedef struct sim_copy {
   bool flowing, done, frozen, charged;
 } sim_copy;
 
+/* A list of the instance index (data.c): the instances of one memory with
+ * one piece, or holding one atom whole, in creation order. key 0: free. */
+typedef struct inst_list {
+  uint64_t key;
+  int64_t head, tail; /* nodes in inst_nodes, -1: none */
+} inst_list;
+
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
 
 /* A per-evaluation arena kept between evaluations: reset, never freed, so
@@ -254,6 +261,13 @@ struct mapopt__sim {
   int64_t flow_stamp;
   int64_t share_stamp; /* the current round of progressive filling */
   mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
+
+  /* The instance index (data.c): open addressing, and its list nodes
+   * {inst, next}. */
+  inst_list *inst_lists;
+  int64_t inst_lists_cap, inst_lists_len;
+  struct hnode *inst_nodes;
+  int64_t inst_nodes_len, inst_nodes_cap;
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 

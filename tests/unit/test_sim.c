@@ -740,6 +740,61 @@ static void test_ghost_partial_copies(void **state) {
   sim_free(&c);
 }
 
+/* Instance reuse (§4.4 step 1) takes the first serving instance in
+ * creation order, whichever piece it is of: a (both atoms of E, 2 x 50 x
+ * 8 B) is made first; b asks for atom 0 alone aligned to 64 bytes, which
+ * a is not, so it gets an instance of its own piece (50 x 8 + 63 B); c
+ * asks for atom 0 without alignment: both serve it, and a, the older, is
+ * the one it gets. */
+static const char app_served_first[] = APP_HEAD(
+    "{\"n\": 50}") "\"regions\": [{\"name\": \"E\", \"fields\": [[\"x\", 8]],"
+                   " \"atoms\": {\"groups\": [{\"group\": \"g\", \"count\":"
+                   " \"2\", \"elements\": \"n\"}]}}],"
+                   "\"partitions\": ["
+                   " {\"name\": \"both\", \"region\": \"E\", \"kind\": "
+                   "\"list\","
+                   "  \"colors\": [\"1\"], \"entries\": [{\"group\": \"g\","
+                   "  \"atom\": \"0\"}, {\"group\": \"g\", \"atom\": \"1\"}]},"
+                   " {\"name\": \"one\", \"region\": \"E\", \"kind\": \"list\","
+                   "  \"colors\": [\"1\"], \"entries\": [{\"group\": \"g\","
+                   "  \"atom\": \"0\"}]}],"
+                   "\"tasks\": ["
+                   " {\"name\": \"a\", \"variants\": [{\"kind\": \"GPU\"}]},"
+                   " {\"name\": \"b\", \"variants\": [{\"kind\": \"GPU\"}]},"
+                   " {\"name\": \"c\", \"variants\": [{\"kind\": \"GPU\"}]}],"
+                   "\"program\": [{\"op\": \"fill\", \"region\": \"E\"},"
+                   " {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\", "
+                   "\"warmup\": \"0\","
+                   "  \"timed\": true, \"body\": ["
+                   "{\"op\": \"single\", \"task\": \"a\", \"args\": "
+                   "[{\"part\":"
+                   "  \"both\", \"proj\": [\"0\"], \"priv\": \"RO\", "
+                   "\"fields\":"
+                   "  [\"x\"]}]},"
+                   " {\"op\": \"single\", \"task\": \"b\", \"args\": "
+                   "[{\"part\":"
+                   "  \"one\", \"proj\": [\"0\"], \"priv\": \"RO\", \"fields\":"
+                   "  [\"x\"]}]},"
+                   " {\"op\": \"single\", \"task\": \"c\", \"args\": "
+                   "[{\"part\":"
+                   "  \"one\", \"proj\": [\"0\"], \"priv\": \"RO\", \"fields\":"
+                   "  [\"x\"]}]}]}]}";
+
+static void test_instance_served_first(void **state) {
+  (void)state;
+  simcase c;
+  mapopt_sim_options o = {.record_decisions = true};
+  sim_opts(&c, tiny(), app_served_first, NULL, "Layout b * * SOA Align==64;",
+           &o);
+  expect_ok(&c);
+  assert_int_equal(c.res->ndecisions, 3);
+  assert_string_equal(c.res->decisions[1].task, "b");
+  assert_int_equal(c.res->decisions[1].reqs[0].instance_bytes, 50 * 8 + 63);
+  assert_string_equal(c.res->decisions[2].task, "c");
+  assert_int_equal(c.res->decisions[2].reqs[0].instance_bytes, 2 * 50 * 8);
+  sim_free(&c);
+}
+
 /* ---- §4.6 reductions and folds ---------------------------------------------
  */
 
@@ -1381,6 +1436,7 @@ int main(void) {
       cmocka_unit_test(test_instance_limit_delays),
       cmocka_unit_test(test_backpressure_error),
       cmocka_unit_test(test_ghost_partial_copies),
+      cmocka_unit_test(test_instance_served_first),
       cmocka_unit_test(test_fold_reductions),
       cmocka_unit_test(test_default_index_placement),
       cmocka_unit_test(test_layout_errors),
