@@ -123,9 +123,16 @@ typedef struct copy_plan {
   int kind[64];
   int64_t copy[64];
   int n;
-  int64_t base_copies[64];
-  int nbase;
 } copy_plan;
+
+/* An empty plan into dst; its arrays are filled up to n, so they are not
+ * cleared (a plan is made per requirement, several times per op). */
+static void copy_plan_init(copy_plan *p, int64_t op, int64_t r, int64_t dst) {
+  p->op = op;
+  p->r = r;
+  p->dst = dst;
+  p->n = 0;
+}
 
 static int64_t plan_copy(sim_t *s, copy_plan *p, int kind, int64_t src) {
   for (int i = 0; i < p->n; i++)
@@ -280,7 +287,8 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
       req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
     return;
   const int64_t *need = &s->dag.need[s->dag.need_off[q]];
-  copy_plan p = {.op = op, .r = r, .dst = o->inst[r]};
+  copy_plan p;
+  copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
@@ -315,7 +323,8 @@ static void plan_copies(sim_t *s, int64_t op, int64_t r) {
     return;
   int64_t q = s->dag.req_off[op] + r;
   const int64_t *need = &s->dag.need[s->dag.need_off[q]];
-  copy_plan p = {.op = op, .r = r, .dst = o->inst[r]};
+  copy_plan p;
+  copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
@@ -521,7 +530,8 @@ static void start_task(sim_t *s, int64_t op) {
                                ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
-    dur = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
+    dur = mapopt__sim_task_ns_memo(&s->cost_memo[ao->task], &in, NULL, NULL,
+                                   NULL);
   }
   p->running = true;
   /* Times saturate: a task that would end past INT64_MAX ns ends there,
@@ -697,6 +707,8 @@ static mapopt_status setup(sim_t *s) {
   s->task_kind =
       mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
+  s->cost_memo =
+      mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
   s->limit_count =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
@@ -709,9 +721,9 @@ static mapopt_status setup(sim_t *s) {
   s->wait_head = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->rr ||
-      !s->limit_count || !s->limit_wait || !s->holder_head || !s->fold_target ||
-      !s->wait_head || !s->newest || !s->fold_wait)
+  if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
+      !s->rr || !s->limit_count || !s->limit_wait || !s->holder_head ||
+      !s->fold_target || !s->wait_head || !s->newest || !s->fold_wait)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;

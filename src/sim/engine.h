@@ -268,6 +268,8 @@ struct mapopt__sim {
   int64_t inst_lists_cap, inst_lists_len;
   struct hnode *inst_nodes;
   int64_t inst_nodes_len, inst_nodes_cap;
+  /* Per task: the inputs and result of its last task time (cost.c). */
+  mapopt__task_cost_memo *cost_memo;
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 
