@@ -282,6 +282,119 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
   return ok;
 }
 
+/*
+ * The launch memo, ahead of index_memo: every point of an index launch asks
+ * with the same task, kind and extents, and every launch of a statement
+ * asks the same questions again. The last few (task, kind, extents) keep
+ * their function and their successful answers by linearized point, so a
+ * point already answered costs a comparison and an index instead of a
+ * hash of its key and the function's lookup. Errors are left to
+ * index_memo, which reports them again.
+ */
+enum { LAUNCH_MEMOS = 8, LAUNCH_MEMO_POINTS = 1 << 16 };
+
+typedef struct mapopt__launch_memo {
+  char *task; /* a copy; NULL: an empty slot */
+  mapopt_proc_kind kind;
+  int dims;
+  int64_t extents[MAPOPT__MS_MAX_DIMS];
+  const mapopt__stmt *fn; /* NULL: no function, every answer unspecified */
+  mapopt_map_answer *answers;
+  unsigned char *have; /* per point: answers[point] is set */
+} launch_memo;
+
+/* The points of extents, or -1 when there are more than the memo keeps. */
+static int64_t launch_points(int dims, const int64_t *extents) {
+  int64_t n = 1;
+  for (int d = 0; d < dims; d++)
+    if (extents[d] < 1 || mapopt__mul_ovf(n, extents[d], &n) ||
+        n > LAUNCH_MEMO_POINTS)
+      return -1;
+  return n;
+}
+
+/* The linear index of point (dimension 0 fastest), -1 outside extents. */
+static int64_t launch_index(int dims, const int64_t *point,
+                            const int64_t *extents) {
+  int64_t lin = 0, mul = 1;
+  for (int d = 0; d < dims; d++) {
+    if (point[d] < 0 || point[d] >= extents[d])
+      return -1;
+    lin += point[d] * mul;
+    mul *= extents[d];
+  }
+  return lin;
+}
+
+/* The memo of (task, kind, extents), made when make (replacing the oldest
+ * if all are taken); NULL when there is none or no memory. Under lock. */
+static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
+                                   int dims, const int64_t *extents,
+                                   mapopt_proc_kind kind, bool make) {
+  if (!prog->launch_memos) {
+    if (!make)
+      return NULL;
+    prog->launch_memos = mapopt__arena_zalloc(
+        &prog->cache_arena, LAUNCH_MEMOS * sizeof *prog->launch_memos);
+    if (!prog->launch_memos)
+      return NULL;
+  }
+  for (int i = 0; i < LAUNCH_MEMOS; i++) {
+    launch_memo *m = &prog->launch_memos[i];
+    if (m->task && m->kind == kind && m->dims == dims &&
+        memcmp(m->extents, extents, (size_t)dims * sizeof *extents) == 0 &&
+        strcmp(m->task, task) == 0)
+      return m;
+  }
+  int64_t n = make ? launch_points(dims, extents) : -1;
+  if (n < 0)
+    return NULL;
+  launch_memo *m = &prog->launch_memos[prog->launch_memo_next++ % LAUNCH_MEMOS];
+  char *name = mapopt__arena_strndup(&prog->cache_arena, task, strlen(task));
+  mapopt_map_answer *answers =
+      mapopt__arena_alloc(&prog->cache_arena, (size_t)n * sizeof *answers);
+  unsigned char *have = mapopt__arena_zalloc(&prog->cache_arena, (size_t)n);
+  if (!name || !answers || !have)
+    return NULL; /* the slot keeps what it had */
+  *m = (launch_memo){name, kind, dims, {0}, NULL, answers, have};
+  memcpy(m->extents, extents, (size_t)dims * sizeof *extents);
+  m->fn = map_function(&prog->index_maps, task, kind);
+  return m;
+}
+
+/* The remembered answer for point into out, or false. */
+static bool launch_memo_get(mapopt_program *prog, const char *task, int dims,
+                            const int64_t *point, const int64_t *extents,
+                            mapopt_proc_kind kind, mapopt_map_answer *out) {
+  pthread_mutex_lock(&prog->lock);
+  launch_memo *m = launch_memo_of(prog, task, dims, extents, kind, false);
+  int64_t i = m ? launch_index(dims, point, extents) : -1;
+  bool hit = i >= 0 && (!m->fn || m->have[i]);
+  if (hit && !m->fn) {
+    memset(out, 0, sizeof *out);
+    out->kind = MAPOPT_MAP_UNSPECIFIED;
+  } else if (hit) {
+    *out = m->answers[i];
+  }
+  pthread_mutex_unlock(&prog->lock);
+  return hit;
+}
+
+/* Remembers a successful answer for point (nothing when out of memory). */
+static void launch_memo_put(mapopt_program *prog, const char *task, int dims,
+                            const int64_t *point, const int64_t *extents,
+                            mapopt_proc_kind kind,
+                            const mapopt_map_answer *answer) {
+  pthread_mutex_lock(&prog->lock);
+  launch_memo *m = launch_memo_of(prog, task, dims, extents, kind, true);
+  int64_t i = m && m->fn ? launch_index(dims, point, extents) : -1;
+  if (i >= 0) {
+    m->answers[i] = *answer;
+    m->have[i] = 1;
+  }
+  pthread_mutex_unlock(&prog->lock);
+}
+
 mapopt_status
 mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
                         const int64_t *point, const int64_t *extents,
@@ -290,10 +403,15 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
   mapopt_program *prog = (mapopt_program *)cprog; /* caches only */
   if (dims < 0 || dims > MAPOPT__MS_MAX_DIMS || !task || !out)
     return MAPOPT_EINVAL;
+  if (!prog->no_memo &&
+      launch_memo_get(prog, task, dims, point, extents, kind, out))
+    return MAPOPT_OK;
   const mapopt__stmt *fn = map_function(&prog->index_maps, task, kind);
   if (!fn) {
     memset(out, 0, sizeof *out);
     out->kind = MAPOPT_MAP_UNSPECIFIED;
+    if (!prog->no_memo)
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
     return MAPOPT_OK;
   }
   /* Memo key: kind, dims, point, extents, then the task name. */
@@ -322,6 +440,7 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
       if (hit.err)
         return report_mapping_error(prog, hit.err, &context, diags);
       *out = hit.answer;
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
       return MAPOPT_OK;
     }
   }
@@ -365,6 +484,8 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
       e->value = v;
     }
     pthread_mutex_unlock(&prog->lock);
+    if (ok)
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
   }
   if (ok)
     return MAPOPT_OK;
