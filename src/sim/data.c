@@ -144,6 +144,12 @@ static bool covers(const sim_t *s, const sim_inst *in,
  * its first atom's. Lists keep creation order, so the first instance of
  * either that serves is the one a scan of the whole memory in creation
  * order would find; freed instances are unlinked as the lists are walked.
+ *
+ * The piece's list remembers the instances it answered last and their
+ * questions (fields, layout, alignment). Instances are only ever added
+ * after them, and one that stops serving never serves again (freed or
+ * being collected), so while such an instance still serves, it is still
+ * the first that does, and the same question gets it without a walk.
  */
 
 enum { KEY_PIECE = 0, KEY_ATOM = 1 };
@@ -195,7 +201,8 @@ static inst_list *list_of(sim_t *s, uint64_t key, bool insert) {
     if (!e->key) {
       if (!insert)
         return NULL;
-      *e = (inst_list){key, -1, -1};
+      *e = (inst_list){.key = key, .head = -1, .tail = -1};
+      e->served[0].inst = e->served[1].inst = -1;
       s->inst_lists_len++;
       return e;
     }
@@ -292,11 +299,27 @@ static int64_t find_serving(sim_t *s, int64_t mem, inst_test ok,
     }
     return -1;
   }
+  inst_list *own = list_of(s, list_key(mem, KEY_PIECE, pc->id), false);
+  for (int w = 0; own && w < 2; w++) {
+    const inst_answer *q = &own->served[w];
+    if (q->inst >= 0 && q->fields == r->fields && q->soa == l->soa &&
+        q->c_order == l->c_order && q->align == want_align) {
+      sim_inst *in = inst_at(s, q->inst);
+      if (!in->freed && ok(in, r, l, want_align))
+        return q->inst;
+    }
+  }
   int64_t a =
       first_in_list(s, list_key(mem, KEY_PIECE, pc->id), ok, r, l, want_align);
   int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), ok,
                             r, l, want_align);
-  return a < 0 ? b : b < 0 || a < b ? a : b;
+  int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
+  if (own && first >= 0) {
+    own->served[own->next_served] =
+        (inst_answer){first, r->fields, l->soa, l->c_order, want_align};
+    own->next_served ^= 1;
+  }
+  return first;
 }
 
 /* A normal instance of the region with the requested fields, layout and

@@ -137,11 +137,24 @@ typedef struct sim_copy {
   bool flowing, done, frozen, charged;
 } sim_copy;
 
+/* The instance found for a requirement with these fields, layout and
+ * alignment (data.c); inst -1: none. */
+typedef struct inst_answer {
+  int64_t inst;
+  uint64_t fields;
+  mapopt_layout_tri soa, c_order;
+  int64_t align;
+} inst_answer;
+
 /* A list of the instance index (data.c): the instances of one memory with
- * one piece, or holding one atom whole, in creation order. key 0: free. */
+ * one piece, or holding one atom whole, in creation order. key 0: free.
+ * A piece's list also remembers its last two answers (the tasks that use
+ * a piece often ask for different fields of it). */
 typedef struct inst_list {
   uint64_t key;
   int64_t head, tail; /* nodes in inst_nodes, -1: none */
+  inst_answer served[2];
+  int next_served; /* the answer replaced next */
 } inst_list;
 
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
