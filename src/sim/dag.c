@@ -245,7 +245,11 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       s->red_base = s->version;
       s->red_head = -1;
     }
-    s->red_head = pool_add(an, op, s->red_head);
+    /* An op reducing the same (atom, field) through two requirements is
+     * one reducer of the set (its requirements are analysed one after the
+     * other, so it would be the head). */
+    if (s->red_head < 0 || an->pool[s->red_head].op != op)
+      s->red_head = pool_add(an, op, s->red_head);
     break;
   }
   return need < 0 || an->versions[need].kind == VER_NONE ? -1 : need;

@@ -37,8 +37,12 @@ void mapopt__sim_mem_release(sim_t *s, int64_t i) {
   mm->ninst--;
 }
 
-/* An instance no op or copy is using and holding no newest version. */
+/* An instance no op or copy is using and holding no newest version, nor
+ * contributions still to fold (a reduction instance's data is nowhere
+ * else). */
 static bool entirely_stale(sim_t *s, const sim_inst *in) {
+  if (in->reduction && in->fold_left > 0)
+    return false;
   const mapopt_app_region *rg = &s->run->regions[in->region];
   for (size_t a = 0; a < in->piece->natoms; a++)
     for (int f = 0; f < rg->nfields; f++) {
@@ -248,15 +252,25 @@ static bool index_instance(sim_t *s, int64_t id) {
   return true;
 }
 
-/* What a requirement asks of an instance besides covering its piece. */
-typedef bool (*inst_test)(const sim_inst *in, const mapopt_app_req *r,
-                          const mapopt_layout *l, int64_t want_align);
+/* Whether in, live, may serve r besides covering its piece: an instance of
+ * its kind (a reduction instance with r's operator for a REDUCE
+ * requirement, a normal one not being collected otherwise) of the region,
+ * with the fields, layout and alignment asked for (§4.4 step 1). */
+static bool serves(const sim_inst *in, const mapopt_app_req *r,
+                   const mapopt_layout *l, int64_t want_align) {
+  bool reduce = r->priv == MAPOPT_PRIV_REDUCE;
+  return in->reduction == reduce &&
+         (reduce ? in->redop == (int)r->redop : !in->collect_pending) &&
+         in->region == r->piece->region &&
+         (in->fields & r->fields) == r->fields && in->layout.soa == l->soa &&
+         in->layout.c_order == l->c_order &&
+         align_of(&in->layout) >= want_align;
+}
 
-/* The first instance of the list of key that is live, passes ok and
- * covers r's piece; freed ones are unlinked on the way. -1 if none. */
-static int64_t first_in_list(sim_t *s, uint64_t key, inst_test ok,
-                             const mapopt_app_req *r, const mapopt_layout *l,
-                             int64_t want_align) {
+/* The first instance of the list of key that is live and serves r (and
+ * covers its piece); freed ones are unlinked on the way. -1 if none. */
+static int64_t first_in_list(sim_t *s, uint64_t key, const mapopt_app_req *r,
+                             const mapopt_layout *l, int64_t want_align) {
   inst_list *lst = list_of(s, key, false);
   if (!lst)
     return -1;
@@ -274,7 +288,7 @@ static int64_t first_in_list(sim_t *s, uint64_t key, inst_test ok,
       n = node->next;
       continue;
     }
-    if (ok(in, r, l, want_align) && covers(s, in, r->piece))
+    if (serves(in, r, l, want_align) && covers(s, in, r->piece))
       return node->inst;
     prev = n;
     n = node->next;
@@ -282,11 +296,13 @@ static int64_t first_in_list(sim_t *s, uint64_t key, inst_test ok,
   return -1;
 }
 
-/* The instance of mem, first in creation order, that passes ok and covers
- * r's piece, or -1. */
-static int64_t find_serving(sim_t *s, int64_t mem, inst_test ok,
-                            const mapopt_app_req *r, const mapopt_layout *l) {
+/* Finds a reusable instance for the requirement in mem (§4.4 step 1): the
+ * first in creation order that serves it and covers its piece, or -1. */
+int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
+                                  const mapopt_app_req *r,
+                                  const mapopt_layout *l) {
   int64_t want_align = align_of(l);
+  int redop = r->priv == MAPOPT_PRIV_REDUCE ? (int)r->redop : -1;
   const mapopt_app_piece *pc = r->piece;
   if (!index_fits(s) || pc->natoms == 0) {
     /* Every instance of the region covers an empty piece. */
@@ -294,7 +310,7 @@ static int64_t find_serving(sim_t *s, int64_t mem, inst_test ok,
     for (size_t k = 0; k < mm->insts.len; k++) {
       int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
       sim_inst *in = inst_at(s, i);
-      if (!in->freed && ok(in, r, l, want_align) && covers(s, in, pc))
+      if (!in->freed && serves(in, r, l, want_align) && covers(s, in, pc))
         return i;
     }
     return -1;
@@ -303,41 +319,24 @@ static int64_t find_serving(sim_t *s, int64_t mem, inst_test ok,
   for (int w = 0; own && w < 2; w++) {
     const inst_answer *q = &own->served[w];
     if (q->inst >= 0 && q->fields == r->fields && q->soa == l->soa &&
-        q->c_order == l->c_order && q->align == want_align) {
+        q->c_order == l->c_order && q->align == want_align &&
+        q->redop == redop) {
       sim_inst *in = inst_at(s, q->inst);
-      if (!in->freed && ok(in, r, l, want_align))
+      if (!in->freed && serves(in, r, l, want_align))
         return q->inst;
     }
   }
   int64_t a =
-      first_in_list(s, list_key(mem, KEY_PIECE, pc->id), ok, r, l, want_align);
-  int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), ok,
-                            r, l, want_align);
+      first_in_list(s, list_key(mem, KEY_PIECE, pc->id), r, l, want_align);
+  int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), r, l,
+                            want_align);
   int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
   if (own && first >= 0) {
     own->served[own->next_served] =
-        (inst_answer){first, r->fields, l->soa, l->c_order, want_align};
+        (inst_answer){first, r->fields, l->soa, l->c_order, want_align, redop};
     own->next_served ^= 1;
   }
   return first;
-}
-
-/* A normal instance of the region with the requested fields, layout and
- * alignment that is not being collected (§4.4 step 1). */
-static bool reusable(const sim_inst *in, const mapopt_app_req *r,
-                     const mapopt_layout *l, int64_t want_align) {
-  return !in->reduction && !in->collect_pending &&
-         in->region == r->piece->region &&
-         (in->fields & r->fields) == r->fields && in->layout.soa == l->soa &&
-         in->layout.c_order == l->c_order &&
-         align_of(&in->layout) >= want_align;
-}
-
-/* Finds a reusable instance for the requirement in mem (§4.4 step 1). */
-int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
-                                  const mapopt_app_req *r,
-                                  const mapopt_layout *l) {
-  return find_serving(s, mem, reusable, r, l);
 }
 
 /* Creates an instance; OOM (with the §5.3 message) when it cannot fit. */
@@ -379,8 +378,11 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
   *slot = id;
   for (size_t k = 0; k < n; k++)
     held[k] = inc[k] = -1;
-  *in = (sim_inst){mem,   pc,        region, fields, *l, bytes, 0,  s->now,
-                   false, reduction, false,  false,  0,  held,  inc};
+  *in = (sim_inst){mem, pc,     region, fields,    *l,    bytes,
+                   0,   s->now, false,  reduction, false, false,
+                   0,   -1,     -1,     held,      inc};
+  if (reduction)
+    in->redop = (int)s->run->ops[op].reqs[r].redop;
   if (!index_instance(s, id)) {
     mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
     return -1;
@@ -572,21 +574,20 @@ int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
   return best;
 }
 
-/* The reduction instance through which reducer op contributed (atom, f). */
-int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
-                                     int64_t *count) {
-  const mapopt_app_op *o = &s->run->ops[op];
-  for (size_t r = 0; r < o->nreqs; r++) {
-    const mapopt_app_req *q = &o->reqs[r];
-    if (q->priv != MAPOPT_PRIV_REDUCE || !((q->fields >> f) & 1u))
-      continue;
-    int64_t a = atom_index(q->piece, atom);
-    if (a >= 0 && s->ops[op].inst && s->ops[op].inst[r] >= 0) {
-      *count = q->piece->atoms[a].count;
-      return s->ops[op].inst[r];
-    }
-  }
-  return -1;
+/* The reduction instance through which requirement r of reducer op
+ * contributed (atom, f), with the atom's element count in it in *count;
+ * -1 when r does not reduce it (or was not given an instance). */
+int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, size_t r,
+                                     int64_t atom, int f, int64_t *count) {
+  const mapopt_app_req *q = &s->run->ops[op].reqs[r];
+  if (q->priv != MAPOPT_PRIV_REDUCE || !((q->fields >> f) & 1u) ||
+      !s->ops[op].inst || s->ops[op].inst[r] < 0)
+    return -1;
+  int64_t a = atom_index(q->piece, atom);
+  if (a < 0)
+    return -1;
+  *count = q->piece->atoms[a].count;
+  return s->ops[op].inst[r];
 }
 
 /* Starts a copy whose prerequisites are done: its path and cap; it moves

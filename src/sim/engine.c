@@ -210,33 +210,41 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     return -1;
   }
   /* This instance becomes the fold target: base first, then the folds,
-   * each as soon as its own reducer has completed. */
+   * each as soon as its own reducer has completed. Reducers that shared a
+   * reduction instance fold through one copy of its data, which waits for
+   * each of them. */
   s->fold_target[v] = p->dst;
   int64_t base = ver->base >= 0
                      ? need_version(s, p, atom, f, ver->base, count, depth + 1)
                      : -1;
   dst->incoming[k] = v;
+  int64_t mark = ++s->fold_stamp;
   for (int64_t i = 0; i < ver->nred; i++) {
     int64_t rop = s->dag.reducers[ver->red_off + i];
-    int64_t rc = 0;
-    int64_t rinst = mapopt__sim_reducer_instance(s, rop, atom, f, &rc);
-    if (rinst < 0)
-      continue;
-    bool fresh = true;
-    for (int j = 0; j < p->n; j++)
-      fresh = fresh && !(p->src[j] == rinst && p->kind[j] == COPY_FOLD);
-    int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
-    if (c < 0)
-      return -1;
-    if (copy_at(s, c)->reducer < 0)
-      copy_at(s, c)->reducer = rop;
-    mapopt__sim_copy_add_af(s, c, atom, f, v,
-                            mapopt__sat_mul(rc, field_bytes(s, atom, f)));
-    s->fold_left[v]++;
-    if (base >= 0)
-      mapopt__sim_copy_depends(s, c, base);
-    if (fresh && s->ops[rop].state != OS_COMPLETE)
-      fold_waits_for(s, c, rop);
+    for (size_t r = 0; r < s->run->ops[rop].nreqs; r++) {
+      int64_t rc = 0;
+      int64_t rinst = mapopt__sim_reducer_instance(s, rop, r, atom, f, &rc);
+      if (rinst < 0)
+        continue;
+      bool fresh = true;
+      for (int j = 0; j < p->n; j++)
+        fresh = fresh && !(p->src[j] == rinst && p->kind[j] == COPY_FOLD);
+      int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
+      if (c < 0)
+        return -1;
+      if (copy_at(s, c)->reducer < 0)
+        copy_at(s, c)->reducer = rop;
+      bool shared = inst_at(s, rinst)->fold_mark == mark;
+      inst_at(s, rinst)->fold_mark = mark;
+      mapopt__sim_copy_add_af(
+          s, c, atom, f, v,
+          shared ? 0 : mapopt__sat_mul(rc, field_bytes(s, atom, f)));
+      s->fold_left[v]++;
+      if (base >= 0 && !shared)
+        mapopt__sim_copy_depends(s, c, base);
+      if ((fresh || shared) && s->ops[rop].state != OS_COMPLETE)
+        fold_waits_for(s, c, rop);
+    }
   }
   if (s->fold_left[v] == 0) {
     /* No reducer left an instance (inner reducers map virtually): the

@@ -74,7 +74,10 @@ typedef struct sim_inst {
   bool freed, reduction, collect_pending;
   bool copied;       /* its data arrived by a copy (not written or filled
                         here): only such instances are collected */
-  int64_t fold_left; /* reduction instances: (atom, field)s to fold */
+  int64_t fold_left; /* reduction instances: contributions to fold, one
+                        per (reducer, atom, field) */
+  int redop;         /* reduction instances: their operator */
+  int64_t fold_mark; /* the fold being planned that met it last */
   int64_t *held;     /* per (piece atom, region field): version, -1 */
   int64_t *incoming; /* version being copied in, -1 */
 } sim_inst;
@@ -144,6 +147,7 @@ typedef struct inst_answer {
   uint64_t fields;
   mapopt_layout_tri soa, c_order;
   int64_t align;
+  int redop; /* a reduction's operator, -1: not a reduction */
 } inst_answer;
 
 /* A list of the instance index (data.c): the instances of one memory with
@@ -272,6 +276,7 @@ struct mapopt__sim {
   mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
   mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
   int64_t flow_stamp;
+  int64_t fold_stamp;  /* the folds being planned (need_version) */
   int64_t share_stamp; /* the current round of progressive filling */
   mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
 
@@ -462,7 +467,8 @@ int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
 /* Frees an instance's bytes in its memory (once). */
 void mapopt__sim_mem_release(sim_t *s, int64_t i);
 /* A reusable instance for requirement r in memory mem (§4.4 step 1), or
- * -1. */
+ * -1: for a REDUCE requirement, a reduction instance with its operator
+ * (docs/sim.md, "Reduction instances are reused"). */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
                                   const mapopt_layout *l);
@@ -497,10 +503,11 @@ void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on);
 int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
                                 const mapopt_app_piece *want, int64_t atom,
                                 int f, int64_t dst_mem, int64_t bytes);
-/* The reduction instance through which reducer op contributed (atom, f),
- * with its element count in *count; -1 when none. */
-int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
-                                     int64_t *count);
+/* The reduction instance through which requirement r of reducer op
+ * contributed (atom, f), with its element count in *count; -1 when r does
+ * not reduce it. */
+int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, size_t r,
+                                     int64_t atom, int f, int64_t *count);
 /* Starts copy c, whose prerequisites are done: its path, cap and bytes;
  * after its latency it becomes a flow (EV_FLOW_START). */
 void mapopt__sim_copy_ready(sim_t *s, int64_t c);

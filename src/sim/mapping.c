@@ -405,23 +405,20 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
                                    (mapopt_proc_kind)o->kind,
                                    s->run->default_c_order, &l);
     }
-    int64_t id;
-    if (req->priv == MAPOPT_PRIV_REDUCE) {
-      id = mapopt__sim_create_instance(s, op, (int64_t)r, mem, req->piece,
-                                       req->piece->region, req->fields, &l,
-                                       true);
-      if (id >= 0)
-        inst_at(s, id)->fold_left =
-            (int64_t)req->piece->natoms * __builtin_popcountll(req->fields);
-    } else {
-      id = mapopt__sim_find_instance(s, mem, req, &l);
-      if (id < 0)
-        id = mapopt__sim_create_instance(s, op, (int64_t)r, mem, req->piece,
-                                         req->piece->region,
-                                         instance_fields(s, req), &l, false);
-    }
+    /* A reduction reuses a live reduction instance with its operator, as
+     * Legion's default mapper does (its contributions fold with the
+     * others'), and holds only the fields it reduces. */
+    bool reduce = req->priv == MAPOPT_PRIV_REDUCE;
+    int64_t id = mapopt__sim_find_instance(s, mem, req, &l);
+    if (id < 0)
+      id = mapopt__sim_create_instance(
+          s, op, (int64_t)r, mem, req->piece, req->piece->region,
+          reduce ? req->fields : instance_fields(s, req), &l, reduce);
     if (id < 0)
       return false;
+    if (reduce)
+      inst_at(s, id)->fold_left +=
+          (int64_t)req->piece->natoms * __builtin_popcountll(req->fields);
     sim_inst *in = inst_at(s, id);
     in->users++;
     in->last_use = s->now;

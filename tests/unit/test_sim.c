@@ -847,6 +847,162 @@ static void test_fold_reductions(void **state) {
   sim_free(&c);
 }
 
+/* A reduction every step (the model of issue 23): scatter, over 4 points,
+ * reduces into the next point's tile of acc (n elements of 8 B: 2 MiB),
+ * then apply reads and writes its own tile, `steps` times. With the
+ * default mapper point i runs on GPU i, so each FB holds its own tile and
+ * a reduction instance of the next one; the engine maps ahead of
+ * execution, and every step's scatter reuses the reduction instance of
+ * the step before (folded by then, or about to be), so the memory does
+ * not grow with the steps. */
+static const char app_reduce_steps[] = APP_HEAD(
+    "{\"n\": 262144, \"steps\": 1}") "\"regions\": [{\"name\": "
+                                     "\"acc\", \"fields\": [[\"x\", 8]], "
+                                     "\"atoms\": {\"groups\": [{\"group\":"
+                                     " \"tile\", \"count\": \"4\", "
+                                     "\"elements\": \"n\"}]}}],"
+                                     "\"partitions\": ["
+                                     " {\"name\": \"own\", \"region\": "
+                                     "\"acc\", \"kind\": \"group\","
+                                     "  \"group\": \"tile\"},"
+                                     " {\"name\": \"next\", \"region\": "
+                                     "\"acc\", \"kind\": \"list\","
+                                     "  \"colors\": [\"4\"], \"entries\": "
+                                     "[{\"group\": \"tile\","
+                                     "  \"atom\": \"(c0 + 1) % 4\"}]}],"
+                                     "\"tasks\": ["
+                                     " {\"name\": \"scatter\", \"variants\": "
+                                     "[{\"kind\": \"GPU\","
+                                     "  \"flops\": \"elems(0)\", "
+                                     "\"flops_eff\": 0.5}]},"
+                                     " {\"name\": \"apply\", \"variants\": "
+                                     "[{\"kind\": \"GPU\","
+                                     "  \"flops\": \"elems(0)\", "
+                                     "\"flops_eff\": 0.5}]}],"
+                                     "\"program\": [{\"op\": \"fill\", "
+                                     "\"region\": \"acc\"},"
+                                     " {\"op\": \"loop\", \"var\": \"t\", "
+                                     "\"count\": \"steps\", \"warmup\":"
+                                     "  \"0\", \"timed\": true, \"body\": ["
+                                     "  {\"op\": \"index\", \"task\": "
+                                     "\"scatter\", \"domain\": [\"4\"],"
+                                     "   \"args\": [{\"part\": \"next\", "
+                                     "\"priv\": \"REDUCE\", \"redop\":"
+                                     "   \"sum\", \"fields\": [\"x\"]}]},"
+                                     "  {\"op\": \"index\", \"task\": "
+                                     "\"apply\", \"domain\": [\"4\"],"
+                                     "   \"args\": [{\"part\": \"own\", "
+                                     "\"priv\": \"RW\", \"fields\":"
+                                     "   [\"x\"]}]}]}]}";
+
+static void test_reduce_every_step(void **state) {
+  (void)state;
+  int64_t peak[2], folds[2];
+  static const char *const specs[] = {"steps=1", "steps=16"};
+  for (int k = 0; k < 2; k++) {
+    simcase c;
+    sim(&c, machine_json("64", zero_runtime), app_reduce_steps, specs[k], "");
+    expect_ok(&c);
+    peak[k] = mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes;
+    folds[k] = c.res->copies[FOLD].count;
+    /* The tile and one reduction instance, at most, on every GPU. */
+    for (int64_t g = 0; g < 4; g++)
+      assert_true(mem(&c, MAPOPT_MEM_FBMEM, g)->peak_instances <= 2);
+    sim_free(&c);
+  }
+  assert_int_equal(peak[0], 2 * 262144 * 8);
+  assert_int_equal(peak[1], peak[0]); /* the issue asks for <= 1.5x */
+  /* Every step's contributions are folded, one fold per point. */
+  assert_int_equal(folds[0], 4);
+  assert_int_equal(folds[1], 4 * 16);
+}
+
+/* Reducers that share a reduction instance fold through one copy. red over
+ * [8] reduces into S (100 x 8 B): default placement puts points 2g and
+ * 2g + 1 on GPU g, and the second of each pair reuses the first's
+ * reduction instance. Point i takes 10000 + 1000 + 1000 i ns, so GPU g
+ * runs its pair 2000 g .. 23000 + 4000 g. use on GPU 0 is the fold
+ * target: 4 folds of 800 B (not 8), each when both reducers of its
+ * instance are done; the last, from GPU 3 (cross-socket peer, 3000 +
+ * ceil(800000 / 2000) = 3400 ns), 35000 .. 38400; use 38400 .. 48400. */
+static const char app_fold_shared[] =
+    APP_HEAD("{\"n\": 100}") "\"regions\": [" REGION(
+        "S", "8",
+        "n") "], \"partitions\": [],"
+             "\"tasks\": ["
+             " {\"name\": \"red\", \"variants\": [{\"kind\": \"GPU\","
+             "  \"fixed_ns\": \"1000 + 1000 * i0\"}]},"
+             " {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\"}]}],"
+             "\"program\": [{\"op\": \"fill\", \"region\": \"S\", \"fields\":"
+             " [\"x\"]}, {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","
+             " \"warmup\": \"0\", \"timed\": true, \"body\": ["
+             "{\"op\": \"index\", \"task\": \"red\", \"domain\": [\"8\"],"
+             " \"args\": [{\"region\": \"S\", \"priv\": \"REDUCE\", \"redop\":"
+             " \"sum\", \"fields\": [\"x\"], \"bytes\": \"0\"}]},"
+             "{\"op\": \"single\", \"task\": \"use\", \"args\": [{\"region\":"
+             " \"S\", \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\": "
+             "\"0\"}]}]}]}";
+
+static void test_fold_shared_instance(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_fold_shared, NULL, "");
+  expect_ok(&c);
+  assert_int_equal(c.res->copies[FOLD].count, 4);
+  assert_int_equal(c.res->copies[FOLD].bytes, 4 * 800);
+  for (int64_t g = 0; g < 4; g++)
+    assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, g)->peak_instances, g ? 1 : 2);
+  assert_int_equal(c.res->elapsed_ns, 48400);
+  sim_free(&c);
+}
+
+/* An op that reduces one atom through two requirements contributes through
+ * both instances: red reduces E's atom 0 whole (own, 100 x 8 B) and 30
+ * elements of atom 0 and 20 of atom 1 (ghost); use, which reads E, folds
+ * 800 B from the first instance and 240 + 160 B from the second. */
+static const char app_fold_two_reqs[] = APP_HEAD(
+    "{\"P\": 2}") "\"regions\": [{\"name\": \"E\", \"fields\": [[\"u\", 8]],"
+                  " \"atoms\": {\"groups\": [{\"group\": \"e\", \"count\":"
+                  " \"P\", \"elements\": \"100\"}]}}],"
+                  "\"partitions\": ["
+                  " {\"name\": \"own\", \"region\": \"E\", \"kind\": \"group\","
+                  "  \"group\": \"e\"},"
+                  " {\"name\": \"ghost\", \"region\": \"E\", \"kind\": "
+                  "\"list\","
+                  "  \"colors\": [\"1\"], \"entries\": ["
+                  "   {\"group\": \"e\", \"atom\": \"0\", \"count\": \"30\"},"
+                  "   {\"group\": \"e\", \"atom\": \"1\", \"count\": "
+                  "\"20\"}]}],"
+                  "\"tasks\": ["
+                  " {\"name\": \"red\", \"variants\": [{\"kind\": \"GPU\"}]},"
+                  " {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\"}]}],"
+                  "\"program\": [{\"op\": \"fill\", \"region\": \"E\"},"
+                  " {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","
+                  "  \"warmup\": \"0\", \"timed\": true, \"body\": ["
+                  "{\"op\": \"single\", \"task\": \"red\", \"args\": ["
+                  " {\"part\": \"own\", \"proj\": [\"0\"], \"priv\": "
+                  "\"REDUCE\","
+                  "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": "
+                  "\"0\"},"
+                  " {\"part\": \"ghost\", \"proj\": [\"0\"], \"priv\": "
+                  "\"REDUCE\","
+                  "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": "
+                  "\"0\"}]},"
+                  "{\"op\": \"single\", \"task\": \"use\", \"args\": "
+                  "[{\"region\":"
+                  " \"E\", \"priv\": \"RO\", \"fields\": [\"u\"], \"bytes\":"
+                  " \"0\"}]}]}]}";
+
+static void test_fold_two_requirements(void **state) {
+  (void)state;
+  simcase c;
+  sim(&c, tiny(), app_fold_two_reqs, NULL, "");
+  expect_ok(&c);
+  assert_int_equal(c.res->copies[FOLD].count, 2);
+  assert_int_equal(c.res->copies[FOLD].bytes, 800 + 240 + 160);
+  sim_free(&c);
+}
+
 /* ---- §4.2 default index placement ------------------------------------------
  */
 
@@ -1438,6 +1594,9 @@ int main(void) {
       cmocka_unit_test(test_ghost_partial_copies),
       cmocka_unit_test(test_instance_served_first),
       cmocka_unit_test(test_fold_reductions),
+      cmocka_unit_test(test_reduce_every_step),
+      cmocka_unit_test(test_fold_shared_instance),
+      cmocka_unit_test(test_fold_two_requirements),
       cmocka_unit_test(test_default_index_placement),
       cmocka_unit_test(test_layout_errors),
       cmocka_unit_test(test_no_variant),
