@@ -205,6 +205,33 @@ static void test_heap_ties(void **state) {
     assert_int_equal((intptr_t)it.data, expect[i]);
   }
   assert_false(mapopt__heap_pop(&h, &it));
+  /* Pushes and pops interleaved at random: every pop is the least (time,
+   * insertion) of the items present, found by a plain scan. */
+  enum { N = 3000 };
+  static int64_t t_of[N];
+  static bool present[N];
+  mapopt__rng r;
+  mapopt__rng_seed(&r, 5);
+  int pushed = 0;
+  while (pushed < N || h.len) {
+    if (pushed < N && (h.len == 0 || mapopt__rng_below(&r, 3) > 0)) {
+      t_of[pushed] = (int64_t)mapopt__rng_below(&r, 50);
+      present[pushed] = true;
+      assert_int_equal(
+          mapopt__heap_push(&h, ctx, t_of[pushed], (void *)(intptr_t)pushed),
+          MAPOPT_OK);
+      pushed++;
+      continue;
+    }
+    int best = -1;
+    for (int k = 0; k < pushed; k++)
+      if (present[k] && (best < 0 || t_of[k] < t_of[best]))
+        best = k;
+    assert_true(mapopt__heap_pop(&h, &it));
+    assert_int_equal((intptr_t)it.data, best);
+    assert_int_equal(it.time, t_of[best]);
+    present[best] = false;
+  }
   mapopt__heap_destroy(&h, ctx);
   mapopt_ctx_free(ctx);
 }
