@@ -149,11 +149,12 @@ static bool covers(const sim_t *s, const sim_inst *in,
  * either that serves is the one a scan of the whole memory in creation
  * order would find; freed instances are unlinked as the lists are walked.
  *
- * The piece's list remembers the instances it answered last and their
- * questions (fields, layout, alignment). Instances are only ever added
- * after them, and one that stops serving never serves again (freed or
- * being collected), so while such an instance still serves, it is still
- * the first that does, and the same question gets it without a walk.
+ * Each piece remembers the instances it was answered last and their
+ * questions (memory, fields, layout, alignment, operator). Instances are
+ * only ever added after them, and one that stops serving never serves
+ * again (freed or being collected), so while such an instance still
+ * serves, it is still the first that does, and the same question gets it
+ * without a lookup.
  */
 
 enum { KEY_PIECE = 0, KEY_ATOM = 1 };
@@ -205,8 +206,7 @@ static inst_list *list_of(sim_t *s, uint64_t key, bool insert) {
     if (!e->key) {
       if (!insert)
         return NULL;
-      *e = (inst_list){.key = key, .head = -1, .tail = -1};
-      e->served[0].inst = e->served[1].inst = -1;
+      *e = (inst_list){key, -1, -1};
       s->inst_lists_len++;
       return e;
     }
@@ -315,12 +315,12 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
     }
     return -1;
   }
-  inst_list *own = list_of(s, list_key(mem, KEY_PIECE, pc->id), false);
-  for (int w = 0; own && w < 2; w++) {
-    const inst_answer *q = &own->served[w];
-    if (q->inst >= 0 && q->fields == r->fields && q->soa == l->soa &&
-        q->c_order == l->c_order && q->align == want_align &&
-        q->redop == redop) {
+  inst_answer *ans = &s->piece_answers[2 * pc->id];
+  for (int w = 0; w < 2; w++) {
+    const inst_answer *q = &ans[w];
+    if (q->inst >= 0 && q->mem == mem && q->fields == r->fields &&
+        q->soa == l->soa && q->c_order == l->c_order &&
+        q->align == want_align && q->redop == redop) {
       sim_inst *in = inst_at(s, q->inst);
       if (!in->freed && serves(in, r, l, want_align))
         return q->inst;
@@ -331,10 +331,10 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
   int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), r, l,
                             want_align);
   int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
-  if (own && first >= 0) {
-    own->served[own->next_served] =
-        (inst_answer){first, r->fields, l->soa, l->c_order, want_align, redop};
-    own->next_served ^= 1;
+  if (first >= 0) { /* the older answer goes */
+    ans[1] = ans[0];
+    ans[0] = (inst_answer){first,      mem,        r->fields, l->soa,
+                           l->c_order, want_align, redop};
   }
   return first;
 }

@@ -658,9 +658,7 @@ static void op_complete(sim_t *s, int64_t op) {
   /* Consumers plan their copies first: a successor must not become ready
    * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
-    int64_t q = s->rawsucc[k];
-    int64_t cop = s->req_op[q];
-    int64_t r = q - s->dag.req_off[cop];
+    int64_t cop = s->rawsucc[k] >> 6, r = s->rawsucc[k] & 63;
     if (s->ops[cop].state < OS_MAPPED)
       --s->ops[cop].raw_left[r];
     else if (--s->ops[cop].raw_left[r] == 0)
@@ -699,7 +697,6 @@ static mapopt_status setup(sim_t *s) {
   s->succ = pl->succ;
   s->rawsucc_off = pl->rawsucc_off;
   s->rawsucc = pl->rawsucc;
-  s->req_op = pl->req_op;
   s->vprod_off = pl->vprod_off;
   s->vprod = pl->vprod;
   s->next_sib = pl->next_sib;
@@ -717,6 +714,8 @@ static mapopt_status setup(sim_t *s) {
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
   s->cost_memo =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
+  s->piece_answers = mapopt__arena_alloc(a, (size_t)(2 * run->npieces + 1) *
+                                                sizeof *s->piece_answers);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
   s->limit_count =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
@@ -730,13 +729,16 @@ static mapopt_status setup(sim_t *s) {
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
-      !s->rr || !s->limit_count || !s->limit_wait || !s->holder_head ||
-      !s->fold_target || !s->wait_head || !s->newest || !s->fold_wait)
+      !s->piece_answers || !s->rr || !s->limit_count || !s->limit_wait ||
+      !s->holder_head || !s->fold_target || !s->wait_head || !s->newest ||
+      !s->fold_wait)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
   for (int64_t k = 0; k < pl->naf; k++)
     s->newest[k] = -1;
+  for (int64_t k = 0; k < 2 * run->npieces; k++)
+    s->piece_answers[k].inst = -1;
   for (int t = 0; t < run->ntasks; t++) {
     s->task_kind[t] = -1;
     s->task_limit[t] =
@@ -749,20 +751,21 @@ static mapopt_status setup(sim_t *s) {
   s->ctxs[0].as = 0;
   s->ctxs[0].replicated =
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
+  /* Per requirement, in one array each: the RAW producers left, and the
+   * instances (an op's inst points into it once the op is mapped). */
+  int64_t *raw_left = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
+  s->inst_slots = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
+  if (!raw_left || !s->inst_slots)
+    return MAPOPT_ENOMEM;
+  for (int64_t q = 0; q < s->dag.nreqs; q++)
+    raw_left[q] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
   for (int64_t i = 0; i < n; i++) {
     sim_op *o = &s->ops[i];
     *o = (sim_op){.proc = -1, .last_pred = -1, .last_copy = -1};
     s->fold_wait[i] = -1;
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];
-    o->raw_left =
-        mapopt__arena_alloc(a, (run->ops[i].nreqs ? run->ops[i].nreqs : 1) * 8);
-    if (!o->raw_left)
-      return MAPOPT_ENOMEM;
-    for (size_t r = 0; r < run->ops[i].nreqs; r++) {
-      int64_t q = s->dag.req_off[i] + (int64_t)r;
-      o->raw_left[r] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
-    }
+    o->raw_left = &raw_left[s->dag.req_off[i]];
   }
   s->policy_cache = mapopt__arena_zalloc(
       a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT * POLICY_WAYS + 1) *

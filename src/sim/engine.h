@@ -111,10 +111,9 @@ typedef struct sim_op {
   int64_t last_pred; /* the predecessor that completed last */
   int64_t last_copy; /* the copy that arrived last */
   int cause;
-  int64_t *inst;       /* per requirement: instance id, -1 virtual */
-  int64_t *raw_left;   /* per requirement: RAW producers not complete */
-  mapopt_task_ref ref; /* for mapping functions (parent chains) */
-  int64_t as;          /* address space it maps/runs in */
+  int64_t *inst;     /* per requirement: instance id, -1 virtual */
+  int64_t *raw_left; /* per requirement: RAW producers not complete */
+  int64_t as;        /* address space it maps/runs in */
 } sim_op;
 
 typedef struct sim_copy {
@@ -140,10 +139,10 @@ typedef struct sim_copy {
   bool flowing, done, frozen, charged;
 } sim_copy;
 
-/* The instance found for a requirement with these fields, layout and
- * alignment (data.c); inst -1: none. */
+/* The instance found for a requirement of one piece in memory mem with
+ * these fields, layout and alignment (data.c); inst -1: none. */
 typedef struct inst_answer {
-  int64_t inst;
+  int64_t inst, mem;
   uint64_t fields;
   mapopt_layout_tri soa, c_order;
   int64_t align;
@@ -151,14 +150,10 @@ typedef struct inst_answer {
 } inst_answer;
 
 /* A list of the instance index (data.c): the instances of one memory with
- * one piece, or holding one atom whole, in creation order. key 0: free.
- * A piece's list also remembers its last two answers (the tasks that use
- * a piece often ask for different fields of it). */
+ * one piece, or holding one atom whole, in creation order. key 0: free. */
 typedef struct inst_list {
   uint64_t key;
   int64_t head, tail; /* nodes in inst_nodes, -1: none */
-  inst_answer served[2];
-  int next_served; /* the answer replaced next */
 } inst_list;
 
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
@@ -181,7 +176,7 @@ struct mapopt_sim_plan {
   pooled_arena *pool;
   const mapopt_app_run *run;
   mapopt__sim_dag dag;
-  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc, *req_op;
+  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc;
   int64_t *vprod_off, *vprod;
   int64_t *next_sib, *first_child; /* first_child[parent + 1] */
   int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
@@ -241,8 +236,8 @@ struct mapopt__sim {
   int64_t *next_sib;
   sim_ctx *ctxs; /* [op + 1] for inner ops; [0] top level */
   int64_t *succ_off, *succ;
-  int64_t *rawsucc_off, *rawsucc; /* producer -> consumer requirement ids */
-  int64_t *req_op;                /* requirement id -> op */
+  int64_t *rawsucc_off, *rawsucc; /* producer -> its consumers' requirements,
+                                     each (op << 6 | position) */
   int64_t *vprod_off, *vprod;     /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
@@ -286,6 +281,12 @@ struct mapopt__sim {
   int64_t inst_lists_cap, inst_lists_len;
   struct hnode *inst_nodes;
   int64_t inst_nodes_len, inst_nodes_cap;
+  /* Per piece: the last two answers of the index (the tasks that use a
+   * piece often ask for different fields of it). */
+  inst_answer *piece_answers;
+  /* Per requirement: its instance, set when its op is mapped (the op's
+   * inst points to its first requirement's). */
+  int64_t *inst_slots;
   /* Per task: the inputs and result of its last task time (cost.c). */
   mapopt__task_cost_memo *cost_memo;
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */

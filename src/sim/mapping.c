@@ -359,11 +359,7 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];
   const mapopt_app_task *t = &s->run->tasks[ao->task];
-  o->inst = mapopt__arena_alloc(&s->arena, (ao->nreqs ? ao->nreqs : 1) * 8);
-  if (!o->inst) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
-    return false;
-  }
+  o->inst = &s->inst_slots[s->dag.req_off[op]];
   const sim_proc *p = &s->procs[o->proc];
   for (size_t r = 0; r < ao->nreqs; r++) {
     o->inst[r] = -1;
