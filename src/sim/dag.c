@@ -107,7 +107,11 @@ static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
   if (!v)
     return -1;
   an->versions = v;
-  v[an->nversions] = (mapopt__version){kind, atom, field, producer, -1, 0, 0};
+  v[an->nversions] = (mapopt__version){.atom = atom,
+                                       .producer = producer,
+                                       .base = -1,
+                                       .field = (uint8_t)field,
+                                       .kind = (uint8_t)kind};
   return an->nversions++;
 }
 

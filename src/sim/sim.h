@@ -35,15 +35,15 @@ typedef enum mapopt__vkind_sim {
   VER_REDUCTION /* base version plus the folds of a closed reduction set */
 } mapopt__ver_kind;
 
-/* One version of one (atom, field). */
+/* One version of one (atom, field): 40 bytes, two or so per op. */
 typedef struct mapopt__version {
-  mapopt__ver_kind kind;
   int64_t atom;
-  int field;
   int64_t producer; /* VER_WRITE, VER_FILL: the op */
   int64_t base;     /* VER_REDUCTION: version id of the base */
   int64_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
-  int64_t nred;
+  int32_t nred;
+  uint8_t field; /* < 64 */
+  uint8_t kind;  /* mapopt__ver_kind */
 } mapopt__version;
 
 /*
