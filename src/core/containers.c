@@ -296,6 +296,50 @@ bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out) {
   return true;
 }
 
+/* ---- fifo ------------------------------------------------------------- */
+
+void mapopt__fifo_init(mapopt__fifo *q) {
+  q->items = NULL;
+  q->head = q->len = q->cap = 0;
+}
+
+void mapopt__fifo_destroy(mapopt__fifo *q, mapopt_ctx *ctx) {
+  mapopt__free(ctx, q->items, q->cap * sizeof *q->items);
+  mapopt__fifo_init(q);
+}
+
+mapopt_status mapopt__fifo_push(mapopt__fifo *q, mapopt_ctx *ctx, int64_t v) {
+  if (q->len == q->cap && q->head > 0) {
+    /* Popped items leave room at the front: move the queued ones down. */
+    memmove(q->items, q->items + q->head,
+            (q->len - q->head) * sizeof *q->items);
+    q->len -= q->head;
+    q->head = 0;
+  }
+  if (q->len == q->cap) {
+    size_t cap = q->cap;
+    if (!grow_cap(&cap, q->len + 1, sizeof *q->items))
+      return MAPOPT_ENOMEM;
+    int64_t *d = mapopt__grow_block(ctx, q->items, q->cap * sizeof *q->items,
+                                    cap * sizeof *q->items);
+    if (!d)
+      return MAPOPT_ENOMEM;
+    q->items = d;
+    q->cap = cap;
+  }
+  q->items[q->len++] = v;
+  return MAPOPT_OK;
+}
+
+bool mapopt__fifo_pop(mapopt__fifo *q, int64_t *out) {
+  if (q->head == q->len)
+    return false;
+  *out = q->items[q->head++];
+  if (q->head == q->len)
+    q->head = q->len = 0;
+  return true;
+}
+
 /* ---- rng -------------------------------------------------------------- */
 
 uint64_t mapopt__splitmix64(uint64_t *state) {

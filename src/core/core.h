@@ -197,6 +197,19 @@ mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
 /* Pops the least (time, seq) item into *out; false when empty. */
 bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out);
 
+/* ---- fifo: a first-in first-out queue of int64_t ---------------------- */
+
+typedef struct mapopt__fifo {
+  int64_t *items; /* items[head .. len) are queued */
+  size_t head, len, cap;
+} mapopt__fifo;
+
+void mapopt__fifo_init(mapopt__fifo *q);
+void mapopt__fifo_destroy(mapopt__fifo *q, mapopt_ctx *ctx);
+mapopt_status mapopt__fifo_push(mapopt__fifo *q, mapopt_ctx *ctx, int64_t v);
+/* The oldest item into *out; false when empty. */
+bool mapopt__fifo_pop(mapopt__fifo *q, int64_t *out);
+
 /* ---- rng: splitmix64 seeding a xoshiro256** stream -------------------- */
 
 typedef struct mapopt__rng {

@@ -238,35 +238,49 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
   return missing ? INT64_MAX : apply_noise(t, in->noise_ppm, in->seed, in->op);
 }
 
-/* Whether in prices the same leaf formula as memo's last inputs, which key
- * then holds (its requirements' memories, factors and figures). */
-static bool same_inputs(const mapopt__task_cost_memo *memo,
-                        const mapopt__task_cost_in *in,
-                        mapopt__task_cost_memo *key) {
+/* The inputs of in's leaf formula, as a memo keeps them. */
+static mapopt__task_cost_req req_key(const mapopt__task_cost_in *in,
+                                     const mapopt_app_req *req, size_t r) {
+  return (mapopt__task_cost_req){
+      in->mems[r],  in->layout_ppm ? in->layout_ppm[r] : PPM,
+      req->bytes,   req->gathers,
+      req->atomics, req->fields,
+      req->priv,    req->piece->region};
+}
+
+static void memo_key(const mapopt__task_cost_in *in,
+                     mapopt__task_cost_memo *key) {
   const mapopt_app_op *op = &in->run->ops[in->op];
   key->variant = in->variant;
   key->flops = op->flops ? op->flops[in->variant] : 0;
   key->fixed = op->fixed_ns ? op->fixed_ns[in->variant] : 0;
   key->reuse = op->reuse ? op->reuse[in->variant] : 1;
   key->nreqs = op->nreqs;
-  bool same = memo->valid && memo->variant == key->variant &&
-              memo->flops == key->flops && memo->fixed == key->fixed &&
-              memo->reuse == key->reuse && memo->nreqs == key->nreqs;
+  for (size_t r = 0; r < op->nreqs; r++)
+    key->reqs[r] = req_key(in, &op->reqs[r], r);
+}
+
+/* Whether in prices the same leaf formula as memo's last inputs. */
+static bool memo_matches(const mapopt__task_cost_memo *memo,
+                         const mapopt__task_cost_in *in) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  if (!memo->valid || memo->variant != in->variant ||
+      memo->nreqs != op->nreqs ||
+      memo->flops != (op->flops ? op->flops[in->variant] : 0) ||
+      memo->fixed != (op->fixed_ns ? op->fixed_ns[in->variant] : 0) ||
+      memo->reuse != (op->reuse ? op->reuse[in->variant] : 1))
+    return false;
   for (size_t r = 0; r < op->nreqs; r++) {
-    const mapopt_app_req *req = &op->reqs[r];
-    mapopt__task_cost_req *k = &key->reqs[r];
-    *k = (mapopt__task_cost_req){
-        in->mems[r],  in->layout_ppm ? in->layout_ppm[r] : PPM,
-        req->bytes,   req->gathers,
-        req->atomics, req->fields,
-        req->priv,    req->piece->region};
     const mapopt__task_cost_req *m = &memo->reqs[r];
-    same = same && m->mem == k->mem && m->ppm == k->ppm &&
-           m->bytes == k->bytes && m->gathers == k->gathers &&
-           m->atomics == k->atomics && m->fields == k->fields &&
-           m->priv == k->priv && m->region == k->region;
+    const mapopt_app_req *req = &op->reqs[r];
+    if (m->mem != in->mems[r] ||
+        m->ppm != (in->layout_ppm ? in->layout_ppm[r] : PPM) ||
+        m->bytes != req->bytes || m->gathers != req->gathers ||
+        m->atomics != req->atomics || m->fields != req->fields ||
+        m->priv != req->priv || m->region != req->piece->region)
+      return false;
   }
-  return same;
+  return true;
 }
 
 int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
@@ -277,8 +291,9 @@ int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
   const mapopt_app_variant *v = &in->run->tasks[op->task].variants[in->variant];
   if (v->inner || op->nreqs > MAPOPT__TASK_COST_MEMO_REQS)
     return mapopt__sim_task_ns(in, mem_ns, access_ns, parts);
-  mapopt__task_cost_memo key;
-  if (!same_inputs(memo, in, &key)) {
+  if (!memo_matches(memo, in)) {
+    mapopt__task_cost_memo key;
+    memo_key(in, &key);
     bool missing;
     key.t = leaf_ns(in, v, key.mem_ns, key.access_ns, &key.parts, &missing);
     if (missing) /* not kept: parts are undefined */

@@ -445,8 +445,7 @@ static void try_ready(sim_t *s, int64_t op) {
   const mapopt_machine_runtime *rt = &s->m->runtime;
   switch (ao->kind) {
   case MAPOPT_OP_TASK:
-    if (mapopt__heap_push(&s->procs[o->proc].ready, s->ctx, s->now,
-                          EV(0, op)) != MAPOPT_OK) {
+    if (mapopt__fifo_push(&s->procs[o->proc].ready, s->ctx, op) != MAPOPT_OK) {
       mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
       return;
     }
@@ -561,9 +560,9 @@ static void try_start(sim_t *s, int64_t proc) {
   sim_proc *p = &s->procs[proc];
   if (failed(s) || p->running || p->free_at > s->now)
     return;
-  mapopt__heap_item it;
-  if (mapopt__heap_pop(&p->ready, &it))
-    start_task(s, EV_ID(it.data));
+  int64_t op;
+  if (mapopt__fifo_pop(&p->ready, &op))
+    start_task(s, op);
 }
 
 /* Writers' instances hold the versions they produced (§4.5). */
@@ -813,7 +812,7 @@ static void give_back(sim_t *s, pooled_arena *pa) {
 
 static void teardown(sim_t *s) {
   for (int64_t i = 0; s->procs && i < s->nprocs; i++)
-    mapopt__heap_destroy(&s->procs[i].ready, s->ctx);
+    mapopt__fifo_destroy(&s->procs[i].ready, s->ctx);
   for (int64_t i = 0; s->mems && i < s->nmems; i++)
     mapopt__vec_destroy(&s->mems[i].insts, s->ctx);
   for (int64_t k = 0; s->limit_wait && k < (int64_t)s->run->ntasks * s->nprocs;

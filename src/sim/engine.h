@@ -33,7 +33,8 @@ typedef struct sim_proc {
   int64_t socket;
   int64_t free_at;
   bool running;
-  mapopt__heap ready; /* ops ready on it, by (ready time, order) */
+  mapopt__fifo ready; /* ops ready on it, in the order they became ready
+                         (by ready time: it is the time of the push) */
   int64_t assigned;   /* ops mapped here and not yet executed */
   int64_t busy_timed, tasks_timed;
 } sim_proc;

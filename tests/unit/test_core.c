@@ -236,6 +236,30 @@ static void test_heap_ties(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* The queue gives items back in the order they came, across growth and the
+ * compaction of popped room, and is empty when everything is popped. */
+static void test_fifo(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  mapopt__fifo q;
+  mapopt__fifo_init(&q);
+  int64_t v, next_in = 0, next_out = 0;
+  assert_false(mapopt__fifo_pop(&q, &v));
+  for (int round = 0; round < 200; round++) {
+    for (int k = 0; k < round % 7 + 3; k++)
+      assert_int_equal(mapopt__fifo_push(&q, ctx, next_in++), MAPOPT_OK);
+    for (int k = 0; k < round % 5 + 1 && mapopt__fifo_pop(&q, &v); k++)
+      assert_int_equal(v, next_out++);
+  }
+  while (mapopt__fifo_pop(&q, &v))
+    assert_int_equal(v, next_out++);
+  assert_int_equal(next_out, next_in);
+  assert_true(q.cap < (size_t)next_in); /* popped room was reused */
+  mapopt__fifo_destroy(&q, ctx);
+  mapopt_ctx_free(ctx);
+}
+
 static void test_rng(void **state) {
   (void)state;
   mapopt__rng a, b;
@@ -424,9 +448,9 @@ int main(void) {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
       cmocka_unit_test(test_arena_large),  cmocka_unit_test(test_vec_strbuf),
       cmocka_unit_test(test_map),          cmocka_unit_test(test_heap_ties),
-      cmocka_unit_test(test_rng),          cmocka_unit_test(test_diags),
-      cmocka_unit_test(test_file_replace), cmocka_unit_test(test_json),
-      cmocka_unit_test(test_suggest),
+      cmocka_unit_test(test_fifo),         cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_diags),        cmocka_unit_test(test_file_replace),
+      cmocka_unit_test(test_json),         cmocka_unit_test(test_suggest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
