@@ -1,7 +1,7 @@
 /*
- * Growable vectors, string buffers, the string-keyed hash map and the binary
- * heap. All of them allocate through the context's hook and report failure
- * instead of aborting.
+ * Growable vectors, string buffers, the string-keyed hash map, the binary
+ * heap and the FIFO queue. All of them allocate through the context's hook
+ * and report failure instead of aborting.
  */
 #include <stdio.h>
 #include <string.h>

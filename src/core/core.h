@@ -1,8 +1,9 @@
 /*
  * Internal core utilities shared by every module: allocation through the
  * context's hook, arenas, growable vectors, string buffers, a string-keyed
- * hash map, an indexed binary heap with (time, sequence) ordering, and a
- * seeded RNG. Nothing here is installed or part of the public API.
+ * hash map, an indexed binary heap with (time, sequence) ordering, a FIFO
+ * queue, and a seeded RNG. Nothing here is installed or part of the public
+ * API.
  *
  * Out of memory is always reported to the caller (a NULL result or a
  * MAPOPT_ENOMEM status); nothing here aborts.
