@@ -122,7 +122,8 @@ struct mapopt_program {
   mapopt__arena cache_arena;
   mapopt__map index_memo;                   /* key bytes -> memo entry */
   struct mapopt__launch_memo *launch_memos; /* policy.c; NULL: none yet */
-  unsigned launch_memo_next;                /* the one replaced next */
+  int nlaunch_memos, launch_memo_last;      /* how many; the last one found */
+  int64_t launch_memo_points;               /* their points together */
   mapopt__map decompose_memo;               /* (N, L) bytes -> int64_t[k] */
   int64_t printed;                          /* print lines written so far */
   bool print_truncated;

@@ -285,16 +285,18 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
 /*
  * The launch memo, ahead of index_memo: every point of an index launch asks
  * with the same task, kind and extents, and every launch of a statement
- * asks the same questions again. The last few (task, kind, extents) keep
- * their function and their successful answers by linearized point, so a
- * point already answered costs a comparison and an index instead of a
- * hash of its key and the function's lookup. Errors are left to
- * index_memo, which reports them again.
+ * asks the same questions again. Each (task, kind, extents) asked keeps
+ * its function and its successful answers by linearized point, so a point
+ * already answered costs a comparison and an index instead of a hash of
+ * its key and the function's lookup. Errors are left to index_memo, which
+ * reports them again. Memos are kept for good, up to LAUNCH_MEMOS of them
+ * and LAUNCH_MEMO_POINTS points together (a few MiB); past that, launches
+ * go to index_memo alone.
  */
-enum { LAUNCH_MEMOS = 8, LAUNCH_MEMO_POINTS = 1 << 16 };
+enum { LAUNCH_MEMOS = 64, LAUNCH_MEMO_POINTS = 1 << 18 };
 
 typedef struct mapopt__launch_memo {
-  char *task; /* a copy; NULL: an empty slot */
+  char *task; /* a copy */
   mapopt_proc_kind kind;
   int dims;
   int64_t extents[MAPOPT__MS_MAX_DIMS];
@@ -326,39 +328,49 @@ static int64_t launch_index(int dims, const int64_t *point,
   return lin;
 }
 
-/* The memo of (task, kind, extents), made when make (replacing the oldest
- * if all are taken); NULL when there is none or no memory. Under lock. */
+static bool launch_memo_is(const launch_memo *m, const char *task, int dims,
+                           const int64_t *extents, mapopt_proc_kind kind) {
+  return m->kind == kind && m->dims == dims &&
+         memcmp(m->extents, extents, (size_t)dims * sizeof *extents) == 0 &&
+         strcmp(m->task, task) == 0;
+}
+
+/* The memo of (task, kind, extents), made when make and there is room;
+ * NULL when there is none or no memory. Under lock. */
 static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
                                    int dims, const int64_t *extents,
                                    mapopt_proc_kind kind, bool make) {
+  int last = prog->launch_memo_last;
+  if (last < prog->nlaunch_memos &&
+      launch_memo_is(&prog->launch_memos[last], task, dims, extents, kind))
+    return &prog->launch_memos[last];
+  for (int i = 0; i < prog->nlaunch_memos; i++)
+    if (launch_memo_is(&prog->launch_memos[i], task, dims, extents, kind)) {
+      prog->launch_memo_last = i;
+      return &prog->launch_memos[i];
+    }
+  int64_t n = make ? launch_points(dims, extents) : -1;
+  if (n < 0 || prog->nlaunch_memos == LAUNCH_MEMOS ||
+      prog->launch_memo_points > LAUNCH_MEMO_POINTS - n)
+    return NULL;
   if (!prog->launch_memos) {
-    if (!make)
-      return NULL;
-    prog->launch_memos = mapopt__arena_zalloc(
+    prog->launch_memos = mapopt__arena_alloc(
         &prog->cache_arena, LAUNCH_MEMOS * sizeof *prog->launch_memos);
     if (!prog->launch_memos)
       return NULL;
   }
-  for (int i = 0; i < LAUNCH_MEMOS; i++) {
-    launch_memo *m = &prog->launch_memos[i];
-    if (m->task && m->kind == kind && m->dims == dims &&
-        memcmp(m->extents, extents, (size_t)dims * sizeof *extents) == 0 &&
-        strcmp(m->task, task) == 0)
-      return m;
-  }
-  int64_t n = make ? launch_points(dims, extents) : -1;
-  if (n < 0)
-    return NULL;
-  launch_memo *m = &prog->launch_memos[prog->launch_memo_next++ % LAUNCH_MEMOS];
   char *name = mapopt__arena_strndup(&prog->cache_arena, task, strlen(task));
   mapopt_map_answer *answers =
       mapopt__arena_alloc(&prog->cache_arena, (size_t)n * sizeof *answers);
   unsigned char *have = mapopt__arena_zalloc(&prog->cache_arena, (size_t)n);
   if (!name || !answers || !have)
-    return NULL; /* the slot keeps what it had */
+    return NULL;
+  launch_memo *m = &prog->launch_memos[prog->nlaunch_memos];
   *m = (launch_memo){name, kind, dims, {0}, NULL, answers, have};
   memcpy(m->extents, extents, (size_t)dims * sizeof *extents);
   m->fn = map_function(&prog->index_maps, task, kind);
+  prog->launch_memo_last = prog->nlaunch_memos++;
+  prog->launch_memo_points += n;
   return m;
 }
 
