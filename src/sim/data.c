@@ -9,6 +9,7 @@
  * It calls only the concrete machine (machine.c).
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "sim/engine.h"
 
@@ -315,8 +316,8 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
     }
     return -1;
   }
-  inst_answer *ans = &s->piece_answers[2 * pc->id];
-  for (int w = 0; w < 2; w++) {
+  inst_answer *ans = &s->piece_answers[PIECE_ANSWERS * pc->id];
+  for (int w = 0; w < PIECE_ANSWERS; w++) {
     const inst_answer *q = &ans[w];
     if (q->inst >= 0 && q->mem == mem && q->fields == r->fields &&
         q->soa == l->soa && q->c_order == l->c_order &&
@@ -332,7 +333,7 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                             want_align);
   int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
   if (first >= 0) { /* the older answer goes */
-    ans[1] = ans[0];
+    memmove(&ans[1], &ans[0], (PIECE_ANSWERS - 1) * sizeof *ans);
     ans[0] = (inst_answer){first,      mem,        r->fields, l->soa,
                            l->c_order, want_align, redop};
   }

@@ -713,8 +713,8 @@ static mapopt_status setup(sim_t *s) {
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
   s->cost_memo =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
-  s->piece_answers = mapopt__arena_alloc(a, (size_t)(2 * run->npieces + 1) *
-                                                sizeof *s->piece_answers);
+  s->piece_answers = mapopt__arena_alloc(
+      a, (size_t)(PIECE_ANSWERS * run->npieces + 1) * sizeof *s->piece_answers);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
   s->limit_count =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
@@ -736,7 +736,7 @@ static mapopt_status setup(sim_t *s) {
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
   for (int64_t k = 0; k < pl->naf; k++)
     s->newest[k] = -1;
-  for (int64_t k = 0; k < 2 * run->npieces; k++)
+  for (int64_t k = 0; k < PIECE_ANSWERS * run->npieces; k++)
     s->piece_answers[k].inst = -1;
   for (int t = 0; t < run->ntasks; t++) {
     s->task_kind[t] = -1;
@@ -767,7 +767,9 @@ static mapopt_status setup(sim_t *s) {
     o->raw_left = &raw_left[s->dag.req_off[i]];
   }
   s->policy_cache = mapopt__arena_zalloc(
-      a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT * POLICY_WAYS + 1) *
+      a, (size_t)(run->ntasks * pl->max_reqs * MAPOPT_PROC_KIND_COUNT *
+                      POLICY_WAYS +
+                  1) *
              sizeof *s->policy_cache);
   if (!s->policy_cache)
     return MAPOPT_ENOMEM;

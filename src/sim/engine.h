@@ -150,6 +150,8 @@ typedef struct inst_answer {
   int redop; /* a reduction's operator, -1: not a reduction */
 } inst_answer;
 
+enum { PIECE_ANSWERS = 2 };
+
 /* A list of the instance index (data.c): the instances of one memory with
  * one piece, or holding one atom whole, in creation order. key 0: free. */
 typedef struct inst_list {
@@ -182,6 +184,7 @@ struct mapopt_sim_plan {
   int64_t *next_sib, *first_child; /* first_child[parent + 1] */
   int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
+  int64_t max_reqs;   /* the most requirements an op has (1 to 64) */
   int64_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
@@ -242,8 +245,8 @@ struct mapopt__sim {
   int64_t *vprod_off, *vprod;     /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
-  struct req_policy *policy_cache; /* [((task * 64 + req) * kinds + kind)
-                                    * ways + way] */
+  struct req_policy *policy_cache; /* [((task * max_reqs + req) * kinds
+                                    + kind) * ways + way] */
   uint64_t policy_evict;
   int64_t *rr;              /* round-robin counters [as * 3 + kind] */
   int64_t *limit_count;     /* [task * nprocs + proc] */
@@ -282,8 +285,8 @@ struct mapopt__sim {
   int64_t inst_lists_cap, inst_lists_len;
   struct hnode *inst_nodes;
   int64_t inst_nodes_len, inst_nodes_cap;
-  /* Per piece: the last two answers of the index (the tasks that use a
-   * piece often ask for different fields of it). */
+  /* Per piece: the last PIECE_ANSWERS answers of the index (the tasks
+   * that use a piece often ask for different fields of it). */
   inst_answer *piece_answers;
   /* Per requirement: its instance, set when its op is mapped (the op's
    * inst points to its first requirement's). */

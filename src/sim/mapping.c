@@ -327,7 +327,8 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
                                            const mapopt_app_req *req,
                                            int kind) {
   size_t slot =
-      (((size_t)task * 64 + r) * MAPOPT_PROC_KIND_COUNT + (size_t)kind) *
+      (((size_t)task * (size_t)s->plan->max_reqs + r) * MAPOPT_PROC_KIND_COUNT +
+       (size_t)kind) *
       POLICY_WAYS;
   req_policy *ways = &s->policy_cache[slot];
   for (int w = 0; w < POLICY_WAYS; w++)

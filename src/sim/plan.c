@@ -88,9 +88,13 @@ mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *cplan,
 static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
-  for (int64_t i = 0; i < run->nops; i++)
+  pl->max_reqs = 1;
+  for (int64_t i = 0; i < run->nops; i++) {
     if (run->ops[i].nreqs > 64) /* requirement masks hold 64 */
       return MAPOPT_EINVAL;
+    if ((int64_t)run->ops[i].nreqs > pl->max_reqs)
+      pl->max_reqs = (int64_t)run->ops[i].nreqs;
+  }
   mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
   if (st != MAPOPT_OK)
     return st;
