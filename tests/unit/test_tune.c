@@ -39,29 +39,6 @@
 
 /* ---- what the tests tune ------------------------------------------------ */
 
-typedef struct target {
-  mapopt_machine *m;
-  mapopt_app *app;
-  mapopt_app_run *run;
-} target;
-
-static void target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
-                        target *t) {
-  *t = (target){0};
-  const char *spec = NULL;
-  assert_int_equal(mapopt_machine_resolve(c, "p100x4", d, &t->m), MAPOPT_OK);
-  assert_int_equal(mapopt_app_resolve(c, app, d, &t->app, &spec), MAPOPT_OK);
-  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(t->m, t->app, &ao, d, &t->run),
-                   MAPOPT_OK);
-}
-
-static void target_close(target *t) {
-  mapopt_app_run_free(t->run);
-  mapopt_app_free(t->app);
-  mapopt_machine_free(t->m);
-}
-
 /* Runs SQL on the database file behind the library's back (tampering). */
 static void sql(const char *path, const char *stmt) {
   sqlite3 *db;
@@ -162,7 +139,7 @@ static mapopt_tune_config config(const char *app, const char *opt,
 
 /* A run of the scripted optimizer on heat1d, in a fresh database. */
 typedef struct scripted {
-  target t;
+  fixture_target t;
   char path[64];
   mapopt_tune_db *db;
   mapopt_tune_outcome out;
@@ -171,7 +148,7 @@ typedef struct scripted {
 static void run_script(script_log *log, int64_t budget, int batch, int jobs,
                        scripted *s) {
   script = log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
+  fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
   s->db = fixture_db_new(s->path);
   mapopt_tune_problem p = {s->t.m, s->t.run, NULL, NULL, NULL};
   mapopt_tune_config c = config("heat1d", "scripted", budget, batch);
@@ -185,7 +162,7 @@ static void run_script(script_log *log, int64_t budget, int batch, int jobs,
 static void script_done(scripted *s) {
   mapopt_tune_outcome_clear(&s->out);
   fixture_db_drop(s->db, s->path);
-  target_close(&s->t);
+  fixture_target_close(&s->t);
 }
 
 /* ---- dedupe ------------------------------------------------------------- */
@@ -342,8 +319,9 @@ static void test_duplicate_bound(void **state) {
 /* ---- determinism and resume --------------------------------------------- */
 
 /* A run of optimizer opt on circuit:small; returns its recorded rows. */
-static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
-                          int jobs, int64_t budget, int batch, bool resume,
+static char *tune_rows_of(const char *opt, mapopt_tune_db *db,
+                          const fixture_target *t, int jobs, int64_t budget,
+                          int batch, bool resume,
                           const volatile sig_atomic_t *stop,
                           mapopt_tune_progress_fn progress, void *ud,
                           mapopt_tune_outcome *out) {
@@ -361,7 +339,7 @@ static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
 }
 
 /* The same with random. */
-static char *tune_rows(mapopt_tune_db *db, const target *t, int jobs,
+static char *tune_rows(mapopt_tune_db *db, const fixture_target *t, int jobs,
                        int64_t budget, int batch, bool resume,
                        const volatile sig_atomic_t *stop,
                        mapopt_tune_progress_fn progress, void *ud,
@@ -375,8 +353,8 @@ static char *tune_rows(mapopt_tune_db *db, const target *t, int jobs,
  * 4) and for random at a batch of 6. */
 static void test_jobs_do_not_change_results(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   const char *const *names = mapopt_optimizer_names();
@@ -414,7 +392,7 @@ static void test_jobs_do_not_change_results(void **state) {
     mapopt_tune_outcome_clear(&o3);
   }
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* Raises the stop flag (as the SIGINT handler does) once `after`
@@ -451,8 +429,8 @@ static double finish_of(mapopt_tune_db *db, int64_t run, int64_t it) {
  */
 static void test_resume(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_outcome ref, a, b, c;
@@ -499,7 +477,7 @@ static void test_resume(void **state) {
   mapopt_tune_outcome_clear(&b);
   mapopt_tune_outcome_clear(&c);
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* A record the replay disagrees with (another model, another mapopt) stops
@@ -513,8 +491,8 @@ static void test_resume_mismatch(void **state) {
   static const char *const says[] = {"evaluation 1 was recorded as ok",
                                      "recorded with hash 0123456789abcdef",
                                      "ended after"};
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
     char path[64];
     mapopt_tune_db *db = fixture_db_new(path);
@@ -540,7 +518,7 @@ static void test_resume_mismatch(void **state) {
     mapopt_tune_outcome_clear(&b);
     fixture_db_drop(db, path);
   }
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* ---- real runs: a command evaluates each candidate --------------------- */
@@ -553,7 +531,8 @@ static mapopt_status run_command(script_log *log, int64_t budget,
                                  const char *expert, bool resume, scripted *s) {
   script = log;
   if (!resume) {
-    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
+    fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json",
+                        &s->t);
     s->db = fixture_db_new(s->path);
   }
   mapopt_tune_problem p = {s->t.m, s->t.run, expert, NULL, cmd};
@@ -735,7 +714,7 @@ static void test_command_resume(void **state) {
   script_log log = {.texts = texts};
   scripted s;
   script = &log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+  fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
   s.db = fixture_db_new(s.path);
   stopper stop = {0, 3, 0};
   mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, &cmd};
@@ -828,8 +807,8 @@ static void test_db_errors(void **state) {
 
 static void test_bad_config(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
@@ -871,7 +850,7 @@ static void test_bad_config(void **state) {
   mapopt_tune_history_free(h);
   mapopt_diags_clear(diags);
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /*
@@ -889,7 +868,7 @@ static void test_allocation_failure(void **state) {
     if (mapopt_ctx_new(failing_realloc, &f, &c) != MAPOPT_OK)
       continue;
     mapopt_diags *d = NULL;
-    target t = {0};
+    fixture_target t = {0};
     mapopt_tune_db *db = NULL;
     mapopt_tune_outcome out = {.best = -1};
     const char *spec = NULL;
@@ -918,7 +897,7 @@ static void test_allocation_failure(void **state) {
     }
     mapopt_tune_outcome_clear(&out);
     mapopt_tune_db_close(db);
-    target_close(&t);
+    fixture_target_close(&t);
     mapopt_diags_free(d);
     mapopt_ctx_free(c);
     assert_int_equal(f.live, 0);
@@ -955,7 +934,8 @@ static void test_feedback_levels(void **state) {
   for (int l = 0; l < 2; l++) {
     script = &(script_log){.texts = texts};
     scripted s;
-    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+    fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json",
+                        &s.t);
     s.db = fixture_db_new(s.path);
     mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("heat1d", "scripted", 2, 0);
@@ -993,11 +973,11 @@ static void test_guided_beats_default(void **state) {
   (void)state;
   static const char *const apps[][2] = {{"circuit", NULL}, {"cannon", "small"}};
   for (size_t a = 0; a < sizeof apps / sizeof apps[0]; a++) {
-    target t;
+    fixture_target t;
     char arg[64];
     snprintf(arg, sizeof arg, "%s%s%s", apps[a][0], apps[a][1] ? ":" : "",
              apps[a][1] ? apps[a][1] : "");
-    target_open(ctx, diags, arg, &t);
+    fixture_target_open(ctx, diags, arg, &t);
     char path[64];
     mapopt_tune_db *db = fixture_db_new(path);
     mapopt_tune_problem p = {
@@ -1024,7 +1004,7 @@ static void test_guided_beats_default(void **state) {
     }
     mapopt_tune_outcome_clear(&out);
     fixture_db_drop(db, path);
-    target_close(&t);
+    fixture_target_close(&t);
   }
 }
 
@@ -1061,8 +1041,8 @@ static void test_space_renders_every_value(void **state) {
   (void)state;
   size_t checked = 0;
   for (const char *const *b = mapopt_app_builtins(); *b; b++) {
-    target t;
-    target_open(ctx, diags, *b, &t);
+    fixture_target t;
+    fixture_target_open(ctx, diags, *b, &t);
     mapopt_space *sp;
     assert_int_equal(mapopt_space_new(ctx, t.run, t.m, NULL, diags, &sp),
                      MAPOPT_OK);
@@ -1116,7 +1096,7 @@ static void test_space_renders_every_value(void **state) {
     free(choice);
     free(back);
     mapopt_space_free(sp);
-    target_close(&t);
+    fixture_target_close(&t);
   }
   print_message("%zu (parameter, value) pairs render and compile\n", checked);
   assert_true(checked > 500);

@@ -39,37 +39,12 @@ mapopt_status __wrap_mapopt_sim_plan_new(mapopt_ctx *c,
   return __real_mapopt_sim_plan_new(c, run, out);
 }
 
-/* ---- circuit:small on p100x4 --------------------------------------------- */
-
-typedef struct world {
-  mapopt_machine *m;
-  mapopt_app *app;
-  mapopt_app_run *run;
-} world;
-
-static void world_open(world *w) {
-  *w = (world){0};
-  const char *spec = NULL;
-  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &w->m),
-                   MAPOPT_OK);
-  assert_int_equal(
-      mapopt_app_resolve(ctx, "circuit:small", diags, &w->app, &spec),
-      MAPOPT_OK);
-  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(w->m, w->app, &ao, diags, &w->run),
-                   MAPOPT_OK);
-}
-
-static void world_close(world *w) {
-  mapopt_app_run_free(w->run);
-  mapopt_app_free(w->app);
-  mapopt_machine_free(w->m);
-}
+/* ---- tuning circuit:small on p100x4 -------------------------------------- */
 
 /* Tunes with opt (its llm settings, a command, or NULL) for budget
  * evaluations on jobs workers; returns how many plans were built and
  * checks that more than one candidate was evaluated. */
-static int builds_of(const world *w, const char *opt, int jobs,
+static int builds_of(const fixture_target *w, const char *opt, int jobs,
                      const mapopt_tune_llm *llm,
                      const mapopt_tune_command *cmd) {
   char path[64];
@@ -102,8 +77,8 @@ static int builds_of(const world *w, const char *opt, int jobs,
 
 static void test_one_plan_per_run(void **state) {
   (void)state;
-  world w;
-  world_open(&w);
+  fixture_target w;
+  fixture_target_open(ctx, diags, "circuit:small", &w);
   static const char *const opts[] = {"guided", "random", "opentuner", "ccd"};
   for (int jobs = 1; jobs <= 2; jobs++)
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
@@ -111,7 +86,7 @@ static void test_one_plan_per_run(void **state) {
       if (builds != 1)
         fail_msg("%s, %d jobs: %d plans", opts[k], jobs, builds);
     }
-  world_close(&w);
+  fixture_target_close(&w);
 }
 
 /* The llm optimizer, replies replayed: a mapper per ask. */
@@ -126,8 +101,8 @@ static void test_one_plan_llm(void **state) {
       "Task * GPU, CPU;\nRegion distribute_charge rp_shared GPU ZCMEM;\n",
       "Task * GPU, CPU;\nLayout * * * C_order;\n",
       "Task * GPU, CPU;\nRegion distribute_charge rp_ghost GPU ZCMEM;\n"};
-  world w;
-  world_open(&w);
+  fixture_target w;
+  fixture_target_open(ctx, diags, "circuit:small", &w);
   for (int jobs = 1; jobs <= 2; jobs++) {
     mapopt_llm_transport *t;
     assert_int_equal(mapopt_llm_replay_new(ctx, &t), MAPOPT_OK);
@@ -152,15 +127,15 @@ static void test_one_plan_llm(void **state) {
       fail_msg("llm, %d jobs: %d plans", jobs, builds);
     mapopt_llm_transport_free(t);
   }
-  world_close(&w);
+  fixture_target_close(&w);
 }
 
 /* Real runs by a command: each candidate's profile is simulated on the one
  * plan. */
 static void test_one_plan_command(void **state) {
   (void)state;
-  world w;
-  world_open(&w);
+  fixture_target w;
+  fixture_target_open(ctx, diags, "circuit:small", &w);
   mapopt_eval_options eo = {.run = "echo ELAPSED TIME = 1.0 s {mapper}"};
   mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
   for (int jobs = 1; jobs <= 2; jobs++) {
@@ -168,7 +143,7 @@ static void test_one_plan_command(void **state) {
     if (builds != 1)
       fail_msg("command, %d jobs: %d plans", jobs, builds);
   }
-  world_close(&w);
+  fixture_target_close(&w);
 }
 
 int main(void) {
