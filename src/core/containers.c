@@ -229,6 +229,18 @@ static bool item_less(const mapopt__heap_item *a, const mapopt__heap_item *b) {
   return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* Puts it in the hole at i, moving the greater parents down into it. */
+static void sift_up(mapopt__heap_item *items, size_t i, mapopt__heap_item it) {
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!item_less(&it, &items[parent]))
+      break;
+    items[i] = items[parent];
+    i = parent;
+  }
+  items[i] = it;
+}
+
 void mapopt__heap_init(mapopt__heap *h) {
   h->items = NULL;
   h->len = h->cap = 0;
@@ -254,15 +266,7 @@ mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
     h->cap = cap;
   }
   mapopt__heap_item it = {time, h->next_seq++, data};
-  size_t i = h->len++;
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!item_less(&it, &h->items[parent]))
-      break;
-    h->items[i] = h->items[parent];
-    i = parent;
-  }
-  h->items[i] = it;
+  sift_up(h->items, h->len++, it);
   return MAPOPT_OK;
 }
 
@@ -285,14 +289,7 @@ bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out) {
     h->items[i] = h->items[c];
     i = c;
   }
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!item_less(&last, &h->items[parent]))
-      break;
-    h->items[i] = h->items[parent];
-    i = parent;
-  }
-  h->items[i] = last;
+  sift_up(h->items, i, last);
   return true;
 }
 

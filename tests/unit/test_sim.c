@@ -692,34 +692,34 @@ static void test_backpressure_error(void **state) {
 /* Owners: index launch over [4] writes atom i (100 elements of 8 B) on
  * GPU i. Ghost: a list partition whose one piece overlaps atom 1 by 30
  * elements and atom 2 by 20 elements; a single task on GPU 0 reads it. */
-static const char app_ghost[] = APP_HEAD(
-    "{\"P\": 4}") "\"regions\": [{\"name\": \"E\", \"fields\": [[\"u\", 8]], "
-                  "\"atoms\":"
-                  " {\"groups\": [{\"group\": \"e\", \"count\": \"P\", "
-                  "\"elements\":"
-                  " \"100\"}]}}],"
-                  "\"partitions\": ["
-                  " {\"name\": \"own\", \"region\": \"E\", \"kind\": \"group\","
-                  "  \"group\": \"e\"},"
-                  " {\"name\": \"ghost\", \"region\": \"E\", \"kind\": "
-                  "\"list\","
-                  "  \"colors\": [\"1\"], \"entries\": ["
-                  "   {\"group\": \"e\", \"atom\": \"1\", \"count\": \"30\"},"
-                  "   {\"group\": \"e\", \"atom\": \"2\", \"count\": "
-                  "\"20\"}]}],"
-                  "\"tasks\": ["
-                  " {\"name\": \"w\", \"variants\": [{\"kind\": \"GPU\"}]},"
-                  " {\"name\": \"r\", \"variants\": [{\"kind\": "
-                  "\"GPU\"}]}]," LOOP1("{\"op\": \"index\", \"task\": \"w\", "
-                                       "\"domain\": [\"P\"],"
-                                       " \"args\": [{\"part\": \"own\", "
-                                       "\"priv\": \"WD\", \"fields\":"
-                                       " [\"u\"], \"bytes\": \"0\"}]},"
-                                       "{\"op\": \"single\", \"task\": \"r\", "
-                                       "\"args\": [{\"part\":"
-                                       " \"ghost\", \"proj\": [\"0\"], "
-                                       "\"priv\": \"RO\", \"fields\":"
-                                       " [\"u\"], \"bytes\": \"0\"}]}");
+/* E: P atoms of 100 elements of u (8 B); own: atom i as colour i; ghost
+ * (one colour): 30 elements of atom 1 and 20 of atom 2. */
+#define GHOST_REGION                                                           \
+  "\"regions\": [{\"name\": \"E\", \"fields\": [[\"u\", 8]], \"atoms\":"       \
+  " {\"groups\": [{\"group\": \"e\", \"count\": \"P\", \"elements\": "         \
+  "\"100\"}]}}],"                                                              \
+  "\"partitions\": ["                                                          \
+  " {\"name\": \"own\", \"region\": \"E\", \"kind\": \"group\","               \
+  "  \"group\": \"e\"},"                                                       \
+  " {\"name\": \"ghost\", \"region\": \"E\", \"kind\": \"list\","              \
+  "  \"colors\": [\"1\"], \"entries\": ["                                      \
+  "   {\"group\": \"e\", \"atom\": \"1\", \"count\": \"30\"},"                 \
+  "   {\"group\": \"e\", \"atom\": \"2\", \"count\": \"20\"}]}],"
+
+static const char app_ghost[] = APP_HEAD("{\"P\": 4}") GHOST_REGION
+    "\"tasks\": ["
+    " {\"name\": \"w\", \"variants\": [{\"kind\": \"GPU\"}]},"
+    " {\"name\": \"r\", \"variants\": [{\"kind\": "
+    "\"GPU\"}]}]," LOOP1("{\"op\": \"index\", \"task\": \"w\", "
+                         "\"domain\": [\"P\"],"
+                         " \"args\": [{\"part\": \"own\", "
+                         "\"priv\": \"WD\", \"fields\":"
+                         " [\"u\"], \"bytes\": \"0\"}]},"
+                         "{\"op\": \"single\", \"task\": \"r\", "
+                         "\"args\": [{\"part\":"
+                         " \"ghost\", \"proj\": [\"0\"], "
+                         "\"priv\": \"RO\", \"fields\":"
+                         " [\"u\"], \"bytes\": \"0\"}]}");
 
 static void test_ghost_partial_copies(void **state) {
   (void)state;
@@ -957,41 +957,24 @@ static void test_fold_shared_instance(void **state) {
 }
 
 /* An op that reduces one atom through two requirements contributes through
- * both instances: red reduces E's atom 0 whole (own, 100 x 8 B) and 30
- * elements of atom 0 and 20 of atom 1 (ghost); use, which reads E, folds
+ * both instances: red reduces E's atom 1 whole (own, 100 x 8 B) and 30
+ * elements of atom 1 and 20 of atom 2 (ghost); use, which reads E, folds
  * 800 B from the first instance and 240 + 160 B from the second. */
-static const char app_fold_two_reqs[] = APP_HEAD(
-    "{\"P\": 2}") "\"regions\": [{\"name\": \"E\", \"fields\": [[\"u\", 8]],"
-                  " \"atoms\": {\"groups\": [{\"group\": \"e\", \"count\":"
-                  " \"P\", \"elements\": \"100\"}]}}],"
-                  "\"partitions\": ["
-                  " {\"name\": \"own\", \"region\": \"E\", \"kind\": \"group\","
-                  "  \"group\": \"e\"},"
-                  " {\"name\": \"ghost\", \"region\": \"E\", \"kind\": "
-                  "\"list\","
-                  "  \"colors\": [\"1\"], \"entries\": ["
-                  "   {\"group\": \"e\", \"atom\": \"0\", \"count\": \"30\"},"
-                  "   {\"group\": \"e\", \"atom\": \"1\", \"count\": "
-                  "\"20\"}]}],"
-                  "\"tasks\": ["
-                  " {\"name\": \"red\", \"variants\": [{\"kind\": \"GPU\"}]},"
-                  " {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\"}]}],"
-                  "\"program\": [{\"op\": \"fill\", \"region\": \"E\"},"
-                  " {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","
-                  "  \"warmup\": \"0\", \"timed\": true, \"body\": ["
-                  "{\"op\": \"single\", \"task\": \"red\", \"args\": ["
-                  " {\"part\": \"own\", \"proj\": [\"0\"], \"priv\": "
-                  "\"REDUCE\","
-                  "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": "
-                  "\"0\"},"
-                  " {\"part\": \"ghost\", \"proj\": [\"0\"], \"priv\": "
-                  "\"REDUCE\","
-                  "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": "
-                  "\"0\"}]},"
-                  "{\"op\": \"single\", \"task\": \"use\", \"args\": "
-                  "[{\"region\":"
-                  " \"E\", \"priv\": \"RO\", \"fields\": [\"u\"], \"bytes\":"
-                  " \"0\"}]}]}]}";
+static const char app_fold_two_reqs[] = APP_HEAD("{\"P\": 4}") GHOST_REGION
+    "\"tasks\": ["
+    " {\"name\": \"red\", \"variants\": [{\"kind\": \"GPU\"}]},"
+    " {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\"}]}],"
+    "\"program\": [{\"op\": \"fill\", \"region\": \"E\"},"
+    " {\"op\": \"loop\", \"var\": \"t\", \"count\": \"1\","
+    "  \"warmup\": \"0\", \"timed\": true, \"body\": ["
+    "{\"op\": \"single\", \"task\": \"red\", \"args\": ["
+    " {\"part\": \"own\", \"proj\": [\"1\"], \"priv\": \"REDUCE\","
+    "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": \"0\"},"
+    " {\"part\": \"ghost\", \"proj\": [\"0\"], \"priv\": \"REDUCE\","
+    "  \"redop\": \"sum\", \"fields\": [\"u\"], \"bytes\": \"0\"}]},"
+    "{\"op\": \"single\", \"task\": \"use\", \"args\": [{\"region\":"
+    " \"E\", \"priv\": \"RO\", \"fields\": [\"u\"], \"bytes\":"
+    " \"0\"}]}]}]}";
 
 static void test_fold_two_requirements(void **state) {
   (void)state;
