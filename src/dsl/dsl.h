@@ -120,9 +120,12 @@ struct mapopt_program {
   pthread_mutex_t lock;
   mapopt__scratch *scratch_pool;
   mapopt__arena cache_arena;
-  mapopt__map index_memo;     /* key bytes -> memo entry */
-  mapopt__map decompose_memo; /* (N, L) bytes -> int64_t[k] */
-  int64_t printed;            /* print lines written so far */
+  mapopt__map index_memo;                   /* key bytes -> memo entry */
+  struct mapopt__launch_memo *launch_memos; /* policy.c; NULL: none yet */
+  int nlaunch_memos, launch_memo_last;      /* how many; the last one found */
+  int64_t launch_memo_points;               /* their points together */
+  mapopt__map decompose_memo;               /* (N, L) bytes -> int64_t[k] */
+  int64_t printed;                          /* print lines written so far */
   bool print_truncated;
   int64_t traced;          /* trace lines written so far */
   unsigned char *w14_done; /* per symbol: W14 issued for this function */

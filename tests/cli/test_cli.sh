@@ -327,8 +327,8 @@ expect_rc 1 "$M" sim circuit:small --iterations 1000000 --max-ops 100000000 --ma
 expect_in err "would need more than 67108864 bytes (the limit; options max_bytes)"
 expect_in err "mapopt: note: the limit is 67108864 bytes: raise it with --max-bytes B"
 # ... and a simulation that outgrows the limit stops (the default is 4G).
-expect_rc 1 "$M" sim circuit --max-bytes 1M
-expect_in err "mapopt sim: note: the run needs more memory than its limit of 1048576 bytes: raise it with --max-bytes B"
+expect_rc 1 "$M" sim circuit --max-bytes 512K
+expect_in err "mapopt sim: note: the run needs more memory than its limit of 524288 bytes: raise it with --max-bytes B"
 expect_rc 0 "$M" sim circuit --max-bytes 8M
 expect_rc 2 "$M" sim circuit --max-bytes 1X
 expect_in err "--max-bytes must be a positive number of bytes"
