@@ -16,8 +16,8 @@
 #include "cli/cli.h"
 
 const char cli_check_usage[] =
-    "usage: mapopt check [--json] [--machine M] [--app APP [--size S]] "
-    "[--] FILE...\n\n"
+    "usage: mapopt check [--json] [--portable] [--machine M] "
+    "[--app APP [--size S]] [--] FILE...\n\n"
     "Parses, checks and loads each mapper and prints its diagnostics as\n"
     "FILE:LINE:COL: error|warning|note: MESSAGE (one per line, on stderr).\n"
     "A note after an error or warning says how to fix it: the name you\n"
@@ -32,6 +32,9 @@ const char cli_check_usage[] =
     "                   name meant; the mapper is loaded for the machine as\n"
     "                   the app runs on it (its ranks)\n"
     "  --size S         the app's size preset and overrides (with --app)\n"
+    "  --portable       also warn (P01-P28) about what the DSL mapper of\n"
+    "                   Legion rejects, aborts on or reads differently\n"
+    "                   (docs/legion.md)\n"
     "  --json           print {\"files\": [{\"file\", \"valid\",\n"
     "                   \"diagnostics\": [...]}]} on stdout instead\n"
     "  --               the arguments after it are files, even '-x.map'\n\n"
@@ -110,7 +113,7 @@ static json_t *diags_json(const mapopt_diags *diags) {
 }
 
 int cli_check(int argc, char **argv) {
-  bool json = false;
+  bool json = false, portable = false;
   const char *machine = NULL, *app = NULL, *size = NULL;
   static const char *const valued[] = {"--machine", "--app", "--size", NULL};
   int nfiles = 0;
@@ -120,6 +123,8 @@ int cli_check(int argc, char **argv) {
       return EXIT_USAGE;
     if (strcmp(o, "--json") == 0) {
       json = true;
+    } else if (strcmp(o, "--portable") == 0) {
+      portable = true;
     } else if (strcmp(o, "--machine") == 0) {
       machine = val;
     } else if (strcmp(o, "--app") == 0) {
@@ -143,7 +148,8 @@ int cli_check(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {.print = json ? NULL : print_stdout};
+  mapopt_dsl_options opts = {.print = json ? NULL : print_stdout,
+                             .portable = portable};
   mapopt_machine_shape shape;
   mapopt_shape_default(&shape);
   cli_pipeline p = {0};
