@@ -74,6 +74,10 @@ const char cli_show_usage[] =
     "                     (position default 0); repeatable\n"
     "  --dims D           dimensions of the regions, for the layout's\n"
     "                     dimension order (default 1)\n"
+    "  --region-keys auto|names|positions|both  how Region, Layout and\n"
+    "                     CollectMemory match an argument (default auto: as\n"
+    "                     the DSL mapper of Legion in one run; see mapopt\n"
+    "                     sim --help)\n"
     "  --lenient          fall back to the default kind order when no kind\n"
     "                     of the Task list is usable\n\n"
     "Exit status: 0 ok, 1 invalid mapper or mapping error, 2 usage error.\n";
@@ -309,6 +313,7 @@ typedef struct show_args {
   int nregions;
   int region_dims;
   bool lenient;
+  mapopt_region_keys_mode region_keys;
 } show_args;
 
 /* "3,1" -> {3, 1}; false on malformed input. */
@@ -403,7 +408,8 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
                  strcmp(opt, "--variants") == 0 ||
                  strcmp(opt, "--point") == 0 || strcmp(opt, "--space") == 0 ||
                  strcmp(opt, "--parent") == 0 || strcmp(opt, "--region") == 0 ||
-                 strcmp(opt, "--dims") == 0;
+                 strcmp(opt, "--dims") == 0 ||
+                 strcmp(opt, "--region-keys") == 0;
     if (takes && i + 1 >= argc)
       return cli_usage_error("show", "%s needs a value", opt);
     char *val = takes ? argv[++i] : NULL;
@@ -466,6 +472,10 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       a->region_dims = (int)d;
     } else if (strcmp(opt, "--lenient") == 0) {
       a->lenient = true;
+    } else if (strcmp(opt, "--region-keys") == 0) {
+      if (!cli_region_keys(val, &a->region_keys))
+        return cli_usage_error("show", "--region-keys takes auto, names, "
+                                       "positions or both");
     } else if (cli_operand("show", opt, &a->file, "mapper file") !=
                EXIT_VALID) {
       return EXIT_USAGE;
@@ -558,14 +568,15 @@ static int show_app(const show_args *a) {
     return EXIT_INVALID;
   cli_progress *progress = cli_progress_start("show");
   cli_pipeline p;
-  cli_pipeline_args pa = {.machine = a->machine,
-                          .app = a->app,
-                          .size = a->size,
-                          .iterations = 1,
-                          .warmup = 0,
-                          .mapper = a->file,
-                          .dsl = {.print = print_stdout},
-                          .progress = progress};
+  cli_pipeline_args pa = {
+      .machine = a->machine,
+      .app = a->app,
+      .size = a->size,
+      .iterations = 1,
+      .warmup = 0,
+      .mapper = a->file,
+      .dsl = {.print = print_stdout, .region_keys = a->region_keys},
+      .progress = progress};
   int rc = cli_pipeline_open(ctx, "show", &pa, diags, &p);
   if (rc != EXIT_VALID)
     goto done;
@@ -602,8 +613,10 @@ int cli_show(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {
-      .shape = &a.shape, .print = print_stdout, .trace = print_trace};
+  mapopt_dsl_options opts = {.shape = &a.shape,
+                             .print = print_stdout,
+                             .trace = print_trace,
+                             .region_keys = a.region_keys};
   mapopt_program *prog = NULL;
   int status = compile_file(ctx, a.file, &opts, diags, &prog);
   cli_print_diags(stderr, diags, 0);

@@ -588,7 +588,7 @@ static void test_imbalance(void **state) {
 
 static void test_aos_few_fields(void **state) {
   (void)state;
-  sim_case c = {"stencil", "expert", "Layout * * * AOS;", NULL, NULL};
+  sim_case c = {"stencil", "expert", "Layout * * * AOS C_order;", NULL, NULL};
   simmed s;
   simulate(&c, &s);
   mapopt_findings *f = analyze_sim(&s, true);
@@ -675,7 +675,7 @@ static void test_report_round_trip(void **state) {
       {"circuit", "expert", NULL, NULL, NULL},
       {"circuit", "alt-reverse-gpu", NULL, NULL, NULL},
       {"circuit", "alt-cpu-cnc", NULL, NULL, NULL},
-      {"stencil", "expert", "Layout * * * AOS;", NULL, NULL},
+      {"stencil", "expert", "Layout * * * AOS C_order;", NULL, NULL},
       {"johnson", "expert", "InstanceLimit task_4 1;", NULL, NULL},
       {"cannon:large", "expert", NULL, "CollectMemory", NULL},
       {"pennant:small", "expert", NULL, NULL, NULL},
