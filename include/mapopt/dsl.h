@@ -334,7 +334,11 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
     "balance_split: number of parts must be positive, got %" PRId64)
 #define MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
   X(R15_DOMAIN, R15, MAPPING_ERROR, \
-    "%s's second argument must be a tuple of positive integers")
+    "%s's second argument must be a tuple of non-negative integers")
+#define MAPOPT_DSL_DIAG_R15_ZERO_EXTENT(X) \
+  X(R15_ZERO_EXTENT, R15, MAPPING_ERROR, \
+    "auto_split: cannot split %" PRId64 " processors for a domain with an " \
+    "extent of 0")
 #define MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
   X(R15_TOO_MANY, R15, MAPPING_ERROR, \
     "machine model would have more than 16 dimensions")
@@ -600,6 +604,7 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_R15_SLICE(X) \
   MAPOPT_DSL_DIAG_R15_PARTS(X) \
   MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
+  MAPOPT_DSL_DIAG_R15_ZERO_EXTENT(X) \
   MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
   MAPOPT_DSL_DIAG_R15_ZERO_SIZE(X) \
   MAPOPT_DSL_DIAG_R15_UNKNOWN(X) \
