@@ -399,6 +399,10 @@ void mapopt__dsl_print_expr(const mapopt__ast *ast, const mapopt__expr *e,
  */
 bool mapopt__ast_equal(const mapopt__ast *a, const mapopt__ast *b);
 
+/* The region argument a Region, Layout or CollectMemory statement keys;
+ * NULL for any other statement. */
+const mapopt__sel *mapopt__stmt_region(const mapopt__stmt *s);
+
 /* Spellings used by the printer and by diagnostics. */
 const char *mapopt__op_text(mapopt__op op);
 const char *mapopt__member_text(mapopt__member m);

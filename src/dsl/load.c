@@ -783,11 +783,7 @@ static mapopt_region_keys_mode region_keys(const mapopt_program *p,
     return opt;
   bool named = false, positional = false;
   for (int i = 0; i < p->ast.stmts.n; i++) {
-    const mapopt__stmt *s = p->ast.stmts.items[i];
-    const mapopt__sel *r = s->kind == ST_REGION    ? &s->u.region.region
-                           : s->kind == ST_LAYOUT  ? &s->u.layout.region
-                           : s->kind == ST_COLLECT ? &s->u.collect.region
-                                                   : NULL;
+    const mapopt__sel *r = mapopt__stmt_region(p->ast.stmts.items[i]);
     named |= r && r->kind == SEL_NAME;
     positional |= r && r->kind == SEL_INT;
   }

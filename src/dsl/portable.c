@@ -513,11 +513,7 @@ mapopt_status mapopt__dsl_portable(const mapopt_program *prog,
   if (!c.global_ty || !c.ret_ty || !c.local_ty || !c.def_of)
     c.status = MAPOPT_ENOMEM;
   for (int i = 0; i < ast->stmts.n; i++) {
-    const mapopt__stmt *s = ast->stmts.items[i];
-    const mapopt__sel *r = s->kind == ST_REGION    ? &s->u.region.region
-                           : s->kind == ST_LAYOUT  ? &s->u.layout.region
-                           : s->kind == ST_COLLECT ? &s->u.collect.region
-                                                   : NULL;
+    const mapopt__sel *r = mapopt__stmt_region(ast->stmts.items[i]);
     c.named |= r && r->kind == SEL_NAME;
   }
   if (c.status == MAPOPT_OK && ast->stmts.n == 0) {
