@@ -630,10 +630,12 @@ static void write_layout(const mapopt_space *sp, const uint16_t *choice,
   if (!s && !o && !a)
     return;
   /* The order is always written: a Layout without one is F_order in the
-   * DSL mapper of Legion, whatever the application's default
-   * (docs/legion.md). */
+   * DSL mapper of Legion, whatever the application's default; and AOS is
+   * AOS C_order, the only AOS order it can build (docs/legion.md). */
   if (!o)
     ord = sp->run->default_c_order ? "C_order" : "F_order";
+  if (s && !strcmp(soa, "AOS"))
+    ord = "C_order";
   mapopt__sb_printf(sb, "Layout * %s *", rn);
   if (s)
     mapopt__sb_printf(sb, " %s", soa);
