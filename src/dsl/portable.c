@@ -178,7 +178,7 @@ static ptype call_ty(pcheck *c, const mapopt__expr *e) {
 
 /* A member: P10, P17, P24. */
 static ptype member_ty(pcheck *c, const mapopt__expr *e) {
-  ptype base = ty(c, e->u.member.base);
+  ty(c, e->u.member.base);
   const mapopt__expr_list *args = &e->u.member.args;
   if (e->u.member.call) {
     ty_list(c, args);
@@ -206,8 +206,7 @@ static ptype member_ty(pcheck *c, const mapopt__expr *e) {
       warn(c, MAPOPT__DIAG(P24_BALANCE_PARTS), args->items[1]->loc,
            args->items[1]->u.ival);
     return PT_MACHINE;
-  default:
-    (void)base;
+  default: /* the transformations */
     return PT_MACHINE;
   }
 }
