@@ -29,16 +29,21 @@ typedef struct keyseq {
   char pos[24];
 } keyseq;
 
-static void keyseq_init(keyseq *ks, const char *task,
-                        const mapopt_region_keys *keys) {
+/* The argument's keys are its names, then its position, as the program's
+ * region-key mode allows (mapopt_region_keys_mode), then '*'. */
+static void keyseq_init(keyseq *ks, const mapopt_program *prog,
+                        const char *task, const mapopt_region_keys *keys) {
   ks->task[0] = task;
   ks->task[1] = "*";
   ks->nregion = 0;
   size_t cap = sizeof ks->region / sizeof ks->region[0] - 2;
-  for (size_t i = 0; keys && i < keys->nnames && i < cap; i++)
+  for (size_t i = 0; prog->keys != MAPOPT_KEYS_POSITIONS && keys &&
+                     i < keys->nnames && i < cap;
+       i++)
     ks->region[ks->nregion++] = keys->names[i];
   snprintf(ks->pos, sizeof ks->pos, "%zu", keys ? keys->position : 0);
-  ks->region[ks->nregion++] = ks->pos;
+  if (prog->keys != MAPOPT_KEYS_NAMES)
+    ks->region[ks->nregion++] = ks->pos;
   ks->region[ks->nregion++] = "*";
 }
 
@@ -62,7 +67,7 @@ size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
                                  mapopt_proc_kind kind, mapopt_mem_kind *out,
                                  size_t cap) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   size_t n = 0;
   char key[1024];
   for (int t = 0; t < 2; t++)
@@ -104,7 +109,7 @@ bool mapopt_policy_layout(const mapopt_program *prog, const char *task,
                           const mapopt_region_keys *keys, mapopt_mem_kind mem,
                           mapopt_proc_kind kind, mapopt_layout *out) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   const char *fields[3] = {mapopt_shape_mem_name(mem),
                            mapopt_shape_proc_name(kind), "*"};
   char key[1024];
@@ -168,7 +173,7 @@ int64_t mapopt_policy_instance_limit(const mapopt_program *prog,
 bool mapopt_policy_collect(const mapopt_program *prog, const char *task,
                            const mapopt_region_keys *keys) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   char key[1024];
   for (int t = 0; t < 2; t++)
     for (int r = 0; r < ks.nregion; r++)

@@ -355,6 +355,25 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
   return v;
 }
 
+/*
+ * Whether Legion can build the instance that the DSL mapper asks for with
+ * the Layout answer for an argument in memory mem (docs/legion.md): for an
+ * AOS instance whose order is F -- given, or the DSL mapper's default when
+ * the statement gives none -- it asks for the dimension order F, Y, Z, ...
+ * without X, which Legion cannot lay out. With mapopt_aos_order, the order
+ * is the mapping language's F, X, Y, ... and every layout can be built.
+ */
+static bool legion_can_lay_out(const sim_t *s, const char *task,
+                               const mapopt_region_keys *keys,
+                               mapopt_mem_kind mem, int kind) {
+  mapopt_layout l;
+  if (s->opts->mapopt_aos_order ||
+      !mapopt_policy_layout(s->prog, task, keys, mem, (mapopt_proc_kind)kind,
+                            &l))
+    return true;
+  return l.soa != MAPOPT_LAYOUT_NO || l.c_order == MAPOPT_LAYOUT_YES;
+}
+
 /* Allocates the instances of a mapped task (§4.2 steps 3-4, §4.4). */
 bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
@@ -396,11 +415,21 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
       return false;
     }
     mapopt_layout l = pol->layout;
-    if (mk != pol->mem) /* the fallback memory: its own layout answer */ {
-      mapopt_region_keys keys = {req->names, req->nnames, r};
+    mapopt_region_keys keys = {req->names, req->nnames, r};
+    if (mk != pol->mem) /* the fallback memory: its own layout answer */
       mapopt_policy_resolve_layout(s->prog, t->name, &keys, mk,
                                    (mapopt_proc_kind)o->kind,
                                    s->run->default_c_order, &l);
+    if (!legion_can_lay_out(s, t->name, &keys, mk, o->kind)) {
+      mapopt__sim_error(
+          s, MAPOPT_SIM_LAYOUT,
+          "Invalid layout: task %s, region requirement %zu (%s), AOS "
+          "F_order in %s: the DSL mapper orders the dimensions F, Y, Z, ... "
+          "without X, which Legion cannot lay out; use SOA, or AOS C_order "
+          "(mapopt sim --aos-order mapopt simulates F, X, Y, ...)",
+          t->name, r, req->nnames ? req->names[0] : "?",
+          mapopt_shape_mem_name(mk));
+      return false;
     }
     /* A reduction reuses a live reduction instance with its operator, as
      * Legion's default mapper does (its contributions fold with the

@@ -178,7 +178,7 @@ static void test_dedupe(void **state) {
       "Task * GPU\n",                   /* 3: iteration 2, invalid */
       "Task * GPU\n",                   /* 4: duplicate of 3 (raw text) */
       "Task * GPU \n",                  /* 5: iteration 3, invalid */
-      "Layout * * * AOS;\n",            /* 6: iteration 4 */
+      "Layout * * * AOS C_order;\n",    /* 6: iteration 4 */
       "Task * CPU;",                    /* 7: duplicate of 2 */
       "Layout * * * SOA;\n",            /* 8: iteration 5 */
       NULL};
@@ -274,7 +274,7 @@ static void test_dedupe(void **state) {
 static void test_wait_and_exhaust(void **state) {
   (void)state;
   static const char *const texts[] = {"Task * GPU;\n", "Task * CPU;\n",
-                                      "Layout * * * AOS;\n", NULL};
+                                      "Layout * * * AOS C_order;\n", NULL};
   script_log log = {.texts = texts};
   scripted s;
   run_script(&log, 10, 1, 4, &s);
