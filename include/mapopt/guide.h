@@ -96,7 +96,10 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
  *   exec-time          the elapsed-time line (with the lower bound)
  *   throughput         a GFLOP/s line
  *   imbalance          one processor of a kind far busier than the others
- *   copy-bound         data produced in one place is read in another
+ *   copy-bound         the critical path waits for copies of an argument
+ *   reduction-bound    the critical path waits for the folds of reduced
+ *                      data
+ *   processor-wait     the critical path waits for a busy processor
  *   zc-hot             a GPU task spends its time reaching into ZCMEM
  *   fb-near-capacity   the framebuffer is nearly full
  *   aos-few-fields     AOS on a GPU while few of the fields are read
@@ -145,7 +148,9 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
   X(AOS_FEW_FIELDS, "aos-few-fields")                                          \
   X(OVERHEAD_BOUND, "overhead-bound")                                          \
   X(CPU_ON_CRITICAL_PATH, "cpu-on-critical-path")                              \
-  X(LIMIT_STALL, "limit-stall")
+  X(LIMIT_STALL, "limit-stall")                                                \
+  X(REDUCTION_BOUND, "reduction-bound")                                        \
+  X(PROCESSOR_WAIT, "processor-wait")
 /* clang-format on */
 
 typedef enum mapopt_guide_code {

@@ -238,12 +238,16 @@ typedef struct mapopt_sim_end {
  * reduction), from and to the two memories of its largest piece (exposed,
  * else waited); copies and bytes, how many timed copies of this kind the
  * argument got and what they moved, whether anyone waited for them or not
- * (a reduction's are its fold's, counted there); spread, the most
+ * (a reduction's are its fold's, counted there), and pieces, how many
+ * distinct (piece, iteration) those copies served; spread, the most
  * processors that read one piece of the argument (copy) or reduce into it
  * (fold, reduction) in one iteration -- with 2 or more, some copy or fold
- * of it must cross between them whatever the placement. For processor:
- * other is the task that held the processor, to the processor. Otherwise
- * channel is -1 and the rest empty.
+ * of it must cross between them whatever the placement, and with copies
+ * <= pieces * (spread - 1) the piece's writer already runs where one of
+ * them reads it. For processor: other is the task that held the
+ * processor, to the processor, and pred the task the waiting one waited
+ * for last (its last predecessor), which ran on from. Otherwise channel
+ * is -1 and the rest empty.
  */
 typedef struct mapopt_sim_wait {
   const char *task;     /* NULL: no task (a fence, a fill op, the start) */
@@ -251,10 +255,20 @@ typedef struct mapopt_sim_wait {
   const char *arg_name; /* its first name, NULL when arg < 0 */
   mapopt_sim_cause cause;
   int channel;
-  const char *other;
+  const char *other, *pred;
   mapopt_sim_end from, to;
   int64_t exposed_ns, waited_ns, count;
-  int64_t copies, bytes, spread;
+  int64_t copies, bytes, pieces, spread;
+  /* A fold with exposed time: its largest exposed piece folds the
+   * contribution that completed last of those its reader waited for (the
+   * fold follows the last reducer), rather than one that ended earlier
+   * and still arrived last. */
+  bool last_contribution;
+  /* A copy with exposed time: the processor that read the piece of its
+   * largest exposed copy first in that iteration (kind NULL: unknown);
+   * when it is not where the piece is written, writing it there would
+   * make that first read local. */
+  mapopt_sim_end first_reader;
 } mapopt_sim_wait;
 
 /* What the mapper decided for one task op, as the simulation applied it. */

@@ -54,9 +54,12 @@ bool mapopt__sim_timed_copy(const sim_t *s, const sim_copy *c) {
  * processor id (to, for PROCESSOR), -1 when none. */
 typedef struct acc {
   int task, arg, cause, channel, other;
-  int64_t exposed, waited, count, bytes, copies, spread;
+  int pred; /* PROCESSOR: the last predecessor's task, -1 */
+  int64_t exposed, waited, count, bytes, copies, pieces, spread;
   int64_t counted_for; /* the op it was last counted for */
   int64_t path_piece, wait_piece;
+  bool path_last;    /* a fold: the largest piece's contribution ended last */
+  int64_t path_copy; /* the copy of the largest exposed piece, -1 */
   int64_t path_from, path_to, wait_from, wait_to;
 } acc;
 
@@ -132,11 +135,13 @@ static acc *table_get(table *t, int task, int arg, int cause, int channel,
              .cause = cause,
              .channel = channel,
              .other = other,
+             .pred = -1,
              .counted_for = -1,
              .path_from = -1,
              .path_to = -1,
              .wait_from = -1,
-             .wait_to = -1};
+             .wait_to = -1,
+             .path_copy = -1};
   t->slot[k] = (int64_t)t->n++;
   return e;
 }
@@ -154,12 +159,28 @@ typedef struct walk {
   sim_op_wait *probe;
 } walk;
 
-/* What a charged interval is about. */
+/* What a charged interval is about; last: a fold of the contribution that
+ * completed last of those the reader waited for. */
 typedef struct what {
-  int task, arg, cause, channel, other;
+  int task, arg, cause, channel, other, pred;
   int64_t from, to;
+  bool last;
+  int64_t copy;                    /* the copy it is, -1 */
   const char *seg_kind, *seg_name; /* W_PATH: a segment of the path */
 } what;
+
+/* What is about task's cause, with no argument, channel, other or ends. */
+static what about(int task, int cause) {
+  return (what){.task = task,
+                .arg = -1,
+                .cause = cause,
+                .channel = -1,
+                .other = -1,
+                .pred = -1,
+                .from = -1,
+                .to = -1,
+                .copy = -1};
+}
 
 /* Keeps the MAPOPT_SIM_MAX_SEGMENTS longest segments of the path; the
  * result keeps the names of those it keeps. */
@@ -237,6 +258,9 @@ static int64_t charge(walk *w, const what *x, int64_t a, int64_t floor,
       e->path_piece = d;
       e->path_from = x->from;
       e->path_to = x->to;
+      e->path_last = x->last;
+      e->path_copy = x->copy;
+      e->pred = x->pred;
     }
     if (x->seg_kind)
       add_segment(w->res, x->seg_kind, x->seg_name, a, d);
@@ -251,6 +275,8 @@ static int64_t charge(walk *w, const what *x, int64_t a, int64_t floor,
     e->wait_piece = d;
     e->wait_from = x->from;
     e->wait_to = x->to;
+    if (e->exposed == 0)
+      e->pred = x->pred;
   }
   return d;
 }
@@ -305,20 +331,22 @@ static void copy_chain(walk *w, int64_t op, int arg, const sim_copy *c,
                        int cause, int64_t floor, int64_t *hi, int depth) {
   sim_t *s = w->s;
   int task = task_of(s, op);
-  what x = {task,
-            arg,
-            cause,
-            copy_channel(s, c),
-            copy_source_task(s, c),
-            c->src_mem,
-            c->dst_mem,
-            mapopt_sim_copy_kind_name(c->kind),
-            mapopt_shape_mem_name(s->mems[c->dst_mem].kind)};
+  what x = about(task, cause);
+  x.arg = arg;
+  x.channel = copy_channel(s, c);
+  x.other = copy_source_task(s, c);
+  x.from = c->src_mem;
+  x.to = c->dst_mem;
+  x.last = c->kind == COPY_FOLD && c->reducer >= 0 &&
+           c->reducer == s->ops[op].last_pred;
+  x.copy = c - copy_at(s, 0);
+  x.seg_kind = mapopt_sim_copy_kind_name(c->kind);
+  x.seg_name = mapopt_shape_mem_name(s->mems[c->dst_mem].kind);
   if (charge(w, &x, c->start_at, floor, hi) > 0)
     mark_copy(w, c);
   if (depth >= 16)
     return;
-  what gap = {task, -1, MAPOPT_SIM_CAUSE_RUNTIME, -1, -1, -1, -1, NULL, NULL};
+  what gap = about(task, MAPOPT_SIM_CAUSE_RUNTIME);
   if (c->last_dep >= 0 && copy_at(s, c->last_dep)->end_at > floor) {
     const sim_copy *dep = copy_at(s, c->last_dep);
     charge(w, &gap, dep->end_at, floor, hi);
@@ -345,21 +373,20 @@ static void op_step(walk *w, int64_t op, int64_t floor, int64_t *hi) {
   const sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];
   int task = task_of(s, op);
-  what run = {task, -1, MAPOPT_SIM_CAUSE_RUNTIME, -1, -1, -1, -1, NULL, NULL};
+  what run = about(task, MAPOPT_SIM_CAUSE_RUNTIME);
   if (ao->kind == MAPOPT_OP_TASK) {
     charge(w, &run, o->end_at, floor, hi);
-    what compute = {task, -1,     MAPOPT_SIM_CAUSE_COMPUTE,    -1, -1, -1,
-                    -1,   "task", s->run->tasks[ao->task].name};
+    what compute = about(task, MAPOPT_SIM_CAUSE_COMPUTE);
+    compute.seg_kind = "task";
+    compute.seg_name = s->run->tasks[ao->task].name;
     charge(w, &compute, o->start_at, floor, hi);
-    what queue = {task,
-                  -1,
-                  MAPOPT_SIM_CAUSE_PROCESSOR,
-                  -1,
-                  task_of(s, o->behind),
-                  -1,
-                  o->proc,
-                  NULL,
-                  NULL};
+    what queue = about(task, MAPOPT_SIM_CAUSE_PROCESSOR);
+    queue.other = task_of(s, o->behind);
+    queue.to = o->proc;
+    if (o->last_pred >= 0 && s->ops[o->last_pred].proc >= 0) {
+      queue.pred = task_of(s, o->last_pred);
+      queue.from = s->ops[o->last_pred].proc;
+    }
     charge(w, &queue, o->ready_at, floor, hi);
   } else {
     static const char *const kinds[] = {"task", "fill", "fence", "future"};
@@ -416,8 +443,7 @@ static void path_window(walk *w, int64_t t0, int64_t t1) {
             (last < 0 || s->ops[k].complete_at > s->ops[last].complete_at))
           last = k;
       if (last >= 0 && s->ops[last].complete_at > floor) {
-        what run = {ao->task, -1,  MAPOPT_SIM_CAUSE_RUNTIME, -1, -1, -1, -1,
-                    NULL,     NULL};
+        what run = about(ao->task, MAPOPT_SIM_CAUSE_RUNTIME);
         charge(w, &run, s->ops[last].complete_at, floor, &hi);
         cur = last;
         continue;
@@ -426,7 +452,7 @@ static void path_window(walk *w, int64_t t0, int64_t t1) {
     op_step(w, cur, floor, &hi);
     cur = o->last_pred;
   }
-  what start = {-1, -1, MAPOPT_SIM_CAUSE_RUNTIME, -1, -1, -1, -1, NULL, NULL};
+  what start = about(-1, MAPOPT_SIM_CAUSE_RUNTIME);
   charge(w, &start, t0, t0, &hi);
 }
 
@@ -452,36 +478,44 @@ void mapopt__sim_op_wait(sim_t *s, int64_t op, sim_op_wait *out) {
 
 /* One read or reduction of a piece in one iteration, on a processor. */
 typedef struct use {
-  int64_t piece, iteration, repetition, proc;
+  int64_t piece, iteration, repetition, proc, start;
   bool reduce;
 } use;
 
+/* The uses of the pieces copies move into, sorted (cmp_use), and per
+ * piece the most processors reading it (spread[piece]) or reducing into
+ * it (spread[npieces + piece]) in one iteration. */
+typedef struct spread_t {
+  use *uses;
+  size_t n;
+  int64_t *spread;
+} spread_t;
+
 static int cmp_use(const void *pa, const void *pb) {
   const use *a = pa, *b = pb;
-  const int64_t x[] = {a->reduce, a->piece, a->iteration, a->repetition,
-                       a->proc};
-  const int64_t y[] = {b->reduce, b->piece, b->iteration, b->repetition,
-                       b->proc};
-  for (int i = 0; i < 5; i++)
+  const int64_t x[] = {a->reduce,     a->piece, a->iteration,
+                       a->repetition, a->start, a->proc};
+  const int64_t y[] = {b->reduce,     b->piece, b->iteration,
+                       b->repetition, b->start, b->proc};
+  for (int i = 0; i < 6; i++)
     if (x[i] != y[i])
       return x[i] < y[i] ? -1 : 1;
   return 0;
 }
 
 /*
- * For each piece that a timed copy moves into, the most processors that
- * read it (spread[piece]) or reduce into it (spread[npieces + piece]) in
- * one iteration of the timed work. Only the pieces copies move into are
- * counted; NULL when out of memory.
+ * The reads and reductions of every piece that a timed copy moves into, in
+ * the timed work, and how many processors each piece is read on or
+ * reduced on in one iteration. false when out of memory.
  */
-static int64_t *piece_spread(sim_t *s) {
+static bool piece_spread(sim_t *s, spread_t *out) {
   const mapopt_app_run *run = s->run;
   int64_t np = run->npieces;
   uint8_t *wanted = mapopt__arena_zalloc(&s->arena, (size_t)np + 1);
   int64_t *spread =
       mapopt__arena_zalloc(&s->arena, (size_t)(2 * np + 1) * sizeof *spread);
   if (!wanted || !spread)
-    return NULL;
+    return false;
   size_t nuse = 0;
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
@@ -495,7 +529,7 @@ static int64_t *piece_spread(sim_t *s) {
     if (pass == 1) {
       uses = mapopt__arena_alloc(&s->arena, (nuse ? nuse : 1) * sizeof *uses);
       if (!uses)
-        return NULL;
+        return false;
     }
     size_t n = 0;
     for (int64_t i = 0; i < run->nops; i++) {
@@ -507,9 +541,9 @@ static int64_t *piece_spread(sim_t *s) {
         if (!wanted[q->piece->id] || q->priv == MAPOPT_PRIV_WD)
           continue;
         if (pass == 1)
-          uses[n] =
-              (use){q->piece->id, ao->timing.iteration, ao->timing.repetition,
-                    s->ops[i].proc, q->priv == MAPOPT_PRIV_REDUCE};
+          uses[n] = (use){q->piece->id,          ao->timing.iteration,
+                          ao->timing.repetition, s->ops[i].proc,
+                          s->ops[i].start_at,    q->priv == MAPOPT_PRIV_REDUCE};
         n++;
       }
     }
@@ -530,8 +564,48 @@ static int64_t *piece_spread(sim_t *s) {
       if (distinct > *at)
         *at = distinct;
     }
+    *out = (spread_t){uses, n, spread};
   }
-  return spread;
+  return true;
+}
+
+/* The processor that read copy c's piece first in c's iteration (the
+ * earliest start, then the lowest processor), or -1. */
+static int64_t first_reader(const sim_t *s, const spread_t *sp,
+                            const sim_copy *c) {
+  const mapopt_app_op *ao = &s->run->ops[c->op];
+  use key = {ao->reqs[c->req].piece->id,
+             ao->timing.iteration,
+             ao->timing.repetition,
+             INT64_MIN,
+             INT64_MIN,
+             false};
+  size_t lo = 0, hi = sp->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (cmp_use(&sp->uses[mid], &key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  const use *u = lo < sp->n ? &sp->uses[lo] : NULL;
+  return u && !u->reduce && u->piece == key.piece &&
+                 u->iteration == key.iteration &&
+                 u->repetition == key.repetition
+             ? u->proc
+             : -1;
+}
+
+/* Orders uses by (proc, piece, iteration, repetition): what copies served,
+ * the entry in proc. */
+static int cmp_served(const void *pa, const void *pb) {
+  const use *a = pa, *b = pb;
+  const int64_t x[] = {a->proc, a->piece, a->iteration, a->repetition};
+  const int64_t y[] = {b->proc, b->piece, b->iteration, b->repetition};
+  for (int i = 0; i < 4; i++)
+    if (x[i] != y[i])
+      return x[i] < y[i] ? -1 : 1;
+  return 0;
 }
 
 /* ---- the result ---------------------------------------------------------- */
@@ -570,7 +644,8 @@ static const char *name_or_null(mapopt_sim_result *res, const char *s) {
 
 /* The entries into res->waits: every one with exposed time, then the
  * MAPOPT_SIM_MAX_HIDDEN_WAITS largest of the others. */
-static mapopt_status store(sim_t *s, table *t, mapopt_sim_result *res) {
+static mapopt_status store(sim_t *s, table *t, const spread_t *sp,
+                           mapopt_sim_result *res) {
   if (t->n > 1)
     qsort(t->a, t->n, sizeof *t->a, cmp_acc);
   size_t keep = 0, hidden = 0;
@@ -613,6 +688,9 @@ static mapopt_status store(sim_t *s, table *t, mapopt_sim_result *res) {
     int64_t to = path ? e->path_to : e->wait_to;
     if (e->cause == MAPOPT_SIM_CAUSE_PROCESSOR) {
       x->to = proc_end(s, to);
+      x->from = proc_end(s, from);
+      x->pred =
+          e->pred >= 0 ? name_or_null(res, run->tasks[e->pred].name) : NULL;
     } else {
       x->from = mem_end(s, from);
       x->to = mem_end(s, to);
@@ -622,7 +700,12 @@ static mapopt_status store(sim_t *s, table *t, mapopt_sim_result *res) {
     x->count = e->count;
     x->bytes = e->bytes;
     x->copies = e->copies;
+    x->pieces = e->pieces;
     x->spread = e->spread;
+    x->last_contribution = e->path_last;
+    if (e->cause == MAPOPT_SIM_CAUSE_COPY && e->path_copy >= 0)
+      x->first_reader =
+          proc_end(s, first_reader(s, sp, copy_at(s, e->path_copy)));
   }
   return MAPOPT_OK;
 }
@@ -647,9 +730,10 @@ mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res) {
   }
   /* What the copies moved, and over how many processors their pieces are
    * read or reduced. */
-  int64_t *spread = piece_spread(s);
-  if (!spread)
+  spread_t sp;
+  if (!piece_spread(s, &sp))
     return MAPOPT_ENOMEM;
+  const int64_t *spread = sp.spread;
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
     if ((c->end_at == 0 && c->start_at == 0) || !mapopt__sim_timed_copy(s, c))
@@ -673,6 +757,31 @@ mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res) {
         e->spread = n;
     }
   }
+  /* The distinct (piece, iteration) each entry's copies served: sorted
+   * (entry, piece, iteration) triples, the entry in a use's proc. */
+  use *served =
+      mapopt__arena_alloc(&s->arena, (s->copies.len + 1) * sizeof *served);
+  if (!served)
+    return MAPOPT_ENOMEM;
+  size_t nserved = 0;
+  for (size_t k = 0; k < s->copies.len; k++) {
+    const sim_copy *c = copy_at(s, (int64_t)k);
+    if ((c->end_at == 0 && c->start_at == 0) || c->kind == COPY_FILL ||
+        !mapopt__sim_timed_copy(s, c))
+      continue;
+    acc *e = table_get(&t, task_of(s, c->op), (int)c->req, copy_cause(c),
+                       copy_channel(s, c), copy_source_task(s, c));
+    const mapopt_app_op *ao = &run->ops[c->op];
+    if (e)
+      served[nserved++] = (use){.piece = ao->reqs[c->req].piece->id,
+                                .iteration = ao->timing.iteration,
+                                .repetition = ao->timing.repetition,
+                                .proc = e - t.a};
+  }
+  qsort(served, nserved, sizeof *served, cmp_served);
+  for (size_t k = 0; k < nserved; k++)
+    if (k == 0 || cmp_served(&served[k - 1], &served[k]) != 0)
+      t.a[served[k].proc].pieces++;
   /* A reduction's wait spreads as its folds' reducers do. */
   for (size_t i = 0; i < t.n; i++)
     if (t.a[i].cause == MAPOPT_SIM_CAUSE_REDUCTION && t.a[i].task >= 0) {
@@ -683,7 +792,7 @@ mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res) {
     }
   if (t.failed)
     return MAPOPT_ENOMEM;
-  return store(s, &t, res);
+  return store(s, &t, &sp, res);
 }
 
 const char *mapopt_sim_cause_name(mapopt_sim_cause c) {

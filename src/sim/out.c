@@ -163,6 +163,7 @@ static json_t *waits_json(const mapopt_sim_result *r) {
     json_object_set_new(e, "channel",
                         str_or_null(mapopt_sim_copy_kind_name(w->channel)));
     json_object_set_new(e, "other", str_or_null(w->other));
+    json_object_set_new(e, "pred", str_or_null(w->pred));
     json_object_set_new(e, "from", end_json(&w->from));
     json_object_set_new(e, "to", end_json(&w->to));
     json_object_set_new(e, "exposed_ns", json_integer(w->exposed_ns));
@@ -170,7 +171,11 @@ static json_t *waits_json(const mapopt_sim_result *r) {
     json_object_set_new(e, "count", json_integer(w->count));
     json_object_set_new(e, "copies", json_integer(w->copies));
     json_object_set_new(e, "bytes", json_integer(w->bytes));
+    json_object_set_new(e, "pieces", json_integer(w->pieces));
     json_object_set_new(e, "spread", json_integer(w->spread));
+    json_object_set_new(e, "last_contribution",
+                        json_boolean(w->last_contribution));
+    json_object_set_new(e, "first_reader", end_json(&w->first_reader));
     json_array_append_new(a, e);
   }
   return a;

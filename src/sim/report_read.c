@@ -286,14 +286,17 @@ static bool text_or_null(reader *R, const mapopt__json *obj, const char *key,
 
 static void read_wait(reader *R, const mapopt__json *e, mapopt_sim_wait *x) {
   static const char *const keys[] = {
-      "task",  "argument", "names", "cause",      "channel",
-      "other", "from",     "to",    "exposed_ns", "waited_ns",
-      "count", "copies",   "bytes", "spread",     NULL};
+      "task",         "argument",  "names",  "cause",
+      "channel",      "other",     "from",   "to",
+      "exposed_ns",   "waited_ns", "count",  "copies",
+      "bytes",        "pieces",    "spread", "last_contribution",
+      "first_reader", "pred",      NULL};
   const char *w = "a wait";
   if (!mapopt__jr_object(&R->jr, e, w, keys) ||
       !text_or_null(R, e, "task", w, &x->task) ||
       !text_or_null(R, e, "names", w, &x->arg_name) ||
       !text_or_null(R, e, "other", w, &x->other) ||
+      !text_or_null(R, e, "pred", w, &x->pred) ||
       !mapopt__jr_int(&R->jr, e, "exposed_ns", w, true, 0, INT64_MAX,
                       &x->exposed_ns) ||
       !mapopt__jr_int(&R->jr, e, "waited_ns", w, true, 0, INT64_MAX,
@@ -301,7 +304,10 @@ static void read_wait(reader *R, const mapopt__json *e, mapopt_sim_wait *x) {
       !mapopt__jr_int(&R->jr, e, "count", w, true, 0, INT64_MAX, &x->count) ||
       !mapopt__jr_int(&R->jr, e, "copies", w, true, 0, INT64_MAX, &x->copies) ||
       !mapopt__jr_int(&R->jr, e, "bytes", w, true, 0, INT64_MAX, &x->bytes) ||
-      !mapopt__jr_int(&R->jr, e, "spread", w, true, 0, INT64_MAX, &x->spread))
+      !mapopt__jr_int(&R->jr, e, "pieces", w, true, 0, INT64_MAX, &x->pieces) ||
+      !mapopt__jr_int(&R->jr, e, "spread", w, true, 0, INT64_MAX, &x->spread) ||
+      !mapopt__jr_bool(&R->jr, e, "last_contribution", w, true,
+                       &x->last_contribution))
     return;
   const mapopt__json *arg = mapopt__json_get(e, "argument");
   x->arg = -1;
@@ -326,6 +332,7 @@ static void read_wait(reader *R, const mapopt__json *e, mapopt_sim_wait *x) {
     mapopt__jr_error(&R->jr, e, "missing key \"channel\" in %s", w);
   read_end(R, e, "from", &x->from);
   read_end(R, e, "to", &x->to);
+  read_end(R, e, "first_reader", &x->first_reader);
 }
 
 static void read_waits(reader *R, const mapopt__json *root) {

@@ -62,9 +62,14 @@ void fixture_db_drop(mapopt_tune_db *db, const char *path) {
   unlink(side);
 }
 
-mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
-                                         const char *spec, const char *mapper,
-                                         const mapopt_sim_options *opts) {
+/* Simulates a under mapper on m; with out_findings, AutoGuide analyses the
+ * run with every input (run, mapper and its text, machine). Takes m and
+ * a. */
+static mapopt_sim_result *simulate_and_analyze(mapopt_machine *m, mapopt_app *a,
+                                               const char *spec,
+                                               const char *mapper,
+                                               const mapopt_sim_options *opts,
+                                               mapopt_findings **out_findings) {
   mapopt_app_run *run;
   mapopt_program *prog;
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
@@ -83,11 +88,37 @@ mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
   }
   mapopt_sim_result *res;
   assert_int_equal(mapopt_sim_run(ctx, m, run, prog, opts, &res), MAPOPT_OK);
+  if (out_findings) {
+    mapopt_guide_input in = {.output = res->log,
+                             .output_len = strlen(res->log),
+                             .exit_status = res->error ? 1 : 0,
+                             .result = res,
+                             .mapper = prog,
+                             .mapper_text = mapper,
+                             .mapper_len = strlen(mapper),
+                             .run = run,
+                             .machine = m};
+    assert_int_equal(mapopt_guide_analyze(ctx, &in, out_findings), MAPOPT_OK);
+  }
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);
   mapopt_app_free(a);
   mapopt_machine_free(m);
   return res;
+}
+
+mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
+                                         const char *spec, const char *mapper,
+                                         const mapopt_sim_options *opts) {
+  return simulate_and_analyze(m, a, spec, mapper, opts, NULL);
+}
+
+mapopt_findings *fixture_analyze_text(mapopt_machine *m, mapopt_app *a,
+                                      const char *spec, const char *mapper,
+                                      mapopt_sim_result **res) {
+  mapopt_findings *f = NULL;
+  *res = simulate_and_analyze(m, a, spec, mapper, NULL, &f);
+  return f;
 }
 
 mapopt_sim_result *fixture_simulate(const char *app, const char *machine,

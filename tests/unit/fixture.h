@@ -7,6 +7,7 @@
 #define MAPOPT_TESTS_UNIT_FIXTURE_H
 
 #include "mapopt/core.h"
+#include "mapopt/guide.h"
 #include "mapopt/sim.h"
 #include "mapopt/tune.h"
 
@@ -37,5 +38,12 @@ mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
 mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
                                          const char *spec, const char *mapper,
                                          const mapopt_sim_options *opts);
+
+/* As fixture_simulate_text without options, and AutoGuide's findings on
+ * the run given every input (the run, the mapper and its text, the
+ * machine), the caller's to free; the result goes to *res. */
+mapopt_findings *fixture_analyze_text(mapopt_machine *m, mapopt_app *a,
+                                      const char *spec, const char *mapper,
+                                      mapopt_sim_result **res);
 
 #endif
