@@ -215,9 +215,10 @@ typedef enum mapopt_sim_cause {
 MAPOPT_API const char *mapopt_sim_cause_name(mapopt_sim_cause c);
 
 /* One end of a wait: a memory ("FBMEM" 2 of node 0) or a processor ("GPU"
- * 2 of node 0); kind NULL when there is none. index is the memory's or
- * processor's index among those of its kind in its address space (an
- * FBMEM's is its GPU's), rank its address space's rank on the node. */
+ * 2 of node 0); kind NULL when there is none. index is a GPU's, an
+ * FBMEM's or a node's memory's index on the node (an FBMEM's is its
+ * GPU's), another processor's among those of its kind in its address
+ * space; rank is its address space's rank on the node. */
 typedef struct mapopt_sim_end {
   const char *kind;
   int64_t node, rank, index;

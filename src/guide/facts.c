@@ -101,9 +101,10 @@ void mapopt__guide_fmt_end(char *buf, size_t size, const mapopt_sim_end *e) {
   mapopt_mem_kind mk;
   if (!e->kind)
     snprintf(buf, size, "?");
-  else if (e->rank > 0 && mapopt_shape_mem_parse(e->kind, &mk) != MAPOPT_OK)
-    /* A processor's index counts within its rank; a memory's within the
-     * node. */
+  else if (e->rank > 0 && mapopt_shape_mem_parse(e->kind, &mk) != MAPOPT_OK &&
+           strcmp(e->kind, "GPU") != 0)
+    /* A CPU's, OMP's or UTIL's index counts within its rank; a GPU's and
+     * a memory's within the node. */
     snprintf(buf, size, "%s %" PRId64 " of node %" PRId64 " rank %" PRId64,
              e->kind, e->index, e->node, e->rank);
   else

@@ -162,7 +162,8 @@ static int rank(const mapopt_guide_finding *g) {
     return (int)g->category;
   bool metric = g->code == MAPOPT_GUIDE_CODE_EXEC_TIME ||
                 g->code == MAPOPT_GUIDE_CODE_THROUGHPUT;
-  return metric ? 10 : 11;
+  /* "Nothing changed" right after the metric: it qualifies the rest. */
+  return metric ? 10 : g->code == MAPOPT_GUIDE_CODE_NO_EFFECT ? 11 : 12;
 }
 
 void mapopt__guide_sort(mapopt_findings *f) {
@@ -172,7 +173,7 @@ void mapopt__guide_sort(mapopt_findings *f) {
     mapopt_guide_finding x = a[i];
     size_t j = i;
     while (j > 0 && (rank(&a[j - 1]) > rank(&x) ||
-                     (rank(&a[j - 1]) == rank(&x) && rank(&x) == 11 &&
+                     (rank(&a[j - 1]) == rank(&x) && rank(&x) == 12 &&
                       a[j - 1].impact < x.impact))) {
       a[j] = a[j - 1];
       j--;

@@ -500,12 +500,16 @@ static void processor_waits(ctx *c) {
     const mapopt_sim_task_stats *s = stats_of(c->res, w->task);
     int64_t procs = mapopt__guide_procs_of(c->in, t.kind);
     fixes x = {"", 0};
-    if (t.is_index && s && s->procs_used < procs) {
+    /* Queued behind its own points with processors idle elsewhere: its
+     * points are spread unevenly. */
+    if (t.is_index && s &&
+        (s->procs_used < procs || same(w->other, w->task))) {
       fix(c, &x, w->exposed_ns,
-          P("spread %s's points over all %" PRId64 " %ss (it used %" PRId64
-            "): `IndexTaskMap %s block;` or `cyclic`",
+          P("spread %s's points evenly over all %" PRId64 " %ss (it used "
+            "%" PRId64 ", and they queue on %s): `IndexTaskMap %s block;` or "
+            "`cyclic`",
             w->task, procs, mapopt_shape_proc_name(t.kind), s->procs_used,
-            w->task));
+            end_words(f, &w->to), w->task));
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
                          NULL, NULL, "block");
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,

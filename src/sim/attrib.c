@@ -635,7 +635,9 @@ static mapopt_sim_end proc_end(const sim_t *s, int64_t p) {
   if (p < 0)
     return (mapopt_sim_end){NULL, 0, 0, 0};
   const sim_proc *sp = &s->procs[p];
-  return (mapopt_sim_end){cls[sp->cls], sp->node, sp->rank, sp->local};
+  /* A GPU by its index on the node, which its framebuffer's has too. */
+  return (mapopt_sim_end){cls[sp->cls], sp->node, sp->rank,
+                          sp->cls == PK_GPU ? sp->gpu : sp->local};
 }
 
 static const char *name_or_null(mapopt_sim_result *res, const char *s) {
