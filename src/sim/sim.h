@@ -127,6 +127,16 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
                               mapopt_proc_kind k);
 
 /*
+ * c(p, k) with requirement r of op in memory kind mem and the others in
+ * their best memories: a lower bound on T whenever r's instance is in mem.
+ * -1 when c(p, k) is, or when k cannot reach mem.
+ */
+int64_t mapopt__sim_best_cost_in(const mapopt_machine *machine,
+                                 const mapopt_app_run *run, int64_t op,
+                                 mapopt_proc_kind k, size_t r,
+                                 mapopt_mem_kind mem);
+
+/*
  * Processors of kind k in the whole machine as the engine models them:
  * nodes x ranks x the per-rank count of §2.5 (ranks: the run's
  * ranks_per_node, else the machine's). 0 when k has none.
