@@ -85,8 +85,7 @@ void mapopt__guide_wait_label(char *buf, size_t size, const mapopt_sim_wait *w);
 void mapopt__guide_text_rules(const mapopt_guide_input *in, mapopt_findings *f);
 /* The rules on a successful simulation's critical path, by cause: copies,
  * folds and busy processors that held it back (waits.c). */
-void mapopt__guide_wait_rules(const mapopt_guide_input *in,
-                              mapopt_findings *f);
+void mapopt__guide_wait_rules(const mapopt_guide_input *in, mapopt_findings *f);
 /* The rules on a successful simulation's profile (profile.c). */
 void mapopt__guide_profile_rules(const mapopt_guide_input *in,
                                  mapopt_findings *f);

@@ -229,183 +229,173 @@ static bool writes_others(const mapopt_app_run *run, const char *prod,
   return false;
 }
 
+/* The finding of code for group g when its waits cost the critical path
+ * WAIT_MIN_SHARE of the run (NULL otherwise, or out of memory), with its
+ * impact and subject; the argument's name in *region. */
+static mapopt_guide_finding *group_finding(const ctx *c, const group *g,
+                                           mapopt_guide_code code,
+                                           const char **region) {
+  mapopt_findings *f = c->f;
+  double impact = (double)g->exposed / c->elapsed;
+  if (impact < WAIT_MIN_SHARE)
+    return NULL;
+  *region = g->arg_name && g->arg_name[0] ? g->arg_name : P("%d", g->arg);
+  mapopt_guide_finding *fd =
+      mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, code);
+  if (fd) {
+    fd->impact = impact > 1 ? 1 : impact;
+    mapopt__guide_subject(f, fd, g->task, *region, NULL);
+  }
+  return fd;
+}
+
 /* ---- copies -------------------------------------------------------------- */
 
-static void copy_waits(ctx *c) {
+static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
+                         const char *region) {
   mapopt_findings *f = c->f;
-  group gs[32];
-  size_t n = groups_of(c->res, copy_family, gs, 32);
-  for (size_t i = 0; i < n; i++) {
-    const group *g = &gs[i];
-    const mapopt_sim_wait *w = g->main;
-    double impact = (double)g->exposed / c->elapsed;
-    if (impact < WAIT_MIN_SHARE)
-      continue;
-    const char *region =
-        g->arg_name && g->arg_name[0] ? g->arg_name : P("%d", g->arg);
-    const char *prod = w->other;
-    task_facts tc = facts(c, g->task), tp = facts(c, prod);
-    mapopt_guide_finding *fd =
-        mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, C(COPY_BOUND));
-    if (!fd)
-      return;
-    fd->impact = impact > 1 ? 1 : impact;
-    mapopt__guide_subject(f, fd, g->task, region, NULL);
-    char moved[32];
-    mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
-    const char *chan = mapopt_sim_copy_kind_name(w->channel);
-    fd->message =
-        P("%s waits %s on copies of %s from %s to %s (%s%s); %s "
-          "moved in %" PRId64 " copies",
-          g->task, cost(c, g->exposed), region, end_words(f, &w->from),
-          end_words(f, &w->to), chan ? chan : "?",
-          prod ? P(", written by %s", prod) : "", moved, g->copies);
-    /* What the data flow allows: a piece read on several processors
-     * crosses at least once per reader but one. */
-    bool spread = g->spread >= 2;
-    bool producer_reads =
-        spread && g->pieces > 0 && g->copies <= g->pieces * (g->spread - 1);
-    const char *flow =
-        !spread ? P("Each piece of %s is read on one processor in an "
-                    "iteration, and %s does not write it there, so every "
-                    "piece crosses.",
-                    region, prod ? prod : "its producer")
-        : producer_reads
-            ? P("Each piece of %s is read on %" PRId64
-                " processors in an iteration and %s already writes it on "
-                "one of them: the copy to the other%s must cross whatever "
-                "the placement.",
-                region, g->spread, prod ? prod : "its producer",
-                g->spread > 2 ? "s" : "")
-            : P("Each piece of %s is read on %" PRId64
-                " processors in an iteration, none of them where %s writes "
-                "it: at least %" PRId64 " cop%s per piece must cross "
-                "whatever the placement, one fewer than now.",
-                region, g->spread, prod ? prod : "its producer", g->spread - 1,
-                g->spread - 1 == 1 ? "y" : "ies");
-    fd->explain = P("The critical path runs through these copies: %s cannot "
-                    "start before its %s arrives, and nothing on that path "
-                    "runs meanwhile. %s",
-                    g->task, region, flow);
-    fixes x = {"", 0};
-    bool other = prod && strcmp(prod, g->task) != 0 && tp.known;
-    bool same_kind = other && tp.kind == tc.kind;
-    /* Where the piece of the exposed copy was first read, when that is the
-     * copy's own reader and not where the piece was written: writing it
-     * there makes that read local (with several readers a prefetch for
-     * the others; for data that shifts between steps, a skew). */
-    const char *first =
-        w->first_reader.kind ? end_words(f, &w->first_reader) : NULL;
-    const char *src = gpu_of(f, &w->from), *dst = gpu_of(f, &w->to);
-    bool first_is_dst = first && dst && strcmp(first, dst) == 0;
-    if (other && first_is_dst && src && strcmp(src, first) != 0 &&
-        !(c->in->run && writes_others(c->in->run, prod, g->task, g->arg))) {
-      const char *fn = mapopt__guide_index_fn(c->in, g->task, tc.kind);
-      bool like = same_kind && tc.is_index && tp.is_index;
-      const char *what =
-          !spread && like
-              ? P("run %s's points where %s's run%s", prod, g->task,
-                  fn ? P(": `IndexTaskMap %s %s;` (the function %s uses)", prod,
-                         fn, g->task)
-                     : "")
-              : P("write each piece of %s where it is first read: the one "
-                  "copied here is written on %s but first read on %s, so %s "
-                  "should run that point there%s",
-                  region, src, first, prod,
-                  spread ? " (with several readers, the others are then "
-                           "served from the first; for data shifted "
-                           "between steps, this skews the placement so the "
-                           "first step reads locally)"
-                         : "");
-      fix(c, &x, g->exposed, what);
-      if (like)
-        mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
-                           NULL, P("like:%s", g->task));
-    }
-    if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
-      const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),
-                            mapopt_shape_proc_name(tc.kind));
-      fix(c, &x, g->exposed,
-          P("run %s on the same kind as %s: `Task %s %s;`", g->task, prod,
-            g->task, kinds));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_PROC_KINDS, g->task, NULL,
-                         NULL, NULL, kinds);
-    }
-    if (other && !tc.is_index && tp.is_index &&
-        !(c->in->mapper &&
-          mapopt_policy_map_function(c->in->mapper, g->task, tc.kind, true))) {
-      fix(c, &x, g->exposed,
-          P("run %s on its parent's processor: `SingleTaskMap %s f;` with "
-            "`def f(Task t) { return m[*t.parent.processor(m)]; }`",
-            g->task, g->task));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, g->task, NULL,
-                         NULL, NULL, "parent");
-    }
-    /* Between GPUs of a node, host memory can serve every reader over its
-     * own host link, when that link is faster than a peer copy. */
-    double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
-    int64_t size = g->copies ? g->bytes / g->copies : 0;
-    const char *root = root_region(c->in->run, g->task, g->arg);
-    if (!root)
-      root = region;
-    if (prod && w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
-        fits(c, MAPOPT_MEM_ZCMEM, size)) {
-      fix(c, &x, (int64_t)((double)g->exposed * gain),
-          P("let %s write %s in host memory, `Region %s %s GPU ZCMEM;`, "
-            "from which each reader copies over its own host link (%.0f%% "
-            "faster than this peer copy)",
-            prod, region, prod, root, 100 * gain));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, prod, root, gpu_kind,
-                         NULL, "ZCMEM");
-    }
-    fd->suggest =
-        x.n ? P("Fixes, with the time each would recover if it removed the "
-                "wait: %s.",
-                x.text)
-            : P("No placement removes these copies; they can only be "
-                "overlapped: look at the other findings, which hold the path "
-                "back in their own right.");
+  const mapopt_sim_wait *w = g->main;
+  const char *prod = w->other;
+  task_facts tc = facts(c, g->task), tp = facts(c, prod);
+  char moved[32];
+  mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
+  const char *chan = mapopt_sim_copy_kind_name(w->channel);
+  fd->message = P("%s waits %s on copies of %s from %s to %s (%s%s); %s "
+                  "moved in %" PRId64 " copies",
+                  g->task, cost(c, g->exposed), region, end_words(f, &w->from),
+                  end_words(f, &w->to), chan ? chan : "?",
+                  prod ? P(", written by %s", prod) : "", moved, g->copies);
+  /* What the data flow allows: a piece read on several processors
+   * crosses at least once per reader but one. */
+  bool spread = g->spread >= 2;
+  bool producer_reads =
+      spread && g->pieces > 0 && g->copies <= g->pieces * (g->spread - 1);
+  const char *flow =
+      !spread ? P("Each piece of %s is read on one processor in an "
+                  "iteration, and %s does not write it there, so every "
+                  "piece crosses.",
+                  region, prod ? prod : "its producer")
+      : producer_reads
+          ? P("Each piece of %s is read on %" PRId64
+              " processors in an iteration and %s already writes it on "
+              "one of them: the copy to the other%s must cross whatever "
+              "the placement.",
+              region, g->spread, prod ? prod : "its producer",
+              g->spread > 2 ? "s" : "")
+          : P("Each piece of %s is read on %" PRId64
+              " processors in an iteration, none of them where %s writes "
+              "it: at least %" PRId64 " cop%s per piece must cross "
+              "whatever the placement, one fewer than now.",
+              region, g->spread, prod ? prod : "its producer", g->spread - 1,
+              g->spread - 1 == 1 ? "y" : "ies");
+  fd->explain = P("The critical path runs through these copies: %s cannot "
+                  "start before its %s arrives, and nothing on that path "
+                  "runs meanwhile. %s",
+                  g->task, region, flow);
+  fixes x = {"", 0};
+  bool other = prod && strcmp(prod, g->task) != 0 && tp.known;
+  bool same_kind = other && tp.kind == tc.kind;
+  /* Where the piece of the exposed copy was first read, when that is the
+   * copy's own reader and not where the piece was written: writing it
+   * there makes that read local (with several readers a prefetch for
+   * the others; for data that shifts between steps, a skew). */
+  const char *first =
+      w->first_reader.kind ? end_words(f, &w->first_reader) : NULL;
+  const char *src = gpu_of(f, &w->from), *dst = gpu_of(f, &w->to);
+  bool first_is_dst = first && dst && strcmp(first, dst) == 0;
+  if (other && first_is_dst && src && strcmp(src, first) != 0 &&
+      !(c->in->run && writes_others(c->in->run, prod, g->task, g->arg))) {
+    const char *fn = mapopt__guide_index_fn(c->in, g->task, tc.kind);
+    bool like = same_kind && tc.is_index && tp.is_index;
+    const char *what =
+        !spread && like
+            ? P("run %s's points where %s's run%s", prod, g->task,
+                fn ? P(": `IndexTaskMap %s %s;` (the function %s uses)", prod,
+                       fn, g->task)
+                   : "")
+            : P("write each piece of %s where it is first read: the one "
+                "copied here is written on %s but first read on %s, so %s "
+                "should run that point there%s",
+                region, src, first, prod,
+                spread ? " (with several readers, the others are then "
+                         "served from the first; for data shifted "
+                         "between steps, this skews the placement so the "
+                         "first step reads locally)"
+                       : "");
+    fix(c, &x, g->exposed, what);
+    if (like)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+                         NULL, P("like:%s", g->task));
   }
+  if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
+    const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),
+                          mapopt_shape_proc_name(tc.kind));
+    fix(c, &x, g->exposed,
+        P("run %s on the same kind as %s: `Task %s %s;`", g->task, prod,
+          g->task, kinds));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_PROC_KINDS, g->task, NULL, NULL,
+                       NULL, kinds);
+  }
+  if (other && !tc.is_index && tp.is_index &&
+      !(c->in->mapper &&
+        mapopt_policy_map_function(c->in->mapper, g->task, tc.kind, true))) {
+    fix(c, &x, g->exposed,
+        P("run %s on its parent's processor: `SingleTaskMap %s f;` with "
+          "`def f(Task t) { return m[*t.parent.processor(m)]; }`",
+          g->task, g->task));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, g->task, NULL,
+                       NULL, NULL, "parent");
+  }
+  /* Between GPUs of a node, host memory can serve every reader over its
+   * own host link, when that link is faster than a peer copy. */
+  double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
+  int64_t size = g->copies ? g->bytes / g->copies : 0;
+  const char *root = root_region(c->in->run, g->task, g->arg);
+  if (!root)
+    root = region;
+  if (prod && w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
+      fits(c, MAPOPT_MEM_ZCMEM, size)) {
+    fix(c, &x, (int64_t)((double)g->exposed * gain),
+        P("let %s write %s in host memory, `Region %s %s GPU ZCMEM;`, "
+          "from which each reader copies over its own host link (%.0f%% "
+          "faster than this peer copy)",
+          prod, region, prod, root, 100 * gain));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, prod, root, gpu_kind,
+                       NULL, "ZCMEM");
+  }
+  fd->suggest =
+      x.n ? P("Fixes, with the time each would recover if it removed the "
+              "wait: %s.",
+              x.text)
+          : P("No placement removes these copies; they can only be "
+              "overlapped: look at the other findings, which hold the path "
+              "back in their own right.");
 }
 
 /* ---- reductions ---------------------------------------------------------- */
 
-static void reduction_waits(ctx *c) {
+static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
+                              const char *region) {
   mapopt_findings *f = c->f;
-  group gs[32];
-  size_t n = groups_of(c->res, reduction_family, gs, 32);
-  for (size_t i = 0; i < n; i++) {
-    const group *g = &gs[i];
-    const mapopt_sim_wait *w = g->main;
-    double impact = (double)g->exposed / c->elapsed;
-    if (impact < WAIT_MIN_SHARE)
-      continue;
-    const char *region =
-        g->arg_name && g->arg_name[0] ? g->arg_name : P("%d", g->arg);
-    const char *red = w->other ? w->other : "its reducers";
-    task_facts tr = facts(c, g->task), tq = facts(c, w->other);
-    mapopt_guide_finding *fd =
-        mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, C(REDUCTION_BOUND));
-    if (!fd)
-      return;
-    fd->impact = impact > 1 ? 1 : impact;
-    mapopt__guide_subject(f, fd, g->task, region, NULL);
-    bool own = w->cause == MAPOPT_SIM_CAUSE_FOLD;
-    const char *chan = mapopt_sim_copy_kind_name(w->channel);
-    char moved[32];
-    mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
-    fd->message =
-        P("%s waits %s on the folds of %s's contributions to %s, from %s to "
-          "%s (%s)%s",
-          g->task, cost(c, g->exposed), red, region, end_words(f, &w->from),
-          end_words(f, &w->to), chan ? chan : "?",
-          own && g->copies
-              ? P("; %s folded in %" PRId64 " folds", moved, g->copies)
-              : P(", into another reader's instance, which %s then copies",
-                  g->task));
-    const char *late = gpu_of(f, &w->from), *home = gpu_of(f, &w->to);
-    fd->explain = P(
-        "%s reduces into %s on %" PRId64 " processor%s per piece and %s reads "
+  const mapopt_sim_wait *w = g->main;
+  const char *red = w->other ? w->other : "its reducers";
+  task_facts tr = facts(c, g->task), tq = facts(c, w->other);
+  bool own = w->cause == MAPOPT_SIM_CAUSE_FOLD;
+  const char *chan = mapopt_sim_copy_kind_name(w->channel);
+  char moved[32];
+  mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
+  fd->message =
+      P("%s waits %s on the folds of %s's contributions to %s, from %s to "
+        "%s (%s)%s",
+        g->task, cost(c, g->exposed), red, region, end_words(f, &w->from),
+        end_words(f, &w->to), chan ? chan : "?",
+        own && g->copies
+            ? P("; %s folded in %" PRId64 " folds", moved, g->copies)
+            : P(", into another reader's instance, which %s then copies",
+                g->task));
+  const char *late = gpu_of(f, &w->from), *home = gpu_of(f, &w->to);
+  fd->explain =
+      P("%s reduces into %s on %" PRId64 " processor%s per piece and %s reads "
         "the result; each contribution is folded into %s instance once its "
         "own reducer ends, and the fold from %s, %s, holds %s back.%s",
         red, region, g->spread > 0 ? g->spread : 1, g->spread > 1 ? "s" : "",
@@ -419,46 +409,45 @@ static void reduction_waits(ctx *c) {
         g->spread >= 2 ? " With contributions on several processors, some "
                          "fold must cross; only the last one need not."
                        : "");
-    fixes x = {"", 0};
-    if (late && home && own && w->last_contribution) {
-      /* The fold target where the last contribution is made: its fold is
-       * local, the others overlap that contribution's compute. */
-      fix(c, &x, g->exposed,
-          P("make %s's home the processor of the contribution that ends "
-            "last: run %s's point that reads it on %s instead of %s, so "
-            "that fold is local and the earlier contributions' folds "
-            "overlap its compute",
-            region, g->task, late, home));
-      if (tr.known && tq.known && tr.is_index && tq.is_index &&
-          tr.kind == tq.kind)
-        mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
-                           NULL, NULL, P("like:%s", w->other));
-    } else if (!own && tr.known) {
-      fix(c, &x, g->exposed,
-          P("read %s where the folds go: run %s's points where the first "
-            "reader of %s runs, so it reads the folded data in place",
-            region, g->task, region));
-    }
-    double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
-    int64_t size = g->copies ? g->bytes / g->copies : 0;
-    if (w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
-        fits(c, MAPOPT_MEM_ZCMEM, size)) {
-      fix(c, &x, (int64_t)((double)g->exposed * gain),
-          P("fold into host memory, `Region %s %s GPU ZCMEM;`: each "
-            "contribution then goes over its reducer's own host link "
-            "(%.0f%% faster than this peer copy)",
-            g->task, region, 100 * gain));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region,
-                         gpu_kind, NULL, "ZCMEM");
-    }
-    fd->suggest =
-        x.n ? P("Fixes, with the time each would recover if it removed the "
-                "wait: %s.",
-                x.text)
-            : P("Keep the reducers of each piece together only if their "
-                "compute is cheaper than the fold: the folds cost %s here.",
-                cost(c, g->exposed));
+  fixes x = {"", 0};
+  if (late && home && own && w->last_contribution) {
+    /* The fold target where the last contribution is made: its fold is
+     * local, the others overlap that contribution's compute. */
+    fix(c, &x, g->exposed,
+        P("make %s's home the processor of the contribution that ends "
+          "last: run %s's point that reads it on %s instead of %s, so "
+          "that fold is local and the earlier contributions' folds "
+          "overlap its compute",
+          region, g->task, late, home));
+    if (tr.known && tq.known && tr.is_index && tq.is_index &&
+        tr.kind == tq.kind)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
+                         NULL, NULL, P("like:%s", w->other));
+  } else if (!own && tr.known) {
+    fix(c, &x, g->exposed,
+        P("read %s where the folds go: run %s's points where the first "
+          "reader of %s runs, so it reads the folded data in place",
+          region, g->task, region));
   }
+  double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
+  int64_t size = g->copies ? g->bytes / g->copies : 0;
+  if (w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
+      fits(c, MAPOPT_MEM_ZCMEM, size)) {
+    fix(c, &x, (int64_t)((double)g->exposed * gain),
+        P("fold into host memory, `Region %s %s GPU ZCMEM;`: each "
+          "contribution then goes over its reducer's own host link "
+          "(%.0f%% faster than this peer copy)",
+          g->task, region, 100 * gain));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region,
+                       gpu_kind, NULL, "ZCMEM");
+  }
+  fd->suggest =
+      x.n ? P("Fixes, with the time each would recover if it removed the "
+              "wait: %s.",
+              x.text)
+          : P("Keep the reducers of each piece together only if their "
+              "compute is cheaper than the fold: the folds cost %s here.",
+              cost(c, g->exposed));
 }
 
 /* ---- processors ---------------------------------------------------------- */
@@ -502,8 +491,7 @@ static void processor_waits(ctx *c) {
     fixes x = {"", 0};
     /* Queued behind its own points with processors idle elsewhere: its
      * points are spread unevenly. */
-    if (t.is_index && s &&
-        (s->procs_used < procs || same(w->other, w->task))) {
+    if (t.is_index && s && (s->procs_used < procs || same(w->other, w->task))) {
       fix(c, &x, w->exposed_ns,
           P("spread %s's points evenly over all %" PRId64 " %ss (it used "
             "%" PRId64 ", and they queue on %s): `IndexTaskMap %s block;` or "
@@ -555,13 +543,28 @@ static void processor_waits(ctx *c) {
   }
 }
 
+/* The finding of each group of the family's waits that costs enough. */
+static void for_groups(ctx *c, bool (*family)(mapopt_sim_cause),
+                       mapopt_guide_code code,
+                       void (*rule)(ctx *, const group *,
+                                    mapopt_guide_finding *, const char *)) {
+  group gs[32];
+  size_t n = groups_of(c->res, family, gs, 32);
+  for (size_t i = 0; i < n; i++) {
+    const char *region;
+    mapopt_guide_finding *fd = group_finding(c, &gs[i], code, &region);
+    if (fd)
+      rule(c, &gs[i], fd, region);
+  }
+}
+
 void mapopt__guide_wait_rules(const mapopt_guide_input *in,
                               mapopt_findings *f) {
   const mapopt_sim_result *res = in->result;
   if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
     return;
   ctx c = {in, res, f, (double)res->elapsed_ns};
-  reduction_waits(&c);
-  copy_waits(&c);
+  for_groups(&c, reduction_family, C(REDUCTION_BOUND), reduction_finding);
+  for_groups(&c, copy_family, C(COPY_BOUND), copy_finding);
   processor_waits(&c);
 }

@@ -59,6 +59,7 @@ typedef struct acc {
   int64_t counted_for; /* the op it was last counted for */
   int64_t path_piece, wait_piece;
   bool path_last;    /* a fold: the largest piece's contribution ended last */
+  bool keep;         /* the result keeps it (choose) */
   int64_t path_copy; /* the copy of the largest exposed piece, -1 */
   int64_t path_from, path_to, wait_from, wait_to;
 } acc;
@@ -482,12 +483,15 @@ typedef struct use {
   bool reduce;
 } use;
 
-/* The uses of the pieces copies move into, sorted (cmp_use), and per
- * piece the most processors reading it (spread[piece]) or reducing into
- * it (spread[npieces + piece]) in one iteration. */
+/* The uses of the pieces the kept entries' copies move into, sorted
+ * (cmp_use), and per such piece (wanted, sorted ids) the most processors
+ * reading it (spread[k]) or reducing into it (spread[nwanted + k]) in one
+ * iteration. */
 typedef struct spread_t {
   use *uses;
   size_t n;
+  const int64_t *wanted;
+  size_t nwanted;
   int64_t *spread;
 } spread_t;
 
@@ -503,32 +507,43 @@ static int cmp_use(const void *pa, const void *pb) {
   return 0;
 }
 
+static int cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* The index of piece in the sorted wanted ids, or -1. */
+static int64_t wanted_at(const spread_t *sp, int64_t piece) {
+  size_t lo = 0, hi = sp->nwanted;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (sp->wanted[mid] < piece)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < sp->nwanted && sp->wanted[lo] == piece ? (int64_t)lo : -1;
+}
+
 /*
- * The reads and reductions of every piece that a timed copy moves into, in
- * the timed work, and how many processors each piece is read on or
- * reduced on in one iteration. false when out of memory.
+ * The reads and reductions in the timed work of the pieces wanted[0..n)
+ * (sorted, distinct), and how many processors each is read on or reduced
+ * on in one iteration. false when out of memory.
  */
-static bool piece_spread(sim_t *s, spread_t *out) {
+static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
+                         spread_t *out) {
   const mapopt_app_run *run = s->run;
-  int64_t np = run->npieces;
-  uint8_t *wanted = mapopt__arena_zalloc(&s->arena, (size_t)np + 1);
-  int64_t *spread =
-      mapopt__arena_zalloc(&s->arena, (size_t)(2 * np + 1) * sizeof *spread);
-  if (!wanted || !spread)
+  *out = (spread_t){NULL, 0, wanted, nwanted, NULL};
+  out->spread =
+      mapopt__arena_zalloc(&s->arena, (2 * nwanted + 1) * sizeof *out->spread);
+  if (!out->spread)
     return false;
   size_t nuse = 0;
-  for (size_t k = 0; k < s->copies.len; k++) {
-    const sim_copy *c = copy_at(s, (int64_t)k);
-    if (c->kind != COPY_FILL && mapopt__sim_timed_copy(s, c)) {
-      const mapopt_app_piece *pc = run->ops[c->op].reqs[c->req].piece;
-      wanted[pc->id] = 1;
-    }
-  }
-  for (int pass = 0; pass < 2; pass++) {
-    use *uses = NULL;
+  for (int pass = 0; pass < 2 && nwanted > 0; pass++) {
     if (pass == 1) {
-      uses = mapopt__arena_alloc(&s->arena, (nuse ? nuse : 1) * sizeof *uses);
-      if (!uses)
+      out->uses =
+          mapopt__arena_alloc(&s->arena, (nuse ? nuse : 1) * sizeof *out->uses);
+      if (!out->uses)
         return false;
     }
     size_t n = 0;
@@ -538,33 +553,34 @@ static bool piece_spread(sim_t *s, spread_t *out) {
         continue;
       for (size_t r = 0; r < ao->nreqs; r++) {
         const mapopt_app_req *q = &ao->reqs[r];
-        if (!wanted[q->piece->id] || q->priv == MAPOPT_PRIV_WD)
+        if (q->priv == MAPOPT_PRIV_WD || wanted_at(out, q->piece->id) < 0)
           continue;
         if (pass == 1)
-          uses[n] = (use){q->piece->id,          ao->timing.iteration,
-                          ao->timing.repetition, s->ops[i].proc,
-                          s->ops[i].start_at,    q->priv == MAPOPT_PRIV_REDUCE};
+          out->uses[n] =
+              (use){q->piece->id,          ao->timing.iteration,
+                    ao->timing.repetition, s->ops[i].proc,
+                    s->ops[i].start_at,    q->priv == MAPOPT_PRIV_REDUCE};
         n++;
       }
     }
-    if (pass == 0) {
-      nuse = n;
-      continue;
-    }
-    qsort(uses, n, sizeof *uses, cmp_use);
-    for (size_t a = 0, b; a < n; a = b) {
-      int64_t distinct = 1;
-      for (b = a + 1; b < n && uses[b].reduce == uses[a].reduce &&
-                      uses[b].piece == uses[a].piece &&
-                      uses[b].iteration == uses[a].iteration &&
-                      uses[b].repetition == uses[a].repetition;
-           b++)
-        distinct += uses[b].proc != uses[b - 1].proc;
-      int64_t *at = &spread[(uses[a].reduce ? np : 0) + uses[a].piece];
-      if (distinct > *at)
-        *at = distinct;
-    }
-    *out = (spread_t){uses, n, spread};
+    nuse = n;
+  }
+  out->n = nuse;
+  use *uses = out->uses;
+  if (nuse > 1)
+    qsort(uses, nuse, sizeof *uses, cmp_use);
+  for (size_t a = 0, b; a < nuse; a = b) {
+    int64_t distinct = 1;
+    for (b = a + 1; b < nuse && uses[b].reduce == uses[a].reduce &&
+                    uses[b].piece == uses[a].piece &&
+                    uses[b].iteration == uses[a].iteration &&
+                    uses[b].repetition == uses[a].repetition;
+         b++)
+      distinct += uses[b].proc != uses[b - 1].proc;
+    int64_t *at = &out->spread[(uses[a].reduce ? nwanted : 0) +
+                               (size_t)wanted_at(out, uses[a].piece)];
+    if (distinct > *at)
+      *at = distinct;
   }
   return true;
 }
@@ -644,34 +660,23 @@ static const char *name_or_null(mapopt_sim_result *res, const char *s) {
   return s ? mapopt__sim_result_string(res, s) : NULL;
 }
 
-/* The entries into res->waits: every one with exposed time, then the
- * MAPOPT_SIM_MAX_HIDDEN_WAITS largest of the others. */
+/* The entries into res->waits, the kept ones in cmp_acc order. */
 static mapopt_status store(sim_t *s, table *t, const spread_t *sp,
                            mapopt_sim_result *res) {
+  size_t keep = 0;
+  for (size_t i = 0; i < t->n; i++)
+    keep += t->a[i].keep;
   if (t->n > 1)
     qsort(t->a, t->n, sizeof *t->a, cmp_acc);
-  size_t keep = 0, hidden = 0;
-  for (size_t i = 0; i < t->n; i++) {
-    const acc *e = &t->a[i];
-    if (e->exposed > 0)
-      keep++;
-    else if ((e->waited > 0 || e->bytes > 0) &&
-             hidden < MAPOPT_SIM_MAX_HIDDEN_WAITS) {
-      hidden++;
-      keep++;
-    }
-  }
   res->waits = mapopt__calloc(s->ctx, keep ? keep : 1, sizeof *res->waits);
   if (!res->waits)
     return MAPOPT_ENOMEM;
-  hidden = 0;
-  for (size_t i = 0; i < t->n && res->nwaits < keep; i++) {
+  const mapopt_app_run *run = s->run;
+  for (size_t i = 0; i < t->n; i++) {
     const acc *e = &t->a[i];
-    if (e->exposed <= 0 && ((e->waited <= 0 && e->bytes <= 0) ||
-                            hidden++ >= MAPOPT_SIM_MAX_HIDDEN_WAITS))
+    if (!e->keep)
       continue;
     mapopt_sim_wait *x = &res->waits[res->nwaits++];
-    const mapopt_app_run *run = s->run;
     x->task = e->task >= 0 ? name_or_null(res, run->tasks[e->task].name) : NULL;
     x->arg = e->arg;
     x->arg_name = NULL;
@@ -712,6 +717,94 @@ static mapopt_status store(sim_t *s, table *t, const spread_t *sp,
   return MAPOPT_OK;
 }
 
+/* Marks the entries the result keeps: every one with exposed time, and of
+ * the others (with a wait or bytes) the MAPOPT_SIM_MAX_HIDDEN_WAITS first
+ * in cmp_acc order. */
+static void choose(table *t) {
+  size_t top[MAPOPT_SIM_MAX_HIDDEN_WAITS], n = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    acc *e = &t->a[i];
+    e->keep = e->exposed > 0;
+    if (e->keep || (e->waited <= 0 && e->bytes <= 0))
+      continue;
+    size_t at = n;
+    while (at > 0 && cmp_acc(e, &t->a[top[at - 1]]) < 0)
+      at--;
+    if (at >= MAPOPT_SIM_MAX_HIDDEN_WAITS)
+      continue;
+    if (n < MAPOPT_SIM_MAX_HIDDEN_WAITS)
+      n++;
+    memmove(&top[at + 1], &top[at], (n - 1 - at) * sizeof top[0]);
+    top[at] = i;
+  }
+  for (size_t k = 0; k < n; k++)
+    t->a[top[k]].keep = true;
+}
+
+/* Whether copy c counts in the attribution's copies (timed, done). */
+static bool counted(const sim_t *s, const sim_copy *c) {
+  return !(c->end_at == 0 && c->start_at == 0) && mapopt__sim_timed_copy(s, c);
+}
+
+/*
+ * What the kept copy, fold and reduction entries' pieces say: over how
+ * many processors each is read or reduced in an iteration (spread), how
+ * many (piece, iteration) their copies served (pieces), and, for the
+ * first reader, the pieces' uses (sp).
+ */
+static mapopt_status pieces_of(sim_t *s, table *t, const int64_t *entry_of,
+                               spread_t *sp) {
+  const mapopt_app_run *run = s->run;
+  size_t nserved = 0;
+  for (size_t k = 0; k < s->copies.len; k++)
+    nserved += entry_of[k] >= 0 && t->a[entry_of[k]].keep &&
+               copy_at(s, (int64_t)k)->kind != COPY_FILL;
+  use *served = mapopt__arena_alloc(&s->arena, (nserved + 1) * sizeof *served);
+  int64_t *wanted =
+      mapopt__arena_alloc(&s->arena, (nserved + 1) * sizeof *wanted);
+  if (!served || !wanted)
+    return MAPOPT_ENOMEM;
+  size_t n = 0;
+  for (size_t k = 0; k < s->copies.len; k++) {
+    const sim_copy *c = copy_at(s, (int64_t)k);
+    if (entry_of[k] < 0 || !t->a[entry_of[k]].keep || c->kind == COPY_FILL)
+      continue;
+    const mapopt_app_op *ao = &run->ops[c->op];
+    served[n] = (use){.piece = ao->reqs[c->req].piece->id,
+                      .iteration = ao->timing.iteration,
+                      .repetition = ao->timing.repetition,
+                      .proc = entry_of[k]};
+    wanted[n] = served[n].piece;
+    n++;
+  }
+  qsort(wanted, n, sizeof *wanted, cmp_i64);
+  size_t nw = 0;
+  for (size_t k = 0; k < n; k++)
+    if (nw == 0 || wanted[nw - 1] != wanted[k])
+      wanted[nw++] = wanted[k];
+  if (!piece_spread(s, wanted, nw, sp))
+    return MAPOPT_ENOMEM;
+  qsort(served, n, sizeof *served, cmp_served);
+  for (size_t k = 0; k < n; k++) {
+    acc *e = &t->a[served[k].proc];
+    if (k == 0 || cmp_served(&served[k - 1], &served[k]) != 0)
+      e->pieces++;
+    int64_t w = wanted_at(sp, served[k].piece);
+    int64_t x =
+        sp->spread[(e->cause == MAPOPT_SIM_CAUSE_FOLD ? nw : 0) + (size_t)w];
+    if (x > e->spread)
+      e->spread = x;
+  }
+  /* A reduction's wait spreads as its folds' reducers do. */
+  for (size_t i = 0; i < t->n; i++)
+    if (t->a[i].keep && t->a[i].cause == MAPOPT_SIM_CAUSE_REDUCTION)
+      for (size_t j = 0; j < t->n; j++)
+        if (t->a[j].keep && t->a[j].cause == MAPOPT_SIM_CAUSE_FOLD &&
+            t->a[j].other == t->a[i].other && t->a[j].spread > t->a[i].spread)
+          t->a[i].spread = t->a[j].spread;
+  return MAPOPT_OK;
+}
+
 mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res) {
   table t = {.arena = &s->arena};
   walk w = {.s = s, .t = &t, .mode = W_PATH, .res = res};
@@ -730,71 +823,42 @@ mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res) {
       e->count++;
     }
   }
-  /* What the copies moved, and over how many processors their pieces are
-   * read or reduced. */
-  spread_t sp;
-  if (!piece_spread(s, &sp))
+  /* What the copies moved, whether anyone waited for them or not. */
+  int64_t *entry_of =
+      mapopt__arena_alloc(&s->arena, (s->copies.len + 1) * sizeof *entry_of);
+  if (!entry_of)
     return MAPOPT_ENOMEM;
-  const int64_t *spread = sp.spread;
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
-    if ((c->end_at == 0 && c->start_at == 0) || !mapopt__sim_timed_copy(s, c))
+    entry_of[k] = -1;
+    if (!counted(s, c))
       continue;
-    int cause = copy_cause(c);
-    acc *e = table_get(&t, task_of(s, c->op), (int)c->req, cause,
+    acc *e = table_get(&t, task_of(s, c->op), (int)c->req, copy_cause(c),
                        copy_channel(s, c), copy_source_task(s, c));
     if (!e)
       break;
+    entry_of[k] = e - t.a;
     e->bytes = mapopt__sat_add(e->bytes, c->bytes);
     e->copies++;
     if (e->wait_from < 0 && e->path_from < 0) {
       e->wait_from = c->src_mem;
       e->wait_to = c->dst_mem;
     }
-    if (cause != MAPOPT_SIM_CAUSE_FILL) {
-      const mapopt_app_piece *pc = run->ops[c->op].reqs[c->req].piece;
-      int64_t n =
-          spread[(cause == MAPOPT_SIM_CAUSE_FOLD ? run->npieces : 0) + pc->id];
-      if (n > e->spread)
-        e->spread = n;
-    }
   }
-  /* The distinct (piece, iteration) each entry's copies served: sorted
-   * (entry, piece, iteration) triples, the entry in a use's proc. */
-  use *served =
-      mapopt__arena_alloc(&s->arena, (s->copies.len + 1) * sizeof *served);
-  if (!served)
-    return MAPOPT_ENOMEM;
-  size_t nserved = 0;
-  for (size_t k = 0; k < s->copies.len; k++) {
-    const sim_copy *c = copy_at(s, (int64_t)k);
-    if ((c->end_at == 0 && c->start_at == 0) || c->kind == COPY_FILL ||
-        !mapopt__sim_timed_copy(s, c))
-      continue;
-    acc *e = table_get(&t, task_of(s, c->op), (int)c->req, copy_cause(c),
-                       copy_channel(s, c), copy_source_task(s, c));
-    const mapopt_app_op *ao = &run->ops[c->op];
-    if (e)
-      served[nserved++] = (use){.piece = ao->reqs[c->req].piece->id,
-                                .iteration = ao->timing.iteration,
-                                .repetition = ao->timing.repetition,
-                                .proc = e - t.a};
-  }
-  qsort(served, nserved, sizeof *served, cmp_served);
-  for (size_t k = 0; k < nserved; k++)
-    if (k == 0 || cmp_served(&served[k - 1], &served[k]) != 0)
-      t.a[served[k].proc].pieces++;
-  /* A reduction's wait spreads as its folds' reducers do. */
-  for (size_t i = 0; i < t.n; i++)
-    if (t.a[i].cause == MAPOPT_SIM_CAUSE_REDUCTION && t.a[i].task >= 0) {
-      for (size_t j = 0; j < t.n; j++)
-        if (t.a[j].cause == MAPOPT_SIM_CAUSE_FOLD &&
-            t.a[j].other == t.a[i].other && t.a[j].spread > t.a[i].spread)
-          t.a[i].spread = t.a[j].spread;
-    }
   if (t.failed)
     return MAPOPT_ENOMEM;
+  choose(&t);
+  spread_t sp;
+  if (pieces_of(s, &t, entry_of, &sp) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
   return store(s, &t, &sp, res);
+}
+
+const char *mapopt_sim_copy_kind_name(int k) {
+  static const char *const names[MAPOPT_SIM_COPY_KINDS] = {
+      "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
+      "NETWORK",  "FILL",       "FOLD"};
+  return k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? names[k] : NULL;
 }
 
 const char *mapopt_sim_cause_name(mapopt_sim_cause c) {

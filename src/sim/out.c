@@ -145,25 +145,22 @@ static json_t *end_json(const mapopt_sim_end *e) {
   return o;
 }
 
-static json_t *str_or_null(const char *s) {
-  return s ? json_string(s) : json_null();
-}
-
 static json_t *waits_json(const mapopt_sim_result *r) {
   json_t *a = json_array();
   for (size_t i = 0; i < r->nwaits; i++) {
     const mapopt_sim_wait *w = &r->waits[i];
     json_t *e = json_object();
-    json_object_set_new(e, "task", str_or_null(w->task));
+    json_object_set_new(e, "task", mapopt__json_text_or_null(w->task));
     json_object_set_new(e, "argument",
                         w->arg >= 0 ? json_integer(w->arg) : json_null());
-    json_object_set_new(e, "names", str_or_null(w->arg_name));
+    json_object_set_new(e, "names", mapopt__json_text_or_null(w->arg_name));
     json_object_set_new(e, "cause",
                         json_string(mapopt_sim_cause_name(w->cause)));
-    json_object_set_new(e, "channel",
-                        str_or_null(mapopt_sim_copy_kind_name(w->channel)));
-    json_object_set_new(e, "other", str_or_null(w->other));
-    json_object_set_new(e, "pred", str_or_null(w->pred));
+    json_object_set_new(
+        e, "channel",
+        mapopt__json_text_or_null(mapopt_sim_copy_kind_name(w->channel)));
+    json_object_set_new(e, "other", mapopt__json_text_or_null(w->other));
+    json_object_set_new(e, "pred", mapopt__json_text_or_null(w->pred));
     json_object_set_new(e, "from", end_json(&w->from));
     json_object_set_new(e, "to", end_json(&w->to));
     json_object_set_new(e, "exposed_ns", json_integer(w->exposed_ns));

@@ -1,9 +1,10 @@
 /*
  * The results of a simulation (SIMULATOR.md §4.11, §5.1, §6): the timed
  * window(s) and elapsed time, the metric, per-processor, per-channel and
- * per-memory statistics, the critical path, the busiest tasks with their
- * requirements, the decisions applied (for `mapopt show --app`) and the
- * lower bound. Everything the result points to is owned by it.
+ * per-memory statistics, the critical path and its attribution (attrib.c),
+ * the busiest tasks with their requirements, the decisions applied (for
+ * `mapopt show --app`) and the lower bound. Everything the result points
+ * to is owned by it (resmem.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -53,39 +54,10 @@ static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi) {
   return y > x ? y - x : 0;
 }
 
-/* A result as the library allocates it: the public struct first, then
- * what mapopt_sim_result_free and the names need. */
-typedef struct result_impl {
-  mapopt_sim_result pub;
-  mapopt_ctx *ctx;
-  mapopt__arena strings; /* owns the names the result points to */
-} result_impl;
-
-mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
-  result_impl *r = mapopt__calloc(ctx, 1, sizeof *r);
-  if (!r)
-    return NULL;
-  r->ctx = ctx;
-  mapopt__arena_init(&r->strings, ctx);
-  return &r->pub;
-}
-
-const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str) {
-  result_impl *r = (result_impl *)res;
-  return mapopt__arena_strndup(&r->strings, str, strlen(str));
-}
-
 /* A name of the run kept by the result; "" when out of memory. */
 static const char *result_string(mapopt_sim_result *res, const char *str) {
   const char *c = mapopt__sim_result_string(res, str);
   return c ? c : "";
-}
-
-const char *mapopt_sim_copy_kind_name(int k) {
-  static const char *const names[MAPOPT_SIM_COPY_KINDS] = {
-      "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
-      "NETWORK",  "FILL",       "FOLD"};
-  return k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? names[k] : NULL;
 }
 
 static int cmp_task_stats(const void *a, const void *b) {
@@ -431,23 +403,4 @@ const char *mapopt_sim_error_name(mapopt_sim_error e) {
 #undef NAME_CASE
   }
   return "UNKNOWN";
-}
-
-void mapopt_sim_result_free(mapopt_sim_result *r) {
-  if (!r)
-    return;
-  result_impl *impl = (result_impl *)r;
-  mapopt_ctx *ctx = impl->ctx;
-  mapopt__free(ctx, r->procs, r->nprocs * sizeof *r->procs);
-  mapopt__free(ctx, r->mems, r->nmems * sizeof *r->mems);
-  if (r->error_text)
-    mapopt__free(ctx, r->error_text, strlen(r->error_text) + 1);
-  if (r->log)
-    mapopt__free(ctx, r->log, strlen(r->log) + 1);
-  if (r->trace)
-    mapopt__free(ctx, r->trace, strlen(r->trace) + 1);
-  mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
-  mapopt__free(ctx, r->waits, r->nwaits * sizeof *r->waits);
-  mapopt__arena_destroy(&impl->strings);
-  mapopt__free(ctx, impl, sizeof *impl);
 }

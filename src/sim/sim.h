@@ -17,7 +17,7 @@
 int64_t mapopt__sim_ranks(const mapopt_machine *machine,
                           const mapopt_app_run *run);
 
-/* ---- results (result.c) -------------------------------------------------- */
+/* ---- results (resmem.c) -------------------------------------------------- */
 
 /* A new, empty result that mapopt_sim_result_free frees; NULL on ENOMEM. */
 mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);

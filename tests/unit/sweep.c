@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "mapopt/mapopt.h"
 #include "sweep.h"
 
@@ -53,20 +54,6 @@ static bool one(sweeper *w, const char *name, const char *text) {
   return ok;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *t = malloc((size_t)n + 1);
-  assert_non_null(t);
-  assert_int_equal(fread(t, 1, (size_t)n, f), (size_t)n);
-  t[n] = 0;
-  fclose(f);
-  return t;
-}
-
 static void shipped(sweeper *w, const char *dir) {
   DIR *dp = opendir(dir);
   assert_non_null(dp);
@@ -77,7 +64,7 @@ static void shipped(sweeper *w, const char *dir) {
       continue;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    char *text = read_file(path);
+    char *text = fixture_read_file(path);
     w->st->shipped += one(w, path, text);
     free(text);
   }
@@ -119,20 +106,20 @@ static void more_mappers(sweeper *w, int nrandom, sweep_more_fn more,
   }
 }
 
-void sweep_bound(mapopt_ctx *ctx, const char *app, const char *machine,
+void sweep_bound(mapopt_ctx *cx, const char *app, const char *machine,
                  const char *dir, int nrandom, uint64_t seed,
                  sweep_more_fn more, void *more_ud, sweep_stats *out) {
   *out = (sweep_stats){0};
-  sweeper w = {.ctx = ctx, .st = out};
-  assert_int_equal(mapopt_diags_new(ctx, &w.d), MAPOPT_OK);
+  sweeper w = {.ctx = cx, .st = out};
+  assert_int_equal(mapopt_diags_new(cx, &w.d), MAPOPT_OK);
   const char *spec = NULL;
-  assert_int_equal(mapopt_machine_resolve(ctx, machine, w.d, &w.m), MAPOPT_OK);
-  assert_int_equal(mapopt_app_resolve(ctx, app, w.d, &w.app, &spec), MAPOPT_OK);
+  assert_int_equal(mapopt_machine_resolve(cx, machine, w.d, &w.m), MAPOPT_OK);
+  assert_int_equal(mapopt_app_resolve(cx, app, w.d, &w.app, &spec), MAPOPT_OK);
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
   assert_int_equal(mapopt_sim_instantiate(w.m, w.app, &ao, w.d, &w.run),
                    MAPOPT_OK);
   mapopt_sim_shape(w.m, w.run, &w.shape);
-  assert_int_equal(mapopt_sim_plan_new(ctx, w.run, &w.plan), MAPOPT_OK);
+  assert_int_equal(mapopt_sim_plan_new(cx, w.run, &w.plan), MAPOPT_OK);
   shipped(&w, dir);
   random_mappers(&w, nrandom, seed);
   if (more)

@@ -37,7 +37,7 @@ typedef char *(*sweep_more_fn)(void *ud);
  * without error has a lower bound above its elapsed time. The statistics
  * into *out.
  */
-void sweep_bound(mapopt_ctx *ctx, const char *app, const char *machine,
+void sweep_bound(mapopt_ctx *cx, const char *app, const char *machine,
                  const char *dir, int nrandom, uint64_t seed,
                  sweep_more_fn more, void *more_ud, sweep_stats *out);
 

@@ -9,11 +9,10 @@
  * entries add up to the elapsed time, and a saved report gives the same
  * entries back.
  *
- * The machine "duo": one node, two GPUs (10 us of fixed cost per task, no
- * flops in these tasks, so every task takes exactly 10000 ns), FBMEM per
- * GPU, FB_LOCAL 100 GB/s with 1000 ns latency (fills pay none),
- * FB_FB_PEER 2 GB/s with 2000 ns latency, and no runtime costs. A copy
- * takes latency + ceil(bytes * 1000 / MB/s) ns.
+ * The machine is the fixture's "duo" (fixture.h): two GPUs, every task
+ * 10000 ns, FB_LOCAL 100 GB/s with 1000 ns latency (fills pay none),
+ * FB_FB_PEER 2 GB/s with 2000 ns latency, no runtime costs. A copy takes
+ * latency + ceil(bytes * 1000 / MB/s) ns.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,31 +25,6 @@
 
 #include "fixture.h"
 #include "mapopt/mapopt.h"
-
-static const char duo[] =
-    "{\"format\": \"mapopt-machine/1\", \"name\": \"duo\", \"nodes\": 1,"
-    " \"processors\": {"
-    "  \"CPU\": {\"count\": 1, \"gflops_f64\": 10, \"gflops_f32\": 20,"
-    "   \"overhead_ns\": 4000},"
-    "  \"GPU\": {\"count\": 2, \"gflops_f64\": 1000, \"gflops_f32\": 2000,"
-    "   \"overhead_ns\": 10000},"
-    "  \"UTIL\": {\"count\": 1}},"
-    " \"memories\": {\"SYSMEM\": {\"per\": \"node\", \"capacity_mib\": 64},"
-    "  \"FBMEM\": {\"per\": \"gpu\", \"capacity_mib\": 1}},"
-    " \"affinity\": ["
-    "  {\"proc\": \"GPU\", \"mem\": \"FBMEM\", \"bw_gbs\": 500, \"lat_ns\": "
-    "500,"
-    "   \"gather_mps\": 20000, \"atomic_mps\": 8000},"
-    "  {\"proc\": \"CPU\", \"mem\": \"SYSMEM\", \"bw_gbs\": 10, \"lat_ns\": "
-    "100,"
-    "   \"gather_mps\": 100, \"atomic_mps\": 50}],"
-    " \"channels\": {\"FB_LOCAL\": {\"bw_gbs\": 100, \"lat_ns\": 1000},"
-    "  \"FB_FB_PEER\": {\"bw_gbs\": 2, \"lat_ns\": 2000},"
-    "  \"FB_HOST\": {\"bw_gbs\": 4, \"lat_ns\": 2000},"
-    "  \"HOST_HOST\": {\"bw_gbs\": 20, \"lat_ns\": 500}},"
-    " \"runtime\": {\"launch_ns\": 0, \"launch_traced_ns\": 0, \"map_ns\": 0,"
-    "  \"map_traced_ns\": 0, \"fence_ns\": 0, \"future_ns\": 0,"
-    "  \"ipc_lat_ns\": 0}}";
 
 /* An app of one region S of n 8-byte elements, GPU-only tasks, and a
  * one-iteration timed loop over body (optionally after a fill of S). */
@@ -75,20 +49,7 @@ static const char place[] = "g = Machine(GPU);\n"
                             "def gpu1(Task t) { return g[0, 1]; }\n";
 
 static mapopt_sim_result *run(const char *app, const char *mapper) {
-  mapopt_machine *m = NULL;
-  mapopt_app *a = NULL;
-  mapopt_diags_clear(diags);
-  bool ok = mapopt_machine_load_json(ctx, "duo.json", duo, strlen(duo), diags,
-                                     &m) == MAPOPT_OK &&
-            mapopt_app_load_json(ctx, "t.json", app, strlen(app), diags, &a) ==
-                MAPOPT_OK;
-  if (!ok)
-    fixture_print_diags();
-  assert_true(ok);
-  mapopt_sim_result *r = fixture_simulate_text(m, a, NULL, mapper, NULL);
-  if (r->error != MAPOPT_SIM_NONE)
-    print_message("%s", r->log);
-  assert_int_equal(r->error, MAPOPT_SIM_NONE);
+  mapopt_sim_result *r = fixture_simulate_json(fixture_duo, app, mapper);
   /* The contract: every nanosecond of the window is in one entry. */
   int64_t sum = 0;
   for (size_t i = 0; i < r->nwaits; i++)

@@ -5,10 +5,9 @@
  * mapper and of random ones (a few here; the validation check `bound` runs
  * the full sweep).
  *
- * The machine "duo" of test_attrib: two GPUs, 10 us of fixed cost per task
- * (no flops: every task takes 10000 ns), FB_FB_PEER 2 GB/s and FB_HOST
- * 4 GB/s with 2000 ns latency, no runtime costs; the GPUs reach only their
- * framebuffers.
+ * The machine is the fixture's "duo" (fixture.h): two GPUs, every task
+ * 10000 ns, FB_FB_PEER 2 GB/s and FB_HOST 4 GB/s with 2000 ns latency, no
+ * runtime costs; the GPUs reach only their framebuffers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,31 +21,6 @@
 #include "fixture.h"
 #include "mapopt/mapopt.h"
 #include "sweep.h"
-
-static const char duo[] =
-    "{\"format\": \"mapopt-machine/1\", \"name\": \"duo\", \"nodes\": 1,"
-    " \"processors\": {"
-    "  \"CPU\": {\"count\": 1, \"gflops_f64\": 10, \"gflops_f32\": 20,"
-    "   \"overhead_ns\": 4000},"
-    "  \"GPU\": {\"count\": 2, \"gflops_f64\": 1000, \"gflops_f32\": 2000,"
-    "   \"overhead_ns\": 10000},"
-    "  \"UTIL\": {\"count\": 1}},"
-    " \"memories\": {\"SYSMEM\": {\"per\": \"node\", \"capacity_mib\": 64},"
-    "  \"FBMEM\": {\"per\": \"gpu\", \"capacity_mib\": 1}},"
-    " \"affinity\": ["
-    "  {\"proc\": \"GPU\", \"mem\": \"FBMEM\", \"bw_gbs\": 500, \"lat_ns\": "
-    "500,"
-    "   \"gather_mps\": 20000, \"atomic_mps\": 8000},"
-    "  {\"proc\": \"CPU\", \"mem\": \"SYSMEM\", \"bw_gbs\": 10, \"lat_ns\": "
-    "100,"
-    "   \"gather_mps\": 100, \"atomic_mps\": 50}],"
-    " \"channels\": {\"FB_LOCAL\": {\"bw_gbs\": 100, \"lat_ns\": 1000},"
-    "  \"FB_FB_PEER\": {\"bw_gbs\": 2, \"lat_ns\": 2000},"
-    "  \"FB_HOST\": {\"bw_gbs\": 4, \"lat_ns\": 2000},"
-    "  \"HOST_HOST\": {\"bw_gbs\": 20, \"lat_ns\": 500}},"
-    " \"runtime\": {\"launch_ns\": 0, \"launch_traced_ns\": 0, \"map_ns\": 0,"
-    "  \"map_traced_ns\": 0, \"fence_ns\": 0, \"future_ns\": 0,"
-    "  \"ipc_lat_ns\": 0}}";
 
 /* red over [points] reduces into S (1000 elements of 8 B, after a fill),
  * then use reads it; one timed iteration. */
@@ -68,19 +42,7 @@ static const char duo[] =
   " \"priv\": \"RO\", \"fields\": [\"x\"], \"bytes\": \"0\"}]}]}]}"
 
 static mapopt_sim_result *run(const char *app) {
-  mapopt_machine *m = NULL;
-  mapopt_app *a = NULL;
-  mapopt_diags_clear(diags);
-  bool ok = mapopt_machine_load_json(ctx, "duo.json", duo, strlen(duo), diags,
-                                     &m) == MAPOPT_OK &&
-            mapopt_app_load_json(ctx, "t.json", app, strlen(app), diags, &a) ==
-                MAPOPT_OK;
-  if (!ok)
-    fixture_print_diags();
-  assert_true(ok);
-  mapopt_sim_result *r = fixture_simulate_text(m, a, NULL, "", NULL);
-  assert_int_equal(r->error, MAPOPT_SIM_NONE);
-  return r;
+  return fixture_simulate_json(fixture_duo, app, "");
 }
 
 /*
