@@ -208,6 +208,39 @@ static const char *root_region(const mapopt_app_run *run, const char *task,
   return run->regions[op->reqs[arg].piece->region].name;
 }
 
+/*
+ * What task's kernels would lose, per processor they ran on, with their
+ * arguments of region root in ZCMEM instead of the framebuffer: those
+ * arguments' memory time scaled by the framebuffer's bandwidth over
+ * ZCMEM's (an estimate). 0 for a task the profile does not list among the
+ * busiest (too light to matter); -1 when the machine or the application
+ * does not say.
+ */
+static int64_t zc_loss(const ctx *c, const char *task, const char *root) {
+  const mapopt_machine *m = c->in->machine;
+  const mapopt_app_op *op = mapopt__guide_first_op(c->in->run, task);
+  if (!m || !op)
+    return -1;
+  int64_t fb = m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_FBMEM].bw_mbps;
+  int64_t zc = m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_ZCMEM].bw_mbps;
+  if (fb <= 0 || zc <= 0)
+    return -1;
+  const mapopt_sim_task_stats *t = stats_of(c->res, task);
+  if (!t || t->kind != MAPOPT_PROC_GPU)
+    return 0;
+  double loss = 0;
+  for (int q = 0; q < t->nreqs; q++) {
+    const mapopt_sim_req_stats *rq = &t->reqs[q];
+    if (rq->index < 0 || (size_t)rq->index >= op->nreqs ||
+        rq->memory != MAPOPT_MEM_FBMEM ||
+        strcmp(c->in->run->regions[op->reqs[rq->index].piece->region].name,
+               root) != 0)
+      continue;
+    loss += (double)rq->mem_ns * ((double)fb / (double)zc - 1);
+  }
+  return (int64_t)(loss / (double)(t->procs_used > 0 ? t->procs_used : 1));
+}
+
 /* Whether task prod also writes other regions than the one argument arg
  * of task reads: one placement function places all of its points, so the
  * points writing this data cannot move alone (false when unknown). */
@@ -353,9 +386,12 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
   const char *root = root_region(c->in->run, g->task, g->arg);
   if (!root)
     root = region;
+  int64_t saved = (int64_t)((double)g->exposed * gain);
+  int64_t lost = prod ? zc_loss(c, prod, root) : -1;
+  /* Only when the writer's kernels would not lose more than it saves. */
   if (prod && w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
-      fits(c, MAPOPT_MEM_ZCMEM, size)) {
-    fix(c, &x, (int64_t)((double)g->exposed * gain),
+      fits(c, MAPOPT_MEM_ZCMEM, size) && lost >= 0 && lost < saved) {
+    fix(c, &x, saved - lost,
         P("let %s write %s in host memory, `Region %s %s GPU ZCMEM;`, "
           "from which each reader copies over its own host link (%.0f%% "
           "faster than this peer copy)",
@@ -431,9 +467,13 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
   }
   double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
   int64_t size = g->copies ? g->bytes / g->copies : 0;
+  const char *root = root_region(c->in->run, g->task, g->arg);
+  int64_t saved = (int64_t)((double)g->exposed * gain);
+  int64_t lost = zc_loss(c, g->task, root ? root : region);
+  /* Only when the reader's kernels would not lose more than it saves. */
   if (w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
-      fits(c, MAPOPT_MEM_ZCMEM, size)) {
-    fix(c, &x, (int64_t)((double)g->exposed * gain),
+      fits(c, MAPOPT_MEM_ZCMEM, size) && lost >= 0 && lost < saved) {
+    fix(c, &x, saved - lost,
         P("fold into host memory, `Region %s %s GPU ZCMEM;`: each "
           "contribution then goes over its reducer's own host link "
           "(%.0f%% faster than this peer copy)",

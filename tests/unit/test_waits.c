@@ -202,6 +202,36 @@ static void test_memory_that_fits(void **state) {
   mapopt_sim_result_free(res);
 }
 
+/* ring2's relax streams its cells, which its copies move between GPUs:
+ * host memory for them would cost relax's kernels more than the copies'
+ * faster links would save, so it is not offered (cosma's task_2 writes
+ * its B_blk blocks without reading them, and is offered it). */
+static void test_memory_that_pays(void **state) {
+  (void)state;
+  mapopt_machine *m = machine("p100x4");
+  mapopt_app *a = NULL;
+  mapopt_diags_clear(diags);
+  assert_int_equal(mapopt_app_resolve(ctx, MAPOPT_SOURCE_DIR "/apps/ring2.json",
+                                      diags, &a, NULL),
+                   MAPOPT_OK);
+  mapopt_sim_result *res;
+  mapopt_findings *f = fixture_analyze_text(m, a, NULL, "", &res);
+  const mapopt_guide_finding *g = find(f, C(COPY_BOUND), "p_cells");
+  if (!g)
+    print_all(f);
+  assert_non_null(g);
+  assert_null(strstr(g->suggest, "ZCMEM"));
+  assert_false(has_kind(g, MAPOPT_GUIDE_EDIT_MEMORY));
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+  f = analyze("cosma", machine("p100x4"), "alt-a-together", &res);
+  g = find(f, C(COPY_BOUND), "B_blk");
+  assert_non_null(g);
+  assert_non_null(strstr(g->suggest, "`Region task_2 B GPU ZCMEM;`"));
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
 /* On a machine without CPUs, a task that runs only on CPUs cannot be
  * placed by any Task line: AutoGuide says so and asks for CPUs in the
  * machine, with no edit of the mapper. */
@@ -225,6 +255,7 @@ int main(void) {
       cmocka_unit_test(test_cosma_pair),
       cmocka_unit_test(test_hidden_copies),
       cmocka_unit_test(test_memory_that_fits),
+      cmocka_unit_test(test_memory_that_pays),
       cmocka_unit_test(test_machine_without_cpus),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
