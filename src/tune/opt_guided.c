@@ -16,10 +16,17 @@
  * feedback level, the share of time the findings about its task or region
  * put at stake; with the output alone (raw), in an order the seed draws.
  *
+ * A single change that failed is remembered with its cause (the
+ * simulator's error class, or the status of a real run) and the values of
+ * the parameters that cause depends on; it is not proposed again from a
+ * new best that leaves those values as they were (a move whose change was
+ * ruled out by the space is never proposed: decide.c).
+ *
  * Only the space (the app model and the machine) and the evaluations
  * inform it; parameters of equal importance are walked in an order drawn
  * from the seed once, so a run is reproducible.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +42,14 @@ typedef struct move {
   bool followup; /* it follows a move that changed nothing */
   char note[200];
 } move;
+
+/* A single change that failed (see the top of this file). */
+typedef struct failure {
+  size_t param;
+  uint16_t value;
+  int cause;        /* mapopt_sim_error, or 100 + mapopt_tune_status */
+  uint64_t context; /* the values of the parameters the cause depends on */
+} failure;
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -53,13 +68,80 @@ typedef struct guided_state {
   uint64_t *tie;    /* per parameter: its rank among equals (seeded) */
   size_t npos, nvalue;
   bool walking;
+  mapopt__vec failures; /* failure */
 } guided_state;
 
 typedef struct pending_move {
   int64_t tag;
   move mv;
   bool repaired; /* already a repair: not repaired again */
+  size_t single; /* the one parameter it changed from its base, or SIZE_MAX */
 } pending_move;
+
+/* Whether parameter j's value can change why a change of parameter i
+ * failed with cause: a placement, limit or kind error is the task's own;
+ * memory runs out where any task's data goes; a layout error is about
+ * the layouts and where the task's data goes; anything else (a timeout,
+ * a deadlock, a failed real run) may depend on every parameter. */
+static bool bears_on(const mapopt_space *sp, size_t i, size_t j, int cause) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, j);
+  bool same_task = mapopt__space_task_of(sp, i) >= 0 &&
+                   mapopt__space_task_of(sp, j) == mapopt__space_task_of(sp, i);
+  bool layout = p->kind == MAPOPT_PARAM_LAYOUT_SOA ||
+                p->kind == MAPOPT_PARAM_LAYOUT_ORDER ||
+                p->kind == MAPOPT_PARAM_LAYOUT_ALIGN;
+  switch (cause) {
+  case MAPOPT_SIM_BACKPRESSURE:
+  case MAPOPT_SIM_INDEX:
+  case MAPOPT_SIM_POLICY:
+  case MAPOPT_SIM_NO_VARIANT:
+    return same_task;
+  case MAPOPT_SIM_OOM:
+    return same_task || p->kind == MAPOPT_PARAM_MEMORY ||
+           p->kind == MAPOPT_PARAM_PROC_KIND;
+  case MAPOPT_SIM_LAYOUT:
+    return layout || (same_task && (p->kind == MAPOPT_PARAM_MEMORY ||
+                                    p->kind == MAPOPT_PARAM_PROC_KIND));
+  default:
+    return true;
+  }
+}
+
+/* The values in choice of the parameters cause depends on for i. */
+static uint64_t context_of(const mapopt_optimizer *opt, const uint16_t *choice,
+                           size_t i, int cause) {
+  uint64_t h = mapopt__hash_mix(0xfa11, (uint64_t)cause);
+  for (size_t j = 0; j < mapopt_space_nparams(opt->space); j++)
+    if (j != i && bears_on(opt->space, i, j, cause))
+      h = mapopt__hash_mix(mapopt__hash_mix(h, j), choice[j]);
+  return h;
+}
+
+/* Whether choice makes a change that failed before for a cause it leaves
+ * as it was. */
+static bool failed_before(const mapopt_optimizer *opt, const uint16_t *choice) {
+  const guided_state *s = opt->state;
+  for (size_t k = 0; k < s->failures.len; k++) {
+    const failure *f = &MAPOPT__VEC_AT(&s->failures, failure, k);
+    if (choice[f->param] == f->value && s->best[f->param] != f->value &&
+        context_of(opt, choice, f->param, f->cause) == f->context)
+      return true;
+  }
+  return false;
+}
+
+/* The one parameter on which a differs from b, or SIZE_MAX. */
+static size_t single_change(const mapopt_optimizer *opt, const uint16_t *a,
+                            const uint16_t *b) {
+  size_t at = SIZE_MAX;
+  for (size_t i = 0; i < mapopt_space_nparams(opt->space); i++)
+    if (a[i] != b[i]) {
+      if (at != SIZE_MAX)
+        return SIZE_MAX;
+      at = i;
+    }
+  return at;
+}
 
 static size_t np_of(const mapopt_optimizer *opt) {
   return mapopt_space_nparams(opt->space);
@@ -122,8 +204,14 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
     MAPOPT__VEC_AT(&s->moves, move, bi) =
         MAPOPT__VEC_AT(&s->moves, move, s->moves.len - 1);
     s->moves.len--;
-    if (mapopt__delta_apply(opt->space, s->best, &out->delta, s->work) &&
-        !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+    /* What the space rules out is dropped from the move (decide.c); a
+     * move left with nothing new is not tried. */
+    if (!mapopt__delta_apply(opt->space, s->best, &out->delta, s->work))
+      continue;
+    mapopt__space_make_feasible(opt->space, s->work);
+    if (memcmp(s->work, s->best, n * sizeof *s->work) &&
+        !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+        !failed_before(opt, s->work))
       return true;
   }
   return false;
@@ -197,7 +285,7 @@ static bool next_neighbour(mapopt_optimizer *opt, move *out) {
     /* The round-th value other than the current one. */
     size_t seen = 0;
     for (uint16_t v = 0; v < p->nvalues; v++) {
-      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+      if (v == s->best[i] || mapopt__space_ruling(opt->space, s->best, i, v))
         continue;
       if (seen++ != round)
         continue;
@@ -206,7 +294,8 @@ static bool next_neighbour(mapopt_optimizer *opt, move *out) {
       snprintf(out->note, sizeof out->note, "guided: neighbour %s = %s",
                p->name, p->values[v]);
       mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
-      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+          !failed_before(opt, s->work))
         return true;
       break;
     }
@@ -230,7 +319,7 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
         st == MAPOPT_OK ? mapopt__vec_push(&s->pending, opt->ctx) : NULL;
     if (!pm)
       return MAPOPT_ENOMEM;
-    *pm = (pending_move){tag, start, false};
+    *pm = (pending_move){tag, start, false, SIZE_MAX};
     return mapopt__hset_add(&s->tried, opt->ctx,
                             mapopt__choice_hash(s->work, n)) < 0
                ? MAPOPT_ENOMEM
@@ -248,7 +337,8 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
     if (!pm || mapopt__hset_add(&s->tried, opt->ctx,
                                 mapopt__choice_hash(s->work, n)) < 0)
       return MAPOPT_ENOMEM;
-    *pm = (pending_move){tag, mv, mv.repair};
+    *pm = (pending_move){tag, mv, mv.repair,
+                         single_change(opt, s->work, s->best)};
   }
   if (k == 0)
     s->done = true;
@@ -287,7 +377,7 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
       continue;
     for (uint16_t w = 0; w < p->nvalues; w++) {
       if (w == s->best[j] || strcmp(p->values[w], value) ||
-          mapopt__value_known_bad(opt->space, j, w))
+          mapopt__space_ruling(opt->space, s->best, j, w))
         continue;
       move mv = {.delta = {.param = {j}, .value = {w}, .from = {-1}, .n = 1},
                  .priority = 0.95};
@@ -332,6 +422,14 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
                : MAPOPT_OK;
     return st == MAPOPT_OK ? moves_from(opt, e, NULL) : st;
   }
+  if (!ok && pm.tag >= 0 && pm.single != SIZE_MAX) {
+    int cause = e->result ? (int)e->result->error : 100 + (int)e->status;
+    failure *f = mapopt__vec_push(&s->failures, opt->ctx);
+    if (!f)
+      return MAPOPT_ENOMEM;
+    *f = (failure){pm.single, c->choice[pm.single], cause,
+                   context_of(opt, c->choice, pm.single, cause)};
+  }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */
     mapopt_status st = moves_from(opt, e, &pm.mv);
@@ -352,7 +450,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
     for (uint16_t v = (uint16_t)(pm.mv.delta.value[0] + 1); v < p->nvalues;
          v++) {
-      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+      if (v == s->best[i] || mapopt__space_ruling(opt->space, s->best, i, v))
         continue;
       move mv = {.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1},
                  .priority = 0.9,
@@ -373,6 +471,7 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
   mapopt__vec_init(&s->moves, sizeof(move));
   mapopt__vec_init(&s->pending, sizeof(pending_move));
+  mapopt__vec_init(&s->failures, sizeof(failure));
   s->best = mapopt__param_array(opt, sizeof *s->best);
   s->work = mapopt__param_array(opt, sizeof *s->work);
   s->order = mapopt__param_array(opt, sizeof *s->order);
@@ -390,6 +489,7 @@ static void guided_destroy(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
   mapopt__vec_destroy(&s->moves, opt->ctx);
   mapopt__vec_destroy(&s->pending, opt->ctx);
+  mapopt__vec_destroy(&s->failures, opt->ctx);
   mapopt__hset_destroy(&s->tried, opt->ctx);
   mapopt__param_array_free(opt, s->best, sizeof *s->best);
   mapopt__param_array_free(opt, s->work, sizeof *s->work);

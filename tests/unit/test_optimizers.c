@@ -358,6 +358,67 @@ static void test_guided_analogies(void **state) {
   problem_close(&p);
 }
 
+/* Guided remembers a change that failed, and why: told that every memory
+ * change runs out of memory and that the first change after one of them
+ * of a parameter that does not bear on memory (not a memory or a kind,
+ * nor a parameter of a task whose memory change failed) pays, it walks
+ * the new best's neighbours without proposing a failed memory change
+ * again; without the memory it would, from the new best. */
+static void test_guided_failure_memory(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, MAPOPT_SOURCE_DIR "/apps/heat1d.json", NULL);
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 0};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  size_t n = mapopt_space_nparams(p.space);
+  uint16_t best[64] = {0};
+  assert_true(n <= 64);
+  /* The memory changes told to fail: parameter, value. */
+  size_t failed[256][2], nfailed = 0;
+  bool moved = false;
+  mapopt_sim_result oom = {.error = MAPOPT_SIM_OOM};
+  mapopt_candidate c;
+  int asked = 0;
+  for (; asked < 80 && mapopt_optimizer_ask(opt, &c) == MAPOPT_OK; asked++) {
+    print_message("%s\n", c.note);
+    size_t at = n, changes = 0;
+    for (size_t i = 0; i < n; i++)
+      if (c.choice[i] != best[i])
+        at = i, changes++;
+    const mapopt_space_param *q =
+        changes == 1 ? mapopt_space_param_at(p.space, at) : NULL;
+    mapopt_evaluation e = {.status = MAPOPT_TUNE_OK, .score = 1};
+    bool bears = false;
+    for (size_t k = 0; q && k < nfailed; k++) {
+      const mapopt_space_param *f =
+          mapopt_space_param_at(p.space, failed[k][0]);
+      bears |= q->task && !strcmp(q->task, f->task);
+      if (failed[k][0] == at && failed[k][1] == c.choice[at])
+        fail_msg("%s proposed again after it failed", c.note);
+    }
+    if (q && q->kind == MAPOPT_PARAM_MEMORY) {
+      assert_true(nfailed < 256);
+      failed[nfailed][0] = at;
+      failed[nfailed++][1] = c.choice[at];
+      e = (mapopt_evaluation){.status = MAPOPT_TUNE_FAILED, .result = &oom};
+    } else if (q && !moved && nfailed > 0 &&
+               q->kind != MAPOPT_PARAM_PROC_KIND && !bears) {
+      moved = true; /* the new best: its neighbours are walked next */
+      e.score = 2;
+      memcpy(best, c.choice, n * sizeof *best);
+    }
+    assert_int_equal(mapopt_optimizer_tell(opt, &c, &e), MAPOPT_OK);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  print_message("%d asked, %zu memory changes failed\n", asked, nfailed);
+  assert_true(moved);
+  assert_true(nfailed >= 4);
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_credit),
@@ -370,6 +431,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_guided_levels, fixture_setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_guided_analogies, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_failure_memory, fixture_setup,
                                       fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
