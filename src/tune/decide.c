@@ -180,13 +180,9 @@ static key_size arg_size(const mapopt_space *sp, size_t i) {
   return (key_size){0};
 }
 
-/* Whether the instances of memory parameter i's argument cannot fit in
- * memories of kind mk: one instance larger than one memory, or a launch
- * whose points ask more than all of them hold (its points hold their
- * instances at once, and none can go elsewhere). */
-static bool too_small(const mapopt_space *sp, size_t i, mapopt_mem_kind mk) {
+/* The capacity of all memories of kind mk together (saturating). */
+static int64_t all_capacity(const mapopt_space *sp, mapopt_mem_kind mk) {
   const mapopt_machine *m = sp->machine;
-  /* One SYSMEM per node, shared by its ranks (docs/sim.md). */
   int64_t cap = m->mems[mk].capacity, count = m->nodes;
   if (mk == MAPOPT_MEM_SYSMEM)
     cap /= sp->ranks, count *= sp->ranks;
@@ -194,9 +190,40 @@ static bool too_small(const mapopt_space *sp, size_t i, mapopt_mem_kind mk) {
     count *= m->procs[MAPOPT_PROC_GPU].count;
   if (mk == MAPOPT_MEM_SOCKMEM)
     count *= m->sockets;
+  return count > 0 && cap <= INT64_MAX / count ? cap * count : INT64_MAX;
+}
+
+/* Whether the instances of memory parameter i's argument cannot fit in
+ * memories of kind mk: one instance larger than one memory, or a launch
+ * whose points ask more than all of them hold (its points hold their
+ * instances at once, and none can go elsewhere) -- MAPOPT__RULE_MEMORY;
+ * or its distinct pieces over the run more than all of them hold --
+ * MAPOPT__RULE_FOOTPRINT: an instance that holds the newest data is never
+ * collected (docs/sim.md), so that fails unless some of the data is
+ * rewritten elsewhere first. */
+static mapopt__ruling too_small(const mapopt_space *sp, size_t i,
+                                mapopt_mem_kind mk) {
+  /* One SYSMEM per node, shared by its ranks (docs/sim.md). */
+  int64_t cap = sp->machine->mems[mk].capacity;
+  if (mk == MAPOPT_MEM_SYSMEM)
+    cap /= sp->ranks;
+  int64_t all = all_capacity(sp, mk);
   key_size ks = arg_size(sp, i);
-  return ks.one > cap ||
-         (count > 0 && cap <= INT64_MAX / count && ks.launch > cap * count);
+  if (ks.one > cap || ks.launch > all)
+    return MAPOPT__RULE_MEMORY;
+  return ks.footprint > all ? MAPOPT__RULE_FOOTPRINT : MAPOPT__RULE_NONE;
+}
+
+/* Whether order C (c_order) or F of region rn is one a kernel forbids,
+ * through the space's cache. */
+static bool forbidden(const mapopt_space *sp, const char *rn, bool c_order) {
+  int r = mapopt__space_region_of(sp, rn);
+  signed char *known = r >= 0 ? &sp->order_rule[2 * r + c_order] : NULL;
+  if (!known)
+    return order_forbidden(sp, rn, c_order);
+  if (!*known)
+    *known = order_forbidden(sp, rn, c_order) ? 2 : 1;
+  return *known == 2;
 }
 
 mapopt__ruling mapopt__space_ruling(const mapopt_space *sp,
@@ -208,16 +235,16 @@ mapopt__ruling mapopt__space_ruling(const mapopt_space *sp,
   switch (p->kind) {
   case MAPOPT_PARAM_LAYOUT_ALIGN:
     return sp->real_runs ? MAPOPT__RULE_NONE : MAPOPT__RULE_PADDING;
-  case MAPOPT_PARAM_LAYOUT_ORDER: {
-    bool c_order = !strcmp(p->values[v], "C_order");
-    int r = mapopt__space_region_of(sp, p->region);
-    signed char *known = r >= 0 ? &sp->order_rule[2 * r + c_order] : NULL;
-    if (known && !*known)
-      *known = order_forbidden(sp, p->region, c_order) ? 2 : 1;
-    bool forbidden =
-        known ? *known == 2 : order_forbidden(sp, p->region, c_order);
-    return forbidden ? MAPOPT__RULE_ORDER : MAPOPT__RULE_NONE;
-  }
+  case MAPOPT_PARAM_LAYOUT_ORDER:
+    return forbidden(sp, p->region, !strcmp(p->values[v], "C_order"))
+               ? MAPOPT__RULE_ORDER
+               : MAPOPT__RULE_NONE;
+  case MAPOPT_PARAM_LAYOUT_SOA:
+    /* AOS is written AOS C_order, the only AOS the DSL mapper of Legion
+     * lays out (space.c). */
+    return !strcmp(p->values[v], "AOS") && forbidden(sp, p->region, true)
+               ? MAPOPT__RULE_ORDER
+               : MAPOPT__RULE_NONE;
   case MAPOPT_PARAM_INSTANCE_LIMIT: {
     int64_t most = most_per_proc(sp, choice, mapopt__space_task_of(sp, i));
     return most > atoll(p->values[v]) ? MAPOPT__RULE_LIMIT : MAPOPT__RULE_NONE;
@@ -226,15 +253,87 @@ mapopt__ruling mapopt__space_ruling(const mapopt_space *sp,
     mapopt_mem_kind mk;
     if (mapopt_shape_mem_parse(p->values[v], &mk) != MAPOPT_OK)
       return MAPOPT__RULE_NONE;
-    return too_small(sp, i, mk) ? MAPOPT__RULE_MEMORY : MAPOPT__RULE_NONE;
+    return too_small(sp, i, mk);
   }
   default:
     return MAPOPT__RULE_NONE;
   }
 }
 
+static int by_piece(const void *a, const void *b) {
+  const piece_bytes *x = a, *y = b;
+  return (x->piece > y->piece) - (x->piece < y->piece);
+}
+
+/* The memory kind value v of memory parameter i names, or -1 (default). */
+static int mem_of(const mapopt_space *sp, size_t i, uint16_t v) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  mapopt_mem_kind mk;
+  if (p->kind != MAPOPT_PARAM_MEMORY || v == 0 ||
+      mapopt_shape_mem_parse(p->values[v], &mk) != MAPOPT_OK)
+    return -1;
+  return (int)mk;
+}
+
+/* The bytes of the distinct pieces the arguments that choice puts in
+ * memories of kind mk hold together (each piece once, at the most any of
+ * them asks), and the parameter of the largest footprint among them (n:
+ * none); -1 out of memory. */
+static int64_t held_in(const mapopt_space *sp, const uint16_t *choice, int mk,
+                       size_t *largest) {
+  size_t n = mapopt_space_nparams(sp), count = 0;
+  int64_t most = -1;
+  *largest = n;
+  for (size_t i = 0; i < n; i++)
+    if (mapopt_space_active(sp, choice, i) && mem_of(sp, i, choice[i]) == mk) {
+      key_size ks = arg_size(sp, i);
+      count += ks.pieces.len;
+      if (ks.footprint > most) {
+        most = ks.footprint;
+        *largest = i;
+      }
+    }
+  if (!count)
+    return 0;
+  piece_bytes *all = mapopt__malloc(sp->ctx, count * sizeof *all);
+  if (!all)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (mapopt_space_active(sp, choice, i) && mem_of(sp, i, choice[i]) == mk) {
+      key_size ks = arg_size(sp, i);
+      memcpy(all + k, ks.pieces.data, ks.pieces.len * sizeof *all);
+      k += ks.pieces.len;
+    }
+  qsort(all, count, sizeof *all, by_piece);
+  int64_t sum = 0;
+  for (size_t a = 0; a < count;) {
+    int64_t bytes = all[a].bytes;
+    size_t b = a + 1;
+    for (; b < count && all[b].piece == all[a].piece; b++)
+      bytes = all[b].bytes > bytes ? all[b].bytes : bytes;
+    sum = mapopt__sat_add(sum, bytes);
+    a = b;
+  }
+  mapopt__free(sp->ctx, all, count * sizeof *all);
+  return sum;
+}
+
 size_t mapopt__space_make_feasible(const mapopt_space *sp, uint16_t *choice) {
   size_t changed = 0, n = mapopt_space_nparams(sp);
+  /* What the arguments put in one kind of memory must fit there together
+   * (the footprint rule of too_small, over every argument choice puts
+   * there): the largest goes back to its default memory until it does. */
+  for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++) {
+    size_t largest;
+    int64_t held;
+    while ((held = held_in(sp, choice, mk, &largest)) >
+               all_capacity(sp, (mapopt_mem_kind)mk) &&
+           largest < n) {
+      choice[largest] = 0;
+      changed++;
+    }
+  }
   /* One pass: a ruling depends on kinds, maps and dims only, which are
    * never ruled out. */
   for (size_t i = 0; i < n; i++) {

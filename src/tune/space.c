@@ -119,9 +119,26 @@ static int64_t request_bytes(const mapopt_app_run *run,
   return per * q->piece->elements;
 }
 
-/* Counts an instance of bytes that op o asks of a key (sums saturate). */
-static void add_size(key_size *ks, const mapopt_app_op *o, int64_t bytes) {
+/* Adds signature h to seen (its bytes copied into the space's arena);
+ * 1 when new, 0 when seen before, -1 out of memory. */
+static int seen_add(mapopt_space *sp, mapopt__map *seen, uint64_t h) {
+  if (mapopt__map_find(seen, (const char *)&h, sizeof h))
+    return 0;
+  char *k = mapopt__arena_alloc(&sp->arena, sizeof h);
+  bool inserted;
+  if (!k)
+    return -1;
+  memcpy(k, &h, sizeof h);
+  return mapopt__map_upsert(seen, sp->ctx, k, sizeof h, &inserted) ? 1 : -1;
+}
+
+/* Counts an instance of bytes that op o asks of a key, of a piece not seen
+ * before for it when fresh (sums saturate). */
+static void add_size(key_size *ks, const mapopt_app_op *o, int64_t bytes,
+                     bool fresh) {
   ks->one = bytes > ks->one ? bytes : ks->one;
+  if (fresh)
+    ks->footprint = mapopt__sat_add(ks->footprint, bytes);
   if (!o->is_index)
     return;
   if (o->launch != ks->last_launch) {
@@ -136,19 +153,6 @@ static void add_size(key_size *ks, const mapopt_app_op *o, int64_t bytes) {
  * space_launch and space_arg): what decide.c resolves a mapper's
  * decisions over. A launch is a run of consecutive points of one launch
  * statement; two are alike when their task, nesting and points are. */
-/* Adds signature h to seen (its bytes copied into the space's arena);
- * 1 when new, 0 when seen before, -1 out of memory. */
-static int seen_add(mapopt_space *sp, mapopt__map *seen, uint64_t h) {
-  if (mapopt__map_find(seen, (const char *)&h, sizeof h))
-    return 0;
-  char *k = mapopt__arena_alloc(&sp->arena, sizeof h);
-  bool inserted;
-  if (!k)
-    return -1;
-  memcpy(k, &h, sizeof h);
-  return mapopt__map_upsert(seen, sp->ctx, k, sizeof h, &inserted) ? 1 : -1;
-}
-
 static mapopt_status scan_decided(mapopt_space *sp) {
   const mapopt_app_run *run = sp->run;
   mapopt__map seen;
@@ -289,13 +293,17 @@ static mapopt_status scan_run(mapopt_space *sp) {
    * Layout and CollectMemory only by name (docs/legion.md): every key is
    * the argument's first name, so two arguments of one op that share it
    * share its statements; only an application that names no argument is
-   * keyed by position. */
-  for (int64_t i = 0; i < run->nops; i++) {
+   * keyed by position. Each key's pieces are counted once for its
+   * footprint (seen: task, key and piece). */
+  mapopt__map seen;
+  mapopt__map_init(&seen);
+  mapopt_status status = MAPOPT_OK;
+  for (int64_t i = 0; i < run->nops && status == MAPOPT_OK; i++) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     space_task *st = &sp->tasks[o->task];
-    for (size_t r = 0; r < o->nreqs; r++) {
+    for (size_t r = 0; r < o->nreqs && status == MAPOPT_OK; r++) {
       const mapopt_app_req *q = &o->reqs[r];
       if (!q->fields)
         continue;
@@ -306,25 +314,41 @@ static mapopt_status scan_run(mapopt_space *sp) {
         continue; /* a position would make the mapper mix the two */
       } else {
         key = mapopt__arena_printf(&sp->arena, "%zu", r);
-        if (!key)
-          return MAPOPT_ENOMEM;
+        if (!key) {
+          status = MAPOPT_ENOMEM;
+          break;
+        }
       }
       size_t at = key_index(&st->keys, key);
       if (at == st->keys.len) {
         const char **slot = mapopt__vec_push(&st->keys, sp->ctx);
         key_arg *ka = slot ? mapopt__vec_push(&st->key_args, sp->ctx) : NULL;
         key_size *ks = ka ? mapopt__vec_push(&st->key_sizes, sp->ctx) : NULL;
-        if (!ks)
-          return MAPOPT_ENOMEM;
+        if (!ks) {
+          status = MAPOPT_ENOMEM;
+          break;
+        }
         *slot = key;
         *ka = (key_arg){q->names, q->nnames, r};
-        *ks = (key_size){0, 0, -1, 0};
+        *ks = (key_size){0, 0, -1, 0, 0, {0}};
+        mapopt__vec_init(&ks->pieces, sizeof(piece_bytes));
       }
-      add_size(&MAPOPT__VEC_AT(&st->key_sizes, key_size, at), o,
-               request_bytes(run, q));
+      uint64_t h = mapopt__hash_mix(0xf007, (uint64_t)o->task);
+      h = mapopt__hash_mix(mapopt__hash_mix(h, at), (uint64_t)q->piece->id);
+      int fresh = seen_add(sp, &seen, h);
+      key_size *ks = &MAPOPT__VEC_AT(&st->key_sizes, key_size, at);
+      int64_t bytes = request_bytes(run, q);
+      piece_bytes *pb =
+          fresh > 0 ? mapopt__vec_push(&ks->pieces, sp->ctx) : NULL;
+      if (fresh < 0 || (fresh > 0 && !pb))
+        status = MAPOPT_ENOMEM;
+      else if (pb)
+        *pb = (piece_bytes){q->piece->id, bytes};
+      add_size(ks, o, bytes, fresh > 0);
     }
   }
-  return scan_decided(sp);
+  mapopt__map_destroy(&seen, sp->ctx);
+  return status == MAPOPT_OK ? scan_decided(sp) : status;
 }
 
 /* The orderings of the dimensions of a dims-D launch: every non-empty
@@ -547,6 +571,10 @@ void mapopt_space_free(mapopt_space *sp) {
   for (int t = 0; sp->tasks && t < sp->run->ntasks; t++) {
     mapopt__vec_destroy(&sp->tasks[t].keys, sp->ctx);
     mapopt__vec_destroy(&sp->tasks[t].key_args, sp->ctx);
+    for (size_t k = 0; k < sp->tasks[t].key_sizes.len; k++)
+      mapopt__vec_destroy(
+          &MAPOPT__VEC_AT(&sp->tasks[t].key_sizes, key_size, k).pieces,
+          sp->ctx);
     mapopt__vec_destroy(&sp->tasks[t].key_sizes, sp->ctx);
   }
   mapopt__vec_destroy(&sp->launches, sp->ctx);

@@ -19,13 +19,21 @@ typedef struct key_arg {
 } key_arg;
 
 /* What the instances of one argument key of a task hold at least, in
- * bytes of their requested fields (decide.c's memory rule): the largest
- * of one op, and the most the points of one index launch ask together
- * (they hold their instances at once). */
+ * bytes of their requested fields (decide.c's memory rules): the largest
+ * of one op, the most the points of one index launch ask together (they
+ * hold their instances at once), and all its distinct pieces over the
+ * run (its footprint). */
 typedef struct key_size {
   int64_t one, launch;
   int64_t last_launch, sum; /* the launch being summed while scanning */
+  int64_t footprint;
+  mapopt__vec pieces; /* piece_bytes: its distinct pieces */
 } key_size;
+
+/* A piece an argument key holds, and the bytes of its requested fields. */
+typedef struct piece_bytes {
+  int64_t piece, bytes;
+} piece_bytes;
 
 /* What the space knows of one task of the run. */
 typedef struct space_task {
@@ -330,12 +338,16 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
 
 /* Why the space rules a value out (docs/tuning.md, "Feasibility"). */
 typedef enum mapopt__ruling {
-  MAPOPT__RULE_NONE,    /* worth an evaluation */
-  MAPOPT__RULE_ORDER,   /* an order a kernel's layout requirement forbids */
-  MAPOPT__RULE_PADDING, /* an alignment: padding only, in the simulator */
-  MAPOPT__RULE_LIMIT,   /* an InstanceLimit below the points a launch puts
-                           on one processor */
-  MAPOPT__RULE_MEMORY   /* a memory smaller than one instance it must hold */
+  MAPOPT__RULE_NONE,     /* worth an evaluation */
+  MAPOPT__RULE_ORDER,    /* an order a kernel's layout requirement forbids
+                            (AOS is written C_order) */
+  MAPOPT__RULE_PADDING,  /* an alignment: padding only, in the simulator */
+  MAPOPT__RULE_LIMIT,    /* an InstanceLimit below the points a launch puts
+                            on one processor */
+  MAPOPT__RULE_MEMORY,   /* a memory smaller than the instances it must
+                            hold at once */
+  MAPOPT__RULE_FOOTPRINT /* memories that cannot hold the argument's data
+                            unless some is rewritten elsewhere first */
 } mapopt__ruling;
 
 /* Whether value v of parameter i, the other parameters as in choice, is

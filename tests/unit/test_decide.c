@@ -42,6 +42,51 @@ static void target_close(target *g) {
   fixture_target_close(&g->t);
 }
 
+/* Two regions of 1.5 GiB in four tiles, both read by every point of one
+ * launch of four: either fits the 2 GiB of zero-copy memory, both do not
+ * (the simulator runs out of memory with both there). */
+static const char two_regions[] =
+    "{\"format\": \"mapopt-app/1\", \"name\": \"two\",\n"
+    " \"params\": {\"n\": 402653184, \"T\": 4, \"steps\": 2, \"warm\": 1},\n"
+    " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+    " \"regions\": [\n"
+    "  {\"name\": \"a\", \"fields\": [[\"x\", 4]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": \"T\", \"elements\": \"n / T\"}]}},\n"
+    "  {\"name\": \"b\", \"fields\": [[\"x\", 4]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": \"T\", \"elements\": \"n / T\"}]}}],\n"
+    " \"partitions\": [\n"
+    "  {\"name\": \"pa\", \"region\": \"a\", \"kind\": \"group\", \"group\": "
+    "\"tile\"},\n"
+    "  {\"name\": \"pb\", \"region\": \"b\", \"kind\": \"group\", \"group\": "
+    "\"tile\"}],\n"
+    " \"tasks\": [{\"name\": \"work\", \"variants\": [{\"kind\": \"GPU\", "
+    "\"flops\": \"elems(0)\", \"precision\": \"f32\"}]}],\n"
+    " \"program\": [\n"
+    "  {\"op\": \"fill\", \"region\": \"a\", \"fields\": [\"x\"]},\n"
+    "  {\"op\": \"fill\", \"region\": \"b\", \"fields\": [\"x\"]},\n"
+    "  {\"op\": \"loop\", \"var\": \"t\", \"count\": \"steps\", \"warmup\": "
+    "\"warm\", \"timed\": true, \"body\": [\n"
+    "   {\"op\": \"index\", \"task\": \"work\", \"domain\": [\"T\"], \"args\": "
+    "[\n"
+    "    {\"part\": \"pa\", \"priv\": \"RW\", \"fields\": [\"x\"]},\n"
+    "    {\"part\": \"pb\", \"priv\": \"RO\", \"fields\": [\"x\"]}]}]}]}\n";
+
+/* The app of JSON text json on p100x4, and its space. */
+static void target_open_json(target *g, const char *json) {
+  memset(g, 0, sizeof *g);
+  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &g->t.m),
+                   MAPOPT_OK);
+  assert_int_equal(mapopt_app_load_json(ctx, "two.json", json, strlen(json),
+                                        diags, &g->t.app),
+                   MAPOPT_OK);
+  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
+  assert_int_equal(
+      mapopt_sim_instantiate(g->t.m, g->t.app, &ao, diags, &g->t.run),
+      MAPOPT_OK);
+  assert_int_equal(mapopt_space_new(ctx, g->t.run, g->t.m, NULL, diags, &g->sp),
+                   MAPOPT_OK);
+}
+
 /* The index of parameter name, and of its value called value. */
 static size_t param(const target *g, const char *name) {
   size_t i;
@@ -124,13 +169,49 @@ static void test_memory(void **state) {
   target_close(&g);
 }
 
-/* relax's CPU variant requires its cells in F order; an alignment only
- * pads in the simulator, and stays in for real runs. */
+/* What the arguments put in one kind of memory must fit there together:
+ * either region in zero-copy memory is kept, both are not (the one found
+ * first goes back to the default); relax and publish read the same tiles
+ * of heat1d, which count once. */
+static void test_memory_together(void **state) {
+  (void)state;
+  target g;
+  target_open_json(&g, two_regions);
+  size_t a = param(&g, "memory.work.pa.GPU"),
+         b = param(&g, "memory.work.pb.GPU");
+  assert_int_equal(ruling(&g, "memory.work.pa.GPU", "ZCMEM"),
+                   MAPOPT__RULE_NONE);
+  assert_int_equal(ruling(&g, "memory.work.pb.GPU", "ZCMEM"),
+                   MAPOPT__RULE_NONE);
+  g.choice[b] = value(&g, b, "ZCMEM");
+  assert_int_equal(mapopt__space_make_feasible(g.sp, g.choice), 0);
+  g.choice[a] = value(&g, a, "ZCMEM");
+  assert_int_equal(mapopt__space_make_feasible(g.sp, g.choice), 1);
+  assert_int_equal(g.choice[a], 0);
+  assert_int_equal(g.choice[b], value(&g, b, "ZCMEM"));
+  target_close(&g);
+  /* heat1d's cells at 2 GiB: a launch of relax or of publish fits, and the
+   * two tasks share the pieces. */
+  target_open(&g, HEAT ":n=134217728", false);
+  assert_int_equal(ruling(&g, "memory.relax.p_cells.GPU", "ZCMEM"),
+                   MAPOPT__RULE_NONE);
+  size_t r = param(&g, "memory.relax.p_cells.GPU"),
+         p = param(&g, "memory.publish.p_cells.GPU");
+  g.choice[r] = value(&g, r, "ZCMEM");
+  g.choice[p] = value(&g, p, "ZCMEM");
+  assert_int_equal(mapopt__space_make_feasible(g.sp, g.choice), 0);
+  target_close(&g);
+}
+
+/* relax's CPU variant requires its cells in F order (and AOS is written
+ * C_order); an alignment only pads in the simulator, and stays in for
+ * real runs. */
 static void test_layout(void **state) {
   (void)state;
   target g;
   target_open(&g, HEAT, false);
   assert_int_equal(ruling(&g, "order.cells", "C_order"), MAPOPT__RULE_ORDER);
+  assert_int_equal(ruling(&g, "soa.cells", "AOS"), MAPOPT__RULE_ORDER);
   assert_int_equal(ruling(&g, "order.edges", "C_order"), MAPOPT__RULE_NONE);
   assert_int_equal(ruling(&g, "align.cells", "64"), MAPOPT__RULE_PADDING);
   target_close(&g);
@@ -253,6 +334,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_limit),
       cmocka_unit_test(test_memory),
+      cmocka_unit_test(test_memory_together),
       cmocka_unit_test(test_layout),
       cmocka_unit_test(test_random_feasible),
       cmocka_unit_test(test_decisions),
