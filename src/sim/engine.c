@@ -933,7 +933,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     mapopt__sim_workspace_init(pa);
   }
   s.opts = opts;
-  s.time_limit = opts->time_limit_ns <= 0 ? (int64_t)3600 * 1000000000
+  s.time_limit = opts->time_limit_ns <= 0 ? MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS
                  : opts->time_limit_ns > MAPOPT_SIM_MAX_TIME_NS
                      ? MAPOPT_SIM_MAX_TIME_NS
                      : opts->time_limit_ns;

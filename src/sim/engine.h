@@ -303,7 +303,7 @@ struct mapopt__sim {
   int64_t *inst_slots;
   /* Per task: the inputs and result of its last task time (cost.c). */
   mapopt__task_cost_memo *cost_memo;
-  int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
+  int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
   /* With a trace: the ops and copies on the critical path (attrib.c). */
   uint8_t *on_path_op, *on_path_copy;
 };
