@@ -369,7 +369,7 @@ static void timeout_note(const mapopt_sim_result *r, const sim_args *a) {
             "mapopt sim: note: the simulated time limit is %" PRId64
             " s; raise it with --time-limit S\n",
             (a->opts.time_limit_ns > 0 ? a->opts.time_limit_ns
-                                       : INT64_C(3600000000000)) /
+                                       : MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS) /
                 1000000000);
 }
 
