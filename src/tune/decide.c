@@ -6,11 +6,14 @@
  * pass through (mapopt__propose): a value the app model and the machine
  * alone say must fail -- an InstanceLimit below the points one launch puts
  * on one processor, which the runtime refuses (docs/dsl.md, InstanceLimit),
- * a memory smaller than one instance it would have to hold, an order a
- * kernel's layout requirement forbids -- is replaced before the candidate
- * is rendered. In the simulator an alignment only pads, so it is left out
- * there too; under real runs it stays in. Kinds without a variant or
- * without processors are never offered (space.c).
+ * a memory smaller than the instances it would have to hold at once, an
+ * order a kernel's layout requirement forbids (AOS included, which is
+ * written C_order) -- is replaced before the candidate is rendered. So are
+ * memories that cannot hold the distinct pieces the arguments put there
+ * (a mark more than a certainty: see too_small). In the simulator an
+ * alignment only pads, so it is left out there too; under real runs it
+ * stays in. Kinds without a variant or without processors are never
+ * offered (space.c).
  *
  * The decisions of a compiled mapper are what the simulator asks the
  * mapper: every task's kind, InstanceLimit and replication, the processor
