@@ -105,14 +105,16 @@ static size_t key_index(const mapopt__vec *v, const char *name) {
   return k;
 }
 
-/* The bytes of q's requested fields over its piece: less than or equal to
- * any instance that holds them. Saturates. */
+/* The bytes of the instance q asks for over its piece: every field of its
+ * region, as the simulator's instances and Legion's default mapper's hold
+ * them, a reduction's own fields only (docs/sim.md). Saturates. */
 static int64_t request_bytes(const mapopt_app_run *run,
                              const mapopt_app_req *q) {
   const mapopt_app_region *rg = &run->regions[q->piece->region];
   int64_t per = 0;
+  uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
   for (int f = 0; f < rg->nfields && f < 64; f++)
-    if (q->fields >> f & 1u)
+    if (fields >> f & 1u)
       per += rg->field_bytes[f];
   if (per > 0 && q->piece->elements > INT64_MAX / per)
     return INT64_MAX;

@@ -19,7 +19,7 @@ typedef struct key_arg {
 } key_arg;
 
 /* What the instances of one argument key of a task hold at least, in
- * bytes of their requested fields (decide.c's memory rules): the largest
+ * bytes of every field of its region (decide.c's memory rules): the largest
  * of one op, the most the points of one index launch ask together (they
  * hold their instances at once), and all its distinct pieces over the
  * run (its footprint). */
@@ -30,7 +30,7 @@ typedef struct key_size {
   mapopt__vec pieces; /* piece_bytes: its distinct pieces */
 } key_size;
 
-/* A piece an argument key holds, and the bytes of its requested fields. */
+/* A piece an argument key holds, and the bytes of its instance. */
 typedef struct piece_bytes {
   int64_t piece, bytes;
 } piece_bytes;
