@@ -488,6 +488,28 @@ mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
 mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
                                     mapopt_diags *diags, mapopt__vec *replies,
                                     int64_t *next_step);
+/* What db.c's writing and db_read.c's reading share. */
+struct sqlite3_stmt;
+/* Appends "PATH: error: database: WHAT: SQLite's message" and returns
+ * MAPOPT_EIO (MAPOPT_ENOMEM when SQLite ran out of memory). */
+mapopt_status mapopt__db_error(mapopt_tune_db *db, mapopt_diags *diags,
+                               const char *what);
+/* Prepares sql; on failure the error is in diags. */
+mapopt_status mapopt__db_prepare(mapopt_tune_db *db, mapopt_diags *diags,
+                                 const char *sql, struct sqlite3_stmt **st);
+/* Binds text (NULL binds SQL NULL); x, or NULL when x is 0 (unknown). */
+void mapopt__db_bind_text(struct sqlite3_stmt *st, int i, const char *s);
+void mapopt__db_bind_known(struct sqlite3_stmt *st, int i, double x);
+/* Steps a statement that returns no row, then finalizes it. */
+mapopt_status mapopt__db_exec(mapopt_tune_db *db, mapopt_diags *diags,
+                              struct sqlite3_stmt *st, const char *what);
+/* Column i of the current row as a string in arena (with ctx when arena
+ * is NULL); NULL stays NULL, and *ok turns false when out of memory. */
+char *mapopt__db_column_dup(mapopt_ctx *ctx, mapopt__arena *arena,
+                            struct sqlite3_stmt *st, int i, bool *ok);
+/* Frees a string of mapopt__db_column_dup's (NULL is ignored). */
+void mapopt__db_free_str(mapopt_ctx *ctx, char *s);
+
 /* The hash recorded for a text: 16 hex digits of its 64-bit FNV-1a. */
 void mapopt__tune_hash(const char *text, size_t len, char out[17]);
 
