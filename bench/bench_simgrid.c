@@ -12,8 +12,11 @@
  *    Its per-point task times (the report's busy time / points of relax and
  *    publish) become the SimGrid tasks' costs.
  *
- * 2. SimGrid, in a forked child (a SimGrid engine can be initialised once
- *    per process; the child also gives a clean peak RSS):
+ * 2. SimGrid, in a process of its own: this program again, run with
+ *    --simgrid-child, given the graph and mapopt's figures on its stdin (a
+ *    SimGrid engine can be initialised once per process; a fresh process,
+ *    not a fork, so that SimGrid's time and peak RSS are its own, not
+ *    those of a copy of the memory mapopt just used):
  *    - Platform, written to a temporary XML file: one host per GPU, named
  *      gpuK, with the GPU's f64 speed; a private link per GPU with the
  *      machine's FB_FB_PEER (NVLink) bandwidth and half its latency, and a
@@ -38,6 +41,13 @@
  *    - Timed: simgrid_run() (CPU time of the process, and wall time);
  *      setup (platform, DAG arrays, actors) is reported separately.
  *
+ * The ratios: SimGrid's run against mapopt's best simulation; with setup,
+ * SimGrid's setup and run against mapopt's plan build and best simulation
+ * (the figures of a tuning run, which builds its plan once and simulates
+ * on warm memory); end to end, against mapopt's instantiation, plan build
+ * and first simulation (what one `mapopt sim` pays, fresh memory
+ * included).
+ *
  * What SimGrid does not model here and mapopt does: fills, the runtime's
  * launch and mapping costs on utility processors, instances and memory,
  * copy ports and channels. What SimGrid does that mapopt does not: max-min
@@ -48,6 +58,7 @@
  * 1e6
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +98,8 @@ static double wall_now(void) {
 
 typedef struct mapopt_side {
   int64_t events, copies, elapsed_ns;
-  double plan_s, sim_s;        /* CPU s: plan build; best simulation */
+  double inst_s, plan_s;       /* CPU s: instantiation, plan build */
+  double first_s, sim_s;       /* CPU s: first simulation, best one */
   double relax_ns, publish_ns; /* per point */
   /* platform numbers */
   int64_t nodes, gpus_per_node;
@@ -114,12 +126,14 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
   free(json);
   mapopt_app_options ao = {.iterations = g.S, .warmup = 0};
   mapopt_app_run *run;
+  double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   if (mapopt_sim_instantiate(m, app, &ao, diags, &run) != MAPOPT_OK)
     gen_die("bench_simgrid", "instantiate", diags);
+  out->inst_s = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
   mapopt_program *prog =
       gen_compile_mapper(ctx, m, app, run, diags, "bench_simgrid");
 
-  double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+  t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   mapopt_sim_plan *plan;
   if (mapopt_sim_plan_new(ctx, run, &plan) != MAPOPT_OK) {
     fprintf(stderr, "bench_simgrid: plan failed\n");
@@ -134,6 +148,8 @@ static gen_graph run_mapopt(const char *machine_arg, int64_t target,
     if (mapopt_sim_run_plan(ctx, m, plan, prog, &so, &res) != MAPOPT_OK)
       exit(1);
     double dt = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+    if (r == 0)
+      out->first_s = dt;
     if (r == 0 || dt < out->sim_s)
       out->sim_s = dt;
     if (res->error != MAPOPT_SIM_NONE) {
@@ -345,35 +361,80 @@ static void run_simgrid(const gen_graph *g, const mapopt_side *ms,
   out->maxrss_kib = ru.ru_maxrss;
 }
 
-/* Forks, runs SimGrid in the child, returns its numbers through a pipe. */
+/* Moves n bytes between fd and p (read or write), whole; false if not. */
+static bool read_all(int fd, void *p, size_t n) {
+  for (size_t k = 0; k < n;) {
+    ssize_t r = read(fd, (char *)p + k, n - k);
+    if (r <= 0)
+      return false;
+    k += (size_t)r;
+  }
+  return true;
+}
+
+static bool write_all(int fd, const void *p, size_t n) {
+  for (size_t k = 0; k < n;) {
+    ssize_t w = write(fd, (const char *)p + k, n - k);
+    if (w <= 0)
+      return false;
+    k += (size_t)w;
+  }
+  return true;
+}
+
+/* The --simgrid-child side: the graph and mapopt's figures from stdin,
+ * SimGrid's numbers to stdout. */
+static int simgrid_child(void) {
+  gen_graph g;
+  mapopt_side ms;
+  if (!read_all(0, &g, sizeof g) || !read_all(0, &ms, sizeof ms))
+    return 1;
+  simgrid_side r = {0};
+  run_simgrid(&g, &ms, &r);
+  _exit(write_all(1, &r, sizeof r) ? 0 : 1); /* skip SimGrid's teardown */
+}
+
+/* Runs SimGrid in a fresh process (this program with --simgrid-child) and
+ * returns its numbers through pipes. */
 static int simgrid_in_child(const gen_graph *g, const mapopt_side *ms,
                             simgrid_side *out) {
-  int fds[2];
-  if (pipe(fds) != 0)
+  int to[2], from[2];
+  if (pipe(to) != 0)
     return -1;
+  if (pipe(from) != 0) {
+    close(to[0]);
+    close(to[1]);
+    return -1;
+  }
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0)
     return -1;
   if (pid == 0) {
-    close(fds[0]);
-    simgrid_side r = {0};
-    run_simgrid(g, ms, &r);
-    ssize_t w = write(fds[1], &r, sizeof r);
-    _exit(w == (ssize_t)sizeof r ? 0 : 1); /* skip SimGrid's teardown */
+    dup2(to[0], 0);
+    dup2(from[1], 1);
+    close(to[0]);
+    close(to[1]);
+    close(from[0]);
+    close(from[1]);
+    execl("/proc/self/exe", "bench_simgrid", "--simgrid-child", (char *)NULL);
+    _exit(127);
   }
-  close(fds[1]);
-  ssize_t got = read(fds[0], out, sizeof *out);
-  close(fds[0]);
+  close(to[0]);
+  close(from[1]);
+  bool sent =
+      write_all(to[1], g, sizeof *g) && write_all(to[1], ms, sizeof *ms);
+  close(to[1]);
+  bool got = sent && read_all(from[0], out, sizeof *out);
+  close(from[0]);
   int status;
   waitpid(pid, &status, 0);
-  return got == (ssize_t)sizeof *out && WIFEXITED(status) &&
-                 WEXITSTATUS(status) == 0
-             ? 0
-             : -1;
+  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--simgrid-child"))
+    return simgrid_child();
   const char *machine = argc > 1 ? argv[1] : "lassen:nodes=16";
   static const double defaults[] = {1e4, 1e5, 1e6};
   int nsizes = argc > 2 ? argc - 2 : 3;
@@ -385,11 +446,16 @@ int main(int argc, char **argv) {
          "  SimGrid: executions, messages, simulated s, run CPU s, run "
          "wall s, setup CPU s, peak RSS MiB;\n"
          "  ratio = SimGrid run CPU / mapopt simulation CPU; with setup = "
-         "(SimGrid setup + run) / (mapopt plan + simulation)\n");
-  printf("%9s | %9s %8s %8s %7s | %8s %7s %8s %8s %8s %7s %6s | %6s %6s\n",
+         "(SimGrid setup + run) / (mapopt plan + simulation);\n"
+         "  then mapopt's events/s per core (best simulation), "
+         "instantiation and first simulation CPU s, and\n"
+         "  end to end = (SimGrid setup + run) / (mapopt instantiation + "
+         "plan + first simulation)\n");
+  printf("%9s | %9s %8s %8s %7s | %8s %7s %8s %8s %8s %7s %6s | %6s %6s | "
+         "%8s %6s %6s %6s\n",
          "tasks", "m_events", "m_sim_s", "m_cpu_s", "m_plan", "sg_exec",
          "sg_msg", "sg_sim_s", "sg_cpu_s", "sg_wall", "sg_set", "sg_MiB",
-         "ratio", "w_set");
+         "ratio", "w_set", "m_ev/s", "m_inst", "m_1st", "e2e");
   for (int s = 0; s < nsizes; s++) {
     int64_t target =
         argc > 2 ? (int64_t)strtod(argv[2 + s], NULL) : (int64_t)defaults[s];
@@ -400,12 +466,16 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_simgrid: the SimGrid run failed\n");
       return 1;
     }
+    double sg_all = sg.setup_cpu + sg.run_cpu;
     printf("%9" PRId64 " | %9" PRId64 " %8.4f %8.3f %7.3f | %8" PRId64
-           " %7" PRId64 " %8.4f %8.3f %8.3f %7.3f %6.0f | %6.2f %6.2f\n",
+           " %7" PRId64 " %8.4f %8.3f %8.3f %7.3f %6.0f | %6.2f %6.2f | "
+           "%8.3g %6.3f %6.3f %6.2f\n",
            gen_tasks(&g), ms.events, (double)ms.elapsed_ns * 1e-9, ms.sim_s,
            ms.plan_s, sg.execs, sg.comms, sg.clock, sg.run_cpu, sg.run_wall,
            sg.setup_cpu, (double)sg.maxrss_kib / 1024.0, sg.run_cpu / ms.sim_s,
-           (sg.setup_cpu + sg.run_cpu) / (ms.plan_s + ms.sim_s));
+           sg_all / (ms.plan_s + ms.sim_s), (double)ms.events / ms.sim_s,
+           ms.inst_s, ms.first_s,
+           sg_all / (ms.inst_s + ms.plan_s + ms.first_s));
     fflush(stdout);
   }
   return 0;

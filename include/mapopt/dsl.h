@@ -36,6 +36,23 @@ typedef void (*mapopt_print_fn)(void *ud, const char *line);
  * kilobytes; the bound keeps the memory of a compile in proportion. */
 #define MAPOPT_DSL_MAX_INPUT (16 << 20)
 
+/*
+ * How Region, Layout and CollectMemory statements match a region argument
+ * (docs/dsl.md §5.1). The DSL mapper of Legion matches in one run either
+ * argument names (with -tm:use_semantic_name) or positions, never both
+ * (docs/legion.md); mapopt can do both, names first.
+ */
+typedef enum mapopt_region_keys_mode {
+  /* As the DSL mapper would in one run: by position when the mapper keys
+   * arguments by position only, else by name (a mapper that uses both is
+   * run with names, and check --portable warns, P22). A mapper that keys
+   * no argument (only '*') matches the same either way. */
+  MAPOPT_KEYS_AUTO = 0,
+  MAPOPT_KEYS_NAMES,     /* names only */
+  MAPOPT_KEYS_POSITIONS, /* positions only */
+  MAPOPT_KEYS_BOTH       /* mapopt's extension: names, then the position */
+} mapopt_region_keys_mode;
+
 typedef struct mapopt_dsl_options {
   const char *file; /* name in diagnostics; "<input>" if NULL */
   const mapopt_machine_shape *shape; /* NULL: the default shape */
@@ -49,6 +66,10 @@ typedef struct mapopt_dsl_options {
    * memoization is off. */
   mapopt_print_fn trace;
   void *trace_ud;
+  /* Also warn about what the DSL mapper of Legion rejects, aborts on or
+   * reads differently (P01-P28, docs/legion.md). */
+  bool portable;
+  mapopt_region_keys_mode region_keys;
 } mapopt_dsl_options;
 
 /*
@@ -87,7 +108,9 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
  * X(NAME, CODE, SEVERITY, TEMPLATE), with CODE the id users and tools
  * match on (E01-E10 found before the mapper runs, W01-W15 warnings,
  * R01-R27 raised by mapper code or the substrate, N01-N09 notes: the
- * context of an error, or a hint on how to fix it),
+ * context of an error, or a hint on how to fix it, P01-P28 portability
+ * warnings: what the DSL mapper of Legion rejects, aborts on or reads
+ * differently, docs/legion.md),
  * SEVERITY a mapopt_severity without its MAPOPT_SEV_ prefix (an R error
  * raised while a mapper loads is reported as an ERROR), and TEMPLATE the
  * printf format of the message. MAPOPT_DSL_DIAG_<NAME>(X) expands one
@@ -311,7 +334,11 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
     "balance_split: number of parts must be positive, got %" PRId64)
 #define MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
   X(R15_DOMAIN, R15, MAPPING_ERROR, \
-    "%s's second argument must be a tuple of positive integers")
+    "%s's second argument must be a tuple of non-negative integers")
+#define MAPOPT_DSL_DIAG_R15_ZERO_EXTENT(X) \
+  X(R15_ZERO_EXTENT, R15, MAPPING_ERROR, \
+    "auto_split: cannot split %" PRId64 " processors for a domain with an " \
+    "extent of 0")
 #define MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
   X(R15_TOO_MANY, R15, MAPPING_ERROR, \
     "machine model would have more than 16 dimensions")
@@ -387,6 +414,116 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
     "index %s is outside the machine model's size %s (%s)")
 #define MAPOPT_DSL_DIAG_N09_SEMICOLON(X) \
   X(N09_SEMICOLON, N09, NOTE, "is a ';' missing at the end of line %d?")
+#define MAPOPT_DSL_DIAG_P01_EMPTY(X) \
+  X(P01_EMPTY, P01, WARNING, \
+    "the mapper has no statement: the DSL mapper needs one and stops the " \
+    "program at start-up")
+#define MAPOPT_DSL_DIAG_P02_RANGE(X) \
+  X(P02_RANGE, P02, WARNING, \
+    "the DSL mapper's comprehensions loop only over a tuple written out, " \
+    "such as (0, 1, 2): it aborts loading this one")
+#define MAPOPT_DSL_DIAG_P03_TOP_COMPREHENSION(X) \
+  X(P03_TOP_COMPREHENSION, P03, WARNING, \
+    "the DSL mapper runs comprehensions only inside functions: it aborts " \
+    "on this one")
+#define MAPOPT_DSL_DIAG_P04_CONDITIONAL(X) \
+  X(P04_CONDITIONAL, P04, WARNING, \
+    "the DSL mapper groups '?:' from the left and reads this as (a ? b : " \
+    "c) ? d : e: put the inner conditional in parentheses")
+#define MAPOPT_DSL_DIAG_P05_UNPACK(X) \
+  X(P05_UNPACK, P05, WARNING, \
+    "the DSL mapper applies this '*' to the first operand of '%s' only: " \
+    "put what is unpacked in parentheses")
+#define MAPOPT_DSL_DIAG_P06_NEGATE(X) \
+  X(P06_NEGATE, P06, WARNING, \
+    "the DSL mapper negates only a number or a tuple of numbers written " \
+    "out: write 0 - x")
+#define MAPOPT_DSL_DIAG_P07_NOT(X) \
+  X(P07_NOT, P07, WARNING, \
+    "the DSL mapper has no '!' (a syntax error there): compare with False")
+#define MAPOPT_DSL_DIAG_P08_REASSIGN(X) \
+  X(P08_REASSIGN, P08, WARNING, \
+    "'%s' is assigned again: the DSL mapper keeps the first value of a " \
+    "parameter or local; use a new name")
+#define MAPOPT_DSL_DIAG_P09_NEGATIVE(X) \
+  X(P09_NEGATIVE, P09, WARNING, \
+    "the DSL mapper reads the machine coordinate -1 as '*' and aborts on " \
+    "other negative ones")
+#define MAPOPT_DSL_DIAG_P10_NO_ARGUMENTS(X) \
+  X(P10_NO_ARGUMENTS, P10, WARNING, \
+    "the DSL mapper cannot call '%s' without arguments (a syntax error there)")
+#define MAPOPT_DSL_DIAG_P11_LAYOUT_KIND(X) \
+  X(P11_LAYOUT_KIND, P11, WARNING, \
+    "the DSL mapper's Layout takes a memory kind or '*' here, not a " \
+    "processor kind (a syntax error there)")
+#define MAPOPT_DSL_DIAG_P12_NO_ALIGN(X) \
+  X(P12_NO_ALIGN, P12, WARNING, \
+    "the DSL mapper has no No_Align (a syntax error there): leave the " \
+    "alignment out")
+#define MAPOPT_DSL_DIAG_P13_POSITION(X) \
+  X(P13_POSITION, P13, WARNING, \
+    "the DSL mapper's %s takes an argument name or '*', not a position (a " \
+    "syntax error there)")
+#define MAPOPT_DSL_DIAG_P14_LIMIT_KIND(X) \
+  X(P14_LIMIT_KIND, P14, WARNING, \
+    "the DSL mapper's InstanceLimit takes no processor kind (a syntax " \
+    "error there): write InstanceLimit %s %" PRId64 ";")
+#define MAPOPT_DSL_DIAG_P15_RETURN(X) \
+  X(P15_RETURN, P15, WARNING, \
+    "'%s' returns a %s: the DSL mapper's functions return only ints, " \
+    "bools, tuples and points, and it aborts on this return")
+#define MAPOPT_DSL_DIAG_P16_TUPLE_ARGUMENT(X) \
+  X(P16_TUPLE_ARGUMENT, P16, WARNING, \
+    "argument %d of '%s' is a tuple of expressions: the DSL mapper passes " \
+    "to a parameter of type %s only the tuples it computes itself " \
+    "(t.ipoint, m.size, arithmetic) and aborts on this call")
+#define MAPOPT_DSL_DIAG_P17_HAS(X) \
+  X(P17_HAS, P17, WARNING, \
+    "the DSL mapper's has() always fails (it aborts)")
+#define MAPOPT_DSL_DIAG_P18_WILDCARDS(X) \
+  X(P18_WILDCARDS, P18, WARNING, \
+    "the DSL mapper cannot enumerate a machine subscript with more than " \
+    "one '*' (it aborts or returns wrong points)")
+#define MAPOPT_DSL_DIAG_P19_TASK_ARGUMENT(X) \
+  X(P19_TASK_ARGUMENT, P19, WARNING, \
+    "'%s' takes a Task: the DSL mapper passes a task only to the mapping " \
+    "functions it calls itself, and aborts on this call")
+#define MAPOPT_DSL_DIAG_P20_SLICE_END(X) \
+  X(P20_SLICE_END, P20, WARNING, \
+    "the DSL mapper aborts on a slice whose right bound is not below the " \
+    "tuple's length (mapopt accepts one equal to it): leave the bound out " \
+    "to slice to the end")
+#define MAPOPT_DSL_DIAG_P21_STAR_BINDING(X) \
+  X(P21_STAR_BINDING, P21, WARNING, \
+    "the DSL mapper ignores %s bindings to '*': these tasks get Legion's " \
+    "default mapping there; bind task names or a kind (CPU, GPU, OMP)")
+#define MAPOPT_DSL_DIAG_P22_KEYS_MIXED(X) \
+  X(P22_KEYS_MIXED, P22, WARNING, \
+    "this mapper also names region arguments: the DSL mapper matches them " \
+    "either by name (with -tm:use_semantic_name) or by position in one " \
+    "run, so with names this statement is ignored")
+#define MAPOPT_DSL_DIAG_P23_ASSIGN(X) \
+  X(P23_ASSIGN, P23, WARNING, \
+    "the DSL mapper cannot store a %s in a variable (it aborts)")
+#define MAPOPT_DSL_DIAG_P24_BALANCE_PARTS(X) \
+  X(P24_BALANCE_PARTS, P24, WARNING, \
+    "the DSL mapper's balance_split splits into 2 or 3 parts only, not " \
+    "%" PRId64)
+#define MAPOPT_DSL_DIAG_P25_AOS_F_ORDER(X) \
+  X(P25_AOS_F_ORDER, P25, WARNING, \
+    "AOS with F_order%s: the DSL mapper orders the dimensions F, Y, Z, ... " \
+    "without X, which Legion cannot lay out; use SOA, or AOS C_order")
+#define MAPOPT_DSL_DIAG_P26_ORDER(X) \
+  X(P26_ORDER, P26, WARNING, \
+    "the DSL mapper uses F_order when a Layout gives no order (mapopt uses " \
+    "the application's default order): write C_order or F_order")
+#define MAPOPT_DSL_DIAG_P27_LEGACY(X) \
+  X(P27_LEGACY, P27, WARNING, \
+    "the form with a machine model is not the DSL mapper's (a syntax error " \
+    "there): mapopt fmt writes the current one")
+#define MAPOPT_DSL_DIAG_P28_INTEGER(X) \
+  X(P28_INTEGER, P28, WARNING, \
+    "%" PRId64 " does not fit the DSL mapper's 32-bit integers")
 
 #define MAPOPT_DSL_DIAG_LIST(X) \
   MAPOPT_DSL_DIAG_E01_CHAR(X) \
@@ -467,6 +604,7 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_R15_SLICE(X) \
   MAPOPT_DSL_DIAG_R15_PARTS(X) \
   MAPOPT_DSL_DIAG_R15_DOMAIN(X) \
+  MAPOPT_DSL_DIAG_R15_ZERO_EXTENT(X) \
   MAPOPT_DSL_DIAG_R15_TOO_MANY(X) \
   MAPOPT_DSL_DIAG_R15_ZERO_SIZE(X) \
   MAPOPT_DSL_DIAG_R15_UNKNOWN(X) \
@@ -494,7 +632,35 @@ MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
   MAPOPT_DSL_DIAG_N06_EXPECTING(X) \
   MAPOPT_DSL_DIAG_N07_NO_IF(X) \
   MAPOPT_DSL_DIAG_N08_INDEX(X) \
-  MAPOPT_DSL_DIAG_N09_SEMICOLON(X)
+  MAPOPT_DSL_DIAG_N09_SEMICOLON(X) \
+  MAPOPT_DSL_DIAG_P01_EMPTY(X) \
+  MAPOPT_DSL_DIAG_P02_RANGE(X) \
+  MAPOPT_DSL_DIAG_P03_TOP_COMPREHENSION(X) \
+  MAPOPT_DSL_DIAG_P04_CONDITIONAL(X) \
+  MAPOPT_DSL_DIAG_P05_UNPACK(X) \
+  MAPOPT_DSL_DIAG_P06_NEGATE(X) \
+  MAPOPT_DSL_DIAG_P07_NOT(X) \
+  MAPOPT_DSL_DIAG_P08_REASSIGN(X) \
+  MAPOPT_DSL_DIAG_P09_NEGATIVE(X) \
+  MAPOPT_DSL_DIAG_P10_NO_ARGUMENTS(X) \
+  MAPOPT_DSL_DIAG_P11_LAYOUT_KIND(X) \
+  MAPOPT_DSL_DIAG_P12_NO_ALIGN(X) \
+  MAPOPT_DSL_DIAG_P13_POSITION(X) \
+  MAPOPT_DSL_DIAG_P14_LIMIT_KIND(X) \
+  MAPOPT_DSL_DIAG_P15_RETURN(X) \
+  MAPOPT_DSL_DIAG_P16_TUPLE_ARGUMENT(X) \
+  MAPOPT_DSL_DIAG_P17_HAS(X) \
+  MAPOPT_DSL_DIAG_P18_WILDCARDS(X) \
+  MAPOPT_DSL_DIAG_P19_TASK_ARGUMENT(X) \
+  MAPOPT_DSL_DIAG_P20_SLICE_END(X) \
+  MAPOPT_DSL_DIAG_P21_STAR_BINDING(X) \
+  MAPOPT_DSL_DIAG_P22_KEYS_MIXED(X) \
+  MAPOPT_DSL_DIAG_P23_ASSIGN(X) \
+  MAPOPT_DSL_DIAG_P24_BALANCE_PARTS(X) \
+  MAPOPT_DSL_DIAG_P25_AOS_F_ORDER(X) \
+  MAPOPT_DSL_DIAG_P26_ORDER(X) \
+  MAPOPT_DSL_DIAG_P27_LEGACY(X) \
+  MAPOPT_DSL_DIAG_P28_INTEGER(X)
 
 
 typedef enum mapopt_dsl_diag {
@@ -684,6 +850,13 @@ MAPOPT_API void mapopt_policy_default_index_place(int dims,
                                                   const int64_t *extents,
                                                   int64_t nodes, int64_t procs,
                                                   int64_t *node, int64_t *proc);
+
+/* How the program matches region arguments: the mode of its options,
+ * with MAPOPT_KEYS_AUTO resolved to NAMES or POSITIONS when the mapper
+ * keys an argument by name or position (it stays AUTO when it keys none,
+ * which matches the same in every mode). */
+MAPOPT_API mapopt_region_keys_mode
+mapopt_dsl_region_keys(const mapopt_program *prog);
 
 /* The machine shape the program was loaded with. */
 MAPOPT_API const mapopt_machine_shape *

@@ -145,7 +145,8 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
   X(AOS_FEW_FIELDS, "aos-few-fields")                                          \
   X(OVERHEAD_BOUND, "overhead-bound")                                          \
   X(CPU_ON_CRITICAL_PATH, "cpu-on-critical-path")                              \
-  X(LIMIT_STALL, "limit-stall")
+  X(LIMIT_STALL, "limit-stall")                                                \
+  X(LAYOUT_AOS_ORDER, "layout-aos-order")
 /* clang-format on */
 
 typedef enum mapopt_guide_code {

@@ -422,7 +422,9 @@ MAPOPT_API const char *mapopt_llm_dsl_reference(void);
 
 typedef enum mapopt_llm_verdict {
   MAPOPT_LLM_VALID,     /* a mapper that compiles */
-  MAPOPT_LLM_INVALID,   /* a mapper with errors (feedback: diagnostics) */
+  MAPOPT_LLM_INVALID,   /* a mapper with errors, or compiled with
+                           opts->portable and with a portability warning
+                           (feedback: diagnostics) */
   MAPOPT_LLM_NO_MAPPER, /* no code block, and the reply is not a program */
   MAPOPT_LLM_TOO_LARGE  /* the mapper passed max_mapper_bytes */
 } mapopt_llm_verdict;
@@ -466,6 +468,9 @@ typedef struct mapopt_llm_candidate {
  *  4. A mapper longer than max_bytes is TOO_LARGE, not compiled.
  * The text is compiled with mapopt_dsl_compile under opts (its file name,
  * when NULL, becomes "mapper"); diagnostics are formatted one per line.
+ * With opts->portable, a mapper with a portability warning (P01-P28: what
+ * the DSL mapper of Legion does not load or reads differently,
+ * docs/legion.md) is INVALID.
  * When truncated (the reply was cut at max_tokens) and the verdict is not
  * VALID, the feedback says so. The reply is copied into out->reply.
  * Only the DSL compiler reads the text (its top-level statements run in

@@ -48,6 +48,11 @@ typedef struct mapopt_sim_options {
   bool trace;                     /* fill result->trace */
   int64_t max_events;             /* event budget; 0: 10^9 */
   bool record_decisions;          /* fill result->decisions (mapopt show) */
+  /* An AOS instance with F order is laid out F, X, Y, ... as the mapping
+   * language defines it (docs/dsl.md §5.4). By default (false) the run
+   * fails there, as on Legion under the DSL mapper, which orders it F, Y,
+   * Z, ... without X (docs/legion.md). */
+  bool mapopt_aos_order;
   /* Called from the simulating thread every 65536 events (NULL: never);
    * it must not call back into the simulation. */
   mapopt_sim_progress_fn progress;

@@ -238,6 +238,11 @@ typedef struct mapopt_tune_llm {
   size_t history;
   /* The transport; NULL: a libcurl one, made and freed by the optimizer. */
   mapopt_llm_transport *transport;
+  /* Accept a reply whose mapper has a portability warning (P01-P28: the
+   * DSL mapper of Legion would not load it or would read it differently,
+   * docs/legion.md). By default such a reply is an invalid mapper. Not
+   * part of what identifies a run. */
+  bool allow_unportable;
 } mapopt_tune_llm;
 
 typedef struct mapopt_optimizer_options {

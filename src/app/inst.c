@@ -815,7 +815,7 @@ static int64_t push_op(inst *I, mapopt_op_kind kind, const tctx *c,
       ncap = (size_t)I->max_ops;
     if (over_budget(I, (int64_t)((ncap - ri->ops_cap) * sizeof(mapopt_app_op))))
       return -1;
-    mapopt_app_op *nops = mapopt__realloc(
+    mapopt_app_op *nops = mapopt__grow_block(
         ri->ctx, ri->ops, ri->ops_cap * sizeof *nops, ncap * sizeof *nops);
     if (!nops) {
       nomem(I);

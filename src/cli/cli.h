@@ -103,6 +103,9 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
  * returns false: the command then exits with EXIT_INVALID, as every command
  * does for a machine it cannot load. */
 bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape);
+/* --region-keys auto|names|positions|both (mapopt_region_keys_mode); false
+ * for anything else. */
+bool cli_region_keys(const char *arg, mapopt_region_keys_mode *mode);
 /* Prints every diagnostic of diags, GCC style, to f. */
 void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
@@ -218,6 +221,7 @@ typedef struct cli_tune_settings {
   int64_t samples, history;
   double temperature, price_in, price_out;
   const char *llm_url, *llm_model, *llm_flag;
+  bool no_portable; /* --no-portable (docs/legion.md) */
 } cli_tune_settings;
 
 /* p100x4, mapopt-tune.db, full, budget 10, seed 0, jobs: the CPUs (at

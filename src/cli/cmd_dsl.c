@@ -16,8 +16,8 @@
 #include "cli/cli.h"
 
 const char cli_check_usage[] =
-    "usage: mapopt check [--json] [--machine M] [--app APP [--size S]] "
-    "[--] FILE...\n\n"
+    "usage: mapopt check [--json] [--portable] [--machine M] "
+    "[--app APP [--size S]] [--] FILE...\n\n"
     "Parses, checks and loads each mapper and prints its diagnostics as\n"
     "FILE:LINE:COL: error|warning|note: MESSAGE (one per line, on stderr).\n"
     "A note after an error or warning says how to fix it: the name you\n"
@@ -32,6 +32,9 @@ const char cli_check_usage[] =
     "                   name meant; the mapper is loaded for the machine as\n"
     "                   the app runs on it (its ranks)\n"
     "  --size S         the app's size preset and overrides (with --app)\n"
+    "  --portable       also warn (P01-P28) about what the DSL mapper of\n"
+    "                   Legion rejects, aborts on or reads differently\n"
+    "                   (docs/legion.md)\n"
     "  --json           print {\"files\": [{\"file\", \"valid\",\n"
     "                   \"diagnostics\": [...]}]} on stdout instead\n"
     "  --               the arguments after it are files, even '-x.map'\n\n"
@@ -71,6 +74,10 @@ const char cli_show_usage[] =
     "                     (position default 0); repeatable\n"
     "  --dims D           dimensions of the regions, for the layout's\n"
     "                     dimension order (default 1)\n"
+    "  --region-keys auto|names|positions|both  how Region, Layout and\n"
+    "                     CollectMemory match an argument (default auto: as\n"
+    "                     the DSL mapper of Legion in one run; see mapopt\n"
+    "                     sim --help)\n"
     "  --lenient          fall back to the default kind order when no kind\n"
     "                     of the Task list is usable\n\n"
     "Exit status: 0 ok, 1 invalid mapper or mapping error, 2 usage error.\n";
@@ -110,7 +117,7 @@ static json_t *diags_json(const mapopt_diags *diags) {
 }
 
 int cli_check(int argc, char **argv) {
-  bool json = false;
+  bool json = false, portable = false;
   const char *machine = NULL, *app = NULL, *size = NULL;
   static const char *const valued[] = {"--machine", "--app", "--size", NULL};
   int nfiles = 0;
@@ -120,6 +127,8 @@ int cli_check(int argc, char **argv) {
       return EXIT_USAGE;
     if (strcmp(o, "--json") == 0) {
       json = true;
+    } else if (strcmp(o, "--portable") == 0) {
+      portable = true;
     } else if (strcmp(o, "--machine") == 0) {
       machine = val;
     } else if (strcmp(o, "--app") == 0) {
@@ -143,7 +152,8 @@ int cli_check(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {.print = json ? NULL : print_stdout};
+  mapopt_dsl_options opts = {.print = json ? NULL : print_stdout,
+                             .portable = portable};
   mapopt_machine_shape shape;
   mapopt_shape_default(&shape);
   cli_pipeline p = {0};
@@ -303,6 +313,7 @@ typedef struct show_args {
   int nregions;
   int region_dims;
   bool lenient;
+  mapopt_region_keys_mode region_keys;
 } show_args;
 
 /* "3,1" -> {3, 1}; false on malformed input. */
@@ -397,7 +408,8 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
                  strcmp(opt, "--variants") == 0 ||
                  strcmp(opt, "--point") == 0 || strcmp(opt, "--space") == 0 ||
                  strcmp(opt, "--parent") == 0 || strcmp(opt, "--region") == 0 ||
-                 strcmp(opt, "--dims") == 0;
+                 strcmp(opt, "--dims") == 0 ||
+                 strcmp(opt, "--region-keys") == 0;
     if (takes && i + 1 >= argc)
       return cli_usage_error("show", "%s needs a value", opt);
     char *val = takes ? argv[++i] : NULL;
@@ -460,6 +472,10 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
       a->region_dims = (int)d;
     } else if (strcmp(opt, "--lenient") == 0) {
       a->lenient = true;
+    } else if (strcmp(opt, "--region-keys") == 0) {
+      if (!cli_region_keys(val, &a->region_keys))
+        return cli_usage_error("show", "--region-keys takes auto, names, "
+                                       "positions or both");
     } else if (cli_operand("show", opt, &a->file, "mapper file") !=
                EXIT_VALID) {
       return EXIT_USAGE;
@@ -552,14 +568,15 @@ static int show_app(const show_args *a) {
     return EXIT_INVALID;
   cli_progress *progress = cli_progress_start("show");
   cli_pipeline p;
-  cli_pipeline_args pa = {.machine = a->machine,
-                          .app = a->app,
-                          .size = a->size,
-                          .iterations = 1,
-                          .warmup = 0,
-                          .mapper = a->file,
-                          .dsl = {.print = print_stdout},
-                          .progress = progress};
+  cli_pipeline_args pa = {
+      .machine = a->machine,
+      .app = a->app,
+      .size = a->size,
+      .iterations = 1,
+      .warmup = 0,
+      .mapper = a->file,
+      .dsl = {.print = print_stdout, .region_keys = a->region_keys},
+      .progress = progress};
   int rc = cli_pipeline_open(ctx, "show", &pa, diags, &p);
   if (rc != EXIT_VALID)
     goto done;
@@ -596,8 +613,10 @@ int cli_show(int argc, char **argv) {
   mapopt_diags *diags;
   if (!cli_open(&ctx, &diags))
     return EXIT_INVALID;
-  mapopt_dsl_options opts = {
-      .shape = &a.shape, .print = print_stdout, .trace = print_trace};
+  mapopt_dsl_options opts = {.shape = &a.shape,
+                             .print = print_stdout,
+                             .trace = print_trace,
+                             .region_keys = a.region_keys};
   mapopt_program *prog = NULL;
   int status = compile_file(ctx, a.file, &opts, diags, &prog);
   cli_print_diags(stderr, diags, 0);

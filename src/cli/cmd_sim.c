@@ -56,7 +56,16 @@ const char cli_sim_usage[] =
     "  --backpressure-errors true|false  the event.exists() rule (default "
     "true)\n"
     "  --instance-fields all|requested  fields of new instances (default "
-    "all)\n\n"
+    "all)\n"
+    "  --region-keys auto|names|positions|both  how Region, Layout and\n"
+    "                       CollectMemory match an argument: auto (default)\n"
+    "                       as the DSL mapper of Legion in one run, by\n"
+    "                       position when the mapper keys only positions,\n"
+    "                       else by name; both: names, then the position\n"
+    "  --aos-order legion|mapopt  AOS with F order: legion (default) fails\n"
+    "                       the run as the DSL mapper's order F, Y, ... does\n"
+    "                       on Legion; mapopt simulates F, X, Y, ...\n"
+    "                       (docs/legion.md)\n\n"
     "On a terminal, a run that takes more than a second shows its progress\n"
     "on stderr.\n\n"
     "Exit status: 0 the run succeeded (with --compare: both), 1 invalid\n"
@@ -66,6 +75,7 @@ typedef struct sim_args {
   const char *app, *mapper, *machine, *size, *report, *trace, *compare;
   bool json, stats, bench, explain;
   mapopt_sim_options opts;
+  mapopt_region_keys_mode region_keys;
   int64_t iterations, warmup, max_ops, max_bytes;
 } sim_args;
 
@@ -118,6 +128,8 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
                                          "--warmup",
                                          "--backpressure-errors",
                                          "--instance-fields",
+                                         "--region-keys",
+                                         "--aos-order",
                                          NULL};
     const char *val;
     if (cli_option_value("sim", valued, argc, argv, &i, &val) != EXIT_VALID)
@@ -186,6 +198,15 @@ static int parse_sim_args(int argc, char **argv, sim_args *a) {
       else if (strcmp(val, "all"))
         return cli_usage_error("sim", "--instance-fields takes all or "
                                       "requested");
+    } else if (!strcmp(o, "--region-keys")) {
+      if (!cli_region_keys(val, &a->region_keys))
+        return cli_usage_error("sim", "--region-keys takes auto, names, "
+                                      "positions or both");
+    } else if (!strcmp(o, "--aos-order")) {
+      if (!strcmp(val, "mapopt"))
+        a->opts.mapopt_aos_order = true;
+      else if (strcmp(val, "legion"))
+        return cli_usage_error("sim", "--aos-order takes legion or mapopt");
     } else if (cli_operand("sim", o, &a->app, "application") != EXIT_VALID) {
       return EXIT_USAGE;
     }
@@ -375,6 +396,7 @@ int cli_sim(int argc, char **argv) {
                           .iterations = a.iterations,
                           .warmup = a.warmup,
                           .mapper = a.mapper,
+                          .dsl = {.region_keys = a.region_keys},
                           .max_ops = a.max_ops,
                           .max_bytes = a.max_bytes,
                           .limit_flags = true,

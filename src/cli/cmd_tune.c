@@ -28,9 +28,11 @@
 /* ---- space -------------------------------------------------------------- */
 
 const char cli_space_usage[] =
-    "usage: mapopt space APP[:SIZE] [--machine M] [--start FILE] [--json]\n"
-    "       mapopt space APP[:SIZE] [--machine M] [--start FILE] --render "
-    "CHOICES.json\n\n"
+    "usage: mapopt space APP[:SIZE] [--machine M] [--start FILE "
+    "[--no-portable]] [--json]\n"
+    "       mapopt space APP[:SIZE] [--machine M] [--start FILE "
+    "[--no-portable]]\n"
+    "                   --render CHOICES.json\n\n"
     "Prints the search space of mappers of APP on the machine M: every\n"
     "parameter with its values (value 0 is always 'default': no statement).\n"
     "With --render, prints the mapper (DSL text) of one point of the space,\n"
@@ -40,18 +42,59 @@ const char cli_space_usage[] =
     "  --machine M    preset[:params], machine JSON file or one-line shape\n"
     "                 (default p100x4)\n"
     "  --start FILE   the space over this mapper: 'default' keeps its\n"
-    "                 decisions, the space's statements take precedence\n"
+    "                 decisions, the space's statements take precedence;\n"
+    "                 refused with a portability warning (docs/legion.md)\n"
+    "  --no-portable  start from a mapper with portability warnings\n"
     "  --json         {\"parameters\": [{\"name\", \"kind\", \"values\", "
     "...}]}\n\n"
     "Exit status: 0 ok, 1 invalid input (a bad choice: file:line:col), 2\n"
     "usage error.\n";
 
-/* Reads the --start mapper (NULL path: none). */
+/*
+ * Reads the --start mapper (NULL path: none). Unless no_portable, a mapper
+ * with a portability warning (P01-P28, docs/legion.md) is refused: what
+ * the tuner writes over it would not load in the DSL mapper of Legion, or
+ * would mean something else there. The warnings and the reason are then
+ * in diags (MAPOPT_ELOAD).
+ */
 static mapopt_status read_start(mapopt_ctx *ctx, const char *path,
-                                mapopt_diags *diags, char **text, size_t *len) {
+                                const mapopt_machine_shape *shape,
+                                bool no_portable, mapopt_diags *diags,
+                                char **text, size_t *len) {
   *text = NULL;
   *len = 0;
-  return path ? mapopt_file_read(ctx, path, diags, text, len) : MAPOPT_OK;
+  if (!path)
+    return MAPOPT_OK;
+  mapopt_status st = mapopt_file_read(ctx, path, diags, text, len);
+  if (st != MAPOPT_OK || no_portable)
+    return st;
+  mapopt_dsl_options o = {.file = path, .shape = shape, .portable = true};
+  mapopt_diags *pd;
+  if (mapopt_diags_new(ctx, &pd) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
+  mapopt_program *prog = NULL;
+  /* A mapper that does not compile is reported by the space itself. */
+  if (mapopt_dsl_compile(ctx, *text, *len, &o, pd, &prog) != MAPOPT_OK)
+    mapopt_diags_clear(pd);
+  mapopt_dsl_free(prog);
+  size_t p = 0;
+  for (size_t i = 0; i < mapopt_diags_count(pd); i++) {
+    const mapopt_diag *d = mapopt_diags_get(pd, i);
+    if (d->code[0] == 'P' && ++p &&
+        mapopt_diags_add(diags, d->severity, d->code, d->file, d->line, d->col,
+                         "%s", d->message) != MAPOPT_OK)
+      st = MAPOPT_ENOMEM;
+  }
+  mapopt_diags_free(pd);
+  if (st != MAPOPT_OK || !p)
+    return st;
+  mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", path, 0, 0,
+                   "the start mapper has %zu portability warning%s: the DSL "
+                   "mapper of Legion would not load what the tuner writes "
+                   "over it, or would read it differently (docs/legion.md); "
+                   "give --no-portable to start from it anyway",
+                   p, p == 1 ? "" : "s");
+  return MAPOPT_ELOAD;
 }
 
 static void print_space_table(const mapopt_space *sp) {
@@ -107,7 +150,7 @@ static int render(mapopt_ctx *ctx, const mapopt_space *sp, const char *path,
 
 int cli_space(int argc, char **argv) {
   const char *app = NULL, *machine = "p100x4", *start = NULL, *choices = NULL;
-  bool json = false;
+  bool json = false, no_portable = false;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v;
     static const char *const valued[] = {"--machine", "--start", "--render",
@@ -122,6 +165,8 @@ int cli_space(int argc, char **argv) {
         choices = v;
       else if (!strcmp(o, "--json"))
         json = true;
+      else if (!strcmp(o, "--no-portable"))
+        no_portable = true;
       else
         rc = cli_operand("space", o, &app, "application");
     }
@@ -144,7 +189,8 @@ int cli_space(int argc, char **argv) {
   if (rc != EXIT_VALID)
     goto done;
   rc = EXIT_INVALID;
-  if (read_start(ctx, start, diags, &base, &blen) != MAPOPT_OK)
+  if (read_start(ctx, start, &t.sim.shape, no_portable, diags, &base, &blen) !=
+      MAPOPT_OK)
     goto done;
   mapopt_space_options so = {base, blen, start};
   if (mapopt_space_new(ctx, t.sim.run, t.sim.machine, base ? &so : NULL, diags,
@@ -201,7 +247,11 @@ const char cli_tune_usage[] =
     "                   database (after Ctrl-C or a crash); a finished one\n"
     "                   is reported as it is\n"
     "  --start FILE     start from this mapper: the space's statements go\n"
-    "                   in front of it\n"
+    "                   in front of it; one with a portability warning\n"
+    "                   (P01-P28: the DSL mapper of Legion would not load\n"
+    "                   it or would read it differently) is refused\n"
+    "  --no-portable    allow that, and llm replies with such warnings\n"
+    "                   (by default invalid mappers; docs/legion.md)\n"
     "  --feedback L     what AutoGuide tells the optimizer of each\n"
     "                   evaluation: raw, explain, suggest or full (default)\n"
     "  --out FILE       where to write the best mapper (default\n"
@@ -617,7 +667,8 @@ int cli_tune(int argc, char **argv) {
   if (rc != EXIT_VALID)
     goto done;
   rc = EXIT_INVALID;
-  if (read_start(ctx, a.start, diags, &start, &slen) != MAPOPT_OK ||
+  if (read_start(ctx, a.start, &t.sim.shape, a.set.no_portable, diags, &start,
+                 &slen) != MAPOPT_OK ||
       mapopt_tune_db_open(ctx, a.set.db, diags, &db) != MAPOPT_OK)
     goto done;
   mapopt_tune_command cmd = {.eval = &a.run.opts, .timeout_s = a.run.timeout_s};

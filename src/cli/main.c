@@ -332,6 +332,16 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
 /* --machine: a preset, a machine JSON file or a one-line shape; the DSL
  * needs only its shape. A machine that cannot be resolved is invalid input,
  * as in every command (its diagnostic printed). */
+bool cli_region_keys(const char *arg, mapopt_region_keys_mode *mode) {
+  static const char *const names[] = {"auto", "names", "positions", "both"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(arg, names[i]) == 0) {
+      *mode = (mapopt_region_keys_mode)i;
+      return true;
+    }
+  return false;
+}
+
 bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape) {
   mapopt_ctx *ctx;
   mapopt_diags *diags;

@@ -91,6 +91,10 @@ int cli_tune_option(const char *cmd, const char *o, const char *v,
   double *real_at[] = {&s->temperature, &s->price_in, &s->price_out};
   static const double rhi[] = {2, 1e6, 1e6};
   *taken = true;
+  if (!strcmp(o, "--no-portable")) {
+    s->no_portable = true;
+    return EXIT_VALID;
+  }
   for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
     if (!strcmp(o, strs[k])) {
       *str_at[k] = v;
@@ -184,7 +188,8 @@ int cli_check_llm_flags(const char *cmd, const cli_tune_settings *s,
 
 int cli_llm_setup(const char *cmd, const cli_tune_settings *s,
                   mapopt_tune_llm *out) {
-  *out = (mapopt_tune_llm){.history = (size_t)s->history};
+  *out = (mapopt_tune_llm){.history = (size_t)s->history,
+                           .allow_unportable = s->no_portable};
   mapopt_llm_config *c = &out->client;
   mapopt_llm_config_init(c);
   mapopt_llm_config_from_env(c, NULL, NULL);

@@ -4,13 +4,36 @@
  * how parsed programs and evaluation scratch are owned, so that an error
  * anywhere can never leak a partial tree.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/core.h"
 
+/* Transparent huge pages come in 2 MiB; a block is advised when it holds
+ * at least two, so that the advice covers most of it. */
+enum { HUGE_PAGE = 2 * 1024 * 1024, HUGE_MIN = 2 * HUGE_PAGE };
+
+void mapopt__advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  if (!p || n < HUGE_MIN)
+    return;
+  uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (hi > lo)
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only */
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 void *mapopt__malloc(mapopt_ctx *ctx, size_t n) {
-  return ctx->alloc(ctx->alloc_ud, NULL, 0, n ? n : 1);
+  void *p = ctx->alloc(ctx->alloc_ud, NULL, 0, n ? n : 1);
+  mapopt__advise_huge(p, n);
+  return p;
 }
 
 void *mapopt__calloc(mapopt_ctx *ctx, size_t count, size_t size) {
@@ -42,13 +65,62 @@ char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n) {
   return d;
 }
 
+void *mapopt__grow_block(mapopt_ctx *ctx, void *p, size_t osize, size_t nsize) {
+  if (nsize < HUGE_MIN || osize >= nsize)
+    return mapopt__realloc(ctx, p, osize, nsize);
+  void *d = mapopt__malloc(ctx, nsize);
+  if (!d)
+    return NULL;
+  if (p) {
+    memcpy(d, p, osize);
+    mapopt__free(ctx, p, osize);
+  }
+  return d;
+}
+
 struct mapopt__arena_block {
   mapopt__arena_block *next;
-  size_t size; /* usable bytes after the header */
-  _Alignas(16) unsigned char data[];
+  size_t size;         /* usable bytes at data */
+  size_t bytes;        /* bytes taken from the hook, header included */
+  unsigned char *data; /* 16-byte aligned; 2 MiB aligned in huge blocks */
 };
 
-enum { ARENA_CHUNK = 16 * 1024 };
+/* A new chunk holds an eighth of what the arena already has, between 16
+ * KiB and 64 MiB: a large arena (a plan, a run of a million ops) takes a
+ * few large blocks instead of thousands of small ones, and never leaves
+ * more than an eighth of itself unused at the end of its last chunk. A
+ * block of HUGE_MIN bytes or more starts on a 2 MiB boundary (it asks for
+ * a huge page more, which is never touched) and is advised as huge pages
+ * as a whole. */
+enum { ARENA_CHUNK = 16 * 1024, ARENA_CHUNK_MAX = 64 * 1024 * 1024 };
+
+static size_t chunk_size(const mapopt__arena *a, size_t n) {
+  size_t size = a->total / 8;
+  if (size < ARENA_CHUNK)
+    size = ARENA_CHUNK;
+  if (size > ARENA_CHUNK_MAX)
+    size = ARENA_CHUNK_MAX;
+  return n > size ? n : size;
+}
+
+/* A block of size usable bytes, or NULL. */
+static mapopt__arena_block *block_new(mapopt__arena *a, size_t size) {
+  size_t head = (sizeof(mapopt__arena_block) + 15) & ~(size_t)15;
+  size_t pad = head + (size >= HUGE_MIN ? HUGE_PAGE : 0);
+  if (size > SIZE_MAX - pad)
+    return NULL;
+  mapopt__arena_block *b = mapopt__malloc(a->ctx, size + pad);
+  if (!b)
+    return NULL;
+  uintptr_t at = (uintptr_t)b + head;
+  if (size >= HUGE_MIN)
+    at += (HUGE_PAGE - at % HUGE_PAGE) % HUGE_PAGE;
+  b->size = size;
+  b->bytes = size + pad;
+  b->data = (unsigned char *)at; /* mapopt__malloc advised the pages */
+  a->total += size;
+  return b;
+}
 
 void mapopt__arena_init(mapopt__arena *a, mapopt_ctx *ctx) {
   a->ctx = ctx;
@@ -61,7 +133,7 @@ void mapopt__arena_destroy(mapopt__arena *a) {
   mapopt__arena_block *b = a->first;
   while (b) {
     mapopt__arena_block *next = b->next;
-    mapopt__free(a->ctx, b, sizeof *b + b->size);
+    mapopt__free(a->ctx, b, b->bytes);
     b = next;
   }
   mapopt__arena_init(a, a->ctx);
@@ -90,14 +162,9 @@ void *mapopt__arena_alloc(mapopt__arena *a, size_t n) {
       b = b->next;
     }
     if (!b) {
-      size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-      if (size > SIZE_MAX - sizeof(mapopt__arena_block))
-        return NULL;
-      b = mapopt__malloc(a->ctx, sizeof(mapopt__arena_block) + size);
+      b = block_new(a, chunk_size(a, n));
       if (!b)
         return NULL;
-      b->size = size;
-      a->total += size;
       b->next = prev ? prev->next : NULL;
       if (prev)
         prev->next = b;
@@ -121,7 +188,8 @@ static size_t rounded(size_t n) {
 void *mapopt__arena_grow(mapopt__arena *a, void *p, size_t oldn, size_t newn) {
   if (!p)
     return mapopt__arena_alloc(a, newn);
-  if (newn > SIZE_MAX - 15 - sizeof(mapopt__arena_block) || oldn > newn)
+  if (newn > SIZE_MAX - 15 - sizeof(mapopt__arena_block) - HUGE_PAGE ||
+      oldn > newn)
     return NULL;
   mapopt__arena_block *cur = a->cur;
   size_t o = rounded(oldn), n = rounded(newn);
@@ -131,26 +199,49 @@ void *mapopt__arena_grow(mapopt__arena *a, void *p, size_t oldn, size_t newn) {
     return p;
   }
   if (o > ARENA_CHUNK) {
-    /* A large p has a block of its own: resize the block, so that a list
-     * that doubles as it grows costs its final size, not twice that. */
+    /* A large p may have a block of its own: then the block is replaced by
+     * a larger one and freed, so that a list that doubles as it grows
+     * costs its final size, not twice that. */
     mapopt__arena_block **link = &a->first;
     while (*link && (*link)->data != (unsigned char *)p)
       link = &(*link)->next;
     mapopt__arena_block *b = *link;
     if (b && b->size == o) {
-      mapopt__arena_block *nb =
-          mapopt__realloc(a->ctx, b, sizeof *b + o, sizeof *nb + n);
+      mapopt__arena_block *nb = block_new(a, n);
       if (!nb)
         return NULL;
-      nb->size = n;
-      a->total += n - o;
+      memcpy(nb->data, b->data, oldn);
+      nb->next = b->next;
       *link = nb;
       if (cur == b) {
         a->cur = nb;
         a->used = n;
       }
+      a->total -= b->size;
+      mapopt__free(a->ctx, b, b->bytes);
       return nb->data;
     }
+  }
+  if (n > ARENA_CHUNK) {
+    /* Past a chunk, the list moves to a block of its own, among the blocks
+     * in use (before the current one), so that it grows as above. */
+    mapopt__arena_block *nb = block_new(a, n);
+    if (!nb)
+      return NULL;
+    memcpy(nb->data, p, oldn);
+    if (!cur) {
+      nb->next = a->first;
+      a->first = nb;
+      a->cur = nb;
+      a->used = n;
+    } else {
+      mapopt__arena_block **link = &a->first;
+      while (*link != cur)
+        link = &(*link)->next;
+      nb->next = cur;
+      *link = nb;
+    }
+    return nb->data;
   }
   void *d = mapopt__arena_alloc(a, newn);
   if (d)

@@ -1,8 +1,9 @@
 /*
  * Internal core utilities shared by every module: allocation through the
  * context's hook, arenas, growable vectors, string buffers, a string-keyed
- * hash map, an indexed binary heap with (time, sequence) ordering, and a
- * seeded RNG. Nothing here is installed or part of the public API.
+ * hash map, an indexed binary heap with (time, sequence) ordering, a FIFO
+ * queue, and a seeded RNG. Nothing here is installed or part of the public
+ * API.
  *
  * Out of memory is always reported to the caller (a NULL result or a
  * MAPOPT_ENOMEM status); nothing here aborts.
@@ -22,13 +23,27 @@ struct mapopt_ctx {
   void *alloc_ud;
 };
 
-/* Allocation through the context's hook. NULL on failure. */
+/* Allocation through the context's hook. NULL on failure. Blocks of 4 MiB
+ * and more are advised as huge pages (mapopt__advise_huge). */
 void *mapopt__malloc(mapopt_ctx *ctx, size_t n);
 void *mapopt__calloc(mapopt_ctx *ctx, size_t count, size_t size);
 void *mapopt__realloc(mapopt_ctx *ctx, void *p, size_t osize, size_t nsize);
 void mapopt__free(mapopt_ctx *ctx, void *p, size_t size);
 /* A copy of s (n bytes, NUL appended), or NULL. */
 char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n);
+
+/* Advises the kernel to back the 2 MiB-aligned pages inside [p, p + n) with
+ * huge pages (Linux's transparent huge pages, which in "madvise" mode only
+ * programs that ask get); nothing for blocks under 4 MiB or elsewhere. It
+ * changes only how fast fresh memory is faulted in: on the development VM
+ * a first touch of 256 MiB takes 0.73 s in 4 KiB pages, 0.02 s in huge
+ * pages. Memory still comes from the context's hook. */
+void mapopt__advise_huge(void *p, size_t n);
+/* mapopt__realloc for an array that grows: from 4 MiB on, a fresh block,
+ * advised as huge pages before the old contents are copied in (a block
+ * that realloc extends keeps the small pages it has, and advice given
+ * after realloc comes too late for the pages it copied). */
+void *mapopt__grow_block(mapopt_ctx *ctx, void *p, size_t osize, size_t nsize);
 
 /* ---- arena: bump allocation, freed in one call ------------------------ */
 
@@ -182,6 +197,19 @@ mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
                                 void *data);
 /* Pops the least (time, seq) item into *out; false when empty. */
 bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out);
+
+/* ---- fifo: a first-in first-out queue of int64_t ---------------------- */
+
+typedef struct mapopt__fifo {
+  int64_t *items; /* items[head .. len) are queued */
+  size_t head, len, cap;
+} mapopt__fifo;
+
+void mapopt__fifo_init(mapopt__fifo *q);
+void mapopt__fifo_destroy(mapopt__fifo *q, mapopt_ctx *ctx);
+mapopt_status mapopt__fifo_push(mapopt__fifo *q, mapopt_ctx *ctx, int64_t v);
+/* The oldest item into *out; false when empty. */
+bool mapopt__fifo_pop(mapopt__fifo *q, int64_t *out);
 
 /* ---- rng: splitmix64 seeding a xoshiro256** stream -------------------- */
 

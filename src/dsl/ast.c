@@ -301,3 +301,16 @@ bool mapopt__ast_equal(const mapopt__ast *a, const mapopt__ast *b) {
   pair p = {a, b};
   return stmts_eq(p, &a->stmts, &b->stmts);
 }
+
+const mapopt__sel *mapopt__stmt_region(const mapopt__stmt *s) {
+  switch (s->kind) {
+  case ST_REGION:
+    return &s->u.region.region;
+  case ST_LAYOUT:
+    return &s->u.layout.region;
+  case ST_COLLECT:
+    return &s->u.collect.region;
+  default:
+    return NULL;
+  }
+}

@@ -138,6 +138,10 @@ typedef struct mapopt__expr_list {
 struct mapopt__expr {
   mapopt__expr_kind kind;
   mapopt__loc loc; /* see DSL.md §7.1: operator token, '[', member name... */
+  /* Written in parentheses. Not part of the tree's meaning (equality and
+   * the printer ignore it); the portability checks need it, because the
+   * DSL mapper groups some unparenthesized forms differently. */
+  bool paren;
   union {
     int64_t ival;
     bool bval;
@@ -283,6 +287,10 @@ typedef struct mapopt__stmt_list {
 struct mapopt__stmt {
   mapopt__stmt_kind kind;
   mapopt__loc loc; /* the first token (the keyword, or the assigned name) */
+  /* Read from the older `IndexTaskMap TASKS MODEL f;` form: the map
+   * statement and the def the parser wrote for it (for the portability
+   * checks; equality and the printer ignore it). */
+  bool legacy;
   union {
     struct {
       mapopt__sel_list tasks; /* one SEL_STAR, or SEL_NAMEs */
@@ -390,6 +398,10 @@ void mapopt__dsl_print_expr(const mapopt__ast *ast, const mapopt__expr *e,
  * frame sizes; symbols are compared by their text.
  */
 bool mapopt__ast_equal(const mapopt__ast *a, const mapopt__ast *b);
+
+/* The region argument a Region, Layout or CollectMemory statement keys;
+ * NULL for any other statement. */
+const mapopt__sel *mapopt__stmt_region(const mapopt__stmt *s);
 
 /* Spellings used by the printer and by diagnostics. */
 const char *mapopt__op_text(mapopt__op op);

@@ -98,6 +98,7 @@ struct mapopt_program {
   bool no_memo;
   mapopt_print_fn trace;
   void *trace_ud;
+  mapopt_region_keys_mode keys; /* resolved at load (AUTO: keys none) */
 
   /* Globals, indexed by symbol id: value and where it was bound. */
   mapopt__value *globals;
@@ -120,9 +121,12 @@ struct mapopt_program {
   pthread_mutex_t lock;
   mapopt__scratch *scratch_pool;
   mapopt__arena cache_arena;
-  mapopt__map index_memo;     /* key bytes -> memo entry */
-  mapopt__map decompose_memo; /* (N, L) bytes -> int64_t[k] */
-  int64_t printed;            /* print lines written so far */
+  mapopt__map index_memo;                   /* key bytes -> memo entry */
+  struct mapopt__launch_memo *launch_memos; /* policy.c; NULL: none yet */
+  int nlaunch_memos, launch_memo_last;      /* how many; the last one found */
+  int64_t launch_memo_points;               /* their points together */
+  mapopt__map decompose_memo;               /* (N, L) bytes -> int64_t[k] */
+  int64_t printed;                          /* print lines written so far */
   bool print_truncated;
   int64_t traced;          /* trace lines written so far */
   unsigned char *w14_done; /* per symbol: W14 issued for this function */
@@ -202,6 +206,15 @@ bool mapopt__dsl_trace_admit(mapopt_program *prog);
 /* Scratch states for queries. NULL on ENOMEM. */
 mapopt__scratch *mapopt__scratch_get(mapopt_program *prog);
 void mapopt__scratch_put(mapopt_program *prog, mapopt__scratch *s);
+
+/*
+ * The portability checks (portable.c, docs/legion.md): appends a warning
+ * P01-P28 for each construct of the checked program that the DSL mapper of
+ * Legion rejects, aborts on or reads differently. MAPOPT_ENOMEM when one
+ * cannot be stored.
+ */
+mapopt_status mapopt__dsl_portable(const mapopt_program *prog,
+                                   mapopt_diags *diags);
 
 /* Composes a binding-table key "a\x1fb\x1fc" in buf; returns its length, or
  * 0 when it does not fit. */

@@ -258,7 +258,12 @@ static bool factor_dim(mapopt__eval *ev, const mapopt__mspace *m,
 }
 
 /* balance_split(d, k), auto_split(d, L), greedy_split(d, L): checks in the
- * order dimension, parts, size, then the factors replace dimension d. */
+ * order dimension, parts, size, then the factors replace dimension d. A
+ * domain may have extents of 0, as in the DSL mapper of Legion: greedy
+ * works with them, and a dimension of one processor splits into ones
+ * whatever the domain; only auto_split of more than one processor for such
+ * a domain is an error (its cost divides by the extents; the DSL mapper's
+ * result is undefined there). */
 static bool factor_split(mapopt__eval *ev, const mapopt__mspace *m,
                          mapopt__member mem, const mapopt__value_list *args,
                          mapopt__loc loc, mapopt__value *out) {
@@ -286,7 +291,7 @@ static bool factor_split(mapopt__eval *ev, const mapopt__mspace *m,
     bool ok =
         mapopt__ev_as_ints(&a[1], l, MAPOPT__MS_MAX_DIMS + 1, &k) && k > 0;
     for (int i = 0; ok && i < k; i++)
-      ok = l[i] >= 1;
+      ok = l[i] >= 0;
     if (!ok)
       return mapopt__ev_fail(ev, MAPOPT__DIAG(R15_DOMAIN), loc, name);
   }
@@ -295,6 +300,10 @@ static bool factor_split(mapopt__eval *ev, const mapopt__mspace *m,
     return mapopt__ev_fail(ev, MAPOPT__DIAG(R15_TOO_MANY), loc);
   if (m->size[d] < 1)
     return mapopt__ev_fail(ev, MAPOPT__DIAG(R15_ZERO_SIZE), loc, d);
+  for (int i = 0; mem == MEM_AUTO_SPLIT && m->size[d] > 1 && i < k; i++)
+    if (l[i] == 0)
+      return mapopt__ev_fail(ev, MAPOPT__DIAG(R15_ZERO_EXTENT), loc,
+                             m->size[d]);
   int64_t f[MAPOPT__MS_MAX_DIMS];
   if (mem == MEM_BALANCE_SPLIT)
     mapopt__factor_balance(m->size[d], k, f);

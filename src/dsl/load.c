@@ -775,6 +775,23 @@ static mapopt_status load_program(mapopt_program *p, mapopt_diags *diags) {
   return l.status;
 }
 
+/* The region-key mode of DSL.md §5.1 the program runs with: its option's,
+ * AUTO resolved by the arguments its keyed statements name. */
+static mapopt_region_keys_mode region_keys(const mapopt_program *p,
+                                           mapopt_region_keys_mode opt) {
+  if (opt != MAPOPT_KEYS_AUTO)
+    return opt;
+  bool named = false, positional = false;
+  for (int i = 0; i < p->ast.stmts.n; i++) {
+    const mapopt__sel *r = mapopt__stmt_region(p->ast.stmts.items[i]);
+    named |= r && r->kind == SEL_NAME;
+    positional |= r && r->kind == SEL_INT;
+  }
+  return named        ? MAPOPT_KEYS_NAMES
+         : positional ? MAPOPT_KEYS_POSITIONS
+                      : MAPOPT_KEYS_AUTO;
+}
+
 /* ---- the program object ------------------------------------------------- */
 
 static void program_free(mapopt_program *p) {
@@ -842,8 +859,12 @@ mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text, size_t len,
     st = mapopt__dsl_parse(&p->ast, text ? text : "", len, diags);
   if (st == MAPOPT_OK)
     st = check_program(p, diags, opts);
-  if (st == MAPOPT_OK)
+  if (st == MAPOPT_OK && opts->portable)
+    st = mapopt__dsl_portable(p, diags);
+  if (st == MAPOPT_OK) {
+    p->keys = region_keys(p, opts->region_keys);
     st = load_program(p, diags);
+  }
   if (st != MAPOPT_OK) {
     program_free(p);
     return st;
@@ -869,6 +890,10 @@ mapopt_status mapopt_dsl_format(const mapopt_program *prog, char **text,
 
 bool mapopt_dsl_equal(const mapopt_program *a, const mapopt_program *b) {
   return mapopt__ast_equal(&a->ast, &b->ast);
+}
+
+mapopt_region_keys_mode mapopt_dsl_region_keys(const mapopt_program *prog) {
+  return prog->keys;
 }
 
 const mapopt_machine_shape *mapopt_dsl_shape(const mapopt_program *prog) {

@@ -64,15 +64,19 @@ typedef struct parser {
   struct mapopt__stmt *pending;
   int legacy_syms[64];
   int nlegacy;
+  /* The top-level statements parsed so far (program's list), where a
+   * legacy statement looks up its machine model's kind. */
+  const struct growbuf *stmts;
 } parser;
 
 /* A list under construction, grown by doubling inside the arena. */
-typedef struct growbuf {
+struct growbuf {
   void *data;
   int n;
   int cap;
   size_t elem;
-} growbuf;
+};
+typedef struct growbuf growbuf;
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -399,6 +403,7 @@ static mapopt__expr *paren(parser *p, int *h) {
   expect(p, TK_RPAREN);
   mapopt__expr *first = ((mapopt__expr **)b.data)[0];
   if (b.n == 1 && first->kind != EX_UNPACK) {
+    first->paren = true;
     *h = hmax;
     return first;
   }
@@ -672,19 +677,37 @@ static mapopt__expr *binary(parser *p, int level, int *h) {
   return e;
 }
 
-/* expr -> or_expr [ "?" expr ":" expr ] */
+/*
+ * expr -> or_expr [ "?" expr ":" expr ]
+ * The else branches of a chain `a ? b : c ? d : e` are read in a loop, not
+ * by recursion, so that the canonical form, which writes a conditional in
+ * an else branch in parentheses (print.c), costs one level of recursion
+ * per conditional, like the tree it came from.
+ */
 static mapopt__expr *expr(parser *p, int *h) {
   enter(p);
+  mapopt__expr *chain[MAPOPT__DSL_MAX_NESTING];
+  int hchain[MAPOPT__DSL_MAX_NESTING];
+  int n = 0;
   mapopt__expr *e = binary(p, 0, h);
-  if (test(p, TK_QUESTION)) {
+  while (test(p, TK_QUESTION)) {
+    /* n + 1 conditionals over an else branch make a tree n + 2 tall. */
+    if (n + 1 >= MAPOPT__DSL_MAX_NESTING)
+      nesting_error(p, p->lx.tok.loc);
     mapopt__expr *c = new_expr(p, EX_COND, p->lx.tok.loc);
-    int ha, hb;
+    int ha;
     next(p);
     c->u.cond.cond = e;
     c->u.cond.then = expr(p, &ha);
     expect(p, TK_COLON);
-    c->u.cond.els = expr(p, &hb);
-    *h = height(p, max2(*h, max2(ha, hb)), c->loc);
+    hchain[n] = max2(*h, ha);
+    chain[n++] = c;
+    e = binary(p, 0, h);
+  }
+  while (n > 0) {
+    mapopt__expr *c = chain[--n];
+    c->u.cond.els = e;
+    *h = height(p, max2(hchain[n], *h), c->loc);
     e = c;
   }
   leave(p);
@@ -905,6 +928,7 @@ static int legacy_function(parser *p, const mapopt__token *mspace,
   if (setjmp(sub.lx.jmp) == 0) {
     next(&sub);
     def = statement(&sub);
+    def->legacy = true;
   } else {
     mapopt__lex_throw(&p->lx, sub.lx.status);
   }
@@ -912,6 +936,31 @@ static int legacy_function(parser *p, const mapopt__token *mspace,
   if (p->nlegacy < (int)(sizeof p->legacy_syms / sizeof p->legacy_syms[0]))
     p->legacy_syms[p->nlegacy++] = sym;
   return sym;
+}
+
+/*
+ * The processor kind of the machine model a global names, when the
+ * statements above bind it to `Machine(K)` or to transformations of one
+ * (`m = Machine(GPU); m2 = m.merge(0, 1);`); -1 when they do not.
+ */
+static int model_kind(const parser *p, int sym) {
+  const mapopt__stmt *const *stmts = p->stmts->data;
+  for (int depth = 0; depth < MAPOPT__DSL_MAX_NESTING; depth++) {
+    const mapopt__expr *e = NULL;
+    for (int i = p->stmts->n - 1; i >= 0 && !e; i--)
+      if (stmts[i]->kind == ST_ASSIGN && stmts[i]->u.assign.target.sym == sym)
+        e = stmts[i]->u.assign.value;
+    while (e && e->kind == EX_MEMBER && e->u.member.call)
+      e = e->u.member.base;
+    if (!e)
+      return -1;
+    if (e->kind == EX_MACHINE)
+      return e->u.machine->kind == EX_PROC_KIND ? e->u.machine->u.kind : -1;
+    if (e->kind != EX_NAME)
+      return -1;
+    sym = e->u.name.sym;
+  }
+  return -1;
 }
 
 /*
@@ -923,7 +972,10 @@ static int legacy_function(parser *p, const mapopt__token *mspace,
  * T M f;`, whose f takes (IPoint, ISpace, MSpace) and returns coordinates
  * of machine model M. It is read as a function of the task that indexes M
  * with f's result, defined just before the statement (so `fmt` writes the
- * current form).
+ * current form). Bound to `*`, it is bound instead to the kind of M's
+ * processors when the statements above say which (CPU, GPU or OMP): the
+ * DSL mapper ignores '*' bindings but honours kind keys, and a function
+ * returning points of M fits only tasks of that kind anyway.
  */
 static void map_stmt(parser *p, mapopt__stmt *s) {
   next(p);
@@ -949,7 +1001,14 @@ static void map_stmt(parser *p, mapopt__stmt *s) {
     char *kept = (char *)copy_text(p, f.text, f.len);
     f.text = kept;
     next(p);
+    s->legacy = true;
     s->u.map.fn = legacy_function(p, &fn, &f, s->loc);
+    mapopt__sel *t = &s->u.map.targets.items[0];
+    int k = t->kind == SEL_STAR ? model_kind(p, intern(p, &fn)) : -1;
+    if (k == MAPOPT_PROC_CPU || k == MAPOPT_PROC_GPU || k == MAPOPT_PROC_OMP) {
+      t->kind = SEL_KIND;
+      t->proc_kind = k;
+    }
   }
   expect(p, TK_SEMI);
 }
@@ -1097,6 +1156,7 @@ static mapopt__stmt *statement(parser *p) {
 /* program -> { statement } */
 static void program(parser *p) {
   growbuf b = {NULL, 0, 0, sizeof(mapopt__stmt *)};
+  p->stmts = &b;
   next(p);
   while (!test(p, TK_EOF)) {
     mapopt__stmt *st = statement(p);

@@ -29,16 +29,21 @@ typedef struct keyseq {
   char pos[24];
 } keyseq;
 
-static void keyseq_init(keyseq *ks, const char *task,
-                        const mapopt_region_keys *keys) {
+/* The argument's keys are its names, then its position, as the program's
+ * region-key mode allows (mapopt_region_keys_mode), then '*'. */
+static void keyseq_init(keyseq *ks, const mapopt_program *prog,
+                        const char *task, const mapopt_region_keys *keys) {
   ks->task[0] = task;
   ks->task[1] = "*";
   ks->nregion = 0;
   size_t cap = sizeof ks->region / sizeof ks->region[0] - 2;
-  for (size_t i = 0; keys && i < keys->nnames && i < cap; i++)
+  for (size_t i = 0; prog->keys != MAPOPT_KEYS_POSITIONS && keys &&
+                     i < keys->nnames && i < cap;
+       i++)
     ks->region[ks->nregion++] = keys->names[i];
   snprintf(ks->pos, sizeof ks->pos, "%zu", keys ? keys->position : 0);
-  ks->region[ks->nregion++] = ks->pos;
+  if (prog->keys != MAPOPT_KEYS_NAMES)
+    ks->region[ks->nregion++] = ks->pos;
   ks->region[ks->nregion++] = "*";
 }
 
@@ -62,7 +67,7 @@ size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
                                  mapopt_proc_kind kind, mapopt_mem_kind *out,
                                  size_t cap) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   size_t n = 0;
   char key[1024];
   for (int t = 0; t < 2; t++)
@@ -104,7 +109,7 @@ bool mapopt_policy_layout(const mapopt_program *prog, const char *task,
                           const mapopt_region_keys *keys, mapopt_mem_kind mem,
                           mapopt_proc_kind kind, mapopt_layout *out) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   const char *fields[3] = {mapopt_shape_mem_name(mem),
                            mapopt_shape_proc_name(kind), "*"};
   char key[1024];
@@ -168,7 +173,7 @@ int64_t mapopt_policy_instance_limit(const mapopt_program *prog,
 bool mapopt_policy_collect(const mapopt_program *prog, const char *task,
                            const mapopt_region_keys *keys) {
   keyseq ks;
-  keyseq_init(&ks, task, keys);
+  keyseq_init(&ks, prog, task, keys);
   char key[1024];
   for (int t = 0; t < 2; t++)
     for (int r = 0; r < ks.nregion; r++)
@@ -282,6 +287,131 @@ static bool run_entry(const mapopt_program *cprog, const mapopt__stmt *fn,
   return ok;
 }
 
+/*
+ * The launch memo, ahead of index_memo: every point of an index launch asks
+ * with the same task, kind and extents, and every launch of a statement
+ * asks the same questions again. Each (task, kind, extents) asked keeps
+ * its function and its successful answers by linearized point, so a point
+ * already answered costs a comparison and an index instead of a hash of
+ * its key and the function's lookup. Errors are left to index_memo, which
+ * reports them again. Memos are kept for good, up to LAUNCH_MEMOS of them
+ * and LAUNCH_MEMO_POINTS points together (a few MiB); past that, launches
+ * go to index_memo alone.
+ */
+enum { LAUNCH_MEMOS = 64, LAUNCH_MEMO_POINTS = 1 << 18 };
+
+typedef struct mapopt__launch_memo {
+  char *task; /* a copy */
+  mapopt_proc_kind kind;
+  int dims;
+  int64_t extents[MAPOPT__MS_MAX_DIMS];
+  const mapopt__stmt *fn; /* NULL: no function, every answer unspecified */
+  mapopt_map_answer *answers;
+  unsigned char *have; /* per point: answers[point] is set */
+} launch_memo;
+
+/* The points of extents, or -1 when there are more than the memo keeps. */
+static int64_t launch_points(int dims, const int64_t *extents) {
+  int64_t n = 1;
+  for (int d = 0; d < dims; d++)
+    if (extents[d] < 1 || mapopt__mul_ovf(n, extents[d], &n) ||
+        n > LAUNCH_MEMO_POINTS)
+      return -1;
+  return n;
+}
+
+/* The linear index of point (dimension 0 fastest), -1 outside extents. */
+static int64_t launch_index(int dims, const int64_t *point,
+                            const int64_t *extents) {
+  int64_t lin = 0, mul = 1;
+  for (int d = 0; d < dims; d++) {
+    if (point[d] < 0 || point[d] >= extents[d])
+      return -1;
+    lin += point[d] * mul;
+    mul *= extents[d];
+  }
+  return lin;
+}
+
+static bool launch_memo_is(const launch_memo *m, const char *task, int dims,
+                           const int64_t *extents, mapopt_proc_kind kind) {
+  return m->kind == kind && m->dims == dims &&
+         memcmp(m->extents, extents, (size_t)dims * sizeof *extents) == 0 &&
+         strcmp(m->task, task) == 0;
+}
+
+/* The memo of (task, kind, extents), made when make and there is room;
+ * NULL when there is none or no memory. Under lock. */
+static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
+                                   int dims, const int64_t *extents,
+                                   mapopt_proc_kind kind, bool make) {
+  int last = prog->launch_memo_last;
+  if (last < prog->nlaunch_memos &&
+      launch_memo_is(&prog->launch_memos[last], task, dims, extents, kind))
+    return &prog->launch_memos[last];
+  for (int i = 0; i < prog->nlaunch_memos; i++)
+    if (launch_memo_is(&prog->launch_memos[i], task, dims, extents, kind)) {
+      prog->launch_memo_last = i;
+      return &prog->launch_memos[i];
+    }
+  int64_t n = make ? launch_points(dims, extents) : -1;
+  if (n < 0 || prog->nlaunch_memos == LAUNCH_MEMOS ||
+      prog->launch_memo_points > LAUNCH_MEMO_POINTS - n)
+    return NULL;
+  if (!prog->launch_memos) {
+    prog->launch_memos = mapopt__arena_alloc(
+        &prog->cache_arena, LAUNCH_MEMOS * sizeof *prog->launch_memos);
+    if (!prog->launch_memos)
+      return NULL;
+  }
+  char *name = mapopt__arena_strndup(&prog->cache_arena, task, strlen(task));
+  mapopt_map_answer *answers =
+      mapopt__arena_alloc(&prog->cache_arena, (size_t)n * sizeof *answers);
+  unsigned char *have = mapopt__arena_zalloc(&prog->cache_arena, (size_t)n);
+  if (!name || !answers || !have)
+    return NULL;
+  launch_memo *m = &prog->launch_memos[prog->nlaunch_memos];
+  *m = (launch_memo){name, kind, dims, {0}, NULL, answers, have};
+  memcpy(m->extents, extents, (size_t)dims * sizeof *extents);
+  m->fn = map_function(&prog->index_maps, task, kind);
+  prog->launch_memo_last = prog->nlaunch_memos++;
+  prog->launch_memo_points += n;
+  return m;
+}
+
+/* The remembered answer for point into out, or false. */
+static bool launch_memo_get(mapopt_program *prog, const char *task, int dims,
+                            const int64_t *point, const int64_t *extents,
+                            mapopt_proc_kind kind, mapopt_map_answer *out) {
+  pthread_mutex_lock(&prog->lock);
+  launch_memo *m = launch_memo_of(prog, task, dims, extents, kind, false);
+  int64_t i = m ? launch_index(dims, point, extents) : -1;
+  bool hit = i >= 0 && (!m->fn || m->have[i]);
+  if (hit && !m->fn) {
+    memset(out, 0, sizeof *out);
+    out->kind = MAPOPT_MAP_UNSPECIFIED;
+  } else if (hit) {
+    *out = m->answers[i];
+  }
+  pthread_mutex_unlock(&prog->lock);
+  return hit;
+}
+
+/* Remembers a successful answer for point (nothing when out of memory). */
+static void launch_memo_put(mapopt_program *prog, const char *task, int dims,
+                            const int64_t *point, const int64_t *extents,
+                            mapopt_proc_kind kind,
+                            const mapopt_map_answer *answer) {
+  pthread_mutex_lock(&prog->lock);
+  launch_memo *m = launch_memo_of(prog, task, dims, extents, kind, true);
+  int64_t i = m && m->fn ? launch_index(dims, point, extents) : -1;
+  if (i >= 0) {
+    m->answers[i] = *answer;
+    m->have[i] = 1;
+  }
+  pthread_mutex_unlock(&prog->lock);
+}
+
 mapopt_status
 mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
                         const int64_t *point, const int64_t *extents,
@@ -290,10 +420,15 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
   mapopt_program *prog = (mapopt_program *)cprog; /* caches only */
   if (dims < 0 || dims > MAPOPT__MS_MAX_DIMS || !task || !out)
     return MAPOPT_EINVAL;
+  if (!prog->no_memo &&
+      launch_memo_get(prog, task, dims, point, extents, kind, out))
+    return MAPOPT_OK;
   const mapopt__stmt *fn = map_function(&prog->index_maps, task, kind);
   if (!fn) {
     memset(out, 0, sizeof *out);
     out->kind = MAPOPT_MAP_UNSPECIFIED;
+    if (!prog->no_memo)
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
     return MAPOPT_OK;
   }
   /* Memo key: kind, dims, point, extents, then the task name. */
@@ -322,6 +457,7 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
       if (hit.err)
         return report_mapping_error(prog, hit.err, &context, diags);
       *out = hit.answer;
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
       return MAPOPT_OK;
     }
   }
@@ -365,6 +501,8 @@ mapopt_policy_index_map(const mapopt_program *cprog, const char *task, int dims,
       e->value = v;
     }
     pthread_mutex_unlock(&prog->lock);
+    if (ok)
+      launch_memo_put(prog, task, dims, point, extents, kind, out);
   }
   if (ok)
     return MAPOPT_OK;

@@ -2,9 +2,10 @@
  * The canonical printer of the mapping DSL (DSL.md §3.5): one statement per
  * line, ", " between list items, single spaces around binary operators and
  * "? :", "Align==64" without spaces, def bodies indented by four spaces, and
- * parentheses only where precedence or associativity require them, so that
- * parse(print(A)) equals A and printing is idempotent. Comments are gone
- * with the parse.
+ * parentheses only where precedence or associativity require them -- in
+ * mapopt's grammar or in the DSL mapper's (docs/legion.md), which groups
+ * `?:` from the left -- so that parse(print(A)) equals A in both and
+ * printing is idempotent. Comments are gone with the parse.
  *
  * The printer recurses on the tree; trees from the parser are at most
  * MAPOPT__DSL_MAX_NESTING tall, so the depth is bounded. An allocation
@@ -143,11 +144,14 @@ static void expr(const mapopt__ast *ast, const mapopt__expr *e, int min,
     break;
   }
   case EX_COND:
+    /* A conditional in the else branch keeps its parentheses: mapopt
+     * groups `?:` from the right, but the DSL mapper's grammar groups it
+     * from the left, and the canonical form must read the same in both. */
     expr(ast, e->u.cond.cond, PREC_OR, sb);
     mapopt__sb_puts(sb, " ? ");
     expr(ast, e->u.cond.then, PREC_COND, sb);
     mapopt__sb_puts(sb, " : ");
-    expr(ast, e->u.cond.els, PREC_COND, sb);
+    expr(ast, e->u.cond.els, PREC_OR, sb);
     break;
   case EX_INDEX:
     expr(ast, e->u.index.base, PREC_POSTFIX, sb);
@@ -158,11 +162,13 @@ static void expr(const mapopt__ast *ast, const mapopt__expr *e, int min,
   case EX_SLICE:
     expr(ast, e->u.slice.base, PREC_POSTFIX, sb);
     mapopt__sb_putc(sb, '[');
+    /* A conditional bound in parentheses: the DSL mapper's grammar ends
+     * the upper bound at a '?'. */
     if (e->u.slice.lo)
-      expr(ast, e->u.slice.lo, PREC_COND, sb);
+      expr(ast, e->u.slice.lo, PREC_OR, sb);
     mapopt__sb_putc(sb, ':');
     if (e->u.slice.hi)
-      expr(ast, e->u.slice.hi, PREC_COND, sb);
+      expr(ast, e->u.slice.hi, PREC_OR, sb);
     mapopt__sb_putc(sb, ']');
     break;
   case EX_MEMBER:

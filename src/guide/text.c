@@ -684,6 +684,29 @@ static void fill_stride(scan *S, const text_rule *r, const line_info *li,
                        "soa", ws);
 }
 
+/* "Invalid layout: task T, region requirement R (NAME), AOS F_order in
+ * MEM: ..." -- an AOS F_order instance, which the DSL mapper of Legion
+ * asks Legion for as F, Y, Z, ... without X (docs/legion.md). */
+static void fill_aos_order(scan *S, const text_rule *r, const line_info *li,
+                           const where *w, mapopt_guide_finding *g) {
+  (void)r, (void)w;
+  const char *task = dup(S, word_after(li->msg, "task "));
+  const char *region = dup(S, word_after(li->msg, "("));
+  mapopt__guide_subject(S->f, g, task, region, NULL);
+  g->explain = P("The instance of %s for %s is AOS in F order, which the DSL "
+                 "mapper of Legion asks Legion to lay out as F, Y, Z, ... "
+                 "without X: Legion cannot build it.",
+                 region, task);
+  g->suggest = P("Keep each element's fields together in the order Legion "
+                 "can build, `Layout %s %s * AOS C_order;`, or store them "
+                 "apart, `Layout %s %s * SOA F_order;`.",
+                 task, region, task, region);
+  mapopt__guide_edit(S->f, g, MAPOPT_GUIDE_EDIT_LAYOUT, task, region, "*",
+                     "order", "C_order");
+  mapopt__guide_edit(S->f, g, MAPOPT_GUIDE_EDIT_LAYOUT, task, region, "*",
+                     "soa", "SOA");
+}
+
 /* "** On entry to DGEMM parameter number 8 had an illegal value". */
 static void fill_blas(scan *S, const text_rule *r, const line_info *li,
                       const where *w, mapopt_guide_finding *g) {
@@ -926,6 +949,7 @@ static const text_rule rules[] = {
      fill_virtual_leaf, NULL, NULL},
     {"stride does not match expected value", C(LAYOUT_STRIDE), EE, fill_stride,
      NULL, NULL},
+    {"AOS F_order in", C(LAYOUT_AOS_ORDER), EE, fill_aos_order, NULL, NULL},
     {"had an illegal value", C(BLAS_LD), EE, fill_blas, NULL, NULL},
     {"event.exists()", C(BACKPRESSURE), EE, fill_backpressure, NULL, NULL},
     {"failed allocation of size", C(OOM), EE, fill_oom, NULL, NULL},
@@ -997,10 +1021,14 @@ static const text_rule rules[] = {
     {"number of parts must be positive", C(MACHINE_INDEX), EE,
      fill_function_error, "balance_split was asked for no parts",
      "Ask for a positive number of parts"},
-    {"second argument must be a tuple of positive integers", C(MACHINE_INDEX),
-     EE, fill_function_error,
+    {"second argument must be a tuple of non-negative integers",
+     C(MACHINE_INDEX), EE, fill_function_error,
      "auto_split or greedy_split got a bad shape to fit",
-     "Pass a tuple of positive sizes, such as t.ispace"},
+     "Pass a tuple of sizes, such as t.ispace"},
+    {"for a domain with an extent of 0", C(MACHINE_INDEX), EE,
+     fill_function_error,
+     "auto_split was asked to split processors for an empty domain",
+     "Clamp the domain's extents to at least 1"},
     {"cannot factor dimension", C(MACHINE_INDEX), EE, fill_function_error,
      "A dimension of size 0 cannot be split", "Split a non-empty dimension"},
     {"machine model would have more than", C(MACHINE_INDEX), EE,

@@ -140,7 +140,13 @@ static mapopt_status compile(mapopt_ctx *ctx, const char *text, size_t len,
     return st;
   mapopt_program *prog = NULL;
   st = mapopt_dsl_compile(ctx, text, len, &o, d, &prog);
-  if (st == MAPOPT_OK) {
+  bool portable = true;
+  for (size_t i = 0; o.portable && i < mapopt_diags_count(d); i++)
+    portable &= mapopt_diags_get(d, i)->code[0] != 'P';
+  if (st == MAPOPT_OK && !portable) {
+    mapopt_dsl_free(prog);
+    out->verdict = MAPOPT_LLM_INVALID;
+  } else if (st == MAPOPT_OK) {
     size_t clen;
     st = mapopt_dsl_format(prog, &out->canonical, &clen);
     mapopt_dsl_free(prog);

@@ -12,6 +12,7 @@
 #include "sim/sim.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mapopt/app.h"
 #include "mapopt/machine.h"
@@ -44,12 +45,59 @@ static int cmp_group_op(const void *pa, const void *pb) {
   return a->op < b->op ? -1 : a->op > b->op;
 }
 
-static int cmp_vec(const void *pa, const void *pb) {
-  const lb_vec *a = pa, *b = pb;
+static bool same_vec(const int64_t *a, const int64_t *b) {
   for (int k = 0; k < NKINDS; k++)
-    if (a->c[k] != b->c[k])
-      return a->c[k] < b->c[k] ? -1 : 1;
-  return 0;
+    if (a[k] != b[k])
+      return false;
+  return true;
+}
+
+/* The distinct vectors of vecs[0..n) with their multiplicities, in place
+ * (in the order first seen: work_bound only sums over them); returns how
+ * many. slots: scratch of cap entries, cap a power of two above 2n. */
+static size_t distinct_vecs(lb_vec *vecs, size_t n, uint32_t *slots,
+                            size_t cap) {
+  memset(slots, 0, cap * sizeof *slots);
+  size_t nd = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (nd > 0 && same_vec(vecs[nd - 1].c, vecs[j].c)) { /* runs are common */
+      vecs[nd - 1].mult++;
+      continue;
+    }
+    uint64_t h = 0;
+    for (int k = 0; k < NKINDS; k++)
+      h = (h ^ (uint64_t)vecs[j].c[k]) * UINT64_C(0x9e3779b97f4a7c15);
+    size_t i = (size_t)(h >> 32) & (cap - 1);
+    while (slots[i] && !same_vec(vecs[slots[i] - 1].c, vecs[j].c))
+      i = (i + 1) & (cap - 1);
+    if (slots[i]) {
+      vecs[slots[i] - 1].mult++;
+    } else {
+      vecs[nd] = vecs[j];
+      slots[i] = (uint32_t)++nd;
+    }
+  }
+  return nd;
+}
+
+/* Whether ops a and b, of one task, have the figures c(p, k) is computed
+ * from (per variant: flops, fixed time; per requirement: bytes, gathers,
+ * atomics), so that they have the same costs. */
+static bool same_figures(const mapopt_app_run *run, int64_t a, int64_t b) {
+  const mapopt_app_op *x = &run->ops[a], *y = &run->ops[b];
+  if (x->task != y->task || x->nreqs != y->nreqs)
+    return false;
+  for (int v = 0; v < run->tasks[x->task].nvariants; v++)
+    if ((x->flops ? x->flops[v] : 0) != (y->flops ? y->flops[v] : 0) ||
+        (x->fixed_ns ? x->fixed_ns[v] : 0) !=
+            (y->fixed_ns ? y->fixed_ns[v] : 0))
+      return false;
+  for (size_t r = 0; r < x->nreqs; r++)
+    if (x->reqs[r].bytes != y->reqs[r].bytes ||
+        x->reqs[r].gathers != y->reqs[r].gathers ||
+        x->reqs[r].atomics != y->reqs[r].atomics)
+      return false;
+  return true;
 }
 
 /* floor(i * c / (GRID * n)) for 0 <= i <= GRID, c >= 0, n >= 1, exact and
@@ -148,11 +196,13 @@ static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
   return best;
 }
 
-/* max(LB_work, LB_cp, LB_task) of one window. vecs: scratch of ng. */
+/* max(LB_work, LB_cp, LB_task) of one window. vecs: scratch of ng, slots
+ * of cap (distinct_vecs). */
 static int64_t window_bound(const mapopt_app_run *run,
                             const mapopt__sim_dag *dag, const lb_op *g,
                             size_t ng, const int64_t n[NKINDS], lb_vec *vecs,
-                            int64_t *F, int64_t *stamp, int64_t tag) {
+                            uint32_t *slots, size_t cap, int64_t *F,
+                            int64_t *stamp, int64_t tag) {
   int64_t lb_task = 0;
   size_t nv = 0;
   for (size_t j = 0; j < ng; j++) {
@@ -168,15 +218,7 @@ static int64_t window_bound(const mapopt_app_run *run,
     vecs[nv].mult = 1;
     nv++;
   }
-  if (nv > 1)
-    qsort(vecs, nv, sizeof *vecs, cmp_vec);
-  size_t nd = 0;
-  for (size_t j = 0; j < nv; j++) {
-    if (nd > 0 && cmp_vec(&vecs[nd - 1], &vecs[j]) == 0)
-      vecs[nd - 1].mult++;
-    else
-      vecs[nd++] = vecs[j];
-  }
+  size_t nd = distinct_vecs(vecs, nv, slots, cap);
   int64_t lb = work_bound(vecs, nd, n);
   int64_t cp = cp_bound(run, dag, g, ng, F, stamp, tag);
   if (cp > lb)
@@ -200,11 +242,22 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
   size_t nops = (size_t)run->nops;
   lb_op *sel = mapopt__calloc(ctx, nsel, sizeof *sel);
   lb_vec *vecs = mapopt__calloc(ctx, nsel, sizeof *vecs);
+  size_t cap = 16;
+  while (cap < 2 * nsel && cap < SIZE_MAX / 4)
+    cap *= 2;
+  uint32_t *slots = nsel < UINT32_MAX / 2
+                        ? mapopt__malloc(ctx, cap * sizeof *slots)
+                        : NULL; /* vectors are numbered in 32 bits */
   int64_t *F = mapopt__calloc(ctx, nops, sizeof *F);
   int64_t *stamp = mapopt__calloc(ctx, nops, sizeof *stamp);
+  /* Per task: the last op priced, whose costs an op with the same figures
+   * has too (the points of a launch mostly do). */
+  int64_t *last = mapopt__malloc(ctx, (size_t)(run->ntasks + 1) * sizeof *last);
   mapopt_status st = MAPOPT_ENOMEM;
-  if (!sel || !vecs || !F || !stamp)
+  if (!sel || !vecs || !slots || !F || !stamp || !last)
     goto done;
+  for (int t = 0; t < run->ntasks; t++)
+    last[t] = -1;
 
   int64_t n[NKINDS];
   for (int k = 0; k < NKINDS; k++)
@@ -218,11 +271,22 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
     s->op = i;
     s->group = fenced ? o->timing.repetition : 0;
     s->w = -1;
+    int64_t *prev =
+        o->kind == MAPOPT_OP_TASK && o->task >= 0 && o->task < run->ntasks
+            ? &last[o->task]
+            : NULL;
+    const lb_op *like =
+        prev && *prev >= 0 && same_figures(run, sel[*prev].op, i) ? &sel[*prev]
+                                                                  : NULL;
     for (int k = 0; k < NKINDS; k++) {
-      s->c[k] = mapopt__sim_best_cost(machine, run, i, (mapopt_proc_kind)k);
+      s->c[k] =
+          like ? like->c[k]
+               : mapopt__sim_best_cost(machine, run, i, (mapopt_proc_kind)k);
       if (s->c[k] >= 0 && (s->w < 0 || s->c[k] < s->w))
         s->w = s->c[k];
     }
+    if (prev)
+      *prev = (int64_t)(j - 1);
     if (s->w < 0)
       s->w = 0; /* not a task, or it runs nowhere (NO_VARIANT) */
     if (o->kind == MAPOPT_OP_TASK && o->task >= 0) {
@@ -246,14 +310,16 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
   for (size_t a = 0, b; a < nsel; a = b) {
     for (b = a + 1; b < nsel && sel[b].group == sel[a].group; b++)
       ;
-    lb = mapopt__sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs, F,
-                                          stamp, (int64_t)a));
+    lb = mapopt__sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs,
+                                          slots, cap, F, stamp, (int64_t)a));
   }
   *out = lb;
   st = MAPOPT_OK;
 done:
   mapopt__free(ctx, sel, nsel * sizeof *sel);
   mapopt__free(ctx, vecs, nsel * sizeof *vecs);
+  mapopt__free(ctx, slots, cap * sizeof *slots);
+  mapopt__free(ctx, last, (size_t)(run->ntasks + 1) * sizeof *last);
   mapopt__free(ctx, F, nops * sizeof *F);
   mapopt__free(ctx, stamp, nops * sizeof *stamp);
   return st;

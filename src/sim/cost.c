@@ -149,37 +149,22 @@ static int64_t apply_noise(int64_t t, int64_t noise_ppm, uint64_t seed,
   return mapopt__muldiv_ceil(t, factor, PPM);
 }
 
-/*
- * T of §4.9 for one op on one processor kind, with the memories and layout
- * factors the engine chose. Inner variants take the kind's inner overhead
- * (their requirements are virtual: M_r = G_r = 0) and no noise: the noise
- * of §4.9 jitters the leaf formula's T, and the engine prices inner tasks
- * the same way.
- */
-int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
-                            int64_t *access_ns,
-                            mapopt__task_cost_parts *parts) {
+/* T of §4.9 without noise for a leaf variant v of in's op, with M_r and
+ * G_r per requirement; parts when no memory is missing. *missing: some
+ * requirement is in a memory the kind cannot reach (T is then INT64_MAX,
+ * which the engine never lets happen: it rejects the mapping first). */
+static int64_t leaf_ns(const mapopt__task_cost_in *in,
+                       const mapopt_app_variant *v, int64_t *mem_ns,
+                       int64_t *access_ns, mapopt__task_cost_parts *parts,
+                       bool *missing) {
   const mapopt_app_op *op = &in->run->ops[in->op];
-  const mapopt_app_task *task = &in->run->tasks[op->task];
-  const mapopt_app_variant *v = &task->variants[in->variant];
   const mapopt_machine_procs *pk = &in->machine->procs[v->kind];
-  if (v->inner) {
-    for (size_t r = 0; r < op->nreqs; r++) {
-      if (mem_ns)
-        mem_ns[r] = 0;
-      if (access_ns)
-        access_ns[r] = 0;
-    }
-    if (parts)
-      *parts = (mapopt__task_cost_parts){pk->inner_overhead_ns, 0, 0};
-    return pk->inner_overhead_ns;
-  }
   int64_t flops = op->flops ? op->flops[in->variant] : 0;
   int64_t fixed = op->fixed_ns ? op->fixed_ns[in->variant] : 0;
   int64_t reuse = op->reuse ? op->reuse[in->variant] : 1;
   int64_t c = flop_ns(flops, peak_mflops(pk, v), v->flops_eff_ppm);
   int64_t msum = 0, gsum = 0;
-  bool missing = false;
+  *missing = false;
   for (size_t r = 0; r < op->nreqs; r++) {
     const mapopt_app_req *req = &op->reqs[r];
     mapopt_mem_kind mk = in->mems[r];
@@ -199,7 +184,7 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
       m = mem_term_ns(bytes, e->bw_mbps, l, v->mem_eff_ppm);
       g = access_term_ns(req, e);
     } else {
-      missing = true; /* the engine rejects this before pricing it */
+      *missing = true; /* the engine rejects this before pricing it */
     }
     if (mem_ns)
       mem_ns[r] = m;
@@ -208,14 +193,123 @@ int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
     msum = mapopt__sat_add(msum, m);
     gsum = mapopt__sat_add(gsum, g);
   }
-  if (missing)
+  if (*missing)
     return INT64_MAX;
   if (parts)
     *parts = (mapopt__task_cost_parts){
         mapopt__sat_add(pk->overhead_ns, fixed), c >= msum ? c : 0,
         mapopt__sat_add(c >= msum ? 0 : msum, gsum)};
-  int64_t t = combine(pk->overhead_ns, fixed, c, msum, gsum);
-  return apply_noise(t, in->noise_ppm, in->seed, in->op);
+  return combine(pk->overhead_ns, fixed, c, msum, gsum);
+}
+
+/* The inner variant's price: the kind's inner overhead, nothing per
+ * requirement. */
+static int64_t inner_ns(const mapopt__task_cost_in *in,
+                        const mapopt_machine_procs *pk, int64_t *mem_ns,
+                        int64_t *access_ns, mapopt__task_cost_parts *parts) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  for (size_t r = 0; r < op->nreqs; r++) {
+    if (mem_ns)
+      mem_ns[r] = 0;
+    if (access_ns)
+      access_ns[r] = 0;
+  }
+  if (parts)
+    *parts = (mapopt__task_cost_parts){pk->inner_overhead_ns, 0, 0};
+  return pk->inner_overhead_ns;
+}
+
+/*
+ * T of §4.9 for one op on one processor kind, with the memories and layout
+ * factors the engine chose. Inner variants take the kind's inner overhead
+ * (their requirements are virtual: M_r = G_r = 0) and no noise: the noise
+ * of §4.9 jitters the leaf formula's T, and the engine prices inner tasks
+ * the same way.
+ */
+int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
+                            int64_t *access_ns,
+                            mapopt__task_cost_parts *parts) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  const mapopt_app_variant *v = &in->run->tasks[op->task].variants[in->variant];
+  if (v->inner)
+    return inner_ns(in, &in->machine->procs[v->kind], mem_ns, access_ns, parts);
+  bool missing;
+  int64_t t = leaf_ns(in, v, mem_ns, access_ns, parts, &missing);
+  return missing ? INT64_MAX : apply_noise(t, in->noise_ppm, in->seed, in->op);
+}
+
+/* The inputs of in's leaf formula, as a memo keeps them. */
+static mapopt__task_cost_req req_key(const mapopt__task_cost_in *in,
+                                     const mapopt_app_req *req, size_t r) {
+  return (mapopt__task_cost_req){
+      in->mems[r],  in->layout_ppm ? in->layout_ppm[r] : PPM,
+      req->bytes,   req->gathers,
+      req->atomics, req->fields,
+      req->priv,    req->piece->region};
+}
+
+static void memo_key(const mapopt__task_cost_in *in,
+                     mapopt__task_cost_memo *key) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  key->variant = in->variant;
+  key->flops = op->flops ? op->flops[in->variant] : 0;
+  key->fixed = op->fixed_ns ? op->fixed_ns[in->variant] : 0;
+  key->reuse = op->reuse ? op->reuse[in->variant] : 1;
+  key->nreqs = op->nreqs;
+  for (size_t r = 0; r < op->nreqs; r++)
+    key->reqs[r] = req_key(in, &op->reqs[r], r);
+}
+
+/* Whether in prices the same leaf formula as memo's last inputs. */
+static bool memo_matches(const mapopt__task_cost_memo *memo,
+                         const mapopt__task_cost_in *in) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  if (!memo->valid || memo->variant != in->variant ||
+      memo->nreqs != op->nreqs ||
+      memo->flops != (op->flops ? op->flops[in->variant] : 0) ||
+      memo->fixed != (op->fixed_ns ? op->fixed_ns[in->variant] : 0) ||
+      memo->reuse != (op->reuse ? op->reuse[in->variant] : 1))
+    return false;
+  for (size_t r = 0; r < op->nreqs; r++) {
+    const mapopt__task_cost_req *m = &memo->reqs[r];
+    const mapopt_app_req *req = &op->reqs[r];
+    if (m->mem != in->mems[r] ||
+        m->ppm != (in->layout_ppm ? in->layout_ppm[r] : PPM) ||
+        m->bytes != req->bytes || m->gathers != req->gathers ||
+        m->atomics != req->atomics || m->fields != req->fields ||
+        m->priv != req->priv || m->region != req->piece->region)
+      return false;
+  }
+  return true;
+}
+
+int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
+                                 const mapopt__task_cost_in *in,
+                                 int64_t *mem_ns, int64_t *access_ns,
+                                 mapopt__task_cost_parts *parts) {
+  const mapopt_app_op *op = &in->run->ops[in->op];
+  const mapopt_app_variant *v = &in->run->tasks[op->task].variants[in->variant];
+  if (v->inner || op->nreqs > MAPOPT__TASK_COST_MEMO_REQS)
+    return mapopt__sim_task_ns(in, mem_ns, access_ns, parts);
+  if (!memo_matches(memo, in)) {
+    mapopt__task_cost_memo key;
+    memo_key(in, &key);
+    bool missing;
+    key.t = leaf_ns(in, v, key.mem_ns, key.access_ns, &key.parts, &missing);
+    if (missing) /* not kept: parts are undefined */
+      return mapopt__sim_task_ns(in, mem_ns, access_ns, parts);
+    key.valid = true;
+    *memo = key;
+  }
+  for (size_t r = 0; r < op->nreqs; r++) {
+    if (mem_ns)
+      mem_ns[r] = memo->mem_ns[r];
+    if (access_ns)
+      access_ns[r] = memo->access_ns[r];
+  }
+  if (parts)
+    *parts = memo->parts;
+  return apply_noise(memo->t, in->noise_ppm, in->seed, in->op);
 }
 
 /* The bytes per element a GPU moves reading the fields in mask of an AOS

@@ -40,8 +40,8 @@ typedef struct growable {
 } growable;
 
 typedef struct analysis {
-  mapopt__arena *arena;
-  mapopt_ctx *ctx;
+  mapopt__arena *arena;  /* the DAG's */
+  mapopt__arena scratch; /* the analysis state, freed at the end */
   const mapopt_app_run *run;
   int64_t *af_off; /* per atom: first (atom, field) index */
   af_state *af;
@@ -58,15 +58,18 @@ typedef struct analysis {
   bool failed;
 } analysis;
 
-static void *grow(analysis *an, void *data, int64_t *cap, int64_t need,
-                  size_t elem) {
+/* Grows data (cap elements of elem bytes) to hold need elements, doubling,
+ * in arena: the DAG's lists in the plan's, the analysis state in its own
+ * (freed when the DAG is built). */
+static void *grow(analysis *an, mapopt__arena *arena, void *data, int64_t *cap,
+                  int64_t need, size_t elem) {
   if (need <= *cap)
     return data;
   int64_t ncap = *cap ? *cap : 64;
   while (ncap < need)
     ncap *= 2;
   void *d =
-      mapopt__realloc(an->ctx, data, (size_t)*cap * elem, (size_t)ncap * elem);
+      mapopt__arena_grow(arena, data, (size_t)*cap * elem, (size_t)ncap * elem);
   if (!d) {
     an->failed = true;
     return NULL;
@@ -76,7 +79,11 @@ static void *grow(analysis *an, void *data, int64_t *cap, int64_t need,
 }
 
 static void push(analysis *an, growable *g, int64_t v) {
-  int64_t *d = grow(an, g->data, &g->cap, g->len + 1, sizeof *d);
+  if (g->len < g->cap) {
+    g->data[g->len++] = v;
+    return;
+  }
+  int64_t *d = grow(an, an->arena, g->data, &g->cap, g->len + 1, sizeof *d);
   if (!d)
     return;
   g->data = d;
@@ -84,7 +91,8 @@ static void push(analysis *an, growable *g, int64_t v) {
 }
 
 static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
-  reader *p = grow(an, an->pool, &an->pool_cap, an->npool + 1, sizeof *p);
+  reader *p =
+      grow(an, &an->scratch, an->pool, &an->pool_cap, an->npool + 1, sizeof *p);
   if (!p)
     return -1;
   an->pool = p;
@@ -94,12 +102,16 @@ static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
 
 static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
                            int field, int64_t producer) {
-  mapopt__version *v =
-      grow(an, an->versions, &an->versions_cap, an->nversions + 1, sizeof *v);
+  mapopt__version *v = grow(an, an->arena, an->versions, &an->versions_cap,
+                            an->nversions + 1, sizeof *v);
   if (!v)
     return -1;
   an->versions = v;
-  v[an->nversions] = (mapopt__version){kind, atom, field, producer, -1, 0, 0};
+  v[an->nversions] = (mapopt__version){.atom = atom,
+                                       .producer = producer,
+                                       .base = -1,
+                                       .field = (uint8_t)field,
+                                       .kind = (uint8_t)kind};
   return an->nversions++;
 }
 
@@ -237,7 +249,11 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       s->red_base = s->version;
       s->red_head = -1;
     }
-    s->red_head = pool_add(an, op, s->red_head);
+    /* An op reducing the same (atom, field) through two requirements is
+     * one reducer of the set (its requirements are analysed one after the
+     * other, so it would be the head). */
+    if (s->red_head < 0 || an->pool[s->red_head].op != op)
+      s->red_head = pool_add(an, op, s->red_head);
     break;
   }
   return need < 0 || an->versions[need].kind == VER_NONE ? -1 : need;
@@ -294,27 +310,36 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
     an->fut_op[op->future] = i;
 }
 
+/* A growable list as the DAG keeps it: never NULL, even when empty. */
+static int64_t *final_list(analysis *an, growable *g) {
+  if (!g->data)
+    g->data = grow(an, an->arena, NULL, &g->cap, 1, sizeof *g->data);
+  return g->data;
+}
+
 mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
                                     const mapopt_app_run *run,
                                     mapopt__sim_dag *dag) {
   analysis an;
   memset(&an, 0, sizeof an);
   an.arena = arena;
-  an.ctx = arena->ctx;
+  mapopt__arena_init(&an.scratch, arena->ctx);
   an.run = run;
   an.last_fence = -1;
   int64_t n = run->nops;
   memset(dag, 0, sizeof *dag);
   dag->nops = n;
-  an.af_off = mapopt__arena_alloc(arena, (size_t)(run->natoms + 1) * 8);
-  an.mark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  an.rawmark = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
+  mapopt__arena *sa = &an.scratch;
+  an.af_off = mapopt__arena_alloc(sa, (size_t)(run->natoms + 1) * 8);
+  an.mark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 8);
+  an.rawmark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 8);
+  an.fut_op = mapopt__arena_alloc(sa, (size_t)(run->nfutures + 1) * 8);
   dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
   dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  an.fut_op = mapopt__arena_alloc(arena, (size_t)(run->nfutures + 1) * 8);
+  mapopt_status st = MAPOPT_ENOMEM;
   if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
       !dag->req_off || !an.fut_op)
-    return MAPOPT_ENOMEM;
+    goto done;
   for (int64_t f = 0; f < run->nfutures; f++)
     an.fut_op[f] = -1;
   int64_t naf = 0;
@@ -323,15 +348,21 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
     naf += run->regions[run->atom_region[a]].nfields;
   }
   an.af_off[run->natoms] = naf;
-  an.af = mapopt__arena_alloc(arena, (size_t)(naf ? naf : 1) * sizeof *an.af);
+  an.af = mapopt__arena_alloc(sa, (size_t)(naf ? naf : 1) * sizeof *an.af);
   if (!an.af)
-    return MAPOPT_ENOMEM;
+    goto done;
   for (int64_t k = 0; k < naf; k++)
     an.af[k] = (af_state){-1, -1, -1, -1, -1};
-  int64_t nreqs = 0;
+  /* Every (atom, field) of every requirement has one entry in need: its
+   * length is known, so it is allocated once. */
+  int64_t nreqs = 0, nneed = 0;
   for (int64_t i = 0; i < n; i++) {
+    const mapopt_app_op *o = &run->ops[i];
     dag->req_off[i] = nreqs;
-    nreqs += (int64_t)run->ops[i].nreqs;
+    nreqs += (int64_t)o->nreqs;
+    for (size_t r = 0; r < o->nreqs; r++)
+      nneed += (int64_t)o->reqs[r].piece->natoms *
+               __builtin_popcountll(o->reqs[r].fields);
     an.mark[i] = -1;
     an.rawmark[i] = -1;
   }
@@ -339,45 +370,27 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->nreqs = nreqs;
   dag->need_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
   dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
-  if (!dag->need_off || !dag->raw_off)
-    return MAPOPT_ENOMEM;
-  /* Version 0 is the "never written" version of nothing: ids start at 0
-   * for real versions, -1 means none. */
+  an.need.cap = nneed ? nneed : 1;
+  an.need.data = mapopt__arena_alloc(arena, (size_t)an.need.cap * 8);
+  if (!dag->need_off || !dag->raw_off || !an.need.data)
+    goto done;
   for (int64_t i = 0; i < n && !an.failed; i++)
     analyse_op(&an, dag, i);
   dag->pred_off[n] = an.preds.len;
   dag->need_off[nreqs] = an.need.len;
   dag->raw_off[nreqs] = an.raw.len;
-  mapopt_status st = an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
-  /* Move the growable arrays into the arena, so the DAG has one owner. */
-  struct {
-    growable *g;
-    int64_t **dst;
-  } moves[] = {{&an.preds, &dag->preds},
-               {&an.need, &dag->need},
-               {&an.raw, &dag->raw},
-               {&an.reducers, &dag->reducers}};
-  for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) {
-    growable *g = moves[k].g;
-    int64_t *d = mapopt__arena_alloc(arena, (size_t)(g->len ? g->len : 1) * 8);
-    if (!d)
-      st = MAPOPT_ENOMEM;
-    else if (g->len)
-      memcpy(d, g->data, (size_t)g->len * 8);
-    *moves[k].dst = d;
-    mapopt__free(an.ctx, g->data, (size_t)g->cap * 8);
-  }
-  dag->versions =
-      mapopt__arena_alloc(arena, (size_t)(an.nversions ? an.nversions : 1) *
-                                     sizeof(mapopt__version));
-  if (!dag->versions)
-    st = MAPOPT_ENOMEM;
-  else if (an.nversions)
-    memcpy(dag->versions, an.versions,
-           (size_t)an.nversions * sizeof(mapopt__version));
+  /* The lists were grown in the DAG's arena: they are the DAG's. */
+  dag->preds = final_list(&an, &an.preds);
+  dag->need = final_list(&an, &an.need);
+  dag->raw = final_list(&an, &an.raw);
+  dag->reducers = final_list(&an, &an.reducers);
+  if (!an.versions)
+    an.versions =
+        grow(&an, arena, NULL, &an.versions_cap, 1, sizeof(mapopt__version));
+  dag->versions = an.versions;
   dag->nversions = an.nversions;
-  mapopt__free(an.ctx, an.versions,
-               (size_t)an.versions_cap * sizeof(mapopt__version));
-  mapopt__free(an.ctx, an.pool, (size_t)an.pool_cap * sizeof(reader));
+  st = an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
+done:
+  mapopt__arena_destroy(&an.scratch);
   return st;
 }

@@ -9,6 +9,7 @@
  * It calls only the concrete machine (machine.c).
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "sim/engine.h"
 
@@ -37,8 +38,12 @@ void mapopt__sim_mem_release(sim_t *s, int64_t i) {
   mm->ninst--;
 }
 
-/* An instance no op or copy is using and holding no newest version. */
+/* An instance no op or copy is using and holding no newest version, nor
+ * contributions still to fold (a reduction instance's data is nowhere
+ * else). */
 static bool entirely_stale(sim_t *s, const sim_inst *in) {
+  if (in->reduction && in->fold_left > 0)
+    return false;
   const mapopt_app_region *rg = &s->run->regions[in->region];
   for (size_t a = 0; a < in->piece->natoms; a++)
     for (int f = 0; f < rg->nfields; f++) {
@@ -135,24 +140,204 @@ static bool covers(const sim_t *s, const sim_inst *in,
   return true;
 }
 
-/* Finds a reusable instance for the requirement in mem (§4.4 step 1). */
+/* ---- the instance index --------------------------------------------------
+ *
+ * An instance serves a requirement only if it is of the requirement's very
+ * piece or holds every atom of it whole (covers). So each instance is
+ * listed under (its memory, its piece) and under (its memory, each atom it
+ * holds whole), and a requirement looks at two lists only: its piece's and
+ * its first atom's. Lists keep creation order, so the first instance of
+ * either that serves is the one a scan of the whole memory in creation
+ * order would find; freed instances are unlinked as the lists are walked.
+ *
+ * Each piece remembers the instances it was answered last and their
+ * questions (memory, fields, layout, alignment, operator). Instances are
+ * only ever added after them, and one that stops serving never serves
+ * again (freed or being collected), so while such an instance still
+ * serves, it is still the first that does, and the same question gets it
+ * without a lookup.
+ */
+
+enum { KEY_PIECE = 0, KEY_ATOM = 1 };
+
+/* The key of a list: memory, kind, piece or atom id; 0 is never a key. */
+static uint64_t list_key(int64_t mem, int kind, int64_t id) {
+  return ((uint64_t)mem << 42 | (uint64_t)kind << 41 | (uint64_t)id) + 1;
+}
+
+/* Whether list_key can name every list of this run. */
+static bool index_fits(const sim_t *s) {
+  return s->nmems < (INT64_C(1) << 21) &&
+         s->run->npieces < (INT64_C(1) << 40) &&
+         s->run->natoms < (INT64_C(1) << 40);
+}
+
+static uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= UINT64_C(0xff51afd7ed558ccd);
+  return k ^ (k >> 33);
+}
+
+/* The list of key, added when insert (NULL on ENOMEM), or NULL if none. */
+static inst_list *list_of(sim_t *s, uint64_t key, bool insert) {
+  if (insert && (s->inst_lists_len + 1) * 2 > s->inst_lists_cap) {
+    int64_t cap = s->inst_lists_cap ? s->inst_lists_cap * 2 : 256;
+    inst_list *t = mapopt__arena_zalloc(&s->arena, (size_t)cap * sizeof *t);
+    if (!t)
+      return NULL;
+    for (int64_t i = 0; i < s->inst_lists_cap; i++) {
+      const inst_list *e = &s->inst_lists[i];
+      if (!e->key)
+        continue;
+      uint64_t h = mix(e->key) & (uint64_t)(cap - 1);
+      while (t[h].key)
+        h = (h + 1) & (uint64_t)(cap - 1);
+      t[h] = *e;
+    }
+    s->inst_lists = t;
+    s->inst_lists_cap = cap;
+  }
+  if (!s->inst_lists_cap)
+    return NULL;
+  uint64_t m = (uint64_t)(s->inst_lists_cap - 1);
+  for (uint64_t h = mix(key) & m;; h = (h + 1) & m) {
+    inst_list *e = &s->inst_lists[h];
+    if (e->key == key)
+      return e;
+    if (!e->key) {
+      if (!insert)
+        return NULL;
+      *e = (inst_list){key, -1, -1};
+      s->inst_lists_len++;
+      return e;
+    }
+  }
+}
+
+static bool list_append(sim_t *s, uint64_t key, int64_t inst) {
+  if (s->inst_nodes_len == s->inst_nodes_cap) {
+    int64_t cap = s->inst_nodes_cap ? s->inst_nodes_cap * 2 : 256;
+    hnode *d = mapopt__arena_grow(&s->arena, s->inst_nodes,
+                                  (size_t)s->inst_nodes_cap * sizeof *d,
+                                  (size_t)cap * sizeof *d);
+    if (!d)
+      return false;
+    s->inst_nodes = d;
+    s->inst_nodes_cap = cap;
+  }
+  inst_list *l = list_of(s, key, true);
+  if (!l)
+    return false;
+  int64_t n = s->inst_nodes_len++;
+  s->inst_nodes[n] = (hnode){inst, -1};
+  if (l->tail >= 0)
+    s->inst_nodes[l->tail].next = n;
+  else
+    l->head = n;
+  l->tail = n;
+  return true;
+}
+
+/* Lists instance id under its piece and the atoms it holds whole. */
+static bool index_instance(sim_t *s, int64_t id) {
+  const sim_inst *in = inst_at(s, id);
+  const mapopt_app_piece *pc = in->piece;
+  if (!index_fits(s))
+    return true; /* find_serving scans the memory instead */
+  if (!list_append(s, list_key(in->mem, KEY_PIECE, pc->id), id))
+    return false;
+  for (size_t a = 0; a < pc->natoms; a++)
+    if (pc->atoms[a].count == s->run->atom_elements[pc->atoms[a].atom] &&
+        !list_append(s, list_key(in->mem, KEY_ATOM, pc->atoms[a].atom), id))
+      return false;
+  return true;
+}
+
+/* Whether in, live, may serve r besides covering its piece: an instance of
+ * its kind (a reduction instance with r's operator for a REDUCE
+ * requirement, a normal one not being collected otherwise) of the region,
+ * with the fields, layout and alignment asked for (§4.4 step 1). */
+static bool serves(const sim_inst *in, const mapopt_app_req *r,
+                   const mapopt_layout *l, int64_t want_align) {
+  bool reduce = r->priv == MAPOPT_PRIV_REDUCE;
+  return in->reduction == reduce &&
+         (reduce ? in->redop == (int)r->redop : !in->collect_pending) &&
+         in->region == r->piece->region &&
+         (in->fields & r->fields) == r->fields && in->layout.soa == l->soa &&
+         in->layout.c_order == l->c_order &&
+         align_of(&in->layout) >= want_align;
+}
+
+/* The first instance of the list of key that is live and serves r (and
+ * covers its piece); freed ones are unlinked on the way. -1 if none. */
+static int64_t first_in_list(sim_t *s, uint64_t key, const mapopt_app_req *r,
+                             const mapopt_layout *l, int64_t want_align) {
+  inst_list *lst = list_of(s, key, false);
+  if (!lst)
+    return -1;
+  int64_t prev = -1;
+  for (int64_t n = lst->head; n >= 0;) {
+    hnode *node = &s->inst_nodes[n];
+    sim_inst *in = inst_at(s, node->inst);
+    if (in->freed) { /* never live again */
+      if (prev >= 0)
+        s->inst_nodes[prev].next = node->next;
+      else
+        lst->head = node->next;
+      if (lst->tail == n)
+        lst->tail = prev;
+      n = node->next;
+      continue;
+    }
+    if (serves(in, r, l, want_align) && covers(s, in, r->piece))
+      return node->inst;
+    prev = n;
+    n = node->next;
+  }
+  return -1;
+}
+
+/* Finds a reusable instance for the requirement in mem (§4.4 step 1): the
+ * first in creation order that serves it and covers its piece, or -1. */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
                                   const mapopt_layout *l) {
-  sim_mem *mm = &s->mems[mem];
   int64_t want_align = align_of(l);
-  for (size_t k = 0; k < mm->insts.len; k++) {
-    int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
-    sim_inst *in = inst_at(s, i);
-    if (in->freed || in->reduction || in->collect_pending ||
-        in->region != r->piece->region ||
-        (in->fields & r->fields) != r->fields || in->layout.soa != l->soa ||
-        in->layout.c_order != l->c_order || align_of(&in->layout) < want_align)
-      continue;
-    if (covers(s, in, r->piece))
-      return i;
+  int redop = r->priv == MAPOPT_PRIV_REDUCE ? (int)r->redop : -1;
+  const mapopt_app_piece *pc = r->piece;
+  if (!index_fits(s) || pc->natoms == 0) {
+    /* Every instance of the region covers an empty piece. */
+    sim_mem *mm = &s->mems[mem];
+    for (size_t k = 0; k < mm->insts.len; k++) {
+      int64_t i = MAPOPT__VEC_AT(&mm->insts, int64_t, k);
+      sim_inst *in = inst_at(s, i);
+      if (!in->freed && serves(in, r, l, want_align) && covers(s, in, pc))
+        return i;
+    }
+    return -1;
   }
-  return -1;
+  inst_answer *ans = &s->piece_answers[PIECE_ANSWERS * pc->id];
+  for (int w = 0; w < PIECE_ANSWERS; w++) {
+    const inst_answer *q = &ans[w];
+    if (q->inst >= 0 && q->mem == mem && q->fields == r->fields &&
+        q->soa == l->soa && q->c_order == l->c_order &&
+        q->align == want_align && q->redop == redop) {
+      sim_inst *in = inst_at(s, q->inst);
+      if (!in->freed && serves(in, r, l, want_align))
+        return q->inst;
+    }
+  }
+  int64_t a =
+      first_in_list(s, list_key(mem, KEY_PIECE, pc->id), r, l, want_align);
+  int64_t b = first_in_list(s, list_key(mem, KEY_ATOM, pc->atoms[0].atom), r, l,
+                            want_align);
+  int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
+  if (first >= 0) { /* the older answer goes */
+    memmove(&ans[1], &ans[0], (PIECE_ANSWERS - 1) * sizeof *ans);
+    ans[0] = (inst_answer){first,      mem,        r->fields, l->soa,
+                           l->c_order, want_align, redop};
+  }
+  return first;
 }
 
 /* Creates an instance; OOM (with the §5.3 message) when it cannot fit. */
@@ -194,8 +379,15 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
   *slot = id;
   for (size_t k = 0; k < n; k++)
     held[k] = inc[k] = -1;
-  *in = (sim_inst){mem,   pc,        region, fields, *l, bytes, 0,  s->now,
-                   false, reduction, false,  false,  0,  held,  inc};
+  *in = (sim_inst){mem, pc,     region, fields,    *l,    bytes,
+                   0,   s->now, false,  reduction, false, false,
+                   0,   -1,     -1,     held,      inc};
+  if (reduction)
+    in->redop = (int)s->run->ops[op].reqs[r].redop;
+  if (!index_instance(s, id)) {
+    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    return -1;
+  }
   mm->live += bytes;
   log_memory(s, mem);
   mm->ninst++;
@@ -383,21 +575,20 @@ int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
   return best;
 }
 
-/* The reduction instance through which reducer op contributed (atom, f). */
-int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
-                                     int64_t *count) {
-  const mapopt_app_op *o = &s->run->ops[op];
-  for (size_t r = 0; r < o->nreqs; r++) {
-    const mapopt_app_req *q = &o->reqs[r];
-    if (q->priv != MAPOPT_PRIV_REDUCE || !((q->fields >> f) & 1u))
-      continue;
-    int64_t a = atom_index(q->piece, atom);
-    if (a >= 0 && s->ops[op].inst && s->ops[op].inst[r] >= 0) {
-      *count = q->piece->atoms[a].count;
-      return s->ops[op].inst[r];
-    }
-  }
-  return -1;
+/* The reduction instance through which requirement r of reducer op
+ * contributed (atom, f), with the atom's element count in it in *count;
+ * -1 when r does not reduce it (or was not given an instance). */
+int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, size_t r,
+                                     int64_t atom, int f, int64_t *count) {
+  const mapopt_app_req *q = &s->run->ops[op].reqs[r];
+  if (q->priv != MAPOPT_PRIV_REDUCE || !((q->fields >> f) & 1u) ||
+      !s->ops[op].inst || s->ops[op].inst[r] < 0)
+    return -1;
+  int64_t a = atom_index(q->piece, atom);
+  if (a < 0)
+    return -1;
+  *count = q->piece->atoms[a].count;
+  return s->ops[op].inst[r];
 }
 
 /* Starts a copy whose prerequisites are done: its path and cap; it moves

@@ -123,9 +123,16 @@ typedef struct copy_plan {
   int kind[64];
   int64_t copy[64];
   int n;
-  int64_t base_copies[64];
-  int nbase;
 } copy_plan;
+
+/* An empty plan into dst; its arrays are filled up to n, so they are not
+ * cleared (a plan is made per requirement, several times per op). */
+static void copy_plan_init(copy_plan *p, int64_t op, int64_t r, int64_t dst) {
+  p->op = op;
+  p->r = r;
+  p->dst = dst;
+  p->n = 0;
+}
 
 static int64_t plan_copy(sim_t *s, copy_plan *p, int kind, int64_t src) {
   for (int i = 0; i < p->n; i++)
@@ -203,33 +210,41 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
     return -1;
   }
   /* This instance becomes the fold target: base first, then the folds,
-   * each as soon as its own reducer has completed. */
+   * each as soon as its own reducer has completed. Reducers that shared a
+   * reduction instance fold through one copy of its data, which waits for
+   * each of them. */
   s->fold_target[v] = p->dst;
   int64_t base = ver->base >= 0
                      ? need_version(s, p, atom, f, ver->base, count, depth + 1)
                      : -1;
   dst->incoming[k] = v;
+  int64_t mark = ++s->fold_stamp;
   for (int64_t i = 0; i < ver->nred; i++) {
     int64_t rop = s->dag.reducers[ver->red_off + i];
-    int64_t rc = 0;
-    int64_t rinst = mapopt__sim_reducer_instance(s, rop, atom, f, &rc);
-    if (rinst < 0)
-      continue;
-    bool fresh = true;
-    for (int j = 0; j < p->n; j++)
-      fresh = fresh && !(p->src[j] == rinst && p->kind[j] == COPY_FOLD);
-    int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
-    if (c < 0)
-      return -1;
-    if (copy_at(s, c)->reducer < 0)
-      copy_at(s, c)->reducer = rop;
-    mapopt__sim_copy_add_af(s, c, atom, f, v,
-                            mapopt__sat_mul(rc, field_bytes(s, atom, f)));
-    s->fold_left[v]++;
-    if (base >= 0)
-      mapopt__sim_copy_depends(s, c, base);
-    if (fresh && s->ops[rop].state != OS_COMPLETE)
-      fold_waits_for(s, c, rop);
+    for (size_t r = 0; r < s->run->ops[rop].nreqs; r++) {
+      int64_t rc = 0;
+      int64_t rinst = mapopt__sim_reducer_instance(s, rop, r, atom, f, &rc);
+      if (rinst < 0)
+        continue;
+      bool fresh = true;
+      for (int j = 0; j < p->n; j++)
+        fresh = fresh && !(p->src[j] == rinst && p->kind[j] == COPY_FOLD);
+      int64_t c = plan_copy(s, p, COPY_FOLD, rinst);
+      if (c < 0)
+        return -1;
+      if (copy_at(s, c)->reducer < 0)
+        copy_at(s, c)->reducer = rop;
+      bool shared = inst_at(s, rinst)->fold_mark == mark;
+      inst_at(s, rinst)->fold_mark = mark;
+      mapopt__sim_copy_add_af(
+          s, c, atom, f, v,
+          shared ? 0 : mapopt__sat_mul(rc, field_bytes(s, atom, f)));
+      s->fold_left[v]++;
+      if (base >= 0 && !shared)
+        mapopt__sim_copy_depends(s, c, base);
+      if ((fresh || shared) && s->ops[rop].state != OS_COMPLETE)
+        fold_waits_for(s, c, rop);
+    }
   }
   if (s->fold_left[v] == 0) {
     /* No reducer left an instance (inner reducers map virtually): the
@@ -280,7 +295,8 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
       req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
     return;
   const int64_t *need = &s->dag.need[s->dag.need_off[q]];
-  copy_plan p = {.op = op, .r = r, .dst = o->inst[r]};
+  copy_plan p;
+  copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
@@ -315,7 +331,8 @@ static void plan_copies(sim_t *s, int64_t op, int64_t r) {
     return;
   int64_t q = s->dag.req_off[op] + r;
   const int64_t *need = &s->dag.need[s->dag.need_off[q]];
-  copy_plan p = {.op = op, .r = r, .dst = o->inst[r]};
+  copy_plan p;
+  copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;
   int64_t k = 0;
   for (size_t a = 0; a < pc->natoms; a++)
@@ -428,8 +445,7 @@ static void try_ready(sim_t *s, int64_t op) {
   const mapopt_machine_runtime *rt = &s->m->runtime;
   switch (ao->kind) {
   case MAPOPT_OP_TASK:
-    if (mapopt__heap_push(&s->procs[o->proc].ready, s->ctx, s->now,
-                          EV(0, op)) != MAPOPT_OK) {
+    if (mapopt__fifo_push(&s->procs[o->proc].ready, s->ctx, op) != MAPOPT_OK) {
       mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
       return;
     }
@@ -521,7 +537,8 @@ static void start_task(sim_t *s, int64_t op) {
                                ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
-    dur = mapopt__sim_task_ns(&in, NULL, NULL, NULL);
+    dur = mapopt__sim_task_ns_memo(&s->cost_memo[ao->task], &in, NULL, NULL,
+                                   NULL);
   }
   p->running = true;
   /* Times saturate: a task that would end past INT64_MAX ns ends there,
@@ -543,9 +560,9 @@ static void try_start(sim_t *s, int64_t proc) {
   sim_proc *p = &s->procs[proc];
   if (failed(s) || p->running || p->free_at > s->now)
     return;
-  mapopt__heap_item it;
-  if (mapopt__heap_pop(&p->ready, &it))
-    start_task(s, EV_ID(it.data));
+  int64_t op;
+  if (mapopt__fifo_pop(&p->ready, &op))
+    start_task(s, op);
 }
 
 /* Writers' instances hold the versions they produced (§4.5). */
@@ -640,9 +657,7 @@ static void op_complete(sim_t *s, int64_t op) {
   /* Consumers plan their copies first: a successor must not become ready
    * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
-    int64_t q = s->rawsucc[k];
-    int64_t cop = s->req_op[q];
-    int64_t r = q - s->dag.req_off[cop];
+    int64_t cop = s->rawsucc[k] >> 6, r = s->rawsucc[k] & 63;
     if (s->ops[cop].state < OS_MAPPED)
       --s->ops[cop].raw_left[r];
     else if (--s->ops[cop].raw_left[r] == 0)
@@ -681,7 +696,6 @@ static mapopt_status setup(sim_t *s) {
   s->succ = pl->succ;
   s->rawsucc_off = pl->rawsucc_off;
   s->rawsucc = pl->rawsucc;
-  s->req_op = pl->req_op;
   s->vprod_off = pl->vprod_off;
   s->vprod = pl->vprod;
   s->next_sib = pl->next_sib;
@@ -697,6 +711,10 @@ static mapopt_status setup(sim_t *s) {
   s->task_kind =
       mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
+  s->cost_memo =
+      mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
+  s->piece_answers = mapopt__arena_alloc(
+      a, (size_t)(PIECE_ANSWERS * run->npieces + 1) * sizeof *s->piece_answers);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
   s->limit_count =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
@@ -709,14 +727,17 @@ static mapopt_status setup(sim_t *s) {
   s->wait_head = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->rr ||
-      !s->limit_count || !s->limit_wait || !s->holder_head || !s->fold_target ||
-      !s->wait_head || !s->newest || !s->fold_wait)
+  if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
+      !s->piece_answers || !s->rr || !s->limit_count || !s->limit_wait ||
+      !s->holder_head || !s->fold_target || !s->wait_head || !s->newest ||
+      !s->fold_wait)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
   for (int64_t k = 0; k < pl->naf; k++)
     s->newest[k] = -1;
+  for (int64_t k = 0; k < PIECE_ANSWERS * run->npieces; k++)
+    s->piece_answers[k].inst = -1;
   for (int t = 0; t < run->ntasks; t++) {
     s->task_kind[t] = -1;
     s->task_limit[t] =
@@ -729,23 +750,26 @@ static mapopt_status setup(sim_t *s) {
   s->ctxs[0].as = 0;
   s->ctxs[0].replicated =
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
+  /* Per requirement, in one array each: the RAW producers left, and the
+   * instances (an op's inst points into it once the op is mapped). */
+  int64_t *raw_left = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
+  s->inst_slots = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
+  if (!raw_left || !s->inst_slots)
+    return MAPOPT_ENOMEM;
+  for (int64_t q = 0; q < s->dag.nreqs; q++)
+    raw_left[q] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
   for (int64_t i = 0; i < n; i++) {
     sim_op *o = &s->ops[i];
     *o = (sim_op){.proc = -1, .last_pred = -1, .last_copy = -1};
     s->fold_wait[i] = -1;
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];
-    o->raw_left =
-        mapopt__arena_alloc(a, (run->ops[i].nreqs ? run->ops[i].nreqs : 1) * 8);
-    if (!o->raw_left)
-      return MAPOPT_ENOMEM;
-    for (size_t r = 0; r < run->ops[i].nreqs; r++) {
-      int64_t q = s->dag.req_off[i] + (int64_t)r;
-      o->raw_left[r] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
-    }
+    o->raw_left = &raw_left[s->dag.req_off[i]];
   }
   s->policy_cache = mapopt__arena_zalloc(
-      a, (size_t)(run->ntasks * 64 * MAPOPT_PROC_KIND_COUNT * POLICY_WAYS + 1) *
+      a, (size_t)(run->ntasks * pl->max_reqs * MAPOPT_PROC_KIND_COUNT *
+                      POLICY_WAYS +
+                  1) *
              sizeof *s->policy_cache);
   if (!s->policy_cache)
     return MAPOPT_ENOMEM;
@@ -790,7 +814,7 @@ static void give_back(sim_t *s, pooled_arena *pa) {
 
 static void teardown(sim_t *s) {
   for (int64_t i = 0; s->procs && i < s->nprocs; i++)
-    mapopt__heap_destroy(&s->procs[i].ready, s->ctx);
+    mapopt__fifo_destroy(&s->procs[i].ready, s->ctx);
   for (int64_t i = 0; s->mems && i < s->nmems; i++)
     mapopt__vec_destroy(&s->mems[i].insts, s->ctx);
   for (int64_t k = 0; s->limit_wait && k < (int64_t)s->run->ntasks * s->nprocs;

@@ -33,7 +33,8 @@ typedef struct sim_proc {
   int64_t socket;
   int64_t free_at;
   bool running;
-  mapopt__heap ready; /* ops ready on it, by (ready time, order) */
+  mapopt__fifo ready; /* ops ready on it, in the order they became ready
+                         (by ready time: it is the time of the push) */
   int64_t assigned;   /* ops mapped here and not yet executed */
   int64_t busy_timed, tasks_timed;
 } sim_proc;
@@ -74,7 +75,10 @@ typedef struct sim_inst {
   bool freed, reduction, collect_pending;
   bool copied;       /* its data arrived by a copy (not written or filled
                         here): only such instances are collected */
-  int64_t fold_left; /* reduction instances: (atom, field)s to fold */
+  int64_t fold_left; /* reduction instances: contributions to fold, one
+                        per (reducer, atom, field) */
+  int redop;         /* reduction instances: their operator */
+  int64_t fold_mark; /* the fold being planned that met it last */
   int64_t *held;     /* per (piece atom, region field): version, -1 */
   int64_t *incoming; /* version being copied in, -1 */
 } sim_inst;
@@ -108,10 +112,9 @@ typedef struct sim_op {
   int64_t last_pred; /* the predecessor that completed last */
   int64_t last_copy; /* the copy that arrived last */
   int cause;
-  int64_t *inst;       /* per requirement: instance id, -1 virtual */
-  int64_t *raw_left;   /* per requirement: RAW producers not complete */
-  mapopt_task_ref ref; /* for mapping functions (parent chains) */
-  int64_t as;          /* address space it maps/runs in */
+  int64_t *inst;     /* per requirement: instance id, -1 virtual */
+  int64_t *raw_left; /* per requirement: RAW producers not complete */
+  int64_t as;        /* address space it maps/runs in */
 } sim_op;
 
 typedef struct sim_copy {
@@ -137,6 +140,25 @@ typedef struct sim_copy {
   bool flowing, done, frozen, charged;
 } sim_copy;
 
+/* The instance found for a requirement of one piece in memory mem with
+ * these fields, layout and alignment (data.c); inst -1: none. */
+typedef struct inst_answer {
+  int64_t inst, mem;
+  uint64_t fields;
+  mapopt_layout_tri soa, c_order;
+  int64_t align;
+  int redop; /* a reduction's operator, -1: not a reduction */
+} inst_answer;
+
+enum { PIECE_ANSWERS = 2 };
+
+/* A list of the instance index (data.c): the instances of one memory with
+ * one piece, or holding one atom whole, in creation order. key 0: free. */
+typedef struct inst_list {
+  uint64_t key;
+  int64_t head, tail; /* nodes in inst_nodes, -1: none */
+} inst_list;
+
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
 
 /* A per-evaluation arena kept between evaluations: reset, never freed, so
@@ -157,11 +179,12 @@ struct mapopt_sim_plan {
   pooled_arena *pool;
   const mapopt_app_run *run;
   mapopt__sim_dag dag;
-  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc, *req_op;
+  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc;
   int64_t *vprod_off, *vprod;
   int64_t *next_sib, *first_child; /* first_child[parent + 1] */
   int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
+  int64_t max_reqs;   /* the most requirements an op has (1 to 64) */
   int64_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
@@ -217,13 +240,13 @@ struct mapopt__sim {
   int64_t *next_sib;
   sim_ctx *ctxs; /* [op + 1] for inner ops; [0] top level */
   int64_t *succ_off, *succ;
-  int64_t *rawsucc_off, *rawsucc; /* producer -> consumer requirement ids */
-  int64_t *req_op;                /* requirement id -> op */
+  int64_t *rawsucc_off, *rawsucc; /* producer -> its consumers' requirements,
+                                     each (op << 6 | position) */
   int64_t *vprod_off, *vprod;     /* op -> versions it produces (write, fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
-  struct req_policy *policy_cache; /* [((task * 64 + req) * kinds + kind)
-                                    * ways + way] */
+  struct req_policy *policy_cache; /* [((task * max_reqs + req) * kinds
+                                    + kind) * ways + way] */
   uint64_t policy_evict;
   int64_t *rr;              /* round-robin counters [as * 3 + kind] */
   int64_t *limit_count;     /* [task * nprocs + proc] */
@@ -252,8 +275,24 @@ struct mapopt__sim {
   mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
   mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
   int64_t flow_stamp;
+  int64_t fold_stamp;  /* the folds being planned (need_version) */
   int64_t share_stamp; /* the current round of progressive filling */
   mapopt__vec mem_log; /* with a trace: {time, memory, live bytes} */
+
+  /* The instance index (data.c): open addressing, and its list nodes
+   * {inst, next}. */
+  inst_list *inst_lists;
+  int64_t inst_lists_cap, inst_lists_len;
+  struct hnode *inst_nodes;
+  int64_t inst_nodes_len, inst_nodes_cap;
+  /* Per piece: the last PIECE_ANSWERS answers of the index (the tasks
+   * that use a piece often ask for different fields of it). */
+  inst_answer *piece_answers;
+  /* Per requirement: its instance, set when its op is mapped (the op's
+   * inst points to its first requirement's). */
+  int64_t *inst_slots;
+  /* Per task: the inputs and result of its last task time (cost.c). */
+  mapopt__task_cost_memo *cost_memo;
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
 };
 
@@ -433,7 +472,8 @@ int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
 /* Frees an instance's bytes in its memory (once). */
 void mapopt__sim_mem_release(sim_t *s, int64_t i);
 /* A reusable instance for requirement r in memory mem (§4.4 step 1), or
- * -1. */
+ * -1: for a REDUCE requirement, a reduction instance with its operator
+ * (docs/sim.md, "Reduction instances are reused"). */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
                                   const mapopt_layout *l);
@@ -468,10 +508,11 @@ void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on);
 int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
                                 const mapopt_app_piece *want, int64_t atom,
                                 int f, int64_t dst_mem, int64_t bytes);
-/* The reduction instance through which reducer op contributed (atom, f),
- * with its element count in *count; -1 when none. */
-int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, int64_t atom, int f,
-                                     int64_t *count);
+/* The reduction instance through which requirement r of reducer op
+ * contributed (atom, f), with its element count in *count; -1 when r does
+ * not reduce it. */
+int64_t mapopt__sim_reducer_instance(sim_t *s, int64_t op, size_t r,
+                                     int64_t atom, int f, int64_t *count);
 /* Starts copy c, whose prerequisites are done: its path, cap and bytes;
  * after its latency it becomes a flow (EV_FLOW_START). */
 void mapopt__sim_copy_ready(sim_t *s, int64_t c);

@@ -104,7 +104,7 @@ mapopt_status mapopt__sim_build_machine(sim_t *s) {
             c == PK_GPU ? &m->procs[MAPOPT_PROC_GPU] : NULL;
         p->socket = c == PK_GPU && mp->socket ? mp->socket[p->gpu] % sockets
                                               : q % sockets;
-        mapopt__heap_init(&p->ready);
+        mapopt__fifo_init(&p->ready);
       }
     }
   s->proc_base[s->nas * PK_COUNT] = id;

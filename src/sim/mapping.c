@@ -327,7 +327,8 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
                                            const mapopt_app_req *req,
                                            int kind) {
   size_t slot =
-      (((size_t)task * 64 + r) * MAPOPT_PROC_KIND_COUNT + (size_t)kind) *
+      (((size_t)task * (size_t)s->plan->max_reqs + r) * MAPOPT_PROC_KIND_COUNT +
+       (size_t)kind) *
       POLICY_WAYS;
   req_policy *ways = &s->policy_cache[slot];
   for (int w = 0; w < POLICY_WAYS; w++)
@@ -354,16 +355,31 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
   return v;
 }
 
+/*
+ * Whether Legion can build the instance that the DSL mapper asks for with
+ * the Layout answer for an argument in memory mem (docs/legion.md): for an
+ * AOS instance whose order is F -- given, or the DSL mapper's default when
+ * the statement gives none -- it asks for the dimension order F, Y, Z, ...
+ * without X, which Legion cannot lay out. With mapopt_aos_order, the order
+ * is the mapping language's F, X, Y, ... and every layout can be built.
+ */
+static bool legion_can_lay_out(const sim_t *s, const char *task,
+                               const mapopt_region_keys *keys,
+                               mapopt_mem_kind mem, int kind) {
+  mapopt_layout l;
+  if (s->opts->mapopt_aos_order ||
+      !mapopt_policy_layout(s->prog, task, keys, mem, (mapopt_proc_kind)kind,
+                            &l))
+    return true;
+  return l.soa != MAPOPT_LAYOUT_NO || l.c_order == MAPOPT_LAYOUT_YES;
+}
+
 /* Allocates the instances of a mapped task (§4.2 steps 3-4, §4.4). */
 bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];
   const mapopt_app_task *t = &s->run->tasks[ao->task];
-  o->inst = mapopt__arena_alloc(&s->arena, (ao->nreqs ? ao->nreqs : 1) * 8);
-  if (!o->inst) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
-    return false;
-  }
+  o->inst = &s->inst_slots[s->dag.req_off[op]];
   const sim_proc *p = &s->procs[o->proc];
   for (size_t r = 0; r < ao->nreqs; r++) {
     o->inst[r] = -1;
@@ -399,29 +415,36 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
       return false;
     }
     mapopt_layout l = pol->layout;
-    if (mk != pol->mem) /* the fallback memory: its own layout answer */ {
-      mapopt_region_keys keys = {req->names, req->nnames, r};
+    mapopt_region_keys keys = {req->names, req->nnames, r};
+    if (mk != pol->mem) /* the fallback memory: its own layout answer */
       mapopt_policy_resolve_layout(s->prog, t->name, &keys, mk,
                                    (mapopt_proc_kind)o->kind,
                                    s->run->default_c_order, &l);
+    if (!legion_can_lay_out(s, t->name, &keys, mk, o->kind)) {
+      mapopt__sim_error(
+          s, MAPOPT_SIM_LAYOUT,
+          "Invalid layout: task %s, region requirement %zu (%s), AOS "
+          "F_order in %s: the DSL mapper orders the dimensions F, Y, Z, ... "
+          "without X, which Legion cannot lay out; use SOA, or AOS C_order "
+          "(mapopt sim --aos-order mapopt simulates F, X, Y, ...)",
+          t->name, r, req->nnames ? req->names[0] : "?",
+          mapopt_shape_mem_name(mk));
+      return false;
     }
-    int64_t id;
-    if (req->priv == MAPOPT_PRIV_REDUCE) {
-      id = mapopt__sim_create_instance(s, op, (int64_t)r, mem, req->piece,
-                                       req->piece->region, req->fields, &l,
-                                       true);
-      if (id >= 0)
-        inst_at(s, id)->fold_left =
-            (int64_t)req->piece->natoms * __builtin_popcountll(req->fields);
-    } else {
-      id = mapopt__sim_find_instance(s, mem, req, &l);
-      if (id < 0)
-        id = mapopt__sim_create_instance(s, op, (int64_t)r, mem, req->piece,
-                                         req->piece->region,
-                                         instance_fields(s, req), &l, false);
-    }
+    /* A reduction reuses a live reduction instance with its operator, as
+     * Legion's default mapper does (its contributions fold with the
+     * others'), and holds only the fields it reduces. */
+    bool reduce = req->priv == MAPOPT_PRIV_REDUCE;
+    int64_t id = mapopt__sim_find_instance(s, mem, req, &l);
+    if (id < 0)
+      id = mapopt__sim_create_instance(
+          s, op, (int64_t)r, mem, req->piece, req->piece->region,
+          reduce ? req->fields : instance_fields(s, req), &l, reduce);
     if (id < 0)
       return false;
+    if (reduce)
+      inst_at(s, id)->fold_left +=
+          (int64_t)req->piece->natoms * __builtin_popcountll(req->fields);
     sim_inst *in = inst_at(s, id);
     in->users++;
     in->last_use = s->now;

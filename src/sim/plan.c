@@ -22,14 +22,16 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__heap_init(&pa->events);
 }
 
-/* Inverts an adjacency list given as (off, list) over n nodes. */
-static mapopt_status invert(mapopt__arena *a, int64_t n, const int64_t *off,
-                            const int64_t *list, int64_t m, const int64_t *map,
-                            int64_t **out_off, int64_t **out) {
+/* Inverts an adjacency list given as (off, list) over n nodes, into a (its
+ * cursors in scratch): node i becomes map[i], or i without a map. */
+static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
+                            const int64_t *off, const int64_t *list, int64_t m,
+                            const int64_t *map, int64_t **out_off,
+                            int64_t **out) {
   int64_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * 8);
   int64_t total = off[n];
   int64_t *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * 8);
-  int64_t *pos = mapopt__arena_alloc(a, (size_t)(m + 1) * 8);
+  int64_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * 8);
   if (!cnt || !res || !pos)
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < total; i++)
@@ -81,31 +83,37 @@ mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *cplan,
 }
 
 /* The mapping-independent part of a simulation (§7): the DAG and the lists
- * derived from it, built once per run and shared by every evaluation. */
-static mapopt_status plan_build(mapopt_sim_plan *pl) {
+ * derived from it, built once per run and shared by every evaluation; what
+ * only building them needs is in scratch. */
+static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
-  for (int64_t i = 0; i < run->nops; i++)
+  pl->max_reqs = 1;
+  for (int64_t i = 0; i < run->nops; i++) {
     if (run->ops[i].nreqs > 64) /* requirement masks hold 64 */
       return MAPOPT_EINVAL;
+    if ((int64_t)run->ops[i].nreqs > pl->max_reqs)
+      pl->max_reqs = (int64_t)run->ops[i].nreqs;
+  }
   mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
   if (st != MAPOPT_OK)
     return st;
   const mapopt__sim_dag *dag = &pl->dag;
   int64_t n = run->nops, nv = dag->nversions;
-  pl->req_op = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1) * 8);
+  int64_t *req_code =
+      mapopt__arena_alloc(scratch, (size_t)(dag->nreqs + 1) * 8);
   pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
   pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 8);
   pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
-  int64_t *fillp = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  if (!pl->req_op || !pl->next_sib || !pl->first_child || !pl->af_off ||
+  int64_t *fillp = mapopt__arena_alloc(scratch, (size_t)(n + 1) * 8);
+  if (!req_code || !pl->next_sib || !pl->first_child || !pl->af_off ||
       !pl->vprod_off || !pl->vprod || !fillp)
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < n; i++)
     for (size_t r = 0; r < run->ops[i].nreqs; r++)
-      pl->req_op[dag->req_off[i] + (int64_t)r] = i;
+      req_code[dag->req_off[i] + (int64_t)r] = i << 6 | (int64_t)r;
   for (int64_t i = 0; i <= n; i++)
     pl->first_child[i] = -1;
   for (int64_t i = n - 1; i >= 0; i--) {
@@ -136,10 +144,10 @@ static mapopt_status plan_build(mapopt_sim_plan *pl) {
     pl->af_off[at] = pl->naf;
     pl->naf += run->regions[run->atom_region[at]].nfields;
   }
-  st = invert(a, n, dag->pred_off, dag->preds, n, NULL, &pl->succ_off,
+  st = invert(a, scratch, n, dag->pred_off, dag->preds, n, NULL, &pl->succ_off,
               &pl->succ);
   if (st == MAPOPT_OK)
-    st = invert(a, dag->nreqs, dag->raw_off, dag->raw, n, NULL,
+    st = invert(a, scratch, dag->nreqs, dag->raw_off, dag->raw, n, req_code,
                 &pl->rawsucc_off, &pl->rawsucc);
   if (st != MAPOPT_OK)
     return st;
@@ -177,7 +185,10 @@ mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,
   pl->run = run;
   mapopt__arena_init(&pl->arena, ctx);
   pthread_mutex_init(&pl->lock, NULL);
-  mapopt_status st = plan_build(pl);
+  mapopt__arena scratch;
+  mapopt__arena_init(&scratch, ctx);
+  mapopt_status st = plan_build(pl, &scratch);
+  mapopt__arena_destroy(&scratch);
   if (st != MAPOPT_OK) {
     mapopt_sim_plan_free(pl);
     return st;

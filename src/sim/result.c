@@ -321,7 +321,9 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   int64_t nstats = run->ntasks * MAPOPT_PROC_KIND_COUNT;
   mapopt_sim_task_stats *all =
       mapopt__arena_zalloc(&s->arena, (size_t)(nstats + 1) * sizeof *all);
-  if (!all)
+  mapopt__task_cost_memo *memo =
+      mapopt__arena_zalloc(&s->arena, (size_t)(run->ntasks + 1) * sizeof *memo);
+  if (!all || !memo)
     return;
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
@@ -330,7 +332,8 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
       continue;
     mapopt_sim_task_stats *t =
         &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
-    t->task = result_string(res, run->tasks[ao->task].name);
+    if (!t->task) /* once per entry: the result keeps one copy */
+      t->task = result_string(res, run->tasks[ao->task].name);
     t->kind = (mapopt_proc_kind)o->kind;
     t->variant_kinds = run->tasks[ao->task].variant_kinds;
     t->is_index |= ao->is_index;
@@ -359,7 +362,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
     mapopt__sim_cost_inputs(s, i, mems, ppm, n);
     mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
     mapopt__task_cost_parts parts;
-    mapopt__sim_task_ns(&cin, mem_ns, acc_ns, &parts);
+    mapopt__sim_task_ns_memo(&memo[ao->task], &cin, mem_ns, acc_ns, &parts);
     /* The parts are noise-free; the noise goes to compute, so that the
      * three add up to the time the point took. */
     int64_t over = parts.overhead < d ? parts.overhead : d;

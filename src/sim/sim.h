@@ -35,15 +35,15 @@ typedef enum mapopt__vkind_sim {
   VER_REDUCTION /* base version plus the folds of a closed reduction set */
 } mapopt__ver_kind;
 
-/* One version of one (atom, field). */
+/* One version of one (atom, field): 40 bytes, two or so per op. */
 typedef struct mapopt__version {
-  mapopt__ver_kind kind;
   int64_t atom;
-  int field;
   int64_t producer; /* VER_WRITE, VER_FILL: the op */
   int64_t base;     /* VER_REDUCTION: version id of the base */
   int64_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
-  int64_t nred;
+  int32_t nred;
+  uint8_t field; /* < 64 */
+  uint8_t kind;  /* mapopt__ver_kind */
 } mapopt__version;
 
 /*
@@ -107,6 +107,38 @@ typedef struct mapopt__task_cost_parts {
  * may be NULL). */
 int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
                             int64_t *access_ns, mapopt__task_cost_parts *parts);
+
+/* The last inputs of a leaf formula and its noise-free results. The points
+ * of a launch, and the launches of one statement, mostly price the same
+ * inputs: a caller keeps one memo per task, and the formula runs again
+ * only when an input differs (ops of more than MAPOPT__TASK_COST_MEMO_REQS
+ * requirements always run it). */
+enum { MAPOPT__TASK_COST_MEMO_REQS = 8 };
+typedef struct mapopt__task_cost_req {
+  mapopt_mem_kind mem;
+  int64_t ppm, bytes, gathers, atomics;
+  uint64_t fields;
+  mapopt_priv priv;
+  int region;
+} mapopt__task_cost_req;
+typedef struct mapopt__task_cost_memo {
+  bool valid;
+  int variant;
+  int64_t flops, fixed, reuse;
+  size_t nreqs;
+  mapopt__task_cost_req reqs[MAPOPT__TASK_COST_MEMO_REQS];
+  int64_t t; /* without noise */
+  mapopt__task_cost_parts parts;
+  int64_t mem_ns[MAPOPT__TASK_COST_MEMO_REQS];
+  int64_t access_ns[MAPOPT__TASK_COST_MEMO_REQS];
+} mapopt__task_cost_memo;
+
+/* mapopt__sim_task_ns through memo (zeroed before first use): the same
+ * results, noise applied to this op. */
+int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
+                                 const mapopt__task_cost_in *in,
+                                 int64_t *mem_ns, int64_t *access_ns,
+                                 mapopt__task_cost_parts *parts);
 
 /*
  * L_r in ppm for requirement r of op under a layout (SIMULATOR.md §4.9's

@@ -87,6 +87,10 @@ mapopt_status mapopt_starpu_compile(mapopt_ctx *ctx, const char *file,
   dopts.ntasks = o.ntasks;
   dopts.print = o.print;
   dopts.print_ud = o.print_ud;
+  /* Here mapopt is the runtime that reads the mapper: a region argument
+   * matches by its names and by its position, as docs/dsl.md §5.1 says
+   * (the one-way rule is the DSL mapper of Legion's, docs/legion.md). */
+  dopts.region_keys = MAPOPT_KEYS_BOTH;
   st = mapopt_dsl_compile(ctx, text, len, &dopts, diags, &s->prog);
   if (st != MAPOPT_OK) {
     mapopt_starpu_free(s);

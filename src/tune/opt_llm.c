@@ -427,7 +427,9 @@ static mapopt_status llm_init(mapopt_optimizer *opt) {
                   : run->per_node     ? "throughput in GFLOP/s per node"
                                       : "throughput in GFLOP/s";
   mapopt_sim_shape(opt->space->machine, run, &st->shape);
-  st->dsl = (mapopt_dsl_options){.file = "mapper", .shape = &st->shape};
+  st->dsl = (mapopt_dsl_options){.file = "mapper",
+                                 .shape = &st->shape,
+                                 .portable = !set->allow_unportable};
   mapopt_llm_transport *t = set->transport;
   if (!t) {
     mapopt_status s = mapopt_llm_curl_new(opt->ctx, &st->own_transport);

@@ -35,6 +35,14 @@ enum { NTEMPLATES = sizeof map_templates / sizeof map_templates[0] };
 enum { T_DEFAULT, T_CYCLIC, T_BLOCK, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
 
 static const char *const limit_values[] = {"default", "1", "2", "4"};
+
+/* The rendering of the point where every choice is the default. */
+static const char default_mapper_text[] =
+    "# The default mapper: every decision is the runtime's default\n"
+    "# (docs/dsl.md section 5.11). Its one statement restates the default\n"
+    "# order of processor kinds: the DSL mapper of Legion refuses a file\n"
+    "# without a statement (docs/legion.md).\n"
+    "Task * GPU, OMP, CPU, IO, PY, PROC;\n";
 static const char *const onoff_values[] = {"default", "on"};
 static const char *const follow_values[] = {"default", "parent"};
 
@@ -131,11 +139,9 @@ static mapopt_status scan_run(mapopt_space *sp) {
     st->default_kind = first_kind(usable);
     st->leaf = !run->tasks[t].inner;
     mapopt__vec_init(&st->keys, sizeof(const char *));
-    mapopt__vec_init(&st->ambiguous, sizeof(const char *));
     mapopt__vec_init(&st->key_args, sizeof(key_arg));
   }
-  /* Pass 1: launch shapes, parents, read-only arguments, and the names that
-   * two arguments of one op share (those are keyed by position). */
+  /* Pass 1: launch shapes, parents, read-only arguments. */
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->kind != MAPOPT_OP_TASK)
@@ -167,17 +173,15 @@ static mapopt_status scan_run(mapopt_space *sp) {
         st->reads = true;
       if (st->leaf && q->fields)
         sp->region_used[q->piece->region] = 1;
-      for (size_t s = 0; s < r && q->nnames; s++)
-        if (o->reqs[s].nnames && !strcmp(o->reqs[s].names[0], q->names[0]) &&
-            !name_in(&st->ambiguous, q->names[0])) {
-          const char **slot = mapopt__vec_push(&st->ambiguous, sp->ctx);
-          if (!slot)
-            return MAPOPT_ENOMEM;
-          *slot = q->names[0];
-        }
+      sp->named |= st->leaf && q->fields && q->nnames;
     }
   }
-  /* Pass 2: argument keys of leaf tasks, in first-seen order. */
+  /* Pass 2: argument keys of leaf tasks, in first-seen order. The DSL mapper
+   * of Legion matches arguments by name or by position in one run, and
+   * Layout and CollectMemory only by name (docs/legion.md): every key is
+   * the argument's first name, so two arguments of one op that share it
+   * share its statements; only an application that names no argument is
+   * keyed by position. */
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
@@ -188,8 +192,10 @@ static mapopt_status scan_run(mapopt_space *sp) {
       if (!q->fields)
         continue;
       const char *key;
-      if (q->nnames && !name_in(&st->ambiguous, q->names[0])) {
+      if (q->nnames) {
         key = q->names[0];
+      } else if (sp->named) {
+        continue; /* a position would make the mapper mix the two */
       } else {
         key = mapopt__arena_printf(&sp->arena, "%zu", r);
         if (!key)
@@ -420,7 +426,6 @@ void mapopt_space_free(mapopt_space *sp) {
     return;
   for (int t = 0; sp->tasks && t < sp->run->ntasks; t++) {
     mapopt__vec_destroy(&sp->tasks[t].keys, sp->ctx);
-    mapopt__vec_destroy(&sp->tasks[t].ambiguous, sp->ctx);
     mapopt__vec_destroy(&sp->tasks[t].key_args, sp->ctx);
   }
   mapopt__vec_destroy(&sp->params, sp->ctx);
@@ -569,11 +574,15 @@ static void write_template(mapopt__strbuf *sb, const char *fn, int tpl,
     mapopt__sb_puts(sb, "    e = (");
     for (size_t i = 0; i < k; i++)
       mapopt__sb_printf(sb, "%ss[%c]", i ? ", " : "", dims[i]);
+    /* Blocks of at least one point per node, each written out: the DSL
+     * mapper of Legion loops only over a tuple written out. */
     mapopt__sb_printf(sb,
                       ");\n    a = %s.auto_split(0, e);\n"
-                      "    b = a.auto_split(%zu, tuple(x < 1 ? 1 : x for x in "
-                      "e / a[:-1]));\n    return b[",
+                      "    q = e / a[:-1];\n    b = a.auto_split(%zu, (",
                       mv, k);
+    for (size_t i = 0; i < k; i++)
+      mapopt__sb_printf(sb, "%sq[%zu] < 1 ? 1 : q[%zu]", i ? ", " : "", i, i);
+    mapopt__sb_puts(sb, "));\n    return b[");
     for (size_t i = 0; i < k; i++)
       mapopt__sb_printf(sb, "%sp[%c] * b.size[%zu] / e[%zu]", i ? ", " : "",
                         dims[i], i, i);
@@ -620,11 +629,17 @@ static void write_layout(const mapopt_space *sp, const uint16_t *choice,
        a = aln && strcmp(aln, "default");
   if (!s && !o && !a)
     return;
+  /* The order is always written: a Layout without one is F_order in the
+   * DSL mapper of Legion, whatever the application's default; and AOS is
+   * AOS C_order, the only AOS order it can build (docs/legion.md). */
+  if (!o)
+    ord = sp->run->default_c_order ? "C_order" : "F_order";
+  if (s && !strcmp(soa, "AOS"))
+    ord = "C_order";
   mapopt__sb_printf(sb, "Layout * %s *", rn);
   if (s)
     mapopt__sb_printf(sb, " %s", soa);
-  if (o)
-    mapopt__sb_printf(sb, " %s", ord);
+  mapopt__sb_printf(sb, " %s", ord);
   if (a)
     mapopt__sb_printf(sb, " Align == %s", aln);
   mapopt__sb_puts(sb, ";\n");
@@ -731,6 +746,11 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
     if (head.len)
       mapopt__sb_putc(&head, '\n');
     mapopt__sb_putn(&head, sp->base, sp->base_len);
+  } else if (!head.len) {
+    /* Every choice is the default: the default mapper, which is written
+     * as one statement that restates a default, because the DSL mapper
+     * of Legion refuses a file without any (docs/legion.md). */
+    mapopt__sb_puts(&head, default_mapper_text);
   }
   mapopt__sb_destroy(&models);
   mapopt__sb_destroy(&fns);

@@ -33,9 +33,7 @@ typedef struct space_task {
   int64_t kind_param; /* 1 + its kind parameter, 0 none */
   int64_t map_param;  /* 1 + its index-map parameter, 0 none */
   mapopt__vec keys;   /* const char *: its region-argument keys */
-  mapopt__vec key_args;  /* key_arg: the argument each key stands for */
-  mapopt__vec ambiguous; /* const char *: first names that two arguments
-                            of one op share (keyed by position instead) */
+  mapopt__vec key_args; /* key_arg: the argument each key stands for */
 } space_task;
 
 struct mapopt_space {
@@ -47,6 +45,8 @@ struct mapopt_space {
   char *base; /* the base mapper's text, or NULL */
   size_t base_len;
   space_task *tasks;      /* per run task */
+  bool named;             /* some argument of a leaf has a name: keys are
+                             names (else positions) */
   char *region_used;      /* per run region: a leaf uses it */
   mapopt__vec names;      /* name_region: argument names, their region */
   mapopt__vec params;     /* mapopt_space_param */

@@ -24,6 +24,11 @@
  *                  %nonewline    the program has no final newline
  *                  %countprints  print lines are replaced by one line
  *                                "<N print lines>" (for the 1000-line cap)
+ *                  %portable     compile with the portability checks
+ *                                (P01-P28, docs/legion.md)
+ *                  %keys names|positions|both
+ *                                the region-key mode (default: auto,
+ *                                mapopt_region_keys_mode)
  *                  %note TEXT    a comment, ignored
  *   program      the text of m.map: every line up to the first query or
  *                %expect, trailing blank lines removed, each line ended by
@@ -91,7 +96,10 @@
  * that equality is not vacuous, that the text plus one more statement does
  * not compare equal).
  * `run_golden --roundtrip DIR` does the same for every *.map file under DIR
- * (recursively) with the default machine; it passes with zero files.
+ * (recursively) with the default machine, and fails a file, or its
+ * canonical form, with a portability warning (P01-P28: what the DSL mapper
+ * of Legion does not load or reads differently, docs/legion.md); it passes
+ * with zero files.
  *
  * Usage: run_golden [-v] [-k ID] FILE.test...   (-v: print every output)
  *        run_golden --roundtrip DIR
@@ -301,7 +309,8 @@ typedef struct gcase {
   char *title;
   int line; /* of the header, for messages */
   char *machine;
-  bool app, lenient, nonewline, countprints;
+  bool app, lenient, nonewline, countprints, portable;
+  mapopt_region_keys_mode keys;
   strlist program, queries, expect;
 } gcase;
 
@@ -371,6 +380,14 @@ static int parse_test_file(const char *path, const char *text, gcase **out,
         c->nonewline = true;
       } else if (strcmp(line, "%countprints") == 0) {
         c->countprints = true;
+      } else if (strcmp(line, "%portable") == 0) {
+        c->portable = true;
+      } else if (strcmp(line, "%keys names") == 0) {
+        c->keys = MAPOPT_KEYS_NAMES;
+      } else if (strcmp(line, "%keys positions") == 0) {
+        c->keys = MAPOPT_KEYS_POSITIONS;
+      } else if (strcmp(line, "%keys both") == 0) {
+        c->keys = MAPOPT_KEYS_BOTH;
       } else if (!starts_with(line, "%note")) {
         fprintf(stderr, "%s:%d: unknown directive: %s\n", path, lineno, line);
         free(line);
@@ -478,7 +495,7 @@ static void push_diags(strlist *out, const mapopt_diags *diags, size_t from) {
       ok = c[0] == 'N';
       break;
     case MAPOPT_SEV_WARNING:
-      ok = c[0] == 'W';
+      ok = c[0] == 'W' || c[0] == 'P';
       break;
     case MAPOPT_SEV_ERROR:
       ok = c[0] == 'E' || c[0] == 'R';
@@ -994,8 +1011,25 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
  * compile the text again, compare trees, format again. Problems are pushed
  * to out as "!! roundtrip: ..." lines; returns whether it held.
  */
+/* The portability warnings (P codes) among diags, pushed to out with
+ * prefix; returns how many there were. */
+static size_t push_portable(strlist *out, const mapopt_diags *diags,
+                            const char *prefix) {
+  size_t n = 0;
+  for (size_t i = 0; i < mapopt_diags_count(diags); i++) {
+    const mapopt_diag *d = mapopt_diags_get(diags, i);
+    if (d->code[0] != 'P')
+      continue;
+    sl_pushf(out, "%s%d:%d: %s: %s", prefix, d->line, d->col, d->code,
+             d->message);
+    n++;
+  }
+  return n;
+}
+
 static bool roundtrip(mapopt_ctx *ctx, const mapopt_program *prog,
-                      const mapopt_dsl_options *opts, strlist *out) {
+                      const mapopt_dsl_options *opts, bool portable_clean,
+                      strlist *out) {
   char *t1 = NULL, *t2 = NULL;
   size_t n1 = 0, n2 = 0;
   bool ok = false;
@@ -1029,6 +1063,9 @@ static bool roundtrip(mapopt_ctx *ctx, const mapopt_program *prog,
   }
   if (!mapopt_dsl_equal(prog, p2))
     sl_pushf(out, "!! roundtrip: parse(print(A)) is not equal to A");
+  if (portable_clean &&
+      push_portable(out, diags, "!! roundtrip: the canonical text: ") > 0)
+    goto done;
   if (mapopt_dsl_format(p2, &t2, &n2) != MAPOPT_OK) {
     sl_pushf(out, "!! roundtrip: second mapopt_dsl_format failed");
     goto done;
@@ -1104,6 +1141,8 @@ static void run_case(runner *r, const gcase *c, strlist *out) {
   }
   opts.print = on_print;
   opts.print_ud = r;
+  opts.portable = c->portable;
+  opts.region_keys = c->keys;
 
   mapopt_diags *diags;
   if (mapopt_diags_new(r->ctx, &diags) != MAPOPT_OK) {
@@ -1149,7 +1188,7 @@ static void run_case(runner *r, const gcase *c, strlist *out) {
   if (st == MAPOPT_OK && prog) {
     for (size_t i = 0; i < c->queries.n; i++)
       run_query(r, c, prog, c->queries.v[i], out);
-    roundtrip(r->ctx, prog, &opts, out);
+    roundtrip(r->ctx, prog, &opts, false, out);
     mapopt_dsl_free(prog);
   }
   mapopt_diags_free(diags);
@@ -1272,6 +1311,7 @@ static void rt_file(mapopt_ctx *ctx, const char *path, rt_stats *st) {
   mapopt_dsl_options opts;
   memset(&opts, 0, sizeof opts);
   opts.file = path;
+  opts.portable = true;
   mapopt_diags *diags;
   mapopt_program *prog = NULL;
   strlist out = {0};
@@ -1287,7 +1327,8 @@ static void rt_file(mapopt_ctx *ctx, const char *path, rt_stats *st) {
     push_diags(&out, diags, 0);
     ok = false;
   } else {
-    ok = roundtrip(ctx, prog, &opts, &out);
+    ok = push_portable(&out, diags, "portability warning at ") == 0;
+    ok = roundtrip(ctx, prog, &opts, true, &out) && ok;
     mapopt_dsl_free(prog);
   }
   if (!ok) {

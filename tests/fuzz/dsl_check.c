@@ -3,7 +3,8 @@
  * bytes as they come; fuzz_dslgen: a program generated from them): it
  * compiles or fails with diagnostics; a compiled program prints to a text
  * that compiles to an equal program and prints the same again; and the
- * mapping queries of a small machine answer without crashing.
+ * mapping queries of a small machine answer without crashing. The
+ * portability checks (P01-P28) run on every text.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ void fuzz_dsl_check(mapopt_ctx *ctx, mapopt_diags *diags, const char *text,
   char err[64];
   mapopt_shape_parse("nodes=2 cpu=2 gpu=4 omp=1", &shape, err, sizeof err);
   mapopt_dsl_options opts = {
-      .file = "fuzz.map", .shape = &shape, .print = discard};
+      .file = "fuzz.map", .shape = &shape, .print = discard, .portable = true};
   mapopt_program *prog = NULL;
   if (mapopt_dsl_compile(ctx, text, size, &opts, diags, &prog) == MAPOPT_OK) {
     char *canon;

@@ -107,6 +107,23 @@ mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
   return res;
 }
 
+void fixture_target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
+                         fixture_target *t) {
+  *t = (fixture_target){0};
+  const char *spec = NULL;
+  assert_int_equal(mapopt_machine_resolve(c, "p100x4", d, &t->m), MAPOPT_OK);
+  assert_int_equal(mapopt_app_resolve(c, app, d, &t->app, &spec), MAPOPT_OK);
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
+  assert_int_equal(mapopt_sim_instantiate(t->m, t->app, &ao, d, &t->run),
+                   MAPOPT_OK);
+}
+
+void fixture_target_close(fixture_target *t) {
+  mapopt_app_run_free(t->run);
+  mapopt_app_free(t->app);
+  mapopt_machine_free(t->m);
+}
+
 mapopt_sim_result *fixture_simulate(const char *app, const char *machine,
                                     const char *mapper,
                                     const mapopt_sim_options *opts) {

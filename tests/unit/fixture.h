@@ -43,4 +43,16 @@ mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
                                          const char *spec, const char *mapper,
                                          const mapopt_sim_options *opts);
 
+/* An application instantiated on p100x4, what tuning tests tune. */
+typedef struct fixture_target {
+  mapopt_machine *m;
+  mapopt_app *app;
+  mapopt_app_run *run;
+} fixture_target;
+/* app ("circuit:small", a file) at its size spec on p100x4, in context c
+ * with diagnostics d; fails the test on an error. */
+void fixture_target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
+                         fixture_target *t);
+void fixture_target_close(fixture_target *t);
+
 #endif

@@ -11,7 +11,8 @@
  * %d, ...) stands for one word of the form (so the docs may print a fixed
  * limit,
  * "(64)", where the template has "(%d)"). Also: codes are well formed and
- * their severity follows their letter.
+ * their severity follows their letter (P, the portability warnings, are
+ * warnings).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,7 +84,7 @@ static void parse_doc(doc *d, const char *text) {
     const char *eol = strchr(line, '\n');
     if (!eol || eol > end)
       eol = end;
-    if (eol - line > 8 && line[0] == '|' && strchr("EWRN", line[2]) &&
+    if (eol - line > 8 && line[0] == '|' && strchr("EWRNP", line[2]) &&
         line[3] >= '0' && line[3] <= '9' && line[4] >= '0' && line[4] <= '9' &&
         strncmp(line + 5, " | ", 3) == 0) {
       char code[4] = {line[2], line[3], line[4], '\0'};
@@ -190,8 +191,9 @@ static void test_catalogue_matches_docs(void **state) {
     const char *tpl = mapopt_dsl_diag_template((mapopt_dsl_diag)i);
     mapopt_severity sev = mapopt_dsl_diag_severity((mapopt_dsl_diag)i);
     /* The letter says the severity (R errors are mapping errors). */
-    mapopt_severity want = code[0] == 'E'   ? MAPOPT_SEV_ERROR
-                           : code[0] == 'W' ? MAPOPT_SEV_WARNING
+    mapopt_severity want = code[0] == 'E' ? MAPOPT_SEV_ERROR
+                           : code[0] == 'W' || code[0] == 'P'
+                               ? MAPOPT_SEV_WARNING
                            : code[0] == 'R' ? MAPOPT_SEV_MAPPING_ERROR
                                             : MAPOPT_SEV_NOTE;
     assert_int_equal(strlen(code), 3);

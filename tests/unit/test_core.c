@@ -50,6 +50,86 @@ static void test_arena(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* A context hook that counts what the library asks of it. */
+typedef struct hook_counts {
+  int64_t live, peak, allocs, reallocs;
+} hook_counts;
+
+static void *count_hook(void *ud, void *ptr, size_t osize, size_t nsize) {
+  hook_counts *c = ud;
+  if (nsize == 0) {
+    c->live -= (int64_t)osize;
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p)
+    return NULL;
+  *(ptr ? &c->reallocs : &c->allocs) += 1;
+  c->live += (int64_t)nsize - (int64_t)(ptr ? osize : 0);
+  if (c->live > c->peak)
+    c->peak = c->live;
+  return p;
+}
+
+/* Large arenas: chunks grow with the arena (a million small allocations
+ * take a few dozen blocks, not one per 16 KiB), huge blocks start on a
+ * 2 MiB boundary, and a list grown past a chunk costs about its final
+ * size; arrays grown past 4 MiB move to a fresh block, contents kept. */
+static void test_arena_large(void **state) {
+  (void)state;
+  hook_counts hc = {0};
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(count_hook, &hc, &ctx), MAPOPT_OK);
+  int64_t base_allocs = hc.allocs, base_live = hc.live;
+  mapopt__arena a;
+  mapopt__arena_init(&a, ctx);
+  for (int i = 0; i < 1000000; i++) /* 64 MB in 64-byte pieces */
+    assert_non_null(mapopt__arena_alloc(&a, 64));
+  assert_true(hc.allocs - base_allocs < 64);
+  assert_true(hc.live - base_live < 64 * 1000000 * 9 / 8 + (8 << 20));
+  mapopt__arena_destroy(&a);
+  assert_int_equal(hc.live, base_live);
+
+  char *big = mapopt__arena_alloc(&a, 8 << 20);
+  assert_non_null(big);
+  assert_int_equal((uintptr_t)big % (2 << 20), 0);
+  memset(big, 1, 8 << 20);
+  mapopt__arena_destroy(&a);
+
+  /* A list doubling from 1 KiB to 16 MiB, filled as it grows. */
+  size_t cap = 1024;
+  unsigned char *list = mapopt__arena_alloc(&a, cap);
+  for (size_t i = 0; i < cap; i++)
+    list[i] = (unsigned char)i;
+  while (cap < (16u << 20)) {
+    list = mapopt__arena_grow(&a, list, cap, 2 * cap);
+    assert_non_null(list);
+    for (size_t i = cap; i < 2 * cap; i++)
+      list[i] = (unsigned char)i;
+    cap *= 2;
+  }
+  for (size_t i = 0; i < cap; i += 4093)
+    assert_int_equal(list[i], (unsigned char)i);
+  assert_true(hc.live - base_live < (int64_t)cap + (4 << 20));
+  mapopt__arena_destroy(&a);
+
+  /* mapopt__grow_block: past 4 MiB, a fresh block and a free, no realloc. */
+  size_t n = 1 << 20;
+  unsigned char *arr = mapopt__grow_block(ctx, NULL, 0, n);
+  assert_non_null(arr);
+  memset(arr, 7, n);
+  int64_t reallocs = hc.reallocs;
+  arr = mapopt__grow_block(ctx, arr, n, 8 * n);
+  assert_non_null(arr);
+  assert_int_equal(hc.reallocs, reallocs);
+  assert_int_equal(arr[0], 7);
+  assert_int_equal(arr[n - 1], 7);
+  mapopt__free(ctx, arr, 8 * n);
+  assert_int_equal(hc.live, base_live);
+  mapopt_ctx_free(ctx);
+}
+
 static void test_vec_strbuf(void **state) {
   (void)state;
   mapopt_ctx *ctx;
@@ -125,7 +205,58 @@ static void test_heap_ties(void **state) {
     assert_int_equal((intptr_t)it.data, expect[i]);
   }
   assert_false(mapopt__heap_pop(&h, &it));
+  /* Pushes and pops interleaved at random: every pop is the least (time,
+   * insertion) of the items present, found by a plain scan. */
+  enum { N = 3000 };
+  static int64_t t_of[N];
+  static bool present[N];
+  mapopt__rng r;
+  mapopt__rng_seed(&r, 5);
+  int pushed = 0;
+  while (pushed < N || h.len) {
+    if (pushed < N && (h.len == 0 || mapopt__rng_below(&r, 3) > 0)) {
+      t_of[pushed] = (int64_t)mapopt__rng_below(&r, 50);
+      present[pushed] = true;
+      assert_int_equal(
+          mapopt__heap_push(&h, ctx, t_of[pushed], (void *)(intptr_t)pushed),
+          MAPOPT_OK);
+      pushed++;
+      continue;
+    }
+    int best = -1;
+    for (int k = 0; k < pushed; k++)
+      if (present[k] && (best < 0 || t_of[k] < t_of[best]))
+        best = k;
+    assert_true(mapopt__heap_pop(&h, &it));
+    assert_int_equal((intptr_t)it.data, best);
+    assert_int_equal(it.time, t_of[best]);
+    present[best] = false;
+  }
   mapopt__heap_destroy(&h, ctx);
+  mapopt_ctx_free(ctx);
+}
+
+/* The queue gives items back in the order they came, across growth and the
+ * compaction of popped room, and is empty when everything is popped. */
+static void test_fifo(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  mapopt__fifo q;
+  mapopt__fifo_init(&q);
+  int64_t v, next_in = 0, next_out = 0;
+  assert_false(mapopt__fifo_pop(&q, &v));
+  for (int round = 0; round < 200; round++) {
+    for (int k = 0; k < round % 7 + 3; k++)
+      assert_int_equal(mapopt__fifo_push(&q, ctx, next_in++), MAPOPT_OK);
+    for (int k = 0; k < round % 5 + 1 && mapopt__fifo_pop(&q, &v); k++)
+      assert_int_equal(v, next_out++);
+  }
+  while (mapopt__fifo_pop(&q, &v))
+    assert_int_equal(v, next_out++);
+  assert_int_equal(next_out, next_in);
+  assert_true(q.cap < (size_t)next_in); /* popped room was reused */
+  mapopt__fifo_destroy(&q, ctx);
   mapopt_ctx_free(ctx);
 }
 
@@ -315,8 +446,9 @@ static void test_suggest(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
-      cmocka_unit_test(test_vec_strbuf),   cmocka_unit_test(test_map),
-      cmocka_unit_test(test_heap_ties),    cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_arena_large),  cmocka_unit_test(test_vec_strbuf),
+      cmocka_unit_test(test_map),          cmocka_unit_test(test_heap_ties),
+      cmocka_unit_test(test_fifo),         cmocka_unit_test(test_rng),
       cmocka_unit_test(test_diags),        cmocka_unit_test(test_file_replace),
       cmocka_unit_test(test_json),         cmocka_unit_test(test_suggest),
   };

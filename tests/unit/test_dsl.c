@@ -191,6 +191,50 @@ static void test_concurrent_queries(void **state) {
 }
 
 /* A memoized mapping error is reported again, identically, on a hit. */
+/* Memoized answers are those of an unmemoized program, whatever the order
+ * of the launches asked: two tasks with their own functions, one without,
+ * launches of 25 widths (75 launches: more than the launch memo keeps, so
+ * the last ones go to the point memo alone), asked three times over. */
+static void test_launch_memo(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  static const char text[] =
+      "g = Machine(GPU);\n"
+      "def blk(Task t) { return g[t.ipoint[0] * 2 / t.ispace[0],"
+      " t.ipoint[0] % 4]; }\n"
+      "def nxt(Task t) { return g[(t.ipoint[0] + 1) % 2,"
+      " (t.ipoint[0] + t.ispace[0]) % 4]; }\n"
+      "IndexTaskMap a blk;\nIndexTaskMap b nxt;\n";
+  mapopt_program *memo = compile(ctx, text, "nodes=2 gpu=4", false);
+  mapopt_program *plain = compile(ctx, text, "nodes=2 gpu=4", true);
+  static const char *const tasks[] = {"a", "b", "c"};
+  int checked = 0;
+  for (int round = 0; round < 3; round++)
+    for (int64_t w = 1; w <= 25; w++)
+      for (int t = 0; t < 3; t++)
+        for (int64_t p = 0; p < w; p++) {
+          int64_t pt[1] = {p}, sp[1] = {w};
+          mapopt_map_answer x, y;
+          assert_int_equal(mapopt_policy_index_map(memo, tasks[t], 1, pt, sp,
+                                                   MAPOPT_PROC_GPU, &x, NULL),
+                           MAPOPT_OK);
+          assert_int_equal(mapopt_policy_index_map(plain, tasks[t], 1, pt, sp,
+                                                   MAPOPT_PROC_GPU, &y, NULL),
+                           MAPOPT_OK);
+          assert_int_equal(x.kind, y.kind);
+          if (x.kind == MAPOPT_MAP_UNSPECIFIED)
+            continue;
+          assert_int_equal(x.points[0].node, y.points[0].node);
+          assert_int_equal(x.points[0].proc, y.points[0].proc);
+          checked++;
+        }
+  assert_int_equal(checked, 3 * 2 * (25 * 26 / 2));
+  mapopt_dsl_free(memo);
+  mapopt_dsl_free(plain);
+  mapopt_ctx_free(ctx);
+}
+
 static void test_memoized_error(void **state) {
   (void)state;
   mapopt_ctx *ctx;
@@ -340,6 +384,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_failure_every_n),
       cmocka_unit_test(test_concurrent_queries),
+      cmocka_unit_test(test_launch_memo),
       cmocka_unit_test(test_memoized_error),
       cmocka_unit_test(test_trace),
       cmocka_unit_test(test_shape_parse),

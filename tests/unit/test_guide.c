@@ -588,7 +588,7 @@ static void test_imbalance(void **state) {
 
 static void test_aos_few_fields(void **state) {
   (void)state;
-  sim_case c = {"stencil", "expert", "Layout * * * AOS;", NULL, NULL};
+  sim_case c = {"stencil", "expert", "Layout * * * AOS C_order;", NULL, NULL};
   simmed s;
   simulate(&c, &s);
   mapopt_findings *f = analyze_sim(&s, true);
@@ -599,6 +599,32 @@ static void test_aos_few_fields(void **state) {
   suggested_statement(g, stmt, sizeof stmt);
   assert_string_equal(stmt, "Layout increment private GPU SOA;");
   mapopt_findings_free(f);
+  simmed_free(&s);
+}
+
+/* AOS F_order, which the DSL mapper of Legion cannot have Legion lay out
+ * (docs/legion.md): the run fails where the instance is made; the fix is
+ * AOS C_order (the first edit) or SOA, and AOS C_order runs. */
+static void test_aos_f_order(void **state) {
+  (void)state;
+  sim_case c = {"stencil", "expert", "Layout stencil private * AOS;", NULL,
+                NULL};
+  simmed s;
+  simulate(&c, &s);
+  assert_int_equal(s.res->error, MAPOPT_SIM_LAYOUT);
+  mapopt_findings *f = analyze_sim(&s, true);
+  const mapopt_guide_finding *g =
+      expect(f, C(LAYOUT_AOS_ORDER), "stencil", "private", E(LAYOUT), "stencil",
+             "private", "*", "order", "C_order");
+  assert_true(has_edit(g, E(LAYOUT), "stencil", "private", "*", "soa", "SOA"));
+  char stmt[256];
+  suggested_statement(g, stmt, sizeof stmt);
+  assert_string_equal(stmt, "Layout stencil private * AOS C_order;");
+  mapopt_findings_free(f);
+  simmed_free(&s);
+  sim_case fixed = {"stencil", "expert", stmt, NULL, NULL};
+  simulate(&fixed, &s);
+  assert_int_equal(s.res->error, MAPOPT_SIM_NONE);
   simmed_free(&s);
 }
 
@@ -675,7 +701,7 @@ static void test_report_round_trip(void **state) {
       {"circuit", "expert", NULL, NULL, NULL},
       {"circuit", "alt-reverse-gpu", NULL, NULL, NULL},
       {"circuit", "alt-cpu-cnc", NULL, NULL, NULL},
-      {"stencil", "expert", "Layout * * * AOS;", NULL, NULL},
+      {"stencil", "expert", "Layout * * * AOS C_order;", NULL, NULL},
       {"johnson", "expert", "InstanceLimit task_4 1;", NULL, NULL},
       {"cannon:large", "expert", NULL, "CollectMemory", NULL},
       {"pennant:small", "expert", NULL, NULL, NULL},
@@ -1012,6 +1038,7 @@ int main(void) {
       cmocka_unit_test(test_backpressure_johnson),
       cmocka_unit_test(test_imbalance),
       cmocka_unit_test(test_aos_few_fields),
+      cmocka_unit_test(test_aos_f_order),
       cmocka_unit_test(test_overhead_bound),
       cmocka_unit_test(test_fb_near_capacity),
       cmocka_unit_test(test_limit_stall),

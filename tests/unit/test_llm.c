@@ -829,10 +829,30 @@ static void test_reply_limits(void **state) {
   assert_non_null(strstr(cand.feedback, "cand.map:1:6: warning: no task "
                                         "named 'calculate_new_curents'"));
   mapopt_llm_candidate_destroy(&cand);
+
+  /* With opts->portable, a mapper the DSL mapper of Legion would not read
+   * the same (P21 here) is invalid, its warning the feedback; without, it
+   * is valid and the warning is not given. */
+  r = "```mapper\ng = Machine(GPU);\ndef f(Task t) { return g[0, 0]; }\n"
+      "IndexTaskMap * f;\n```";
+  for (int portable = 0; portable < 2; portable++) {
+    o.portable = portable;
+    assert_int_equal(
+        mapopt_llm_reply_parse(ctx, r, strlen(r), false, 1000, &o, &cand),
+        MAPOPT_OK);
+    assert_int_equal(cand.verdict,
+                     portable ? MAPOPT_LLM_INVALID : MAPOPT_LLM_VALID);
+    assert_true((strstr(cand.feedback, "cand.map:3:14: warning: the DSL "
+                                       "mapper ignores IndexTaskMap bindings "
+                                       "to '*'") != NULL) == portable);
+    assert_true(portable || cand.canonical);
+    mapopt_llm_candidate_destroy(&cand);
+  }
 }
 
 /* The reference's example is a real mapper: it compiles without a single
- * diagnostic, on one node and on several. */
+ * diagnostic, portability warnings included (the reference describes the
+ * portable subset, docs/legion.md), on one node and on several. */
 static void test_reference_example(void **state) {
   (void)state;
   const char *ref = mapopt_llm_dsl_reference();
@@ -844,7 +864,7 @@ static void test_reference_example(void **state) {
     char err[128];
     assert_int_equal(mapopt_shape_parse(shapes[i], &shape, err, sizeof err),
                      MAPOPT_OK);
-    mapopt_dsl_options o = {.shape = &shape};
+    mapopt_dsl_options o = {.shape = &shape, .portable = true};
     mapopt_llm_candidate cand;
     assert_int_equal(
         mapopt_llm_reply_parse(ctx, ref, strlen(ref), false, 65536, &o, &cand),

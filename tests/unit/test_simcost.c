@@ -284,6 +284,89 @@ static void test_task_gpu(void **state) {
   assert_int_equal(mapopt__sim_task_ns(&in, NULL, NULL, NULL), INT64_MAX);
 }
 
+/* in priced through memo gives what the formula gives, parts and terms
+ * included. */
+static void expect_memo_agrees(mapopt__task_cost_memo *memo,
+                               const mapopt__task_cost_in *in) {
+  int64_t m[2] = {-1, -1}, g[2] = {-1, -1}, mm[2] = {-2, -2}, gm[2] = {-2, -2};
+  mapopt__task_cost_parts p = {0}, pm = {1, 1, 1};
+  int64_t t = mapopt__sim_task_ns(in, m, g, &p);
+  assert_int_equal(mapopt__sim_task_ns_memo(memo, in, mm, gm, &pm), t);
+  assert_memory_equal(m, mm, sizeof m);
+  assert_memory_equal(g, gm, sizeof g);
+  if (t != INT64_MAX)
+    assert_memory_equal(&p, &pm, sizeof p);
+}
+
+/* The memo of task times: every input of the formula is part of its key
+ * (a change to any of them prices again), and the noise is applied to
+ * each op, never memoized. */
+static void test_task_memo(void **state) {
+  (void)state;
+  mapopt__task_cost_memo memo;
+  memset(&memo, 0, sizeof memo);
+  fix f;
+  fix_init(&f);
+  /* test_task_gpu's op: the memo's first price is the formula's. */
+  mapopt_mem_kind mems[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_ZCMEM};
+  int64_t l[] = {1020000, PPM};
+  mapopt__task_cost_in in = cost_in(&f, 0, 0, mems, l);
+  assert_int_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL),
+                   839257);
+  expect_memo_agrees(&memo, &in);
+  mems[1] = MAPOPT_MEM_FBMEM; /* G_1 = ceil(3e6/20000) + ceil(1e6/8000) */
+  expect_memo_agrees(&memo, &in);
+  l[0] = 3 * PPM; /* M_0 = 3 x 181819 / 0.9: memory-bound */
+  expect_memo_agrees(&memo, &in);
+  f.reqs[1].bytes = 500000000;
+  expect_memo_agrees(&memo, &in);
+  f.reqs[0].gathers = 7000000;
+  expect_memo_agrees(&memo, &in);
+  f.reqs[1].atomics = 900000;
+  expect_memo_agrees(&memo, &in);
+  f.reqs[1].priv = MAPOPT_PRIV_RW;
+  expect_memo_agrees(&memo, &in);
+  f.flops[0] = 5;
+  expect_memo_agrees(&memo, &in);
+  f.fixed[0] = 77;
+  expect_memo_agrees(&memo, &in);
+  in.layout_ppm = NULL;
+  expect_memo_agrees(&memo, &in);
+  mapopt_mem_kind cm[] = {MAPOPT_MEM_SYSMEM, MAPOPT_MEM_SOCKMEM};
+  in = cost_in(&f, 0, 1, cm, l); /* another variant */
+  expect_memo_agrees(&memo, &in);
+  /* A GPU reading ZCMEM pays the operand's passes: reuse is in the key. */
+  int64_t reuse[] = {5000, 1, 1};
+  f.ops[0].reuse = reuse;
+  f.reqs[1].priv = MAPOPT_PRIV_RO;
+  mapopt_mem_kind zc[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_ZCMEM};
+  in = cost_in(&f, 0, 0, zc, l);
+  expect_memo_agrees(&memo, &in);
+  reuse[0] = 1;
+  expect_memo_agrees(&memo, &in);
+  /* A missing memory is not kept: the next op prices again. */
+  mapopt_mem_kind bad[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_SYSMEM};
+  in.mems = bad;
+  expect_memo_agrees(&memo, &in);
+  in.mems = zc;
+  expect_memo_agrees(&memo, &in);
+  /* Noise: ops 0 and 2 have the same inputs and their own jitter. */
+  in.noise_ppm = 100000;
+  in.seed = 7;
+  expect_memo_agrees(&memo, &in);
+  in.op = 2;
+  expect_memo_agrees(&memo, &in);
+  in.op = 0;
+  int64_t t0 = mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL);
+  in.op = 2;
+  assert_int_not_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL),
+                       t0);
+  /* The inner task is priced directly. */
+  mapopt_mem_kind virt[] = {MAPOPT_MEM_VIRTUAL, MAPOPT_MEM_VIRTUAL};
+  in = cost_in(&f, 1, 0, virt, NULL);
+  expect_memo_agrees(&memo, &in);
+}
+
 /* The matrix peak, its fallback to f64, and f32. */
 static void test_task_peaks(void **state) {
   (void)state;
@@ -1050,6 +1133,7 @@ int main(void) {
       cmocka_unit_test(test_task_gpu),
       cmocka_unit_test(test_task_peaks),
       cmocka_unit_test(test_task_inner),
+      cmocka_unit_test(test_task_memo),
       cmocka_unit_test(test_task_noise),
       cmocka_unit_test(test_layout_ppm),
       cmocka_unit_test(test_best_cost),

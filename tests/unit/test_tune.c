@@ -40,29 +40,6 @@
 
 /* ---- what the tests tune ------------------------------------------------ */
 
-typedef struct target {
-  mapopt_machine *m;
-  mapopt_app *app;
-  mapopt_app_run *run;
-} target;
-
-static void target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
-                        target *t) {
-  *t = (target){0};
-  const char *spec = NULL;
-  assert_int_equal(mapopt_machine_resolve(c, "p100x4", d, &t->m), MAPOPT_OK);
-  assert_int_equal(mapopt_app_resolve(c, app, d, &t->app, &spec), MAPOPT_OK);
-  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(t->m, t->app, &ao, d, &t->run),
-                   MAPOPT_OK);
-}
-
-static void target_close(target *t) {
-  mapopt_app_run_free(t->run);
-  mapopt_app_free(t->app);
-  mapopt_machine_free(t->m);
-}
-
 /* The recorded evaluations of run as "iteration hash status metric" lines
  * (what must not depend on jobs or interruptions). */
 static char *rows_of(mapopt_tune_db *db, int64_t run) {
@@ -151,7 +128,7 @@ static mapopt_tune_config config(const char *app, const char *opt,
 
 /* A run of the scripted optimizer on heat1d, in a fresh database. */
 typedef struct scripted {
-  target t;
+  fixture_target t;
   char path[64];
   mapopt_tune_db *db;
   mapopt_tune_outcome out;
@@ -160,7 +137,7 @@ typedef struct scripted {
 /* Heat1d and a fresh database in s, for the script log. */
 static void scripted_open(scripted *s, script_log *log) {
   script = log;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
+  fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s->t);
   s->db = fixture_db_new(s->path);
 }
 
@@ -179,7 +156,7 @@ static void run_script(script_log *log, int64_t budget, int batch, int jobs,
 static void script_done(scripted *s) {
   mapopt_tune_outcome_clear(&s->out);
   fixture_db_drop(s->db, s->path);
-  target_close(&s->t);
+  fixture_target_close(&s->t);
 }
 
 /* ---- dedupe ------------------------------------------------------------- */
@@ -201,7 +178,7 @@ static void test_dedupe(void **state) {
       "Task * GPU\n",                   /* 3: iteration 2, invalid */
       "Task * GPU\n",                   /* 4: duplicate of 3 (raw text) */
       "Task * GPU \n",                  /* 5: iteration 3, invalid */
-      "Layout * * * AOS;\n",            /* 6: iteration 4 */
+      "Layout * * * AOS C_order;\n",    /* 6: iteration 4 */
       "Task * CPU;",                    /* 7: duplicate of 2 */
       "Layout * * * SOA;\n",            /* 8: iteration 5 */
       NULL};
@@ -297,7 +274,7 @@ static void test_dedupe(void **state) {
 static void test_wait_and_exhaust(void **state) {
   (void)state;
   static const char *const texts[] = {"Task * GPU;\n", "Task * CPU;\n",
-                                      "Layout * * * AOS;\n", NULL};
+                                      "Layout * * * AOS C_order;\n", NULL};
   script_log log = {.texts = texts};
   scripted s;
   run_script(&log, 10, 1, 4, &s);
@@ -336,8 +313,9 @@ static void test_duplicate_bound(void **state) {
 /* ---- determinism and resume --------------------------------------------- */
 
 /* A run of optimizer opt on circuit:small; returns its recorded rows. */
-static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
-                          int jobs, int64_t budget, int batch, bool resume,
+static char *tune_rows_of(const char *opt, mapopt_tune_db *db,
+                          const fixture_target *t, int jobs, int64_t budget,
+                          int batch, bool resume,
                           const volatile sig_atomic_t *stop,
                           mapopt_tune_progress_fn progress, void *ud,
                           mapopt_tune_outcome *out) {
@@ -355,7 +333,7 @@ static char *tune_rows_of(const char *opt, mapopt_tune_db *db, const target *t,
 }
 
 /* The same with random. */
-static char *tune_rows(mapopt_tune_db *db, const target *t, int jobs,
+static char *tune_rows(mapopt_tune_db *db, const fixture_target *t, int jobs,
                        int64_t budget, int batch, bool resume,
                        const volatile sig_atomic_t *stop,
                        mapopt_tune_progress_fn progress, void *ud,
@@ -369,8 +347,8 @@ static char *tune_rows(mapopt_tune_db *db, const target *t, int jobs,
  * 4) and for random at a batch of 6. */
 static void test_jobs_do_not_change_results(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   const char *const *names = mapopt_optimizer_names();
@@ -408,7 +386,7 @@ static void test_jobs_do_not_change_results(void **state) {
     mapopt_tune_outcome_clear(&o3);
   }
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* Raises the stop flag (as the SIGINT handler does) once `after`
@@ -445,8 +423,8 @@ static double finish_of(mapopt_tune_db *db, int64_t run, int64_t it) {
  */
 static void test_resume(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_outcome ref, a, b, c;
@@ -493,7 +471,7 @@ static void test_resume(void **state) {
   mapopt_tune_outcome_clear(&b);
   mapopt_tune_outcome_clear(&c);
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* A record the replay disagrees with (another model, another mapopt) stops
@@ -507,8 +485,8 @@ static void test_resume_mismatch(void **state) {
   static const char *const says[] = {"evaluation 1 was recorded as ok",
                                      "recorded with hash 0123456789abcdef",
                                      "ended after"};
-  target t;
-  target_open(ctx, diags, "circuit:small", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
   for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
     char path[64];
     mapopt_tune_db *db = fixture_db_new(path);
@@ -534,7 +512,7 @@ static void test_resume_mismatch(void **state) {
     mapopt_tune_outcome_clear(&b);
     fixture_db_drop(db, path);
   }
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /* ---- real runs: a command evaluates each candidate --------------------- */
@@ -938,8 +916,8 @@ static void test_db_errors(void **state) {
 
 static void test_bad_config(void **state) {
   (void)state;
-  target t;
-  target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
+  fixture_target t;
+  fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &t);
   char path[64];
   mapopt_tune_db *db = fixture_db_new(path);
   mapopt_tune_problem p = {t.m, t.run, NULL, NULL, NULL};
@@ -981,7 +959,7 @@ static void test_bad_config(void **state) {
   mapopt_tune_history_free(h);
   mapopt_diags_clear(diags);
   fixture_db_drop(db, path);
-  target_close(&t);
+  fixture_target_close(&t);
 }
 
 /*
@@ -999,7 +977,7 @@ static void test_allocation_failure(void **state) {
     if (mapopt_ctx_new(failing_realloc, &f, &c) != MAPOPT_OK)
       continue;
     mapopt_diags *d = NULL;
-    target t = {0};
+    fixture_target t = {0};
     mapopt_tune_db *db = NULL;
     mapopt_tune_outcome out = {.best = -1};
     const char *spec = NULL;
@@ -1028,7 +1006,7 @@ static void test_allocation_failure(void **state) {
     }
     mapopt_tune_outcome_clear(&out);
     mapopt_tune_db_close(db);
-    target_close(&t);
+    fixture_target_close(&t);
     mapopt_diags_free(d);
     mapopt_ctx_free(c);
     assert_int_equal(f.live, 0);
@@ -1065,7 +1043,8 @@ static void test_feedback_levels(void **state) {
   for (int l = 0; l < 2; l++) {
     script = &(script_log){.texts = texts};
     scripted s;
-    target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json", &s.t);
+    fixture_target_open(ctx, diags, MAPOPT_SOURCE_DIR "/apps/heat1d.json",
+                        &s.t);
     s.db = fixture_db_new(s.path);
     mapopt_tune_problem p = {s.t.m, s.t.run, NULL, NULL, NULL};
     mapopt_tune_config c = config("heat1d", "scripted", 2, 0);
@@ -1103,11 +1082,11 @@ static void test_guided_beats_default(void **state) {
   (void)state;
   static const char *const apps[][2] = {{"circuit", NULL}, {"cannon", "small"}};
   for (size_t a = 0; a < sizeof apps / sizeof apps[0]; a++) {
-    target t;
+    fixture_target t;
     char arg[64];
     snprintf(arg, sizeof arg, "%s%s%s", apps[a][0], apps[a][1] ? ":" : "",
              apps[a][1] ? apps[a][1] : "");
-    target_open(ctx, diags, arg, &t);
+    fixture_target_open(ctx, diags, arg, &t);
     char path[64];
     mapopt_tune_db *db = fixture_db_new(path);
     mapopt_tune_problem p = {
@@ -1134,7 +1113,7 @@ static void test_guided_beats_default(void **state) {
     }
     mapopt_tune_outcome_clear(&out);
     fixture_db_drop(db, path);
-    target_close(&t);
+    fixture_target_close(&t);
   }
 }
 
@@ -1171,8 +1150,8 @@ static void test_space_renders_every_value(void **state) {
   (void)state;
   size_t checked = 0;
   for (const char *const *b = mapopt_app_builtins(); *b; b++) {
-    target t;
-    target_open(ctx, diags, *b, &t);
+    fixture_target t;
+    fixture_target_open(ctx, diags, *b, &t);
     mapopt_space *sp;
     assert_int_equal(mapopt_space_new(ctx, t.run, t.m, NULL, diags, &sp),
                      MAPOPT_OK);
@@ -1226,7 +1205,7 @@ static void test_space_renders_every_value(void **state) {
     free(choice);
     free(back);
     mapopt_space_free(sp);
-    target_close(&t);
+    fixture_target_close(&t);
   }
   print_message("%zu (parameter, value) pairs render and compile\n", checked);
   assert_true(checked > 500);

@@ -52,15 +52,11 @@ typedef struct world {
 
 static void world_open(world *w) {
   *w = (world){0};
-  const char *spec = NULL;
-  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &w->m),
-                   MAPOPT_OK);
-  assert_int_equal(
-      mapopt_app_resolve(ctx, "circuit:small", diags, &w->app, &spec),
-      MAPOPT_OK);
-  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(w->m, w->app, &ao, diags, &w->run),
-                   MAPOPT_OK);
+  fixture_target t;
+  fixture_target_open(ctx, diags, "circuit:small", &t);
+  w->m = t.m;
+  w->app = t.app;
+  w->run = t.run;
   assert_int_equal(mapopt_space_new(ctx, w->run, w->m, NULL, diags, &w->space),
                    MAPOPT_OK);
   assert_int_equal(mapopt_llm_replay_new(ctx, &w->t), MAPOPT_OK);
@@ -78,9 +74,7 @@ static void world_open(world *w) {
 static void world_close(world *w) {
   mapopt_llm_transport_free(w->t);
   mapopt_space_free(w->space);
-  mapopt_app_run_free(w->run);
-  mapopt_app_free(w->app);
-  mapopt_machine_free(w->m);
+  fixture_target_close(&(fixture_target){w->m, w->app, w->run});
 }
 
 /* Scripts one completion of n choices (usage 1000 + 100). */
