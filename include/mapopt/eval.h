@@ -235,10 +235,12 @@ MAPOPT_API void mapopt_eval_result_free(mapopt_eval_result *r);
  * evaluator's repeat, max below min takes min). After each successful run
  * from the min-th on, while fewer than max were made, more(ud, values, n)
  * is called with the metric of the n runs so far (as printed: smaller is
- * better for a time) and says whether to run once more. more NULL: min
- * runs. The evaluation still stops at the first run that is not ok.
+ * better for a time) and its direction, and says whether to run once
+ * more. more NULL: min runs. The evaluation still stops at the first run that
+ * is not ok.
  */
-typedef bool (*mapopt_eval_more_fn)(void *ud, const double *values, int n);
+typedef bool (*mapopt_eval_more_fn)(void *ud, const double *values, int n,
+                                    mapopt_eval_direction direction);
 typedef struct mapopt_eval_repeats {
   int min, max;
   mapopt_eval_more_fn more;

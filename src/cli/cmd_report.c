@@ -351,7 +351,7 @@ static bool improvements(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
     fprintf(f, "<li><b>evaluation %lld</b>: <span class=\"score\">",
             (long long)i + 1);
     if (base)
-      fprintf(f, "%.3fx the %s", v, base);
+      fprintf(f, "%.3fx the %s mapper", v, base);
     else
       fprintf(f, "%.6g", v);
     fprintf(f, "</span>, proposed as: ");
@@ -456,7 +456,8 @@ static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
   esc(f, dbpath);
   fprintf(f,
           ": %zu runs, %lld evaluations, %zu benchmarks. Throughput is "
-          "normalized to the expert mapper (higher is better).</p>\n",
+          "normalized to the expert mapper where the application ships one, "
+          "else to the default mapper (higher is better).</p>\n",
           mapopt_tune_history_count(h), (long long)evals, t->ngroups);
   for (size_t gi = 0; gi < t->ngroups; gi++) {
     const cli_group *g = &t->groups[gi];

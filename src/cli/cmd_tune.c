@@ -468,10 +468,13 @@ typedef struct progress {
   bool drawn;
 } progress;
 
-/* "1.052x expert" or the raw metric when there is no expert. */
-static void put_score(FILE *f, double score, double expert) {
-  if (expert > 0)
-    fprintf(f, "%.3fx expert", score / expert);
+/* "1.052x expert", else "1.052x default", or the raw metric when neither
+ * succeeded. */
+static void put_score(FILE *f, double score, const mapopt_tune_progress *p) {
+  if (p->expert_score > 0)
+    fprintf(f, "%.3fx expert", score / p->expert_score);
+  else if (p->default_score > 0)
+    fprintf(f, "%.3fx default", score / p->default_score);
   else
     fprintf(f, "%.6g", score);
 }
@@ -489,7 +492,7 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
     fprintf(stderr, "\r[%s] %lld/%lld  best ", bar, (long long)p->iteration + 1,
             (long long)p->budget);
     if (p->best >= 0)
-      put_score(stderr, p->best_score, p->expert_score);
+      put_score(stderr, p->best_score, p);
     else
       fputs("none yet", stderr);
     fputs("    ", stderr);
@@ -501,11 +504,11 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
           mapopt_tune_status_name(e->status));
   if (e->status == MAPOPT_TUNE_OK) {
     fputc(' ', stderr);
-    put_score(stderr, e->score, p->expert_score);
+    put_score(stderr, e->score, p);
   }
   if (p->best >= 0) {
     fputs("; best ", stderr);
-    put_score(stderr, p->best_score, p->expert_score);
+    put_score(stderr, p->best_score, p);
   }
   fputs(p->replayed ? " (recorded before, replayed)\n" : "\n", stderr);
 }
@@ -538,6 +541,30 @@ static int write_best(const tune_args *a, const char *out,
   return EXIT_VALID;
 }
 
+/* The best against a baseline: the ratio alone when simulated; for real
+ * runs with its interval, and "within noise" when the interval holds 1
+ * (docs/real.md section 13). */
+static void put_speedup(const mapopt_tune_speedup *sp, const char *name,
+                        double score, const char *unit) {
+  if (sp->low == sp->high && sp->rounds == 0) {
+    printf("  %.3fx the %s mapper (%.6g %s)\n", sp->ratio, name, score, unit);
+    return;
+  }
+  if (sp->verdict == MAPOPT_TUNE_SAME)
+    printf("  within noise of the %s mapper: %.3fx (%.6g %s)", name, sp->ratio,
+           score, unit);
+  else
+    printf("  %.3fx the %s mapper (%.6g %s)", sp->ratio, name, score, unit);
+  printf(", interval [%.3f, %.3f]", sp->low, sp->high);
+  if (sp->rounds > 0)
+    printf(" from %d interleaved runs of each", sp->rounds);
+  else
+    printf(" from the evaluations' runs (no final check)");
+  printf(": %s\n", sp->verdict == MAPOPT_TUNE_FASTER   ? "faster"
+                   : sp->verdict == MAPOPT_TUNE_SLOWER ? "slower"
+                                                       : "no gain");
+}
+
 /* The outcome; out is the best mapper's file, NULL when it was not
  * written. */
 static void print_outcome_text(const tune_args *a, const char *out,
@@ -559,17 +586,16 @@ static void print_outcome_text(const tune_args *a, const char *out,
            out ? "written to " : "not written (see the error above)",
            out ? out : "");
     if (o->expert_score > 0)
-      printf("  %.3fx the expert mapper (%.6g %s)\n",
-             o->best_score / o->expert_score, o->expert_score, unit);
+      put_speedup(&o->vs_expert, "expert", o->expert_score, unit);
     if (o->default_score > 0)
-      printf("  %.3fx the default mapper (%.6g %s)\n",
-             o->best_score / o->default_score, o->default_score, unit);
-    if (!t->expert && !t->deflt)
-      printf("  no expert or default mapper ships with this application: "
-             "no speedup to report\n");
-    else if (o->expert_score <= 0 || o->default_score <= 0)
+      put_speedup(&o->vs_default, "default", o->default_score, unit);
+    if (o->default_score > 0 && o->vs_default.rounds > 0 &&
+        o->vs_default.verdict != MAPOPT_TUNE_FASTER)
+      printf("  no candidate beat the default mapper beyond the noise of "
+             "these runs: keep the default mapper\n");
+    if ((t->expert && o->expert_score <= 0) || o->default_score <= 0)
       printf("  (the %s mapper failed on this machine)\n",
-             o->expert_score <= 0 ? "expert" : "default");
+             t->expert && o->expert_score <= 0 ? "expert" : "default");
     if (o->lower_bound_s > 0)
       printf("  %.3fx the lower bound: %.6g s against %.6g s\n",
              o->best_elapsed_s / o->lower_bound_s, o->best_elapsed_s,
@@ -578,6 +604,13 @@ static void print_outcome_text(const tune_args *a, const char *out,
   cli_print_llm_usage(stdout, &o->llm);
   printf("run %lld in %s; rerun: ", (long long)o->run, a->set.db);
   print_rerun(stdout, a, false);
+}
+
+/* {"ratio", "low", "high", "rounds", "verdict"}. */
+static json_t *speedup_json(const mapopt_tune_speedup *sp) {
+  return json_pack("{s:f, s:f, s:f, s:i, s:s}", "ratio", sp->ratio, "low",
+                   sp->low, "high", sp->high, "rounds", sp->rounds, "verdict",
+                   mapopt_tune_verdict_name(sp->verdict));
 }
 
 /* The same as JSON ("file": null when out is NULL). */
@@ -617,11 +650,9 @@ static void print_outcome_json(const tune_args *a, const char *out,
     json_object_set_new(b, "note",
                         json_string(o->best_note ? o->best_note : ""));
     if (o->expert_score > 0)
-      json_object_set_new(b, "speedup_expert",
-                          json_real(o->best_score / o->expert_score));
+      json_object_set_new(b, "speedup_expert", speedup_json(&o->vs_expert));
     if (o->default_score > 0)
-      json_object_set_new(b, "speedup_default",
-                          json_real(o->best_score / o->default_score));
+      json_object_set_new(b, "speedup_default", speedup_json(&o->vs_default));
   }
   json_object_set_new(j, "best", b);
   json_object_set_new(j, "llm", cli_llm_usage_json(&o->llm));
@@ -671,7 +702,10 @@ int cli_tune(int argc, char **argv) {
                  &slen) != MAPOPT_OK ||
       mapopt_tune_db_open(ctx, a.set.db, diags, &db) != MAPOPT_OK)
     goto done;
-  mapopt_tune_command cmd = {.eval = &a.run.opts, .timeout_s = a.run.timeout_s};
+  mapopt_tune_command cmd = {.eval = &a.run.opts,
+                             .timeout_s = a.run.timeout_s,
+                             .repeat_max = a.run.repeat_max,
+                             .check_rounds = a.run.check_rounds};
   mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt,
                            a.run.opts.run ? &cmd : NULL};
   mapopt_tune_config c = {t.name,

@@ -762,7 +762,9 @@ mapopt_status mapopt_eval_run_repeats(const mapopt_evaluator *ev,
   bool more = st == MAPOPT_OK;
   for (int k = 0; k < n && more && st == MAPOPT_OK; k++) {
     /* Past the minimum, another run only when the caller wants one. */
-    if (k >= min && !rep->more(rep->ud, r->values, k))
+    if (k >= min && !rep->more(rep->ud, r->values, k,
+                               e.form >= 0 ? ev->forms[e.form].direction
+                                           : ev->forms[0].direction))
       break;
     if (ev->stop && *ev->stop) {
       r->status = MAPOPT_EVAL_INTERRUPTED;

@@ -35,9 +35,9 @@
 
 #include "tune/tune.h"
 
-/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 3 and
- * reads 1 to 3. */
-enum { FORMAT_VERSION = 3 };
+/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 4 and
+ * reads 1 to 4. */
+enum { FORMAT_VERSION = 4 };
 static const char format_prefix[] = "mapopt-tune/";
 
 /* Every table, as a fresh database has them; each statement creates what is
@@ -55,7 +55,9 @@ static const char schema[] =
     " expert_score REAL, default_score REAL, unit TEXT,"
     " status TEXT NOT NULL, duplicates INTEGER NOT NULL DEFAULT 0,"
     " started REAL NOT NULL, finished REAL,"
-    " llm_model TEXT, temperature REAL, history INTEGER, evaluator TEXT);"
+    " llm_model TEXT, temperature REAL, history INTEGER, evaluator TEXT,"
+    " expert_low REAL, expert_high REAL, expert_runs INTEGER,"
+    " default_low REAL, default_high REAL, default_runs INTEGER);"
     "CREATE TABLE IF NOT EXISTS evaluations ("
     " run INTEGER NOT NULL REFERENCES runs(id),"
     " iteration INTEGER NOT NULL,"
@@ -63,6 +65,7 @@ static const char schema[] =
     " metric REAL NOT NULL, elapsed REAL, lower_bound REAL,"
     " feedback TEXT, note TEXT,"
     " wall REAL NOT NULL, finished REAL NOT NULL,"
+    " runs INTEGER, score_low REAL, score_high REAL, scores TEXT,"
     " PRIMARY KEY (run, iteration));"
     "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);"
     "CREATE TABLE IF NOT EXISTS llm_calls ("
@@ -84,6 +87,11 @@ static const char schema[] =
     " output TEXT NOT NULL,"
     " PRIMARY KEY (run, iteration),"
     " FOREIGN KEY (run, iteration) REFERENCES evaluations(run, iteration));"
+    "CREATE TABLE IF NOT EXISTS checks ("
+    " run INTEGER NOT NULL REFERENCES runs(id), baseline TEXT NOT NULL,"
+    " rounds INTEGER NOT NULL, ratio REAL, low REAL, high REAL,"
+    " verdict TEXT NOT NULL, best_scores TEXT, base_scores TEXT,"
+    " PRIMARY KEY (run, baseline));"
     "CREATE TABLE IF NOT EXISTS owners ("
     " run INTEGER PRIMARY KEY REFERENCES runs(id),"
     " host TEXT NOT NULL, pid INTEGER NOT NULL, boot TEXT, start INTEGER,"
@@ -95,6 +103,16 @@ static const char migrate_v1[] = "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
                                  "ALTER TABLE runs ADD COLUMN temperature REAL;"
                                  "ALTER TABLE runs ADD COLUMN history INTEGER;"
                                  "ALTER TABLE runs ADD COLUMN evaluator TEXT;";
+
+/* What a database before mapopt-tune/4 lacks: the noise of real runs
+ * (docs/real.md section 13); its final checks come with the schema. Each
+ * column is added where it is missing. */
+static const char *const columns_v4[][3] = {
+    {"runs", "expert_low", "REAL"},        {"runs", "expert_high", "REAL"},
+    {"runs", "expert_runs", "INTEGER"},    {"runs", "default_low", "REAL"},
+    {"runs", "default_high", "REAL"},      {"runs", "default_runs", "INTEGER"},
+    {"evaluations", "runs", "INTEGER"},    {"evaluations", "score_low", "REAL"},
+    {"evaluations", "score_high", "REAL"}, {"evaluations", "scores", "TEXT"}};
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
   snprintf(out, 17, "%016llx",
@@ -258,10 +276,37 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
   if (n > FORMAT_VERSION && !*end)
     return refuse(db, diags,
                   "written by a newer mapopt (format '%s'): this one reads "
-                  "mapopt-tune/1 to mapopt-tune/3",
+                  "mapopt-tune/1 to mapopt-tune/4",
                   format);
   return refuse(db, diags, "not a mapopt tuning database (format '%s')",
                 format);
+}
+
+/* Adds the columns of columns_v4 that the tables lack. */
+static mapopt_status add_columns(mapopt_tune_db *db, mapopt_diags *diags) {
+  mapopt_status s = MAPOPT_OK;
+  for (size_t i = 0; i < sizeof columns_v4 / sizeof columns_v4[0]; i++) {
+    sqlite3_stmt *st;
+    s = mapopt__db_prepare(
+        db, diags, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", &st);
+    if (s != MAPOPT_OK)
+      return s;
+    mapopt__db_bind_text(st, 1, columns_v4[i][0]);
+    mapopt__db_bind_text(st, 2, columns_v4[i][1]);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      return mapopt__db_error(db, diags, "cannot read the tables");
+    if (rc == SQLITE_ROW)
+      continue;
+    char sql[160];
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s",
+             columns_v4[i][0], columns_v4[i][1], columns_v4[i][2]);
+    if ((s = exec_sql(db, diags, sql, "cannot migrate to mapopt-tune/4")) !=
+        MAPOPT_OK)
+      return s;
+  }
+  return s;
 }
 
 /* Makes a fresh database, or brings one of an older format up to date, in
@@ -276,6 +321,8 @@ static mapopt_status make_current(mapopt_tune_db *db, mapopt_diags *diags,
   s = probe(db, diags, &version);
   if (s == MAPOPT_OK && version == 1)
     s = exec_sql(db, diags, migrate_v1, "cannot migrate from mapopt-tune/1");
+  if (s == MAPOPT_OK && version >= 1 && version < 4)
+    s = add_columns(db, diags);
   if (s == MAPOPT_OK && version < FORMAT_VERSION)
     s = exec_sql(db, diags, schema, "cannot create the tables");
   if (s == MAPOPT_OK && version < FORMAT_VERSION) {
@@ -600,21 +647,29 @@ mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
 }
 
 mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
-                                   double expert, double deflt,
+                                   const mapopt__noise_est *expert,
+                                   const mapopt__noise_est *deflt,
                                    const char *unit, mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s =
-      mapopt__db_prepare(db, diags,
-                         "UPDATE runs SET expert_score = ?2, default_score"
-                         " = ?3, unit = ?4, status = 'running' WHERE id ="
-                         " ?1",
-                         &st);
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "UPDATE runs SET expert_score = ?2, default_score = ?3, unit = ?4,"
+      " status = 'running', expert_low = ?5, expert_high = ?6,"
+      " expert_runs = ?7, default_low = ?8, default_high = ?9,"
+      " default_runs = ?10 WHERE id = ?1",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
-  mapopt__db_bind_known(st, 2, expert);
-  mapopt__db_bind_known(st, 3, deflt);
+  mapopt__db_bind_known(st, 2, expert->score);
+  mapopt__db_bind_known(st, 3, deflt->score);
   mapopt__db_bind_text(st, 4, unit);
+  mapopt__db_bind_known(st, 5, expert->low);
+  mapopt__db_bind_known(st, 6, expert->high);
+  sqlite3_bind_int(st, 7, expert->runs);
+  mapopt__db_bind_known(st, 8, deflt->low);
+  mapopt__db_bind_known(st, 9, deflt->high);
+  sqlite3_bind_int(st, 10, deflt->runs);
   return mapopt__db_exec(db, diags, st, "cannot record the run's references");
 }
 
@@ -685,8 +740,9 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
   mapopt_status s = mapopt__db_prepare(
       db, diags,
       "INSERT INTO evaluations (run, iteration, text, hash, status, metric,"
-      " elapsed, lower_bound, feedback, note, wall, finished) VALUES (?1,"
-      " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      " elapsed, lower_bound, feedback, note, wall, finished, runs,"
+      " score_low, score_high, scores) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+      " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
       &st);
   if (s != MAPOPT_OK)
     return s;
@@ -702,6 +758,10 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
   mapopt__db_bind_text(st, 10, e->note);
   sqlite3_bind_double(st, 11, e->wall_s);
   sqlite3_bind_double(st, 12, e->finished);
+  sqlite3_bind_int(st, 13, e->runs);
+  mapopt__db_bind_known(st, 14, e->score_low);
+  mapopt__db_bind_known(st, 15, e->score_high);
+  mapopt__db_bind_text(st, 16, e->scores);
   return mapopt__db_exec(db, diags, st, "cannot record an evaluation");
 }
 
@@ -847,4 +907,29 @@ mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
   if (s != MAPOPT_OK)
     sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
   return s;
+}
+
+mapopt_status
+mapopt__db_record_check(mapopt_tune_db *db, int64_t run, const char *baseline,
+                        const mapopt_tune_speedup *sp, const char *best_scores,
+                        const char *base_scores, mapopt_diags *diags) {
+  sqlite3_stmt *st;
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "INSERT OR REPLACE INTO checks (run, baseline, rounds, ratio, low,"
+      " high, verdict, best_scores, base_scores) VALUES (?1, ?2, ?3, ?4, ?5,"
+      " ?6, ?7, ?8, ?9)",
+      &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  mapopt__db_bind_text(st, 2, baseline);
+  sqlite3_bind_int(st, 3, sp->rounds);
+  mapopt__db_bind_known(st, 4, sp->ratio);
+  mapopt__db_bind_known(st, 5, sp->low);
+  mapopt__db_bind_known(st, 6, sp->high);
+  mapopt__db_bind_text(st, 7, mapopt_tune_verdict_name(sp->verdict));
+  mapopt__db_bind_text(st, 8, best_scores);
+  mapopt__db_bind_text(st, 9, base_scores);
+  return mapopt__db_exec(db, diags, st, "cannot record the final check");
 }

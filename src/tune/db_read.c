@@ -104,6 +104,7 @@ void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
   mapopt__db_free_str(ctx, e->feedback);
   mapopt__db_free_str(ctx, e->note);
   mapopt__db_free_str(ctx, e->output);
+  mapopt__db_free_str(ctx, e->scores);
   mapopt__free(ctx, e, sizeof *e);
 }
 
@@ -114,16 +115,19 @@ static mapopt_tune_status status_of(const char *name) {
   return MAPOPT_TUNE_FAILED;
 }
 
-/* The columns eval_row reads; a mapopt-tune/1 database has no outputs. */
+/* The columns eval_row reads: the common ones, then a real run's output
+ * (none in a mapopt-tune/1 database) and its noise (none before /4). */
 static const char eval_columns[] =
     "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
-    " finished, text, hash, feedback, note, o.output, o.exit_status,"
-    " o.signal, o.timed_out FROM evaluations AS e LEFT JOIN outputs AS o"
-    " ON o.run = e.run AND o.iteration = e.iteration";
-static const char eval_columns_v1[] =
-    "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
-    " finished, text, hash, feedback, note, NULL, NULL, 0, 0 FROM"
-    " evaluations AS e";
+    " finished, text, hash, feedback, note, ";
+static const char eval_outputs[] =
+    "o.output, o.exit_status, o.signal, o.timed_out, ";
+static const char eval_outputs_v1[] = "NULL, NULL, 0, 0, ";
+static const char eval_noise[] =
+    "e.runs, e.score_low, e.score_high, e.scores FROM evaluations AS e";
+static const char eval_noise_v3[] = "0, NULL, NULL, NULL FROM evaluations AS e";
+static const char eval_join[] = " LEFT JOIN outputs AS o ON o.run = e.run"
+                                " AND o.iteration = e.iteration";
 
 /* The evaluation in the current row of a statement over eval_columns. */
 static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
@@ -155,6 +159,15 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
                        : sqlite3_column_int(st, 13);
   e->signal = sqlite3_column_int(st, 14);
   e->timed_out = sqlite3_column_int(st, 15) != 0;
+  e->runs = sqlite3_column_int(st, 16);
+  /* Recorded without its noise (simulated, or before /4): one point. */
+  e->score_low = sqlite3_column_type(st, 17) == SQLITE_NULL
+                     ? e->metric
+                     : sqlite3_column_double(st, 17);
+  e->score_high = sqlite3_column_type(st, 18) == SQLITE_NULL
+                      ? e->metric
+                      : sqlite3_column_double(st, 18);
+  e->scores = mapopt__db_column_dup(ctx, NULL, st, 19, &ok);
   if (!ok || !e->text || !e->hash) {
     mapopt_tune_eval_info_free(ctx, e);
     return MAPOPT_ENOMEM;
@@ -168,11 +181,13 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
 static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
                                         int64_t only, mapopt_diags *diags,
                                         mapopt__vec *out) {
-  char sql[512];
+  char sql[1024];
   snprintf(sql, sizeof sql,
-           "%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER BY "
-           "e.iteration",
-           db->version == 1 ? eval_columns_v1 : eval_columns);
+           "%s%s%s%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER "
+           "BY e.iteration",
+           eval_columns, db->version == 1 ? eval_outputs_v1 : eval_outputs,
+           db->version < 4 ? eval_noise_v3 : eval_noise,
+           db->version == 1 ? "" : eval_join);
   sqlite3_stmt *st;
   mapopt_status s = mapopt__db_prepare(db, diags, sql, &st);
   if (s != MAPOPT_OK)
@@ -215,6 +230,33 @@ mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db, int64_t run,
                                MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
   mapopt__vec_destroy(&v, db->ctx);
   return s;
+}
+
+/* ---- the best ----------------------------------------------------------- */
+
+/* The best of a run's successful evaluations, taken in iteration order:
+ * a later one replaces it only when better (mapopt__noise_better: its
+ * interval wholly above; the highest metric, the earliest of equals, when
+ * simulated). */
+typedef struct best_track {
+  int64_t iteration; /* -1: none yet */
+  double low, high;
+} best_track;
+
+static bool take_best(best_track *b, int64_t iteration, double low,
+                      double high) {
+  if (b->iteration >= 0 && !mapopt__noise_better(low, high, b->low, b->high))
+    return false;
+  *b = (best_track){iteration, low, high};
+  return true;
+}
+
+/* The interval columns of an evaluation (the metric itself before /4 and
+ * where none was recorded). */
+static const char *interval_columns(const mapopt_tune_db *db) {
+  return db->version < 4 ? "metric, metric"
+                         : "COALESCE(score_low, metric),"
+                           " COALESCE(score_high, metric)";
 }
 
 /* ---- the history -------------------------------------------------------- */
@@ -324,16 +366,18 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
                     : rows < r->budget - MAX_GAP ? rows + MAX_GAP
                                                  : r->budget;
     sqlite3_stmt *st;
-    s = mapopt__db_prepare(
-        db, diags,
-        "SELECT iteration, status, metric, elapsed, lower_bound FROM"
-        " evaluations WHERE run = ?1 ORDER BY iteration",
-        &st);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT iteration, status, metric, elapsed, lower_bound, %s FROM"
+             " evaluations WHERE run = ?1 ORDER BY iteration",
+             interval_columns(db));
+    s = mapopt__db_prepare(db, diags, sql, &st);
     if (s != MAPOPT_OK)
       return s;
     sqlite3_bind_int64(st, 1, r->id);
     int64_t n = 0;
     double *scores = NULL;
+    best_track best = {-1, 0, 0};
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       int64_t it = sqlite3_column_int64(st, 0);
@@ -355,7 +399,8 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
       r->evaluations++;
       r->compiled += stat && strcmp(stat, "invalid");
       r->succeeded += ok;
-      if (ok && (r->best < 0 || m > r->best_score)) {
+      if (ok && take_best(&best, it, sqlite3_column_double(st, 5),
+                          sqlite3_column_double(st, 6))) {
         r->best = it;
         r->best_score = m;
         r->best_elapsed_s = sqlite3_column_double(st, 3);
@@ -460,15 +505,24 @@ static mapopt_status dup_into(mapopt_ctx *ctx, const char *s, char **out) {
   return *out ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
-mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
-                                 mapopt_diags *diags,
-                                 mapopt_tune_outcome *out) {
+/* The run's references with their intervals (before /4 and when
+ * simulated, the score alone), into out. */
+static mapopt_status read_references(mapopt_tune_db *db, int64_t run,
+                                     mapopt_diags *diags,
+                                     mapopt_tune_outcome *out,
+                                     mapopt__noise_est *expert,
+                                     mapopt__noise_est *deflt) {
   sqlite3_stmt *st;
   mapopt_status s = mapopt__db_prepare(
       db, diags,
-      "SELECT expert_score, default_score, unit, duplicates,"
-      " (SELECT COUNT(*) FROM evaluations WHERE run = ?1) FROM runs"
-      " WHERE id = ?1",
+      db->version < 4
+          ? "SELECT expert_score, default_score, unit, duplicates,"
+            " (SELECT COUNT(*) FROM evaluations WHERE run = ?1), NULL, NULL,"
+            " 0, NULL, NULL, 0 FROM runs WHERE id = ?1"
+          : "SELECT expert_score, default_score, unit, duplicates,"
+            " (SELECT COUNT(*) FROM evaluations WHERE run = ?1), expert_low,"
+            " expert_high, expert_runs, default_low, default_high,"
+            " default_runs FROM runs WHERE id = ?1",
       &st);
   if (s != MAPOPT_OK)
     return s;
@@ -483,9 +537,94 @@ mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
   s = dup_into(db->ctx, (const char *)sqlite3_column_text(st, 2), &out->unit);
   out->duplicates = sqlite3_column_int64(st, 3);
   out->evaluations = sqlite3_column_int64(st, 4);
+  mapopt__noise_est *est[2] = {expert, deflt};
+  double score[2] = {out->expert_score, out->default_score};
+  for (int i = 0; i < 2; i++) {
+    int c = 5 + 3 * i;
+    bool known = sqlite3_column_type(st, c) != SQLITE_NULL;
+    *est[i] = (mapopt__noise_est){
+        score[i], known ? sqlite3_column_double(st, c) : score[i],
+        known ? sqlite3_column_double(st, c + 1) : score[i],
+        sqlite3_column_int(st, c + 2)};
+  }
+  out->expert_low = expert->low;
+  out->expert_high = expert->high;
+  out->default_low = deflt->low;
+  out->default_high = deflt->high;
   sqlite3_finalize(st);
+  return s;
+}
+
+/* The best against a baseline: the final check's record where one was
+ * made, else from the estimates. */
+static mapopt_status
+read_speedup(mapopt_tune_db *db, int64_t run, const char *baseline,
+             const mapopt__noise_est *best, const mapopt__noise_est *base,
+             mapopt_diags *diags, mapopt_tune_speedup *out) {
+  mapopt__noise_speedup(best, base, NULL, NULL, 0, out);
+  if (db->version < 4 || !(base->score > 0))
+    return MAPOPT_OK;
+  sqlite3_stmt *st;
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "SELECT rounds, ratio, low, high, verdict FROM checks WHERE run = ?1"
+      " AND baseline = ?2",
+      &st);
   if (s != MAPOPT_OK)
     return s;
+  sqlite3_bind_int64(st, 1, run);
+  mapopt__db_bind_text(st, 2, baseline);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(st, 4);
+    *out = (mapopt_tune_speedup){
+        sqlite3_column_double(st, 1), sqlite3_column_double(st, 2),
+        sqlite3_column_double(st, 3), sqlite3_column_int(st, 0),
+        MAPOPT_TUNE_UNKNOWN};
+    for (int k = MAPOPT_TUNE_UNKNOWN; k <= MAPOPT_TUNE_SAME; k++)
+      if (v && !strcmp(v, mapopt_tune_verdict_name((mapopt_tune_verdict)k)))
+        out->verdict = (mapopt_tune_verdict)k;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE
+             ? MAPOPT_OK
+             : mapopt__db_error(db, diags, "cannot read the final check");
+}
+
+/* The iteration of the run's best evaluation (take_best), -1 when none
+ * succeeded. */
+static mapopt_status find_best(mapopt_tune_db *db, int64_t run,
+                               mapopt_diags *diags, int64_t *best) {
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT iteration, %s FROM evaluations WHERE run = ?1 AND"
+           " status = 'ok' ORDER BY iteration",
+           interval_columns(db));
+  sqlite3_stmt *st;
+  mapopt_status s = mapopt__db_prepare(db, diags, sql, &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  best_track b = {-1, 0, 0};
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    take_best(&b, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+              sqlite3_column_double(st, 2));
+  sqlite3_finalize(st);
+  *best = b.iteration;
+  return rc == SQLITE_DONE
+             ? MAPOPT_OK
+             : mapopt__db_error(db, diags, "cannot find the best evaluation");
+}
+
+mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
+                                 mapopt_diags *diags,
+                                 mapopt_tune_outcome *out) {
+  mapopt__noise_est expert, deflt;
+  mapopt_status s = read_references(db, run, diags, out, &expert, &deflt);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_stmt *st;
   char sql[512];
   snprintf(sql, sizeof sql, "%sWHERE run = ?1", usage_sql);
   if ((s = mapopt__db_prepare(db, diags, sql, &st)) != MAPOPT_OK)
@@ -497,22 +636,8 @@ mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
   sqlite3_finalize(st);
   if (urc != SQLITE_ROW)
     return mapopt__db_error(db, diags, "cannot read the LLM calls");
-  /* The best: highest metric, the earliest of equals. */
-  s = mapopt__db_prepare(
-      db, diags,
-      "SELECT iteration FROM evaluations WHERE run = ?1 AND"
-      " status = 'ok' ORDER BY metric DESC, iteration ASC LIMIT 1",
-      &st);
-  if (s != MAPOPT_OK)
+  if ((s = find_best(db, run, diags, &out->best)) != MAPOPT_OK || out->best < 0)
     return s;
-  sqlite3_bind_int64(st, 1, run);
-  int rc = sqlite3_step(st);
-  out->best = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_finalize(st);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return mapopt__db_error(db, diags, "cannot find the best evaluation");
-  if (out->best < 0)
-    return MAPOPT_OK;
   mapopt_tune_eval_info *e;
   s = mapopt_tune_db_evaluation(db, run, out->best, diags, &e);
   if (s != MAPOPT_OK)
@@ -520,9 +645,17 @@ mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
   out->best_score = e->metric;
   out->best_elapsed_s = e->elapsed_s;
   out->lower_bound_s = e->lower_bound_s;
+  out->best_low = e->score_low;
+  out->best_high = e->score_high;
+  mapopt__noise_est best = {e->metric, e->score_low, e->score_high, e->runs};
   s = dup_into(db->ctx, e->text, &out->best_text);
   if (s == MAPOPT_OK)
     s = dup_into(db->ctx, e->note, &out->best_note);
   mapopt_tune_eval_info_free(db->ctx, e);
+  if (s == MAPOPT_OK)
+    s = read_speedup(db, run, "expert", &best, &expert, diags, &out->vs_expert);
+  if (s == MAPOPT_OK)
+    s = read_speedup(db, run, "default", &best, &deflt, diags,
+                     &out->vs_default);
   return s;
 }
