@@ -228,8 +228,8 @@ const char cli_tune_usage[] =
     "file) on a simulated machine: the optimizer proposes mappers from the\n"
     "search space (mapopt space APP), each is simulated and recorded in the\n"
     "database, and the best is written to APP.best.map. It is compared with\n"
-    "the application's expert and default mappers (built-in applications)\n"
-    "and with the lower bound on its time.\n\n"
+    "the default mapper (the application's, else the runtime's defaults),\n"
+    "the expert mapper where one ships, and the lower bound on its time.\n\n"
     "  --machine M      preset[:params], machine JSON or one-line shape\n"
     "                   (default p100x4)\n"
     "  --optimizer O    guided (the default: acts on AutoGuide's findings),\n"
@@ -274,7 +274,12 @@ const char cli_tune_usage[] =
     "the options of mapopt eval: --shell, --timeout S (default: 10x the wall\n"
     "time of the best run so far, at least 5 s; 600 s until one succeeds),\n"
     "--grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir\n"
-    "(only with --jobs 1) and --env. --jobs is then 1 unless given.\n\n"
+    "(only with --jobs 1) and --env. --jobs is then 1 unless given. Noise\n"
+    "(docs/real.md section 13): a candidate runs --repeat times at least\n"
+    "and up to --repeat-max N (default 10) while its interval reaches the\n"
+    "best's; it is better only when its interval lies above; at the end\n"
+    "the best and the default (and expert) mappers run interleaved\n"
+    "--check N rounds (default 5, 0: none) for the speedup's interval.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
     "evaluation. Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops: simulations in\n"
     "flight finish and are kept, real runs in flight are ended (--resume\n"
@@ -288,7 +293,7 @@ typedef struct tune_args {
   cli_tune_settings set;
   mapopt_tune_llm llm;   /* the llm optimizer's settings */
   cli_eval_settings run; /* --run and its options */
-  bool resume, force, quiet, json, jobs_given;
+  bool resume, force, quiet, json, jobs_given, llm_base_url_given;
 } tune_args;
 
 /* The real-run options' checks: each needs --run; the command's own jobs
@@ -322,6 +327,7 @@ static int parse_tune_args(int argc, char **argv, tune_args *a) {
     if (run_opt)
       continue;
     a->jobs_given |= !strcmp(o, "--jobs");
+    a->llm_base_url_given |= !strcmp(o, "--llm-base-url");
     static const char *const valued[] = {
         "--machine",     "--optimizer",    "--db",
         "--start",       "--feedback",     "--out",
@@ -412,8 +418,13 @@ static void put_word(FILE *f, const char *w) {
   fputc('\'', f);
 }
 
-/* The command that reruns (or, with resume, continues) this run. */
-static void print_rerun(FILE *f, const tune_args *a, bool resume) {
+/* The command that reruns (or, with resume, continues) this run, with
+ * every option that matters: the run's settings, the command and its
+ * options, where the best mapper goes (out: the file; --force when it was
+ * given, or, to rerun, when this run wrote out), and what changes how it
+ * runs (--jobs, --no-portable, the llm server). */
+static void print_rerun(FILE *f, const tune_args *a, const char *out,
+                        bool written, bool resume) {
   fputs("mapopt tune", f);
   put_word(f, a->app);
   const char *words[] = {
@@ -456,6 +467,22 @@ static void print_rerun(FILE *f, const tune_args *a, bool resume) {
   const char *const *run;
   for (size_t i = 0, n = cli_eval_words(&a->run, &run); i < n; i++)
     put_word(f, run[i]);
+  char jobs[32];
+  snprintf(jobs, sizeof jobs, "%lld", (long long)a->set.jobs);
+  const char *more[][2] = {{"--out", out},
+                           {"--jobs", a->jobs_given ? jobs : NULL},
+                           {"--llm-base-url", a->llm_base_url_given
+                                                  ? a->llm.client.base_url
+                                                  : NULL}};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+    if (more[i][1]) {
+      put_word(f, more[i][0]);
+      put_word(f, more[i][1]);
+    }
+  if (a->set.no_portable)
+    fputs(" --no-portable", f);
+  if (a->force || (written && !resume))
+    fputs(" --force", f);
   if (resume)
     fputs(" --resume", f);
   fputc('\n', f);
@@ -565,10 +592,10 @@ static void put_speedup(const mapopt_tune_speedup *sp, const char *name,
                                                        : "no gain");
 }
 
-/* The outcome; out is the best mapper's file, NULL when it was not
- * written. */
-static void print_outcome_text(const tune_args *a, const char *out,
-                               const cli_target *t,
+/* The outcome; file is --out, out the same when it was written, else
+ * NULL. */
+static void print_outcome_text(const tune_args *a, const char *file,
+                               const char *out, const cli_target *t,
                                const mapopt_tune_outcome *o) {
   const char *unit = o->unit ? o->unit : "";
   printf("%s on %s: %lld evaluations by %s, %lld duplicate proposals not "
@@ -603,7 +630,7 @@ static void print_outcome_text(const tune_args *a, const char *out,
   }
   cli_print_llm_usage(stdout, &o->llm);
   printf("run %lld in %s; rerun: ", (long long)o->run, a->set.db);
-  print_rerun(stdout, a, false);
+  print_rerun(stdout, a, file, out != NULL, false);
 }
 
 /* {"ratio", "low", "high", "rounds", "verdict"}. */
@@ -737,7 +764,7 @@ int cli_tune(int argc, char **argv) {
             "recorded in run %lld of %s; continue with:\n  ",
             (long long)o.evaluations, (long long)a.set.budget, (long long)o.run,
             a.set.db);
-    print_rerun(stderr, &a, true);
+    print_rerun(stderr, &a, out, false, true);
   } else if (o.best >= 0) {
     rc = write_best(&a, out, &o);
   }
@@ -746,7 +773,7 @@ int cli_tune(int argc, char **argv) {
   if (a.json)
     print_outcome_json(&a, written, &o);
   else if (o.end != MAPOPT_TUNE_END_INTERRUPTED)
-    print_outcome_text(&a, written, &t, &o);
+    print_outcome_text(&a, out, written, &t, &o);
 done:
   cli_print_diags(stderr, diags, 0);
   mapopt_tune_outcome_clear(&o);
