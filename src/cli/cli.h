@@ -313,6 +313,16 @@ struct json_t *cli_llm_usage_json(const mapopt_tune_llm_usage *u);
 double cli_normalized(const mapopt_tune_run_info *r, double score,
                       const char **base);
 
+/*
+ * Whether the best of a simulated run scores no more than its default
+ * mapper (which it then is, or equals), and if so why, into why (a
+ * sentence without a period): the best's time against the lower bound
+ * when it is within 1% of it, else the mappers that were evaluated.
+ */
+bool cli_default_is_best(double best_score, double default_score,
+                         double elapsed_s, double lower_bound_s,
+                         int64_t evaluations, char *why, size_t n);
+
 /* The paper's statistics of the final best (normalized) of some runs; a
  * run with no successful evaluation counts as 0 and is not valid. */
 typedef struct cli_stats {

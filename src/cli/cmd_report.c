@@ -392,7 +392,17 @@ static bool best_mapper(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
   if (e->lower_bound_s > 0 && e->elapsed_s > 0)
     fprintf(f, "; %.3fx the lower bound (%.6g s against %.6g s)",
             e->elapsed_s / e->lower_bound_s, e->elapsed_s, e->lower_bound_s);
-  fprintf(f, ".</p>\n<div class=\"pair\"><figure><figcaption>best</figcaption>"
+  fprintf(f, ".</p>\n");
+  char why[256];
+  if (!r->evaluator &&
+      cli_default_is_best(e->metric, r->default_score, e->elapsed_s,
+                          e->lower_bound_s, r->evaluations, why, sizeof why)) {
+    fprintf(f, "<p class=\"best\">The default mapper is already the best "
+               "found: ");
+    esc(f, why);
+    fprintf(f, ".</p>\n");
+  }
+  fprintf(f, "<div class=\"pair\"><figure><figcaption>best</figcaption>"
              "<pre class=\"mapper\">");
   esc(f, e->text);
   fprintf(f, "</pre></figure>");
