@@ -384,6 +384,7 @@ int cli_space(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_report(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
@@ -398,5 +399,6 @@ extern const char cli_space_usage[];
 extern const char cli_tune_usage[];
 extern const char cli_bench_usage[];
 extern const char cli_report_usage[];
+extern const char cli_calibrate_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

@@ -422,7 +422,7 @@ static void put_word(FILE *f, const char *w) {
  * every option that matters: the run's settings, the command and its
  * options, where the best mapper goes (out: the file; --force when it was
  * given, or, to rerun, when this run wrote out), and what changes how it
- * runs (--jobs, --no-portable, the llm server). */
+ * runs (--jobs of real runs, --no-portable, the llm server). */
 static void print_rerun(FILE *f, const tune_args *a, const char *out,
                         bool written, bool resume) {
   fputs("mapopt tune", f);
@@ -469,11 +469,12 @@ static void print_rerun(FILE *f, const tune_args *a, const char *out,
     put_word(f, run[i]);
   char jobs[32];
   snprintf(jobs, sizeof jobs, "%lld", (long long)a->set.jobs);
-  const char *more[][2] = {{"--out", out},
-                           {"--jobs", a->jobs_given ? jobs : NULL},
-                           {"--llm-base-url", a->llm_base_url_given
-                                                  ? a->llm.client.base_url
-                                                  : NULL}};
+  const char *more[][2] = {
+      {"--out", out},
+      /* Real runs only: simulated, it never changes the outcome. */
+      {"--jobs", a->jobs_given && a->run.opts.run ? jobs : NULL},
+      {"--llm-base-url",
+       a->llm_base_url_given ? a->llm.client.base_url : NULL}};
   for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
     if (more[i][1]) {
       put_word(f, more[i][0]);
