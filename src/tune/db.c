@@ -646,6 +646,14 @@ mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
   return s;
 }
 
+/* Binds an interval and its runs to parameters i, i + 1 and i + 2. */
+static void bind_noise(sqlite3_stmt *st, int i, double low, double high,
+                       int runs) {
+  mapopt__db_bind_known(st, i, low);
+  mapopt__db_bind_known(st, i + 1, high);
+  sqlite3_bind_int(st, i + 2, runs);
+}
+
 mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
                                    const mapopt__noise_est *expert,
                                    const mapopt__noise_est *deflt,
@@ -664,12 +672,8 @@ mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
   mapopt__db_bind_known(st, 2, expert->score);
   mapopt__db_bind_known(st, 3, deflt->score);
   mapopt__db_bind_text(st, 4, unit);
-  mapopt__db_bind_known(st, 5, expert->low);
-  mapopt__db_bind_known(st, 6, expert->high);
-  sqlite3_bind_int(st, 7, expert->runs);
-  mapopt__db_bind_known(st, 8, deflt->low);
-  mapopt__db_bind_known(st, 9, deflt->high);
-  sqlite3_bind_int(st, 10, deflt->runs);
+  bind_noise(st, 5, expert->low, expert->high, expert->runs);
+  bind_noise(st, 8, deflt->low, deflt->high, deflt->runs);
   return mapopt__db_exec(db, diags, st, "cannot record the run's references");
 }
 
@@ -740,8 +744,8 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
   mapopt_status s = mapopt__db_prepare(
       db, diags,
       "INSERT INTO evaluations (run, iteration, text, hash, status, metric,"
-      " elapsed, lower_bound, feedback, note, wall, finished, runs,"
-      " score_low, score_high, scores) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+      " elapsed, lower_bound, feedback, note, wall, finished, score_low,"
+      " score_high, runs, scores) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
       " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
       &st);
   if (s != MAPOPT_OK)
@@ -758,9 +762,7 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
   mapopt__db_bind_text(st, 10, e->note);
   sqlite3_bind_double(st, 11, e->wall_s);
   sqlite3_bind_double(st, 12, e->finished);
-  sqlite3_bind_int(st, 13, e->runs);
-  mapopt__db_bind_known(st, 14, e->score_low);
-  mapopt__db_bind_known(st, 15, e->score_high);
+  bind_noise(st, 13, e->score_low, e->score_high, e->runs);
   mapopt__db_bind_text(st, 16, e->scores);
   return mapopt__db_exec(db, diags, st, "cannot record an evaluation");
 }
