@@ -622,7 +622,7 @@ static void print_outcome_text(const tune_args *a, const char *file,
         cli_default_is_best(o->best_score, o->default_score, o->best_elapsed_s,
                             o->lower_bound_s, o->evaluations, why, sizeof why))
       printf("  the default mapper is already the best found: %s\n", why);
-    if (o->default_score > 0 && o->vs_default.rounds > 0 &&
+    if (a->run.opts.run && o->default_score > 0 &&
         o->vs_default.verdict != MAPOPT_TUNE_FASTER)
       printf("  no candidate beat the default mapper beyond the noise of "
              "these runs: keep the default mapper\n");
