@@ -5,7 +5,7 @@
 # 10 evaluations (1.21x and 1.73x in the model), write the HTML report of
 # the run, and show the simulated run of the mapper found. (Circuit, the
 # demo before, tells the other story: its default mapper is already within
-# 0.2% of the lower bound, docs/tuning.md.) Everything goes to a fresh
+# 0.1% of the lower bound, docs/tuning.md.) Everything goes to a fresh
 # folder (default build/demo): the best mapper, the tuning database and the
 # report.
 set -e

@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mapopt/app.h"
 #include "mapopt/core.h"
@@ -96,7 +97,10 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
  *   exec-time          the elapsed-time line (with the lower bound)
  *   throughput         a GFLOP/s line
  *   imbalance          one processor of a kind far busier than the others
- *   copy-bound         data produced in one place is read in another
+ *   copy-bound         the critical path waits for copies of an argument
+ *   reduction-bound    the critical path waits for the folds of reduced
+ *                      data
+ *   processor-wait     the critical path waits for a busy processor
  *   zc-hot             a GPU task spends its time reaching into ZCMEM
  *   fb-near-capacity   the framebuffer is nearly full
  *   aos-few-fields     AOS on a GPU while few of the fields are read
@@ -104,6 +108,9 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
  *   cpu-on-critical-path  a task with a GPU variant runs on a CPU and
  *                      holds up the run
  *   limit-stall        InstanceLimit holds back work on the critical path
+ *   no-effect          the run's profile equals an earlier attempt's: the
+ *                      statements that differ had no effect
+ *                      (mapopt_guide_note_unchanged)
  */
 /* clang-format off */
 #define MAPOPT_GUIDE_CODE_LIST(X)                                              \
@@ -146,7 +153,10 @@ MAPOPT_API const char *mapopt_guide_category_name(mapopt_guide_category c);
   X(OVERHEAD_BOUND, "overhead-bound")                                          \
   X(CPU_ON_CRITICAL_PATH, "cpu-on-critical-path")                              \
   X(LIMIT_STALL, "limit-stall")                                                \
-  X(LAYOUT_AOS_ORDER, "layout-aos-order")
+  X(LAYOUT_AOS_ORDER, "layout-aos-order")                                      \
+  X(REDUCTION_BOUND, "reduction-bound")                                        \
+  X(PROCESSOR_WAIT, "processor-wait")                                          \
+  X(NO_EFFECT, "no-effect")
 /* clang-format on */
 
 typedef enum mapopt_guide_code {
@@ -344,6 +354,31 @@ MAPOPT_API mapopt_status mapopt_guide_feedback(mapopt_ctx *ctx,
 MAPOPT_API mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
                                                     const mapopt_findings *f,
                                                     char **text);
+
+/* ---- nothing changed ------------------------------------------------------
+ */
+
+/*
+ * A signature of a simulated run's profile (what its report holds of it:
+ * the elapsed time, processors, copies, memories, the critical path and
+ * its attribution, the busiest tasks with the memory and layout of their
+ * arguments): two runs with the same signature resolved the same decisions
+ * into the same times. 0 for NULL.
+ */
+MAPOPT_API uint64_t mapopt_guide_profile_signature(const mapopt_sim_result *r);
+
+/*
+ * Notes in f that its run's profile equals that of evaluation `earlier`
+ * (the signatures are equal), whose mapper text was earlier_text: a
+ * no-effect finding, after the metric lines, naming the statements (lines
+ * that start a top-level statement in the two canonical texts) by which
+ * text differs from earlier_text -- they had no effect. MAPOPT_EINVAL for
+ * a NULL argument; MAPOPT_ENOMEM (f is then incomplete).
+ */
+MAPOPT_API mapopt_status mapopt_guide_note_unchanged(mapopt_findings *f,
+                                                     int64_t earlier,
+                                                     const char *earlier_text,
+                                                     const char *text);
 
 /* ---- a run's time, for people -------------------------------------------- */
 

@@ -138,6 +138,8 @@ typedef struct mapopt_sim_req_stats {
   const char *producer;
   mapopt_proc_kind producer_kind;
   int64_t producer_bytes;
+  /* The largest instance the argument was given, in bytes (0: none). */
+  int64_t instance_bytes;
 } mapopt_sim_req_stats;
 
 typedef struct mapopt_sim_task_stats {
@@ -174,6 +176,106 @@ typedef struct mapopt_sim_critical_path {
   size_t nsegments;
   mapopt_sim_segment segments[MAPOPT_SIM_MAX_SEGMENTS]; /* the longest */
 } mapopt_sim_critical_path;
+
+/*
+ * Where the time of the timed window(s) went, by cause (docs/sim.md, "The
+ * critical path adds up"): every nanosecond of the critical path is put in
+ * one (task, argument, cause) entry, so the entries' exposed times add up
+ * to the elapsed time. The causes:
+ *   compute         the task ran (no argument)
+ *   copy            a copy of the argument's data into the task's instance
+ *   fill            a fill of the argument's instance
+ *   fold            a fold of a reducer's contribution into the task's own
+ *                   instance of the argument
+ *   reduction       the folds of reduced data into another task's instance,
+ *                   which the task's copy of the argument had to wait for
+ *   processor       its processor was busy with another task
+ *   instance-limit  InstanceLimit held its mapping back
+ *   window          its issue waited for the runtime's window of
+ *                   outstanding operations
+ *   runtime         launch and mapping work, fences, completion delays and
+ *                   what nothing else explains
+ */
+/* clang-format off */
+#define MAPOPT_SIM_CAUSE_LIST(X)                                               \
+  X(COMPUTE, "compute")                                                        \
+  X(COPY, "copy")                                                              \
+  X(FILL, "fill")                                                              \
+  X(FOLD, "fold")                                                              \
+  X(REDUCTION, "reduction")                                                    \
+  X(PROCESSOR, "processor")                                                    \
+  X(INSTANCE_LIMIT, "instance-limit")                                          \
+  X(WINDOW, "window")                                                          \
+  X(RUNTIME, "runtime")
+/* clang-format on */
+
+typedef enum mapopt_sim_cause {
+#define MAPOPT_SIM_CAUSE_ENUM(id, name) MAPOPT_SIM_CAUSE_##id,
+  MAPOPT_SIM_CAUSE_LIST(MAPOPT_SIM_CAUSE_ENUM)
+#undef MAPOPT_SIM_CAUSE_ENUM
+      MAPOPT_SIM_CAUSE_COUNT
+} mapopt_sim_cause;
+
+/* "fold" for MAPOPT_SIM_CAUSE_FOLD; NULL out of range. */
+MAPOPT_API const char *mapopt_sim_cause_name(mapopt_sim_cause c);
+
+/* One end of a wait: a memory ("FBMEM" 2 of node 0) or a processor ("GPU"
+ * 2 of node 0); kind NULL when there is none. index is a GPU's, an
+ * FBMEM's or a node's memory's index on the node (an FBMEM's is its
+ * GPU's), another processor's among those of its kind in its address
+ * space; rank is its address space's rank on the node. */
+typedef struct mapopt_sim_end {
+  const char *kind;
+  int64_t node, rank, index;
+} mapopt_sim_end;
+
+/* The most entries a result keeps whose exposed time is 0 (the largest
+ * waits hidden behind other work); every entry with exposed time is
+ * kept. */
+#define MAPOPT_SIM_MAX_HIDDEN_WAITS 16
+
+/*
+ * One (task, argument, cause) of the attribution. exposed_ns is its time
+ * on the critical path; waited_ns, what the task's timed points waited on
+ * it in all, exposed or not (compute: their busy time), over count points.
+ * For copies, fills, folds and reductions: channel is the path's copy
+ * kind (mapopt_sim_copy_kind_name's index: FB_FB_PEER, ..., FILL), other
+ * the task that produced the data (copy) or the reducer (fold,
+ * reduction), from and to the two memories of its largest piece (exposed,
+ * else waited); copies and bytes, how many timed copies of this kind the
+ * argument got and what they moved, whether anyone waited for them or not
+ * (a reduction's are its fold's, counted there), and pieces, how many
+ * distinct (piece, iteration) those copies served; spread, the most
+ * processors that read one piece of the argument (copy) or reduce into it
+ * (fold, reduction) in one iteration -- with 2 or more, some copy or fold
+ * of it must cross between them whatever the placement, and with copies
+ * <= pieces * (spread - 1) the piece's writer already runs where one of
+ * them reads it. For processor: other is the task that held the
+ * processor, to the processor, and pred the task the waiting one waited
+ * for last (its last predecessor), which ran on from. Otherwise channel
+ * is -1 and the rest empty.
+ */
+typedef struct mapopt_sim_wait {
+  const char *task;     /* NULL: no task (a fence, a fill op, the start) */
+  int arg;              /* the argument's position, -1: none */
+  const char *arg_name; /* its first name, NULL when arg < 0 */
+  mapopt_sim_cause cause;
+  int channel;
+  const char *other, *pred;
+  mapopt_sim_end from, to;
+  int64_t exposed_ns, waited_ns, count;
+  int64_t copies, bytes, pieces, spread;
+  /* A fold with exposed time: its largest exposed piece folds the
+   * contribution that completed last of those its reader waited for (the
+   * fold follows the last reducer), rather than one that ended earlier
+   * and still arrived last. */
+  bool last_contribution;
+  /* A copy with exposed time: the processor that read the piece of its
+   * largest exposed copy first in that iteration (kind NULL: unknown);
+   * when it is not where the piece is written, writing it there would
+   * make that first read local. */
+  mapopt_sim_end first_reader;
+} mapopt_sim_wait;
 
 /* What the mapper decided for one task op, as the simulation applied it. */
 typedef struct mapopt_sim_decision {
@@ -222,6 +324,11 @@ typedef struct mapopt_sim_result {
   char *trace;
   size_t ndecisions; /* with record_decisions: mapped task ops */
   mapopt_sim_decision *decisions;
+  /* Where the critical path's time went, by (task, argument, cause), the
+   * largest exposed time first (then waited time, then task, argument and
+   * cause); their exposed times add up to critical_path.length_ns. */
+  size_t nwaits;
+  mapopt_sim_wait *waits;
 } mapopt_sim_result;
 
 /*
@@ -297,6 +404,10 @@ MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
                                              const mapopt_sim_options *opts,
                                              mapopt_sim_result **out);
 
+/* The report's format, its "format" member: version 2 added the
+ * attribution ("waits") and the arguments' instance sizes. */
+#define MAPOPT_SIM_REPORT_FORMAT "mapopt-report/2"
+
 /* The report (§5.1) as JSON text in *text, freed with mapopt_text_free;
  * with stats, the wall-clock fields too. Error: MAPOPT_ENOMEM. */
 MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
@@ -310,8 +421,10 @@ MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
  * gives the same report. The result has no log (log is NULL), no trace and
  * no decisions; free it with mapopt_sim_result_free. MAPOPT_EINVAL with a
  * located error "FILE:LINE:COL: error: ..." in diags for malformed JSON, an
- * unknown or missing key or a value of the wrong type; MAPOPT_ENOMEM. *out
- * is written only on success.
+ * unknown or missing key, a value of the wrong type, or a report of another
+ * format than MAPOPT_SIM_REPORT_FORMAT (one without "format" is from a
+ * version before 2, which had no attribution: the error says to write it
+ * again); MAPOPT_ENOMEM. *out is written only on success.
  */
 MAPOPT_API mapopt_status mapopt_sim_report_read(mapopt_ctx *ctx,
                                                 const char *file,

@@ -717,6 +717,10 @@ json_t *mapopt__json_text(const char *s) {
   return j;
 }
 
+json_t *mapopt__json_text_or_null(const char *s) {
+  return s ? mapopt__json_text(s) : json_null();
+}
+
 mapopt_status mapopt__json_write(mapopt_ctx *ctx, json_t *root, char **text) {
   char *dump = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
                                            JSON_REAL_PRECISION(12))

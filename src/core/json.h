@@ -141,6 +141,8 @@ struct json_t;
  * NULL when out of memory.
  */
 struct json_t *mapopt__json_text(const char *s);
+/* mapopt__json_text of s, or JSON null for a NULL s. */
+struct json_t *mapopt__json_text_or_null(const char *s);
 
 /*
  * Writes root (a jansson value; its reference is taken) as JSON text with

@@ -96,3 +96,44 @@ void mapopt__guide_fmt_bytes(char *buf, size_t size, int64_t bytes) {
   else
     snprintf(buf, size, "%" PRId64 " B", bytes);
 }
+
+void mapopt__guide_fmt_end(char *buf, size_t size, const mapopt_sim_end *e) {
+  mapopt_mem_kind mk;
+  if (!e->kind)
+    snprintf(buf, size, "?");
+  else if (e->rank > 0 && mapopt_shape_mem_parse(e->kind, &mk) != MAPOPT_OK &&
+           strcmp(e->kind, "GPU") != 0)
+    /* A CPU's, OMP's or UTIL's index counts within its rank; a GPU's and
+     * a memory's within the node. */
+    snprintf(buf, size, "%s %" PRId64 " of node %" PRId64 " rank %" PRId64,
+             e->kind, e->index, e->node, e->rank);
+  else
+    snprintf(buf, size, "%s %" PRId64 " of node %" PRId64, e->kind, e->index,
+             e->node);
+}
+
+void mapopt__guide_wait_label(char *buf, size_t size,
+                              const mapopt_sim_wait *w) {
+  char arg[160] = "", how[240] = "", a[64], b[64];
+  if (w->arg >= 0)
+    snprintf(arg, sizeof arg, " %s@%d",
+             w->arg_name && w->arg_name[0] ? w->arg_name : "", w->arg);
+  if (w->cause == MAPOPT_SIM_CAUSE_PROCESSOR && w->to.kind) {
+    mapopt__guide_fmt_end(b, sizeof b, &w->to);
+    snprintf(how, sizeof how, " on %s%s%s", b, w->other ? ", behind " : "",
+             w->other ? w->other : "");
+  } else if (w->channel >= 0) {
+    mapopt__guide_fmt_end(b, sizeof b, &w->to);
+    if (w->from.kind && w->from.node == w->to.node)
+      snprintf(a, sizeof a, "%s %" PRId64 " -> ", w->from.kind, w->from.index);
+    else if (w->from.kind)
+      mapopt__guide_fmt_end(a, sizeof a, &w->from), strcat(a, " -> ");
+    else
+      a[0] = 0;
+    snprintf(how, sizeof how, " %s %s%s%s%s",
+             mapopt_sim_copy_kind_name(w->channel), a, b,
+             w->other ? ", of " : "", w->other ? w->other : "");
+  }
+  snprintf(buf, size, "%s%s: %s%s", w->task ? w->task : "(no task)", arg,
+           mapopt_sim_cause_name(w->cause), how);
+}

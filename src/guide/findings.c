@@ -162,7 +162,8 @@ static int rank(const mapopt_guide_finding *g) {
     return (int)g->category;
   bool metric = g->code == MAPOPT_GUIDE_CODE_EXEC_TIME ||
                 g->code == MAPOPT_GUIDE_CODE_THROUGHPUT;
-  return metric ? 10 : 11;
+  /* "Nothing changed" right after the metric: it qualifies the rest. */
+  return metric ? 10 : g->code == MAPOPT_GUIDE_CODE_NO_EFFECT ? 11 : 12;
 }
 
 void mapopt__guide_sort(mapopt_findings *f) {
@@ -172,7 +173,7 @@ void mapopt__guide_sort(mapopt_findings *f) {
     mapopt_guide_finding x = a[i];
     size_t j = i;
     while (j > 0 && (rank(&a[j - 1]) > rank(&x) ||
-                     (rank(&a[j - 1]) == rank(&x) && rank(&x) == 11 &&
+                     (rank(&a[j - 1]) == rank(&x) && rank(&x) == 12 &&
                       a[j - 1].impact < x.impact))) {
       a[j] = a[j - 1];
       j--;
@@ -271,10 +272,6 @@ mapopt_status mapopt_guide_feedback(mapopt_ctx *ctx, const mapopt_findings *f,
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static json_t *str_or_null(const char *s) {
-  return s ? mapopt__json_text(s) : json_null();
-}
-
 mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
                                          const mapopt_findings *f,
                                          char **text) {
@@ -293,8 +290,8 @@ mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
     json_object_set_new(o, "message", mapopt__json_text(g->message));
     json_object_set_new(o, "from_output", json_boolean(g->from_output));
     json_object_set_new(o, "subject", mapopt__json_text(g->subject));
-    json_object_set_new(o, "task", str_or_null(g->task));
-    json_object_set_new(o, "region", str_or_null(g->region));
+    json_object_set_new(o, "task", mapopt__json_text_or_null(g->task));
+    json_object_set_new(o, "region", mapopt__json_text_or_null(g->region));
     json_object_set_new(o, "line",
                         g->line ? json_integer(g->line) : json_null());
     json_object_set_new(o, "explain", mapopt__json_text(g->explain));
@@ -308,11 +305,12 @@ mapopt_status mapopt_guide_findings_json(mapopt_ctx *ctx,
       json_t *x = json_object();
       json_object_set_new(x, "kind",
                           json_string(mapopt_guide_edit_kind_name(e->kind)));
-      json_object_set_new(x, "task", str_or_null(e->task));
-      json_object_set_new(x, "region", str_or_null(e->region));
-      json_object_set_new(x, "proc", str_or_null(e->proc));
-      json_object_set_new(x, "component", str_or_null(e->component));
-      json_object_set_new(x, "value", str_or_null(e->value));
+      json_object_set_new(x, "task", mapopt__json_text_or_null(e->task));
+      json_object_set_new(x, "region", mapopt__json_text_or_null(e->region));
+      json_object_set_new(x, "proc", mapopt__json_text_or_null(e->proc));
+      json_object_set_new(x, "component",
+                          mapopt__json_text_or_null(e->component));
+      json_object_set_new(x, "value", mapopt__json_text_or_null(e->value));
       mapopt_guide_edit_format(e, buf, sizeof buf);
       json_object_set_new(x, "text", mapopt__json_text(buf));
       json_array_append_new(edits, x);

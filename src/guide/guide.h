@@ -72,11 +72,20 @@ int64_t mapopt__guide_procs_of(const mapopt_guide_input *in,
 void mapopt__guide_fmt_ns(char *buf, size_t size, int64_t ns);
 /* "15.6 MB", "7.1 kB", "320 B" (10^3 multiples). */
 void mapopt__guide_fmt_bytes(char *buf, size_t size, int64_t bytes);
+/* "FBMEM 3 of node 0" (with the rank when a node has several), "?" for no
+ * end. */
+void mapopt__guide_fmt_end(char *buf, size_t size, const mapopt_sim_end *e);
+/* A wait of the attribution in a few words: "task_1 A_blk@0: fold
+ * FB_FB_PEER FBMEM 3 of node 0 -> FBMEM 1 of node 0, of task_4". */
+void mapopt__guide_wait_label(char *buf, size_t size, const mapopt_sim_wait *w);
 
 /* ---- rules --------------------------------------------------------------- */
 
 /* The rules on the output text (text.c): errors, the metric lines. */
 void mapopt__guide_text_rules(const mapopt_guide_input *in, mapopt_findings *f);
+/* The rules on a successful simulation's critical path, by cause: copies,
+ * folds and busy processors that held it back (waits.c). */
+void mapopt__guide_wait_rules(const mapopt_guide_input *in, mapopt_findings *f);
 /* The rules on a successful simulation's profile (profile.c). */
 void mapopt__guide_profile_rules(const mapopt_guide_input *in,
                                  mapopt_findings *f);

@@ -29,13 +29,6 @@
  * the run is not bound by that kind), and balancing must save 20%. */
 #define IMBALANCE_MIN_BUSY 0.30
 #define IMBALANCE_MIN_GAIN 0.20
-/* copy-bound: copies of one argument below 1% of the run are noise (a
- * halo exchange); a finding needs 5% of the run at stake. Processors busy
- * less than 90% of the time while their data crosses between them are
- * waiting on each other. */
-#define COPY_MIN_SHARE 0.01
-#define COPY_BOUND_MIN_IMPACT 0.05
-#define COPY_IDLE_UTILIZATION 0.90
 /* aos-few-fields: the extra traffic must be 5% of the task and 1% of the
  * GPUs' time. */
 #define AOS_MIN_TASK_SHARE 0.05
@@ -70,14 +63,6 @@ typedef struct prof {
 
 static const char *req_name(mapopt_findings *f, const mapopt_sim_req_stats *q) {
   return q->name && q->name[0] ? q->name : P("%d", q->index);
-}
-
-static const mapopt_sim_task_stats *top_task(const mapopt_sim_result *res,
-                                             const char *task) {
-  for (size_t i = 0; task && i < res->ntop; i++)
-    if (strcmp(res->top_tasks[i].task, task) == 0)
-      return &res->top_tasks[i];
-  return NULL;
 }
 
 static double share(int64_t part, double whole) {
@@ -168,11 +153,12 @@ static void cpu_on_critical_path(prof *p) {
     if (t->kind == MAPOPT_PROC_GPU ||
         !(t->variant_kinds >> MAPOPT_PROC_GPU & 1u))
       continue;
+    /* Its compute on the critical path (the attribution's exposed time). */
     int64_t on_path = 0;
-    for (size_t s = 0; s < cp->nsegments; s++)
-      if (strcmp(cp->segments[s].kind, "task") == 0 &&
-          strcmp(cp->segments[s].name, t->task) == 0)
-        on_path += cp->segments[s].duration_ns;
+    for (size_t w = 0; w < p->res->nwaits; w++)
+      if (p->res->waits[w].cause == MAPOPT_SIM_CAUSE_COMPUTE &&
+          p->res->waits[w].task && !strcmp(p->res->waits[w].task, t->task))
+        on_path += p->res->waits[w].exposed_ns;
     double sh = share(on_path, (double)cp->length_ns);
     if (sh < CPU_CP_SHARE)
       continue;
@@ -181,12 +167,13 @@ static void cpu_on_critical_path(prof *p) {
         add(p, C(CPU_ON_CRITICAL_PATH), sh, t->task, NULL, NULL);
     if (!g)
       return;
-    char mean[32];
+    char mean[32], held[32];
     mapopt__guide_fmt_ns(mean, sizeof mean,
                          t->points ? t->busy_ns / t->points : 0);
-    g->message = P("%s runs on %s (%s per point) and takes at least %.0f%% of "
-                   "the critical path; it has a GPU variant",
-                   t->task, kind, mean, 100 * sh);
+    mapopt__guide_fmt_ns(held, sizeof held, on_path);
+    g->message = P("%s runs on %s (%s per point) and takes %s of the critical "
+                   "path (%.0f%%); it has a GPU variant",
+                   t->task, kind, mean, held, 100 * sh);
     g->explain = P("The run cannot finish before its chain of dependent tasks "
                    "does, and %s, a link of that chain, runs on a %s although "
                    "it could run on a much faster GPU.",
@@ -280,175 +267,6 @@ static void imbalance(prof *p) {
                          NULL, NULL, NULL, has_fn ? "default" : "parent");
     }
   }
-}
-
-/* ---- copy-bound ---------------------------------------------------------- */
-
-/* The channels that move data between places (not within one memory, not
- * fills or folds). */
-static const int remote[] = {MAPOPT_CHAN_FB_FB_PEER, MAPOPT_CHAN_FB_HOST,
-                             MAPOPT_CHAN_HOST_HOST, MAPOPT_CHAN_NETWORK};
-#define NREMOTE (sizeof remote / sizeof remote[0])
-
-static const char *channel_words(int ch) {
-  switch (ch) {
-  case MAPOPT_CHAN_FB_FB_PEER:
-    return "between GPUs";
-  case MAPOPT_CHAN_FB_HOST:
-    return "between a GPU and host memory";
-  case MAPOPT_CHAN_HOST_HOST:
-    return "between host memories";
-  default:
-    return "between nodes";
-  }
-}
-
-/* The copy time attributable to argument q: its share of each channel's
- * bytes times the channel's busy time. */
-static int64_t copy_time(const mapopt_sim_result *res,
-                         const mapopt_sim_req_stats *q, int *main_channel) {
-  double t = 0, most = 0;
-  for (size_t c = 0; c < NREMOTE; c++) {
-    const mapopt_sim_copy_stats *cs = &res->copies[remote[c]];
-    int64_t b = q->copy_in_channel_bytes[remote[c]];
-    if (b <= 0 || cs->bytes <= 0)
-      continue;
-    double x = (double)cs->busy_ns * (double)b / (double)cs->bytes;
-    t += x;
-    if (x > most) {
-      most = x;
-      *main_channel = remote[c];
-    }
-  }
-  return (int64_t)t;
-}
-
-static void copy_bound(prof *p) {
-  mapopt_findings *f = p->f;
-  const mapopt_sim_result *res = p->res;
-  const mapopt_sim_task_stats *t = NULL;
-  const mapopt_sim_req_stats *q = NULL;
-  int64_t best = 0;
-  int channel = MAPOPT_CHAN_FB_FB_PEER;
-  for (size_t i = 0; i < res->ntop; i++)
-    for (int r = 0; r < res->top_tasks[i].nreqs; r++) {
-      int ch = MAPOPT_CHAN_FB_FB_PEER;
-      int64_t x = copy_time(res, &res->top_tasks[i].reqs[r], &ch);
-      if (x > best) {
-        best = x;
-        t = &res->top_tasks[i];
-        q = &t->reqs[r];
-        channel = ch;
-      }
-    }
-  if (!t || share(best, p->elapsed) < COPY_MIN_SHARE)
-    return;
-  const char *prod = q->producer;
-  const mapopt_sim_task_stats *pt = top_task(res, prod);
-  bool other = prod && strcmp(prod, t->task) != 0;
-  const mapopt_app_op *pop = mapopt__guide_first_op(p->in->run, prod);
-  bool prod_index = pt ? pt->is_index : pop && pop->is_index;
-  bool same_kind = other && q->producer_kind == t->kind;
-  /* A producer and a consumer of one kind, both spread by index launches,
-   * that still exchange data: their placements differ. */
-  bool mismatch = same_kind && t->is_index && prod_index;
-  const kind_load *l = &p->load[t->kind];
-  double util = l->n ? (double)l->busy / ((double)l->n * p->elapsed) : 1;
-  double impact = share(
-      best > res->critical_path.copy_ns ? best : res->critical_path.copy_ns,
-      p->elapsed);
-  if (mismatch && util < COPY_IDLE_UTILIZATION && 1 - util > impact)
-    impact = 1 - util;
-  if (impact < COPY_BOUND_MIN_IMPACT)
-    return;
-  /* Who moves: the lighter task follows the heavier one. */
-  int64_t pbusy = pt ? pt->busy_ns : 0;
-  const char *mover = pbusy > t->busy_ns ? t->task : prod;
-  const char *target = pbusy > t->busy_ns ? prod : t->task;
-  mapopt_proc_kind tk = pbusy > t->busy_ns ? q->producer_kind : t->kind;
-  const char *region = req_name(f, q);
-  const char *fn_mover =
-      mismatch ? mapopt__guide_index_fn(p->in, mover, tk) : NULL;
-  const char *fn_target =
-      mismatch ? mapopt__guide_index_fn(p->in, target, tk) : NULL;
-  /* With the mapper known, two tasks without an IndexTaskMap share the
-   * default placement. */
-  bool same_fn = p->in->mapper &&
-                 (fn_mover == fn_target ||
-                  (fn_mover && fn_target && strcmp(fn_mover, fn_target) == 0));
-  mapopt_guide_finding *g =
-      add(p, C(COPY_BOUND), impact, t->task, region, NULL);
-  if (!g)
-    return;
-  char bytes[32], chb[32], chbusy[32];
-  int64_t moved = 0;
-  for (size_t c = 0; c < NREMOTE; c++)
-    moved += q->copy_in_channel_bytes[remote[c]];
-  mapopt__guide_fmt_bytes(bytes, sizeof bytes, moved);
-  mapopt__guide_fmt_bytes(chb, sizeof chb, res->copies[channel].bytes);
-  mapopt__guide_fmt_ns(chbusy, sizeof chbusy, res->copies[channel].busy_ns);
-  const char *tkind = mapopt_shape_proc_name(t->kind);
-  g->message = P("%s copies in %s of %s %s during the timed iterations%s",
-                 t->task, bytes, region, channel_words(channel),
-                 other ? P(", from where %s wrote it", prod) : "");
-  const char *idle = util < COPY_IDLE_UTILIZATION
-                         ? P(", and the %ss are busy only %.0f%% of the time",
-                             tkind, 100 * util)
-                         : "";
-  g->explain =
-      other ? P("%s (on a %s) writes %s, and %s (on a %s) reads it in %s "
-                "elsewhere, so the data crosses %s every iteration (%s moved "
-                "%s in %" PRId64 " copies, %s of transfers)%s.",
-                prod, mapopt_shape_proc_name(q->producer_kind), region, t->task,
-                tkind, mapopt_shape_mem_name(q->memory), channel_words(channel),
-                mapopt_sim_copy_kind_name(channel), chb,
-                res->copies[channel].count, chbusy, idle)
-            : P("%s reads %s where another of its points wrote it, so the "
-                "data crosses %s every iteration (%s moved %s in %" PRId64
-                " copies, %s of transfers)%s.",
-                t->task, region, channel_words(channel),
-                mapopt_sim_copy_kind_name(channel), chb,
-                res->copies[channel].count, chbusy, idle);
-  if (mismatch && !same_fn) {
-    g->suggest =
-        fn_target
-            ? P("Run %s's points where %s's run: `IndexTaskMap %s %s;` (the "
-                "function %s uses).",
-                mover, target, mover, fn_target, target)
-            : P("Run %s's points where %s's run: give both the same "
-                "IndexTaskMap function.",
-                mover, target);
-    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INDEX_MAP, mover, NULL, NULL,
-                       NULL, P("like:%s", target));
-  } else if (other && !same_kind) {
-    /* Producer and consumer on different kinds: the lighter joins the
-     * heavier's kind, when it has a variant there. */
-    const mapopt_app_task *mt = mapopt__guide_task(p->in->run, mover);
-    const mapopt_sim_task_stats *ms = top_task(res, mover);
-    unsigned variants = ms ? ms->variant_kinds : mt ? mt->variant_kinds : 0;
-    mapopt_proc_kind mk = mover == t->task ? t->kind : q->producer_kind;
-    if (variants >> tk & 1u) {
-      const char *kinds =
-          P("%s,%s", mapopt_shape_proc_name(tk), mapopt_shape_proc_name(mk));
-      g->suggest = P("Run %s on the same kind as %s: `Task %s %s;`.", mover,
-                     target, mover, kinds);
-      mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_PROC_KINDS, mover, NULL, NULL,
-                         NULL, kinds);
-    }
-  } else if (other && !t->is_index && prod_index &&
-             !(p->in->mapper && mapopt_policy_map_function(
-                                    p->in->mapper, t->task, t->kind, true))) {
-    g->suggest = P("Run %s on its parent's processor: `SingleTaskMap %s f;` "
-                   "with `def f(Task t) { return m[*t.parent.processor(m)]; "
-                   "}`.",
-                   t->task, t->task);
-    mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, t->task, NULL,
-                       NULL, NULL, "parent");
-  }
-  if (!g->suggest[0])
-    g->suggest = P("The copies follow from how %s's data is split; keep the "
-                   "tasks that share a piece of %s on the same processor.",
-                   t->task, region);
 }
 
 /* ---- aos-few-fields ------------------------------------------------------ */
@@ -695,16 +513,22 @@ static void limit_stall(prof *p) {
   double sh = share(cp->backpressure_ns, (double)cp->length_ns);
   if (sh < LIMIT_STALL_SHARE)
     return;
-  const mapopt_sim_task_stats *t = NULL;
-  int64_t limit = 0;
-  for (size_t i = 0; p->in->mapper && i < p->res->ntop && !t; i++) {
-    limit =
-        mapopt_policy_instance_limit(p->in->mapper, p->res->top_tasks[i].task);
-    if (limit > 0)
-      t = &p->res->top_tasks[i];
+  /* The task whose mapping InstanceLimit held back longest on the path
+   * (the attribution), when the mapper limits it. */
+  const char *t = NULL;
+  int64_t limit = 0, held = 0;
+  for (size_t i = 0; p->in->mapper && i < p->res->nwaits; i++) {
+    const mapopt_sim_wait *w = &p->res->waits[i];
+    int64_t l = w->task && w->cause == MAPOPT_SIM_CAUSE_INSTANCE_LIMIT
+                    ? mapopt_policy_instance_limit(p->in->mapper, w->task)
+                    : 0;
+    if (l > 0 && w->exposed_ns > held) {
+      t = w->task;
+      limit = l;
+      held = w->exposed_ns;
+    }
   }
-  mapopt_guide_finding *g =
-      add(p, C(LIMIT_STALL), sh, t ? t->task : NULL, NULL, NULL);
+  mapopt_guide_finding *g = add(p, C(LIMIT_STALL), sh, t, NULL, NULL);
   if (!g)
     return;
   char a[32];
@@ -722,11 +546,11 @@ static void limit_stall(prof *p) {
   }
   g->suggest = P("Raise the limit, as far as memory allows: `InstanceLimit %s "
                  "%" PRId64 ";`, or remove it.",
-                 t->task, 2 * limit);
-  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t->task, NULL,
-                     NULL, NULL, P("%" PRId64, 2 * limit));
-  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t->task, NULL,
-                     NULL, NULL, "none");
+                 t, 2 * limit);
+  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t, NULL, NULL,
+                     NULL, P("%" PRId64, 2 * limit));
+  mapopt__guide_edit(f, g, MAPOPT_GUIDE_EDIT_INSTANCE_LIMIT, t, NULL, NULL,
+                     NULL, "none");
 }
 
 void mapopt__guide_profile_rules(const mapopt_guide_input *in,
@@ -750,7 +574,7 @@ void mapopt__guide_profile_rules(const mapopt_guide_input *in,
   zc_hot(&p);
   cpu_on_critical_path(&p);
   imbalance(&p);
-  copy_bound(&p);
+  mapopt__guide_wait_rules(in, f);
   aos_few_fields(&p);
   overhead_bound(&p);
   limit_stall(&p);

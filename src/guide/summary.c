@@ -95,6 +95,61 @@ static void critical_path_line(sb_t *b, const mapopt_sim_critical_path *cp) {
   mapopt__sb_putc(b, '\n');
 }
 
+/* The attribution: the entries with exposed time, the largest first (at
+ * most MAX_SHOWN), then the copies that moved data without any. */
+static void causes_table(sb_t *b, const mapopt_sim_result *r) {
+  enum { MAX_SHOWN = 10, MAX_HIDDEN = 4 };
+  char label[MAX_SHOWN + MAX_HIDDEN][400];
+  const mapopt_sim_wait *shown[MAX_SHOWN + MAX_HIDDEN];
+  size_t n = 0, nexposed = 0, more = 0;
+  for (size_t i = 0; i < r->nwaits; i++) {
+    const mapopt_sim_wait *w = &r->waits[i];
+    bool exposed = w->exposed_ns > 0;
+    if (!exposed && w->bytes <= 0)
+      continue;
+    if (exposed ? nexposed >= MAX_SHOWN : n - nexposed >= MAX_HIDDEN) {
+      more += exposed;
+      continue;
+    }
+    mapopt__guide_wait_label(label[n], sizeof label[n], w);
+    shown[n++] = w;
+    nexposed += exposed;
+  }
+  if (!n)
+    return;
+  int width = 20;
+  for (size_t i = 0; i < n; i++) {
+    int len = (int)strlen(label[i]);
+    width = len > width ? (len < 72 ? len : 72) : width;
+  }
+  mapopt__sb_puts(b, "  ");
+  put_pad(b, "the critical path by cause", width + 2);
+  mapopt__sb_puts(b, "   exposed  waited in all\n");
+  for (size_t i = 0; i < n; i++) {
+    const mapopt_sim_wait *w = shown[i];
+    char e[32], t[32];
+    mapopt__guide_fmt_ns(e, sizeof e, w->exposed_ns);
+    mapopt__guide_fmt_ns(t, sizeof t, w->waited_ns);
+    mapopt__sb_puts(b, "    ");
+    put_pad(b, label[i], width);
+    mapopt__sb_printf(b, " %9s  %s", e, t);
+    if (w->count)
+      mapopt__sb_printf(b, " (%" PRId64 " point%s)", w->count,
+                        w->count == 1 ? "" : "s");
+    if (w->copies) {
+      mapopt__sb_puts(b, "; ");
+      put_bytes(b, w->bytes);
+      mapopt__sb_printf(b, " in %" PRId64 " cop%s", w->copies,
+                        w->copies == 1 ? "y" : "ies");
+    }
+    if (w->exposed_ns == 0)
+      mapopt__sb_puts(b, ", hidden");
+    mapopt__sb_putc(b, '\n');
+  }
+  if (more)
+    mapopt__sb_printf(b, "    (%zu more with exposed time)\n", more);
+}
+
 static void tasks_table(sb_t *b, const mapopt_sim_result *r) {
   int w = name_width(r, 19);
   mapopt__sb_puts(b, "  ");
@@ -248,6 +303,7 @@ static void summary(sb_t *b, const mapopt_sim_result *r) {
   put_ns(b, r->lower_bound_ns);
   mapopt__sb_puts(b, "):\n");
   critical_path_line(b, &r->critical_path);
+  causes_table(b, r);
   tasks_table(b, r);
   processors_table(b, r);
   copies_table(b, r);

@@ -550,11 +550,39 @@ static void fill_no_variant(scan *S, const text_rule *r, const line_info *li,
   g->explain = P("%s has no %s version (variant), so it cannot run there, and "
                  "its Task list offers no kind it can run on.",
                  task, k);
+  const mapopt_app_task *t = mapopt__guide_task(S->in->run, task);
+  const mapopt_machine *m = S->in->machine;
   if (kinds) {
     g->suggest = P("List a kind %s has a variant for: `Task %s %s;`.", task,
                    task, kinds);
     mapopt__guide_edit(S->f, g, MAPOPT_GUIDE_EDIT_PROC_KINDS, task, NULL, NULL,
                        NULL, kinds);
+  } else if (t && m && t->variant_kinds) {
+    /* No Task line can help: the machine has none of the kinds the task
+     * has variants for. */
+    const char *need = mapopt__guide_kind_list(S->f, t->variant_kinds);
+    mapopt_proc_kind first =
+        (t->variant_kinds >> MAPOPT_PROC_CPU & 1u)   ? MAPOPT_PROC_CPU
+        : (t->variant_kinds >> MAPOPT_PROC_OMP & 1u) ? MAPOPT_PROC_OMP
+                                                     : MAPOPT_PROC_GPU;
+    const char *lower = first == MAPOPT_PROC_CPU   ? "cpu"
+                        : first == MAPOPT_PROC_OMP ? "omp"
+                                                   : "gpu";
+    g->explain = P("%s runs only on %s (its variants), and the machine %s has "
+                   "no %s processors: no Task line can place it.",
+                   task, need, m->name ? m->name : "given",
+                   mapopt_shape_proc_name(first));
+    bool one_line = m->name && strchr(m->name, '=');
+    g->suggest =
+        one_line ? P("Give the machine %s processors rather than changing the "
+                     "mapper: add `%s=N` to its one-line form, e.g. "
+                     "`--machine '%s %s=8'`.",
+                     mapopt_shape_proc_name(first), lower, m->name, lower)
+                 : P("Give the machine %s processors rather than changing the "
+                     "mapper: a \"%s\" entry under \"processors\" in its "
+                     "machine file, or `%s=N` in a one-line machine.",
+                     mapopt_shape_proc_name(first),
+                     mapopt_shape_proc_name(first), lower);
   } else {
     g->suggest =
         P("Give %s fallback kinds after %s, e.g. `Task %s GPU,OMP,CPU;`.", task,

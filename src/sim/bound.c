@@ -1,13 +1,19 @@
 /*
- * The lower bound on the elapsed time (SIMULATOR.md §6): the largest of a
- * work bound, a critical-path bound and the longest task, each computed
- * from the best-case costs c(p, k) of cost.c over the ops of the timed
- * window -- or, in fenced mode, over each timed repetition and summed.
+ * The lower bound on the elapsed time (docs/sim.md, "The lower bound"):
+ * the largest of a work bound, a critical-path bound and the longest task,
+ * each computed from the best-case costs c(p, k) of cost.c over the ops of
+ * the timed window -- or, in fenced mode, over each timed repetition and
+ * summed. The critical path also counts the folds a reduction cannot
+ * avoid: a reader of reduced data waits for every contribution to be
+ * folded into one instance, and a contribution made on another processor
+ * than that instance's is folded by a copy between two memories, which no
+ * placement makes free (fold_join).
  *
- * The bound ignores data movement, runtime overheads and memory capacity;
- * it must never exceed the makespan of any schedule the engine can
- * produce, so every rounding goes down and every doubt (an op that may run
- * as an inner task, a missing memory) resolves towards a smaller value.
+ * The bound ignores other data movement, runtime overheads and memory
+ * capacity; it must never exceed the makespan of any schedule the engine
+ * can produce, so every rounding goes down and every doubt (an op that may
+ * run as an inner task, a missing memory, a reducer outside the window)
+ * resolves towards a smaller value.
  */
 #include "sim/sim.h"
 
@@ -150,6 +156,223 @@ static int64_t work_bound(const lb_vec *vecs, size_t nvec,
   return best;
 }
 
+/* ---- the folds of a reduction ---------------------------------------------
+ */
+
+/* One requirement of a reducer that contributes to a reader, and the bytes
+ * its fold moves. */
+typedef struct contrib {
+  int64_t op;
+  size_t req;
+  int64_t bytes;
+} contrib;
+
+/* A reducer's place in the join: its earliest start, its least work and
+ * completion, and the earliest its folds can end when it runs on another
+ * processor than the fold target. */
+typedef struct joiner {
+  int64_t start, work, end, remote;
+} joiner;
+
+/* What the bound needs besides the window's ops: the machine, the dag, the
+ * scratch of the joins. */
+typedef struct lb_ctx {
+  const mapopt_machine *machine;
+  const mapopt_app_run *run;
+  const mapopt__sim_dag *dag;
+  contrib *c;
+  joiner *j;
+  size_t cap; /* of c and j */
+} lb_ctx;
+
+static int cmp_contrib(const void *pa, const void *pb) {
+  const contrib *a = pa, *b = pb;
+  if (a->op != b->op)
+    return a->op < b->op ? -1 : 1;
+  return a->req < b->req ? -1 : a->req > b->req;
+}
+
+static int cmp_remote_desc(const void *pa, const void *pb) {
+  const joiner *a = pa, *b = pb;
+  return a->remote > b->remote ? -1 : a->remote < b->remote;
+}
+
+/*
+ * The least time a fold out of an instance in memory kind from can take to
+ * reach a memory of another processor: its latency and bytes at the
+ * fastest channel such a copy can use. A fold between two processors'
+ * instances is never FB_LOCAL (a framebuffer is its GPU's alone): from a
+ * framebuffer it goes to a peer, to host memory or over the network; from
+ * host memory to another host memory, a framebuffer or the network. -1
+ * when no channel can carry it.
+ */
+static int64_t fold_ns(const mapopt_machine *m, mapopt_mem_kind from,
+                       int64_t bytes) {
+  static const int fb[] = {MAPOPT_CHAN_FB_FB_PEER, MAPOPT_CHAN_FB_HOST,
+                           MAPOPT_CHAN_NETWORK};
+  static const int host[] = {MAPOPT_CHAN_HOST_HOST, MAPOPT_CHAN_FB_HOST,
+                             MAPOPT_CHAN_NETWORK};
+  const int *ch = from == MAPOPT_MEM_FBMEM ? fb : host;
+  int64_t bw = 0, lat = -1;
+  for (int i = 0; i < 3; i++) {
+    const mapopt_channel_params *p = &m->channels[ch[i]];
+    if (!p->present || (ch[i] == MAPOPT_CHAN_NETWORK && m->nodes < 2))
+      continue;
+    int64_t b = p->bw_mbps > p->cross_socket_bw_mbps ? p->bw_mbps
+                                                     : p->cross_socket_bw_mbps;
+    if (b <= 0)
+      continue;
+    if (b > bw)
+      bw = b;
+    if (lat < 0 || p->lat_ns < lat)
+      lat = p->lat_ns;
+  }
+  return bw > 0 ? mapopt__sat_add(lat, bytes * 1000 / bw) : -1;
+}
+
+/* The earliest the folds of contribution c can end when its reducer (start
+ * s) runs on another processor than the fold target: over the kinds the
+ * reducer can run on and the memories its reduction instance can be in,
+ * its least cost with that instance there, then the fold; -1 when none. */
+static int64_t remote_end(const lb_ctx *L, const contrib *c, int64_t s) {
+  int64_t best = -1;
+  for (int k = 0; k < NKINDS; k++)
+    for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++) {
+      int64_t t = mapopt__sim_best_cost_in(L->machine, L->run, c->op,
+                                           (mapopt_proc_kind)k, c->req,
+                                           (mapopt_mem_kind)mk);
+      int64_t f =
+          t >= 0 ? fold_ns(L->machine, (mapopt_mem_kind)mk, c->bytes) : -1;
+      if (f < 0)
+        continue;
+      int64_t end = mapopt__sat_add(mapopt__sat_add(s, t), f);
+      if (best < 0 || end < best)
+        best = end;
+    }
+  return best;
+}
+
+/* The op's entry in g[0..ng) (sorted by op), or NULL. */
+static const lb_op *find_op(const lb_op *g, size_t ng, int64_t op) {
+  size_t lo = 0, hi = ng;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (g[mid].op < op)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < ng && g[lo].op == op ? &g[lo] : NULL;
+}
+
+/* The count of atom in op's requirement r's piece; 0 when not there. */
+static int64_t atom_count(const mapopt_app_req *q, int64_t atom) {
+  size_t lo = 0, hi = q->piece->natoms;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (q->piece->atoms[mid].atom < atom)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < q->piece->natoms && q->piece->atoms[lo].atom == atom
+             ? q->piece->atoms[lo].count
+             : 0;
+}
+
+/*
+ * The earliest requirement q of reader y can have its reduced data (0:
+ * nothing to add). Every contribution is folded into one instance, after
+ * its reducer: the reducers on that instance's processor run there one
+ * after another (their completion is at least their least start plus
+ * their summed work, and at least each one's own), the others' folds
+ * cross between memories (remote_end). Whichever reducers share the
+ * target's processor, the data is complete no earlier than the larger of
+ * the two; the bound is the least of that over every choice of them --
+ * for a choice, the ones whose remote folds end latest are the ones worth
+ * keeping local, so the choices to try are the prefixes of the reducers
+ * in decreasing order of remote end. A reducer outside the window, one
+ * that may run as an inner task (no instance, no fold) or one without a
+ * remote path makes the join unknown: 0.
+ */
+static int64_t fold_join(lb_ctx *L, const lb_op *g, size_t ng, const int64_t *F,
+                         const int64_t *stamp, int64_t tag, int64_t y,
+                         size_t q) {
+  const mapopt_app_run *run = L->run;
+  const mapopt__sim_dag *dag = L->dag;
+  const mapopt_app_req *rq = &run->ops[y].reqs[q];
+  if (rq->priv != MAPOPT_PRIV_RO && rq->priv != MAPOPT_PRIV_RW)
+    return 0;
+  int64_t qi = dag->req_off[y] + (int64_t)q;
+  const int64_t *need = &dag->need[dag->need_off[qi]];
+  const mapopt_app_region *reg = &run->regions[rq->piece->region];
+  size_t n = 0, k = 0;
+  for (size_t a = 0; a < rq->piece->natoms; a++)
+    for (uint64_t fm = rq->fields; fm; fm &= fm - 1) {
+      int f = __builtin_ctzll(fm);
+      int64_t v = need[k++];
+      if (v < 0 || dag->versions[v].kind != VER_REDUCTION)
+        continue;
+      const mapopt__version *ver = &dag->versions[v];
+      for (int64_t i = 0; i < ver->nred; i++) {
+        int64_t r = dag->reducers[ver->red_off + i];
+        const mapopt_app_op *ro = &run->ops[r];
+        for (size_t j = 0; j < ro->nreqs; j++) {
+          const mapopt_app_req *x = &ro->reqs[j];
+          int64_t cnt = x->priv == MAPOPT_PRIV_REDUCE && (x->fields >> f & 1u)
+                            ? atom_count(x, rq->piece->atoms[a].atom)
+                            : 0;
+          if (!cnt)
+            continue;
+          if (n == L->cap)
+            return 0; /* more than the scratch holds: no join */
+          L->c[n++] =
+              (contrib){r, j, mapopt__sat_mul(cnt, reg->field_bytes[f])};
+          break;
+        }
+      }
+    }
+  if (n == 0)
+    return 0;
+  qsort(L->c, n, sizeof *L->c, cmp_contrib);
+  size_t m = 0;
+  for (size_t i = 0; i < n;) {
+    int64_t r = L->c[i].op;
+    const lb_op *e = find_op(g, ng, r);
+    if (!e || r >= y || stamp[r] != tag || e->inner)
+      return 0;
+    joiner *jn = &L->j[m++];
+    *jn = (joiner){F[r] - e->w, e->w, F[r], 0};
+    for (; i < n && L->c[i].op == r;) {
+      contrib c = L->c[i];
+      for (i++; i < n && L->c[i].op == r && L->c[i].req == c.req; i++)
+        c.bytes = mapopt__sat_add(c.bytes, L->c[i].bytes);
+      int64_t end = remote_end(L, &c, jn->start);
+      if (end < 0)
+        return 0;
+      if (end > jn->remote)
+        jn->remote = end;
+    }
+  }
+  qsort(L->j, m, sizeof *L->j, cmp_remote_desc);
+  int64_t best = L->j[0].remote; /* no reducer on the target's processor */
+  int64_t least_start = INT64_MAX, work = 0, last = 0;
+  for (size_t i = 0; i < m; i++) {
+    const joiner *jn = &L->j[i];
+    least_start = jn->start < least_start ? jn->start : least_start;
+    work = mapopt__sat_add(work, jn->work);
+    last = jn->end > last ? jn->end : last;
+    int64_t local = mapopt__sat_add(least_start, work);
+    if (last > local)
+      local = last;
+    int64_t rest = i + 1 < m ? L->j[i + 1].remote : 0;
+    int64_t v = local > rest ? local : rest;
+    if (v < best)
+      best = v;
+  }
+  return best;
+}
+
 /*
  * LB_cp of §6.3 over the ops g[0..ng) (sorted by op index): F[y] bounds
  * y's completion from the start of the window. A leaf, fill, fence or
@@ -159,9 +382,10 @@ static int64_t work_bound(const lb_vec *vecs, size_t nvec,
  * than any of its descendants, which the walk up the parent chain records.
  * stamp[op] == tag marks the ops of the window.
  */
-static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
-                        const lb_op *g, size_t ng, int64_t *F, int64_t *stamp,
-                        int64_t tag) {
+static int64_t cp_bound(lb_ctx *L, const lb_op *g, size_t ng, int64_t *F,
+                        int64_t *stamp, int64_t tag) {
+  const mapopt_app_run *run = L->run;
+  const mapopt__sim_dag *dag = L->dag;
   for (size_t j = 0; j < ng; j++) {
     stamp[g[j].op] = tag;
     F[g[j].op] = 0;
@@ -183,6 +407,14 @@ static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
           base = F[p];
       }
     }
+    const mapopt_app_op *yo = &run->ops[y];
+    for (size_t q = 0; !g[j].inner && dag && dag->need && y < dag->nops &&
+                       yo->kind == MAPOPT_OP_TASK && q < yo->nreqs;
+         q++) {
+      int64_t t = fold_join(L, g, ng, F, stamp, tag, y, q);
+      if (t > base)
+        base = t;
+    }
     F[y] = mapopt__sat_add(base, g[j].w);
     int64_t child = y;
     for (int64_t a = run->ops[y].parent; a >= 0 && a < child;
@@ -198,9 +430,8 @@ static int64_t cp_bound(const mapopt_app_run *run, const mapopt__sim_dag *dag,
 
 /* max(LB_work, LB_cp, LB_task) of one window. vecs: scratch of ng, slots
  * of cap (distinct_vecs). */
-static int64_t window_bound(const mapopt_app_run *run,
-                            const mapopt__sim_dag *dag, const lb_op *g,
-                            size_t ng, const int64_t n[NKINDS], lb_vec *vecs,
+static int64_t window_bound(lb_ctx *L, const lb_op *g, size_t ng,
+                            const int64_t n[NKINDS], lb_vec *vecs,
                             uint32_t *slots, size_t cap, int64_t *F,
                             int64_t *stamp, int64_t tag) {
   int64_t lb_task = 0;
@@ -220,7 +451,7 @@ static int64_t window_bound(const mapopt_app_run *run,
   }
   size_t nd = distinct_vecs(vecs, nv, slots, cap);
   int64_t lb = work_bound(vecs, nd, n);
-  int64_t cp = cp_bound(run, dag, g, ng, F, stamp, tag);
+  int64_t cp = cp_bound(L, g, ng, F, stamp, tag);
   if (cp > lb)
     lb = cp;
   return lb_task > lb ? lb_task : lb;
@@ -253,8 +484,13 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
   /* Per task: the last op priced, whose costs an op with the same figures
    * has too (the points of a launch mostly do). */
   int64_t *last = mapopt__malloc(ctx, (size_t)(run->ntasks + 1) * sizeof *last);
+  /* The joins' scratch: contributions to one requirement, at most this
+   * many (a larger join is left out, which only lowers the bound). */
+  lb_ctx L = {machine, run, dag, NULL, NULL, 4096};
+  L.c = mapopt__calloc(ctx, L.cap, sizeof *L.c);
+  L.j = mapopt__calloc(ctx, L.cap, sizeof *L.j);
   mapopt_status st = MAPOPT_ENOMEM;
-  if (!sel || !vecs || !slots || !F || !stamp || !last)
+  if (!sel || !vecs || !slots || !F || !stamp || !last || !L.c || !L.j)
     goto done;
   for (int t = 0; t < run->ntasks; t++)
     last[t] = -1;
@@ -310,8 +546,8 @@ mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
   for (size_t a = 0, b; a < nsel; a = b) {
     for (b = a + 1; b < nsel && sel[b].group == sel[a].group; b++)
       ;
-    lb = mapopt__sat_add(lb, window_bound(run, dag, sel + a, b - a, n, vecs,
-                                          slots, cap, F, stamp, (int64_t)a));
+    lb = mapopt__sat_add(lb, window_bound(&L, sel + a, b - a, n, vecs, slots,
+                                          cap, F, stamp, (int64_t)a));
   }
   *out = lb;
   st = MAPOPT_OK;
@@ -322,5 +558,7 @@ done:
   mapopt__free(ctx, last, (size_t)(run->ntasks + 1) * sizeof *last);
   mapopt__free(ctx, F, nops * sizeof *F);
   mapopt__free(ctx, stamp, nops * sizeof *stamp);
+  mapopt__free(ctx, L.c, L.cap * sizeof *L.c);
+  mapopt__free(ctx, L.j, L.cap * sizeof *L.j);
   return st;
 }

@@ -421,9 +421,12 @@ static int64_t best_layout_ppm(const mapopt_app_variant *v, size_t r) {
  * best at both, and never more than any single memory would cost, so c is
  * a lower bound on T whatever the mapping.
  */
-int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
-                              const mapopt_app_run *run, int64_t op,
-                              mapopt_proc_kind k) {
+/* c(p, k), or with requirement force (>= 0) in memory kind fmem: its M_r
+ * and G_r are that memory's, -1 when k cannot reach it. */
+static int64_t best_cost_in(const mapopt_machine *machine,
+                            const mapopt_app_run *run, int64_t op,
+                            mapopt_proc_kind k, int64_t force,
+                            mapopt_mem_kind fmem) {
   const mapopt_app_op *o = &run->ops[op];
   if (o->kind != MAPOPT_OP_TASK || o->task < 0 ||
       mapopt__sim_proc_total(machine, run, k) <= 0)
@@ -458,14 +461,26 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
       best_bw = e->bw_mbps;
     reach[nreach++] = e;
   }
+  const mapopt_affinity *forced = NULL;
+  if (force >= 0) {
+    forced = &machine->affinity[k][fmem];
+    if (fmem == MAPOPT_MEM_VIRTUAL || !forced->present ||
+        !machine->mems[fmem].present || forced->bw_mbps <= 0)
+      return -1;
+  }
   /* No memory at all: the op cannot run on k; 0 keeps c a bound. */
   int64_t msum = 0, gsum = 0;
   for (size_t r = 0; r < o->nreqs && nreach > 0; r++) {
     const mapopt_app_req *req = &o->reqs[r];
     int64_t l = best_layout_ppm(v, r);
-    int64_t mbest = mem_term_ns(req->bytes, best_bw, l, v->mem_eff_ppm);
+    bool here = (int64_t)r == force;
+    int64_t mbest = mem_term_ns(req->bytes, here ? forced->bw_mbps : best_bw, l,
+                                v->mem_eff_ppm);
     int64_t gbest = 0; /* no gathers nor atomics: 0 on every memory */
-    for (int i = 0; i < nreach && (req->gathers > 0 || req->atomics > 0); i++) {
+    if (here && (req->gathers > 0 || req->atomics > 0))
+      gbest = access_term_ns(req, forced);
+    for (int i = 0;
+         !here && i < nreach && (req->gathers > 0 || req->atomics > 0); i++) {
       int64_t g = access_term_ns(req, reach[i]);
       if (i == 0 || g < gbest)
         gbest = g;
@@ -474,6 +489,19 @@ int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
     gsum = mapopt__sat_add(gsum, gbest > 0 ? gbest : 0);
   }
   return combine(pk->overhead_ns, fixed, c, msum, gsum);
+}
+
+int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
+                              const mapopt_app_run *run, int64_t op,
+                              mapopt_proc_kind k) {
+  return best_cost_in(machine, run, op, k, -1, MAPOPT_MEM_SYSMEM);
+}
+
+int64_t mapopt__sim_best_cost_in(const mapopt_machine *machine,
+                                 const mapopt_app_run *run, int64_t op,
+                                 mapopt_proc_kind k, size_t r,
+                                 mapopt_mem_kind mem) {
+  return best_cost_in(machine, run, op, k, (int64_t)r, mem);
 }
 
 /* The memory kind and layout factor of each requirement of a mapped op,

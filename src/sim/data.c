@@ -478,6 +478,7 @@ int64_t mapopt__sim_new_copy(sim_t *s, int kind, int64_t src_inst,
   c->req = r;
   c->reducer = -1;
   c->ready_at = s->now;
+  c->last_dep = -1;
   c->dep_head = -1;
   c->first_af = -1;
   s->ops[op].pending++;

@@ -34,7 +34,7 @@
 static void try_ready(sim_t *s, int64_t op);
 static void op_complete(sim_t *s, int64_t op);
 static void plan_copies(sim_t *s, int64_t op, int64_t r);
-static void wake_waiters(sim_t *s, int64_t v);
+static void wake_waiters(sim_t *s, int64_t v, int64_t by);
 static void issue_op(sim_t *s, int64_t op);
 static void try_start(sim_t *s, int64_t proc);
 
@@ -60,10 +60,13 @@ static void ctx_issue(sim_t *s, int64_t parent) {
   int64_t window =
       s->m->runtime.window_ops > 0 ? s->m->runtime.window_ops : 1024;
   const mapopt_machine_runtime *rt = &s->m->runtime;
+  /* What is issued now after the window was full waited for it. */
+  bool held = c->window_full;
   while (!failed(s) && c->next >= 0 && c->outstanding < window &&
          c->blocked_on < 0) {
     int64_t op = c->next;
     const mapopt_app_op *o = &s->run->ops[op];
+    s->ops[op].window_held = held;
     /* Counted as the parent's children from here, so the parent cannot
      * complete while they are still being launched. */
     if (o->kind != MAPOPT_OP_TASK) {
@@ -81,6 +84,7 @@ static void ctx_issue(sim_t *s, int64_t parent) {
                          s->run->ops[k].kind == MAPOPT_OP_TASK;
          k = s->next_sib[k]) {
       last = k;
+      s->ops[k].window_held = held;
       c->outstanding++;
       if (parent >= 0)
         s->ops[parent].children_left++;
@@ -95,6 +99,7 @@ static void ctx_issue(sim_t *s, int64_t parent) {
         s, mapopt__sim_util_start(s, c->as, cost, op, UTIL_LAUNCH), EV_LAUNCHED,
         op);
   }
+  c->window_full = c->next >= 0 && c->outstanding >= window;
 }
 
 static void launched(sim_t *s, int64_t first) {
@@ -251,7 +256,7 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
      * version is complete here at once, and readers waiting for it go on,
      * instead of waiting for folds that will never come. */
     mapopt__sim_hold(s, p->dst, atom, f, v);
-    wake_waiters(s, v);
+    wake_waiters(s, v, -1);
   }
   return -1;
 }
@@ -349,13 +354,16 @@ static void plan_copies(sim_t *s, int64_t op, int64_t r) {
   }
 }
 
-static void wake_waiters(sim_t *s, int64_t v) {
+/* The readers waiting for reduced version v go on; by is the fold that
+ * completed it (-1: none). */
+static void wake_waiters(sim_t *s, int64_t v, int64_t by) {
   int64_t w = s->wait_head[v];
   s->wait_head[v] = -1;
   while (w >= 0) {
     hnode n = MAPOPT__VEC_AT(&s->waiters, hnode, w);
     int64_t op = n.inst / 64, r = n.inst % 64;
     s->ops[op].pending--;
+    s->ops[op].woken_by = by;
     plan_copies(s, op, r);
     try_ready(s, op);
     w = n.next;
@@ -377,12 +385,13 @@ static void copy_done(sim_t *s, int64_t c) {
       mapopt__sim_mem_release(s, cp.src_inst);
     if (--s->fold_left[e.version] == 0) {
       mapopt__sim_hold(s, cp.dst_inst, e.atom, e.field, e.version);
-      wake_waiters(s, e.version);
+      wake_waiters(s, e.version, c);
     }
   }
   for (int64_t d = cp.dep_head; d >= 0;) {
     dnode n = MAPOPT__VEC_AT(&s->deps, dnode, d);
     sim_copy *dc = copy_at(s, n.copy);
+    dc->last_dep = c;
     if (--dc->after == 0)
       mapopt__sim_schedule(s, s->now, EV_COPY_READY, n.copy);
     d = n.next;
@@ -517,6 +526,8 @@ static void start_task(sim_t *s, int64_t op) {
   const mapopt_app_task *t = &s->run->tasks[ao->task];
   o->state = OS_RUNNING;
   o->start_at = s->now;
+  o->behind = p->last_op;
+  p->last_op = op;
   if (s->now > o->ready_at)
     o->cause = CAUSE_QUEUE;
   int64_t dur;
@@ -760,7 +771,11 @@ static mapopt_status setup(sim_t *s) {
     raw_left[q] = s->dag.raw_off[q + 1] - s->dag.raw_off[q];
   for (int64_t i = 0; i < n; i++) {
     sim_op *o = &s->ops[i];
-    *o = (sim_op){.proc = -1, .last_pred = -1, .last_copy = -1};
+    *o = (sim_op){.proc = -1,
+                  .last_pred = -1,
+                  .last_copy = -1,
+                  .behind = -1,
+                  .woken_by = -1};
     s->fold_wait[i] = -1;
     o->preds_unmapped = o->preds_incomplete =
         s->dag.pred_off[i + 1] - s->dag.pred_off[i];

@@ -37,6 +37,7 @@ typedef struct sim_proc {
                          (by ready time: it is the time of the push) */
   int64_t assigned;   /* ops mapped here and not yet executed */
   int64_t busy_timed, tasks_timed;
+  int64_t last_op; /* the op that started on it last, -1 */
 } sim_proc;
 
 typedef struct sim_mem {
@@ -111,6 +112,12 @@ typedef struct sim_op {
       complete_at;
   int64_t last_pred; /* the predecessor that completed last */
   int64_t last_copy; /* the copy that arrived last */
+  /* What the critical-path attribution (attrib.c) needs besides: the op
+   * that ran on its processor before it started, the fold whose end let a
+   * requirement waiting for reduced data plan its copy (-1: none), and
+   * whether its issue waited for the window of outstanding ops. */
+  int64_t behind, woken_by;
+  bool window_held;
   int cause;
   int64_t *inst;     /* per requirement: instance id, -1 virtual */
   int64_t *raw_left; /* per requirement: RAW producers not complete */
@@ -126,6 +133,7 @@ typedef struct sim_copy {
   int64_t reducer; /* FOLD: the reducer whose instance it folds, else -1 */
   int64_t ready_at, start_at, end_at;
   int64_t after;    /* copies that must finish first */
+  int64_t last_dep; /* of those, the one that finished last, -1 */
   int64_t dep_head; /* copies waiting on this one (dependency list) */
   int64_t ports[6];
   int nports;
@@ -206,6 +214,7 @@ typedef struct sim_ctx {
   bool replicated;
   int64_t blocked_on;  /* a fence the body waits for before issuing on,
                           -1: none */
+  bool window_full;    /* issuing stopped at the window of outstanding ops */
   mapopt_task_ref ref; /* the parent op as mapping functions see it */
 } sim_ctx;
 
@@ -294,6 +303,8 @@ struct mapopt__sim {
   /* Per task: the inputs and result of its last task time (cost.c). */
   mapopt__task_cost_memo *cost_memo;
   int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
+  /* With a trace: the ops and copies on the critical path (attrib.c). */
+  uint8_t *on_path_op, *on_path_copy;
 };
 
 /* Runtime work on a UTIL processor: launching op's launch, or mapping op. */
@@ -551,6 +562,32 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op);
  * of a mapped op, as the cost formula wants them (cost.c). */
 void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
                              int64_t *ppm, size_t n);
+
+/* ---- attrib.c: where the time went, by cause ----------------------------- */
+
+/* Whether time t is in a timed window (s->win_lo, s->win_hi). */
+bool mapopt__sim_in_windows(const sim_t *s, int64_t t);
+/* A task op of the timed work (its iteration or block is timed) that
+ * executed and started in the timed window(s). */
+bool mapopt__sim_timed_task(const sim_t *s, int64_t op);
+/* A copy that serves timed work and started in the timed window(s): the
+ * report's statistics count nothing else. */
+bool mapopt__sim_timed_copy(const sim_t *s, const sim_copy *c);
+/* The critical path of the timed windows (res->critical_path) and the
+ * (task, argument, cause) attribution of its time and of every timed
+ * task's wait (res->waits); with on_path_op and on_path_copy allocated,
+ * marks what the path runs through. MAPOPT_ENOMEM. */
+mapopt_status mapopt__sim_attribute(sim_t *s, mapopt_sim_result *res);
+/* What one op waited for before it started, from its last predecessor's
+ * completion: in all, and its largest single cause but the runtime's
+ * (cause -1: none) with that piece's argument (-1) and ends (memories, or
+ * the processor as to for MAPOPT_SIM_CAUSE_PROCESSOR). */
+typedef struct sim_op_wait {
+  int64_t total_ns, ns;
+  int cause, arg;
+  int64_t from, to;
+} sim_op_wait;
+void mapopt__sim_op_wait(sim_t *s, int64_t op, sim_op_wait *out);
 
 /* Fills the result from a finished simulation (result.c). */
 mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res);

@@ -99,6 +99,7 @@ mapopt_status mapopt__sim_build_machine(sim_t *s) {
         p->node = as / s->ranks;
         p->rank = as % s->ranks;
         p->local = q;
+        p->last_op = -1;
         p->gpu = c == PK_GPU ? p->rank * counts[PK_GPU] + q : -1;
         const mapopt_machine_procs *mp =
             c == PK_GPU ? &m->procs[MAPOPT_PROC_GPU] : NULL;

@@ -134,10 +134,55 @@ static json_t *layout_json(const mapopt_layout *l) {
   return json_string(buf);
 }
 
+static json_t *end_json(const mapopt_sim_end *e) {
+  if (!e->kind)
+    return json_null();
+  json_t *o = json_object();
+  json_object_set_new(o, "kind", json_string(e->kind));
+  json_object_set_new(o, "node", json_integer(e->node));
+  json_object_set_new(o, "rank", json_integer(e->rank));
+  json_object_set_new(o, "index", json_integer(e->index));
+  return o;
+}
+
+static json_t *waits_json(const mapopt_sim_result *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < r->nwaits; i++) {
+    const mapopt_sim_wait *w = &r->waits[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "task", mapopt__json_text_or_null(w->task));
+    json_object_set_new(e, "argument",
+                        w->arg >= 0 ? json_integer(w->arg) : json_null());
+    json_object_set_new(e, "names", mapopt__json_text_or_null(w->arg_name));
+    json_object_set_new(e, "cause",
+                        json_string(mapopt_sim_cause_name(w->cause)));
+    json_object_set_new(
+        e, "channel",
+        mapopt__json_text_or_null(mapopt_sim_copy_kind_name(w->channel)));
+    json_object_set_new(e, "other", mapopt__json_text_or_null(w->other));
+    json_object_set_new(e, "pred", mapopt__json_text_or_null(w->pred));
+    json_object_set_new(e, "from", end_json(&w->from));
+    json_object_set_new(e, "to", end_json(&w->to));
+    json_object_set_new(e, "exposed_ns", json_integer(w->exposed_ns));
+    json_object_set_new(e, "waited_ns", json_integer(w->waited_ns));
+    json_object_set_new(e, "count", json_integer(w->count));
+    json_object_set_new(e, "copies", json_integer(w->copies));
+    json_object_set_new(e, "bytes", json_integer(w->bytes));
+    json_object_set_new(e, "pieces", json_integer(w->pieces));
+    json_object_set_new(e, "spread", json_integer(w->spread));
+    json_object_set_new(e, "last_contribution",
+                        json_boolean(w->last_contribution));
+    json_object_set_new(e, "first_reader", end_json(&w->first_reader));
+    json_array_append_new(a, e);
+  }
+  return a;
+}
+
 mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
                                      const mapopt_sim_result *r, bool stats,
                                      char **text) {
   json_t *o = json_object();
+  json_object_set_new(o, "format", json_string(MAPOPT_SIM_REPORT_FORMAT));
   json_object_set_new(o, "status", json_string(r->error ? "error" : "ok"));
   json_object_set_new(o, "error_class",
                       json_string(mapopt_sim_error_name(r->error)));
@@ -217,6 +262,7 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
   }
   json_object_set_new(cp, "segments", segs);
   json_object_set_new(o, "critical_path", cp);
+  json_object_set_new(o, "waits", waits_json(r));
   json_t *top = json_array();
   for (size_t i = 0; i < r->ntop; i++) {
     const mapopt_sim_task_stats *t = &r->top_tasks[i];
@@ -282,6 +328,8 @@ mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
         json_object_set_new(prod, "bytes", json_integer(rq->producer_bytes));
       }
       json_object_set_new(x, "producer", prod);
+      json_object_set_new(x, "instance_bytes",
+                          json_integer(rq->instance_bytes));
       json_array_append_new(reqs, x);
     }
     json_object_set_new(e, "requirements", reqs);
@@ -361,27 +409,77 @@ static bool has_slice(const sim_t *s, int64_t op) {
 }
 
 /* The flow event of phase ph ("s" or "f") id at ts of thread (pid, tid):
- * an "s" binds to the slice around it, an "f" (binding point "e") too. */
-static void flow(trace_w *w, const char *ph, int64_t id, int64_t pid,
-                 int64_t tid, int64_t ts) {
+ * an "s" binds to the slice around it, an "f" (binding point "e") too.
+ * A link of the critical path is named so, the others "dependence". */
+static void flow(trace_w *w, const char *ph, int64_t id, bool critical,
+                 int64_t pid, int64_t tid, int64_t ts) {
   ev_open(w, ph);
   mapopt__sb_printf(&w->b,
-                    ", \"name\": \"dependence\", \"cat\": \"flow\", "
+                    ", \"name\": \"%s\", \"cat\": \"flow\", "
                     "\"id\": %" PRId64 "%s",
-                    id, ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+                    critical ? "critical path" : "dependence", id,
+                    ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
   at(w, pid, tid, ts);
   mapopt__sb_putc(&w->b, '}');
 }
 
 /* ... at op's slice, and at copy c's. */
-static void flow_at_task(trace_w *w, const char *ph, int64_t id, int64_t op) {
+static void flow_at_task(trace_w *w, const char *ph, int64_t id, bool critical,
+                         int64_t op) {
   const sim_op *o = &w->s->ops[op];
-  flow(w, ph, id, proc_pid(w, o->proc), o->proc, o->start_at);
+  flow(w, ph, id, critical, proc_pid(w, o->proc), o->proc, o->start_at);
 }
-static void flow_at_copy(trace_w *w, const char *ph, int64_t id,
+static void flow_at_copy(trace_w *w, const char *ph, int64_t id, bool critical,
                          const sim_copy *c) {
-  flow(w, ph, id, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]),
+  flow(w, ph, id, critical, port_pid(w, c->ports[0]), port_tid(w, c->ports[0]),
        c->start_at);
+}
+
+static bool op_on_path(const sim_t *s, int64_t op) {
+  return s->on_path_op && op >= 0 && s->on_path_op[op];
+}
+static bool copy_on_path(const sim_t *s, const sim_copy *c) {
+  return s->on_path_copy && s->on_path_copy[c - copy_at((sim_t *)s, 0)];
+}
+
+/* "FBMEM 3 of node 0" for memory m. */
+static void mem_words(trace_w *w, int64_t m) {
+  const sim_mem *mm = &w->s->mems[m];
+  mapopt__sb_printf(&w->b, "%s %" PRId64 " of node %" PRId64,
+                    mapopt_shape_mem_name(mm->kind), mm->index, mm->node);
+}
+
+/* The "wait" argument of a task's slice: how long it waited after its
+ * last predecessor completed, and on what most (mapopt__sim_op_wait). */
+static void wait_arg(trace_w *w, int64_t op) {
+  sim_op_wait ow;
+  mapopt__sim_op_wait(w->s, op, &ow);
+  if (ow.total_ns <= 0)
+    return;
+  mapopt__sb_puts(&w->b, ", \"wait\": {\"us\": ");
+  us(&w->b, ow.total_ns); /* microseconds, as the trace's other times */
+  if (ow.cause >= 0) {
+    mapopt__sb_printf(&w->b, ", \"most_on\": \"%s\", \"most_us\": ",
+                      mapopt_sim_cause_name((mapopt_sim_cause)ow.cause));
+    us(&w->b, ow.ns);
+    const mapopt_app_req *rq =
+        ow.arg >= 0 ? &w->s->run->ops[op].reqs[ow.arg] : NULL;
+    if (rq)
+      mapopt__sb_printf(&w->b, ", \"argument\": %d, \"region\": \"%s\"", ow.arg,
+                        rq->nnames ? rq->names[0] : "");
+    if (ow.cause == MAPOPT_SIM_CAUSE_PROCESSOR && ow.to >= 0) {
+      const sim_op *o = &w->s->ops[op];
+      if (o->behind >= 0)
+        mapopt__sb_printf(&w->b, ", \"behind_uid\": %" PRId64, o->behind);
+    } else if (ow.from >= 0) {
+      mapopt__sb_puts(&w->b, ", \"from\": \"");
+      mem_words(w, ow.from);
+      mapopt__sb_puts(&w->b, "\", \"to\": \"");
+      mem_words(w, ow.to);
+      mapopt__sb_putc(&w->b, '"');
+    }
+  }
+  mapopt__sb_putc(&w->b, '}');
 }
 
 /* ", \"point\": [i, j]" for an index point. */
@@ -419,7 +517,11 @@ static void task_slice(trace_w *w, int64_t i) {
     }
     mapopt__sb_printf(&w->b, "%s\"%s\"", r ? ", " : "", mk);
   }
-  mapopt__sb_puts(&w->b, "]}}");
+  mapopt__sb_putc(&w->b, ']');
+  wait_arg(w, i);
+  if (op_on_path(s, i))
+    mapopt__sb_puts(&w->b, ", \"critical_path\": true");
+  mapopt__sb_puts(&w->b, "}}");
 }
 
 static void util_slice(trace_w *w, const util_job *j) {
@@ -470,14 +572,19 @@ static void copy_slice(trace_w *w, const sim_copy *c) {
     mapopt__sb_printf(&w->b,
                       ", \"producer\": \"%s\", \"producer_uid\": %" PRId64,
                       task_name(s, prod), prod);
+  bool critical = copy_on_path(s, c);
+  if (critical)
+    mapopt__sb_puts(&w->b, ", \"critical_path\": true");
   mapopt__sb_puts(&w->b, "}}");
   if (has_slice(s, prod)) {
-    flow_at_task(w, "s", ++w->flows, prod);
-    flow_at_copy(w, "f", w->flows, c);
+    bool both = critical && op_on_path(s, prod);
+    flow_at_task(w, "s", ++w->flows, both, prod);
+    flow_at_copy(w, "f", w->flows, both, c);
   }
   if (has_slice(s, c->op)) {
-    flow_at_copy(w, "s", ++w->flows, c);
-    flow_at_task(w, "f", w->flows, c->op);
+    bool both = critical && op_on_path(s, c->op);
+    flow_at_copy(w, "s", ++w->flows, both, c);
+    flow_at_task(w, "f", w->flows, both, c->op);
   }
 }
 
@@ -561,8 +668,9 @@ mapopt_status mapopt__sim_write_trace(sim_t *s, mapopt_sim_result *res) {
     task_slice(&w, i);
     /* The predecessor it waited for last, when that is a task. */
     if (has_slice(s, s->ops[i].last_pred)) {
-      flow_at_task(&w, "s", ++w.flows, s->ops[i].last_pred);
-      flow_at_task(&w, "f", w.flows, i);
+      bool both = op_on_path(s, i) && op_on_path(s, s->ops[i].last_pred);
+      flow_at_task(&w, "s", ++w.flows, both, s->ops[i].last_pred);
+      flow_at_task(&w, "f", w.flows, both, i);
     }
     cut = w.events >= TRACE_CAP;
   }

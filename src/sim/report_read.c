@@ -231,6 +231,127 @@ static void read_path(reader *R, const mapopt__json *root) {
   }
 }
 
+static const char *copy_kind_name_of(int k) {
+  return mapopt_sim_copy_kind_name(k);
+}
+
+static const char *cause_name(int i) {
+  return mapopt_sim_cause_name((mapopt_sim_cause)i);
+}
+
+/* An end of a wait: null, or a memory or processor with its place. */
+static void read_end(reader *R, const mapopt__json *e, const char *key,
+                     mapopt_sim_end *out) {
+  const mapopt__json *v = mapopt__json_get(e, key);
+  if (!v) {
+    mapopt__jr_error(&R->jr, e, "missing key \"%s\" in a wait", key);
+    return;
+  }
+  if (v->type == MAPOPT_JSON_NULL)
+    return;
+  static const char *const keys[] = {"kind", "node", "rank", "index", NULL};
+  const char *w = "an end of a wait", *kind;
+  if (!mapopt__jr_object(&R->jr, v, w, keys) ||
+      !mapopt__jr_str(&R->jr, v, "kind", w, true, &kind) ||
+      !i64(R, v, "node", w, &out->node) || !i64(R, v, "rank", w, &out->rank) ||
+      !i64(R, v, "index", w, &out->index))
+    return;
+  /* The names are the simulator's literals, kept as they are. */
+  for (int k = 0; k < MAPOPT_MEM_KIND_COUNT && !out->kind; k++)
+    if (strcmp(mem_name(k), kind) == 0)
+      out->kind = mem_name(k);
+  for (int k = 0; k < 4 && !out->kind; k++)
+    if (strcmp(util_name(k), kind) == 0)
+      out->kind = util_name(k);
+  if (!out->kind)
+    mapopt__jr_error(&R->jr, mapopt__json_get(v, "kind"),
+                     "\"kind\" in %s must be a memory or processor kind, not "
+                     "\"%s\"",
+                     w, kind);
+}
+
+/* A string member that may be null: NULL then. */
+static bool text_or_null(reader *R, const mapopt__json *obj, const char *key,
+                         const char *what, const char **out) {
+  const mapopt__json *v = mapopt__json_get(obj, key);
+  *out = NULL;
+  if (v && v->type == MAPOPT_JSON_NULL)
+    return true;
+  const char *s;
+  if (!text(R, obj, key, what, &s))
+    return false;
+  *out = keep(R, s);
+  return true;
+}
+
+static void read_wait(reader *R, const mapopt__json *e, mapopt_sim_wait *x) {
+  static const char *const keys[] = {
+      "task",         "argument",  "names",  "cause",
+      "channel",      "other",     "from",   "to",
+      "exposed_ns",   "waited_ns", "count",  "copies",
+      "bytes",        "pieces",    "spread", "last_contribution",
+      "first_reader", "pred",      NULL};
+  const char *w = "a wait";
+  if (!mapopt__jr_object(&R->jr, e, w, keys) ||
+      !text_or_null(R, e, "task", w, &x->task) ||
+      !text_or_null(R, e, "names", w, &x->arg_name) ||
+      !text_or_null(R, e, "other", w, &x->other) ||
+      !text_or_null(R, e, "pred", w, &x->pred) ||
+      !mapopt__jr_int(&R->jr, e, "exposed_ns", w, true, 0, INT64_MAX,
+                      &x->exposed_ns) ||
+      !mapopt__jr_int(&R->jr, e, "waited_ns", w, true, 0, INT64_MAX,
+                      &x->waited_ns) ||
+      !mapopt__jr_int(&R->jr, e, "count", w, true, 0, INT64_MAX, &x->count) ||
+      !mapopt__jr_int(&R->jr, e, "copies", w, true, 0, INT64_MAX, &x->copies) ||
+      !mapopt__jr_int(&R->jr, e, "bytes", w, true, 0, INT64_MAX, &x->bytes) ||
+      !mapopt__jr_int(&R->jr, e, "pieces", w, true, 0, INT64_MAX, &x->pieces) ||
+      !mapopt__jr_int(&R->jr, e, "spread", w, true, 0, INT64_MAX, &x->spread) ||
+      !mapopt__jr_bool(&R->jr, e, "last_contribution", w, true,
+                       &x->last_contribution))
+    return;
+  const mapopt__json *arg = mapopt__json_get(e, "argument");
+  x->arg = -1;
+  if (!arg) {
+    mapopt__jr_error(&R->jr, e, "missing key \"argument\" in %s", w);
+    return;
+  }
+  if (arg->type != MAPOPT_JSON_NULL) {
+    int64_t a;
+    if (!mapopt__jr_int(&R->jr, e, "argument", w, true, 0, 63, &a))
+      return;
+    x->arg = (int)a;
+  }
+  int k = one_of(R, e, "cause", w, cause_name, MAPOPT_SIM_CAUSE_COUNT);
+  x->cause = k >= 0 ? (mapopt_sim_cause)k : MAPOPT_SIM_CAUSE_RUNTIME;
+  x->channel = -1;
+  const mapopt__json *ch = mapopt__json_get(e, "channel");
+  if (ch && ch->type != MAPOPT_JSON_NULL)
+    x->channel =
+        one_of(R, e, "channel", w, copy_kind_name_of, MAPOPT_SIM_COPY_KINDS);
+  else if (!ch)
+    mapopt__jr_error(&R->jr, e, "missing key \"channel\" in %s", w);
+  read_end(R, e, "from", &x->from);
+  read_end(R, e, "to", &x->to);
+  read_end(R, e, "first_reader", &x->first_reader);
+}
+
+static void read_waits(reader *R, const mapopt__json *root) {
+  const mapopt__json *a = array(R, root, "waits", "the report", 1 << 20);
+  if (!a)
+    return;
+  mapopt_sim_result *res = R->res;
+  res->waits =
+      mapopt__calloc(R->ctx, a->u.arr.n ? a->u.arr.n : 1, sizeof *res->waits);
+  if (!res->waits) {
+    R->jr.status = MAPOPT_ENOMEM;
+    return;
+  }
+  for (size_t i = 0; i < a->u.arr.n && R->jr.status == MAPOPT_OK; i++) {
+    read_wait(R, a->u.arr.items[i], &res->waits[i]);
+    res->nwaits = i + 1;
+  }
+}
+
 /* "SOA C_order" and the other three combinations. */
 static void read_layout(reader *R, const mapopt__json *e, mapopt_layout *l) {
   const char *s;
@@ -272,18 +393,14 @@ static void read_by_name(reader *R, const mapopt__json *e, const char *key,
   }
 }
 
-static const char *copy_kind_name(int k) {
-  return mapopt_sim_copy_kind_name(k);
-}
-
 static void read_req(reader *R, const mapopt__json *e,
                      mapopt_sim_req_stats *q) {
   static const char *const keys[] = {
-      "index",         "names",      "memory",
-      "layout",        "mem_ns",     "access_ns",
-      "copy_in_bytes", "privilege",  "fields",
-      "region_fields", "layout_ppm", "copy_in_channels",
-      "producer",      NULL};
+      "index",         "names",          "memory",
+      "layout",        "mem_ns",         "access_ns",
+      "copy_in_bytes", "privilege",      "fields",
+      "region_fields", "layout_ppm",     "copy_in_channels",
+      "producer",      "instance_bytes", NULL};
   const char *w = "a requirement", *name;
   int64_t index, fields, rfields;
   if (!mapopt__jr_object(&R->jr, e, w, keys) ||
@@ -293,7 +410,9 @@ static void read_req(reader *R, const mapopt__json *e,
       !mapopt__jr_int(&R->jr, e, "fields", w, true, 0, 1 << 20, &fields) ||
       !mapopt__jr_int(&R->jr, e, "region_fields", w, true, 0, 1 << 20,
                       &rfields) ||
-      !i64(R, e, "layout_ppm", w, &q->layout_ppm))
+      !i64(R, e, "layout_ppm", w, &q->layout_ppm) ||
+      !mapopt__jr_int(&R->jr, e, "instance_bytes", w, true, 0, INT64_MAX,
+                      &q->instance_bytes))
     return;
   q->index = (int)index;
   q->fields = (int)fields;
@@ -306,8 +425,8 @@ static void read_req(reader *R, const mapopt__json *e,
   read_layout(R, e, &q->layout);
   read_by_name(R, e, "copy_in_bytes", mem_name, MAPOPT_MEM_KIND_COUNT,
                q->copy_in_bytes);
-  read_by_name(R, e, "copy_in_channels", copy_kind_name, MAPOPT_SIM_COPY_KINDS,
-               q->copy_in_channel_bytes);
+  read_by_name(R, e, "copy_in_channels", copy_kind_name_of,
+               MAPOPT_SIM_COPY_KINDS, q->copy_in_channel_bytes);
   const mapopt__json *p = mapopt__json_get(e, "producer");
   if (!p) {
     mapopt__jr_error(&R->jr, e, "missing key \"producer\" in %s", w);
@@ -385,28 +504,34 @@ static void read_task(reader *R, const mapopt__json *e,
 }
 
 static void read_root(reader *R, const mapopt__json *root) {
-  static const char *const keys[] = {"status",
-                                     "error_class",
-                                     "error_text",
-                                     "error_time_ns",
-                                     "elapsed_ns",
-                                     "iterations_timed",
-                                     "iterations_warmup",
-                                     "metric",
-                                     "processors",
-                                     "copies",
-                                     "memories",
-                                     "critical_path",
-                                     "top_tasks",
-                                     "lower_bound_ns",
-                                     "efficiency",
-                                     "events",
-                                     "sim_wall_us",
-                                     NULL};
+  static const char *const keys[] = {
+      "format",        "status",     "error_class",      "error_text",
+      "error_time_ns", "elapsed_ns", "iterations_timed", "iterations_warmup",
+      "metric",        "processors", "copies",           "memories",
+      "critical_path", "waits",      "top_tasks",        "lower_bound_ns",
+      "efficiency",    "events",     "sim_wall_us",      NULL};
   mapopt_sim_result *res = R->res;
-  const char *w = "the report", *status;
+  const char *w = "the report", *status, *format;
+  if (root->type == MAPOPT_JSON_OBJECT && !mapopt__json_get(root, "format")) {
+    mapopt__jr_error(&R->jr, root,
+                     "the report has no \"format\": it was written by a "
+                     "mapopt older than format %s, whose reports lack the "
+                     "critical path's attribution; write it again with "
+                     "`mapopt sim --report`",
+                     MAPOPT_SIM_REPORT_FORMAT);
+    return;
+  }
   if (!mapopt__jr_object(&R->jr, root, w, keys) ||
-      !text(R, root, "status", w, &status))
+      !text(R, root, "format", w, &format))
+    return;
+  if (strcmp(format, MAPOPT_SIM_REPORT_FORMAT) != 0) {
+    mapopt__jr_error(&R->jr, mapopt__json_get(root, "format"),
+                     "the report's format is \"%s\"; this mapopt reads \"%s\" "
+                     "(write the report again with `mapopt sim --report`)",
+                     format, MAPOPT_SIM_REPORT_FORMAT);
+    return;
+  }
+  if (!text(R, root, "status", w, &status))
     return;
   int k = one_of(R, root, "error_class", w, error_name, NERRORS);
   if (k < 0)
@@ -456,6 +581,7 @@ static void read_root(reader *R, const mapopt__json *root) {
   read_copies(R, root);
   read_mems(R, root);
   read_path(R, root);
+  read_waits(R, root);
   const mapopt__json *a =
       array(R, root, "top_tasks", w, MAPOPT_SIM_MAX_TOP_TASKS);
   for (size_t i = 0; a && i < a->u.arr.n && R->jr.status == MAPOPT_OK; i++) {

@@ -1,9 +1,10 @@
 /*
  * The results of a simulation (SIMULATOR.md §4.11, §5.1, §6): the timed
  * window(s) and elapsed time, the metric, per-processor, per-channel and
- * per-memory statistics, the critical path, the busiest tasks with their
- * requirements, the decisions applied (for `mapopt show --app`) and the
- * lower bound. Everything the result points to is owned by it.
+ * per-memory statistics, the critical path and its attribution (attrib.c),
+ * the busiest tasks with their requirements, the decisions applied (for
+ * `mapopt show --app`) and the lower bound. Everything the result points
+ * to is owned by it (resmem.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -53,162 +54,10 @@ static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi) {
   return y > x ? y - x : 0;
 }
 
-static bool in_windows(int64_t t, const int64_t *lo, const int64_t *hi,
-                       int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if (t >= lo[i] && t < hi[i])
-      return true;
-  return false;
-}
-
-/* A result as the library allocates it: the public struct first, then
- * what mapopt_sim_result_free and the names need. */
-typedef struct result_impl {
-  mapopt_sim_result pub;
-  mapopt_ctx *ctx;
-  mapopt__arena strings; /* owns the names the result points to */
-} result_impl;
-
-mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
-  result_impl *r = mapopt__calloc(ctx, 1, sizeof *r);
-  if (!r)
-    return NULL;
-  r->ctx = ctx;
-  mapopt__arena_init(&r->strings, ctx);
-  return &r->pub;
-}
-
-const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str) {
-  result_impl *r = (result_impl *)res;
-  return mapopt__arena_strndup(&r->strings, str, strlen(str));
-}
-
 /* A name of the run kept by the result; "" when out of memory. */
 static const char *result_string(mapopt_sim_result *res, const char *str) {
   const char *c = mapopt__sim_result_string(res, str);
   return c ? c : "";
-}
-
-/* Keeps the MAPOPT_SIM_MAX_SEGMENTS longest segments of the path. */
-static void add_segment(mapopt_sim_critical_path *cp, const char *kind,
-                        const char *name, int64_t start, int64_t dur) {
-  size_t n = cp->nsegments, at = n;
-  while (at > 0 && cp->segments[at - 1].duration_ns < dur)
-    at--;
-  if (at >= MAPOPT_SIM_MAX_SEGMENTS)
-    return;
-  if (n == MAPOPT_SIM_MAX_SEGMENTS)
-    n--;
-  memmove(&cp->segments[at + 1], &cp->segments[at],
-          (n - at) * sizeof cp->segments[0]);
-  cp->segments[at] = (mapopt_sim_segment){kind, name, start, dur};
-  cp->nsegments = n + 1;
-}
-
-const char *mapopt_sim_copy_kind_name(int k) {
-  static const char *const names[MAPOPT_SIM_COPY_KINDS] = {
-      "FB_LOCAL", "FB_FB_PEER", "FB_HOST", "HOST_HOST",
-      "NETWORK",  "FILL",       "FOLD"};
-  return k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? names[k] : NULL;
-}
-
-/* Adds [a, *hi] clipped below at floor to *acc and lowers *hi to that
- * start: the walk explains a path backwards, one interval at a time, so
- * the intervals never overlap and add up to what they cover. Returns the
- * length added. */
-static int64_t take(int64_t a, int64_t floor, int64_t *hi, int64_t *acc) {
-  if (a < floor)
-    a = floor;
-  if (a >= *hi)
-    return 0;
-  int64_t d = *hi - a;
-  *acc += d;
-  *hi = a;
-  return d;
-}
-
-/*
- * The critical path of one timed window [t0, t1) (§5.1): from the op that
- * completed last, back through the predecessor that completed last, each
- * step explaining the time between that predecessor's completion and the
- * op's: after its execution (an inner task waiting for its children, a
- * completion delay) as runtime, its execution as compute (a fence's or a
- * future's delay as runtime), waiting for a processor as queue, the copy
- * that arrived last as copy, a mapping held back by InstanceLimit as
- * back-pressure, and whatever is left (launch and mapping work, gaps) as
- * runtime. The parts add up to t1 - t0 exactly.
- */
-static void critical_path_window(sim_t *s, mapopt_sim_result *res, int64_t t0,
-                                 int64_t t1) {
-  mapopt_sim_critical_path *cp = &res->critical_path;
-  int64_t cur = -1;
-  for (int64_t i = 0; i < s->run->nops; i++)
-    if (s->ops[i].state == OS_COMPLETE && s->ops[i].complete_at <= t1 &&
-        (cur < 0 || s->ops[i].complete_at > s->ops[cur].complete_at))
-      cur = i;
-  cp->length_ns += t1 - t0;
-  int64_t hi = t1; /* [t0, hi) is still to be explained */
-  for (int guard = 0; cur >= 0 && hi > t0 && guard < 1000000; guard++) {
-    const sim_op *o = &s->ops[cur];
-    const mapopt_app_op *ao = &s->run->ops[cur];
-    int64_t floor = t0;
-    if (o->last_pred >= 0 && s->ops[o->last_pred].complete_at > floor)
-      floor = s->ops[o->last_pred].complete_at;
-    if (floor > hi)
-      floor = hi;
-    if (ao->kind == MAPOPT_OP_TASK && o->complete_at > o->end_at &&
-        s->run->tasks[ao->task].inner) {
-      /* An inner task completes with its last child: follow the child. */
-      int64_t last = -1;
-      for (int64_t k = s->plan->first_child[cur + 1]; k >= 0;
-           k = s->next_sib[k])
-        if (s->ops[k].state == OS_COMPLETE &&
-            (last < 0 || s->ops[k].complete_at > s->ops[last].complete_at))
-          last = k;
-      if (last >= 0 && s->ops[last].complete_at > floor) {
-        take(s->ops[last].complete_at, floor, &hi, &cp->runtime_ns);
-        cur = last;
-        continue;
-      }
-    }
-    if (ao->kind == MAPOPT_OP_TASK) {
-      take(o->end_at, floor, &hi, &cp->runtime_ns);
-      int64_t d = take(o->start_at, floor, &hi, &cp->compute_ns);
-      if (d > 0)
-        add_segment(cp, "task",
-                    result_string(res, s->run->tasks[ao->task].name), hi, d);
-      take(o->ready_at, floor, &hi, &cp->queue_ns);
-    } else {
-      static const char *const kinds[] = {"task", "fill", "fence", "future"};
-      take(o->complete_at, floor, &hi, &cp->runtime_ns);
-      int64_t d = take(o->ready_at, floor, &hi, &cp->runtime_ns);
-      if (d > 0)
-        add_segment(cp, kinds[ao->kind], kinds[ao->kind], hi, d);
-    }
-    if (o->last_copy >= 0) {
-      const sim_copy *c = copy_at(s, o->last_copy);
-      take(c->end_at, floor, &hi, &cp->runtime_ns);
-      int64_t d = take(c->start_at, floor, &hi, &cp->copy_ns);
-      if (d > 0)
-        add_segment(cp, mapopt_sim_copy_kind_name(c->kind),
-                    mapopt_shape_mem_name(s->mems[c->dst_mem].kind), hi, d);
-    }
-    if (o->cause == CAUSE_BACKPRESSURE) {
-      take(o->mapped_at, floor, &hi, &cp->runtime_ns);
-      take(o->mappable_at, floor, &hi, &cp->backpressure_ns);
-    }
-    take(floor, floor, &hi, &cp->runtime_ns);
-    cur = o->last_pred;
-  }
-  take(t0, t0, &hi, &cp->runtime_ns);
-}
-
-/* The critical path over every timed window: fenced runs have one per
- * timed repetition, and only their time is elapsed time. */
-static void critical_path(sim_t *s, mapopt_sim_result *res, const int64_t *lo,
-                          const int64_t *hi, int64_t nw) {
-  for (int64_t w = 0; w < nw; w++)
-    critical_path_window(s, res, lo[w], hi[w]);
 }
 
 static int cmp_task_stats(const void *a, const void *b) {
@@ -221,34 +70,16 @@ static int cmp_task_stats(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
-/* A task op of the timed work (its iteration or block is timed) that
- * executed and started in the timed window(s). */
-static bool timed_task(const sim_t *s, int64_t i, const int64_t *lo,
-                       const int64_t *hi, int64_t nw) {
-  return s->run->ops[i].kind == MAPOPT_OP_TASK && s->run->ops[i].timing.timed &&
-         s->ops[i].state >= OS_EXECUTED &&
-         in_windows(s->ops[i].start_at, lo, hi, nw);
-}
-
-/* A copy that serves timed work and started in the timed window(s): the
- * report's statistics count nothing else. */
-static bool timed_copy(const sim_t *s, const sim_copy *c, const int64_t *lo,
-                       const int64_t *hi, int64_t nw) {
-  return s->run->ops[c->op].timing.timed && in_windows(c->start_at, lo, hi, nw);
-}
-
 /* A timed copy into one of the first MAPOPT_SIM_MAX_REQS arguments of its
  * op (not a fill). */
-static bool timed_copy_in(const sim_t *s, const sim_copy *c, const int64_t *lo,
-                          const int64_t *hi, int64_t nw) {
+static bool timed_copy_in(const sim_t *s, const sim_copy *c) {
   return c->kind != COPY_FILL && c->src_mem >= 0 &&
-         c->req < MAPOPT_SIM_MAX_REQS && timed_copy(s, c, lo, hi, nw);
+         c->req < MAPOPT_SIM_MAX_REQS && mapopt__sim_timed_copy(s, c);
 }
 
 /* For the busiest tasks chosen by top_tasks: how their points spread over
  * the processors, and which task produced what each argument copied in. */
-static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
-                             int64_t nw, mapopt_sim_result *res) {
+static void top_task_sources(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
   size_t nt = (size_t)run->ntasks, nstats = nt * MAPOPT_PROC_KIND_COUNT;
   int *top_of = mapopt__arena_alloc(&s->arena, nstats * sizeof *top_of);
@@ -267,7 +98,7 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     const sim_op *o = &s->ops[i];
-    if (!timed_task(s, i, lo, hi, nw))
+    if (!mapopt__sim_timed_task(s, i))
       continue;
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
     if (k >= 0)
@@ -282,7 +113,7 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
     }
   for (size_t c = 0; c < s->copies.len; c++) {
     const sim_copy *cp = copy_at(s, (int64_t)c);
-    if (!timed_copy_in(s, cp, lo, hi, nw))
+    if (!timed_copy_in(s, cp))
       continue;
     const mapopt_app_op *ao = &run->ops[cp->op];
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
@@ -315,8 +146,7 @@ static void top_task_sources(sim_t *s, const int64_t *lo, const int64_t *hi,
   }
 }
 
-static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
-                      int64_t nw, mapopt_sim_result *res) {
+static void top_tasks(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
   int64_t nstats = run->ntasks * MAPOPT_PROC_KIND_COUNT;
   mapopt_sim_task_stats *all =
@@ -328,7 +158,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     const sim_op *o = &s->ops[i];
-    if (!timed_task(s, i, lo, hi, nw))
+    if (!mapopt__sim_timed_task(s, i))
       continue;
     mapopt_sim_task_stats *t =
         &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
@@ -388,11 +218,13 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
       q->access_ns += acc_ns[r];
       if (ppm[r] > q->layout_ppm)
         q->layout_ppm = ppm[r];
+      if (o->inst[r] >= 0 && inst_at(s, o->inst[r])->bytes > q->instance_bytes)
+        q->instance_bytes = inst_at(s, o->inst[r])->bytes;
     }
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
-    if (!timed_copy_in(s, c, lo, hi, nw))
+    if (!timed_copy_in(s, c))
       continue;
     const sim_op *o = &s->ops[c->op];
     mapopt_sim_task_stats *t =
@@ -408,7 +240,7 @@ static void top_tasks(sim_t *s, const int64_t *lo, const int64_t *hi,
   for (int64_t k = 0; k < nstats && res->ntop < MAPOPT_SIM_MAX_TOP_TASKS; k++)
     if (all[k].points)
       res->top_tasks[res->ntop++] = all[k];
-  top_task_sources(s, lo, hi, nw, res);
+  top_task_sources(s, res);
 }
 
 /* The decisions applied to every mapped task op, for `mapopt show`. */
@@ -509,21 +341,21 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
     for (int64_t w = 0; w < nw; w++)
       res->procs[o->proc].busy_ns +=
           overlap(o->start_at, o->end_at, lo[w], hi[w]);
-    if (in_windows(o->start_at, lo, hi, nw))
+    if (mapopt__sim_in_windows(s, o->start_at))
       res->procs[o->proc].tasks++;
   }
   for (size_t k = 0; k < s->util_jobs.len; k++) {
     const util_job *j = &MAPOPT__VEC_AT(&s->util_jobs, util_job, k);
     for (int64_t w = 0; w < nw; w++)
       res->procs[j->proc].busy_ns += overlap(j->start, j->end, lo[w], hi[w]);
-    if (in_windows(j->start, lo, hi, nw))
+    if (mapopt__sim_in_windows(s, j->start))
       res->procs[j->proc].tasks++;
   }
   for (size_t k = 0; k < s->copies.len; k++) {
     const sim_copy *c = copy_at(s, (int64_t)k);
     if (c->end_at == 0 && c->start_at == 0)
       continue;
-    if (!timed_copy(s, c, lo, hi, nw))
+    if (!mapopt__sim_timed_copy(s, c))
       continue;
     mapopt_sim_copy_stats *cs = &res->copies[c->kind];
     cs->bytes = mapopt__sat_add(cs->bytes, c->bytes);
@@ -540,8 +372,15 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   if (s->opts->record_decisions && record_decisions(s, res) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   if (!failed(s)) {
-    critical_path(s, res, lo, hi, nw);
-    top_tasks(s, lo, hi, nw, res);
+    if (s->opts->trace) {
+      s->on_path_op = mapopt__arena_zalloc(&s->arena, (size_t)run->nops + 1);
+      s->on_path_copy = mapopt__arena_zalloc(&s->arena, s->copies.len + 1);
+      if (!s->on_path_op || !s->on_path_copy)
+        return MAPOPT_ENOMEM;
+    }
+    if (mapopt__sim_attribute(s, res) != MAPOPT_OK)
+      return MAPOPT_ENOMEM;
+    top_tasks(s, res);
   }
   if (mapopt__sim_plan_lower_bound(s->plan, s->ctx, s->m,
                                    &res->lower_bound_ns) != MAPOPT_OK)
@@ -567,22 +406,4 @@ const char *mapopt_sim_error_name(mapopt_sim_error e) {
 #undef NAME_CASE
   }
   return "UNKNOWN";
-}
-
-void mapopt_sim_result_free(mapopt_sim_result *r) {
-  if (!r)
-    return;
-  result_impl *impl = (result_impl *)r;
-  mapopt_ctx *ctx = impl->ctx;
-  mapopt__free(ctx, r->procs, r->nprocs * sizeof *r->procs);
-  mapopt__free(ctx, r->mems, r->nmems * sizeof *r->mems);
-  if (r->error_text)
-    mapopt__free(ctx, r->error_text, strlen(r->error_text) + 1);
-  if (r->log)
-    mapopt__free(ctx, r->log, strlen(r->log) + 1);
-  if (r->trace)
-    mapopt__free(ctx, r->trace, strlen(r->trace) + 1);
-  mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
-  mapopt__arena_destroy(&impl->strings);
-  mapopt__free(ctx, impl, sizeof *impl);
 }

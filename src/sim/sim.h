@@ -17,7 +17,7 @@
 int64_t mapopt__sim_ranks(const mapopt_machine *machine,
                           const mapopt_app_run *run);
 
-/* ---- results (result.c) -------------------------------------------------- */
+/* ---- results (resmem.c) -------------------------------------------------- */
 
 /* A new, empty result that mapopt_sim_result_free frees; NULL on ENOMEM. */
 mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);
@@ -157,6 +157,16 @@ int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
 int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
                               const mapopt_app_run *run, int64_t op,
                               mapopt_proc_kind k);
+
+/*
+ * c(p, k) with requirement r of op in memory kind mem and the others in
+ * their best memories: a lower bound on T whenever r's instance is in mem.
+ * -1 when c(p, k) is, or when k cannot reach mem.
+ */
+int64_t mapopt__sim_best_cost_in(const mapopt_machine *machine,
+                                 const mapopt_app_run *run, int64_t op,
+                                 mapopt_proc_kind k, size_t r,
+                                 mapopt_mem_kind mem);
 
 /*
  * Processors of kind k in the whole machine as the engine models them:

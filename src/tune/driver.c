@@ -61,6 +61,8 @@ typedef struct known {
   size_t keylen;
   mapopt_evaluation ev; /* feedback points to feedback; no findings, result */
   char *feedback;       /* a text */
+  int64_t iteration;
+  uint64_t profile; /* its profile's signature; 0: none (not simulated ok) */
 } known;
 
 /* One candidate of the current round. */
@@ -77,8 +79,9 @@ typedef struct slot {
   mapopt__tune_eval out;
   double wall_s, finished;
   mapopt_status err;
-  bool evaluated; /* out is final (set under the lock) */
-  bool recorded;  /* written or checked against the record */
+  bool evaluated;   /* out is final (set under the lock) */
+  bool recorded;    /* written or checked against the record */
+  uint64_t profile; /* mapopt_guide_profile_signature of its result, or 0 */
 } slot;
 
 typedef struct driver {
@@ -279,6 +282,39 @@ static mapopt_status learn_unit(driver *d, const mapopt__tune_eval *out) {
   return d->unit ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
+/*
+ * A successful evaluation whose profile equals an earlier one's is told
+ * so, with the statements that had no effect (docs/guide.md, no-effect):
+ * the earlier ones are those of the rounds already told, so the note is
+ * the same however the round's evaluations finish.
+ */
+static mapopt_status note_unchanged(driver *d, slot *s) {
+  const mapopt_sim_result *r = s->out.ev.result;
+  s->profile = 0;
+  if (!r || s->out.ev.status != MAPOPT_TUNE_OK || !s->out.findings || !s->key)
+    return MAPOPT_OK;
+  s->profile = mapopt_guide_profile_signature(r);
+  const known *same = NULL;
+  for (size_t i = 0; i < d->knowns.len && !same; i++) {
+    const known *k = MAPOPT__VEC_AT(&d->knowns, known *, i);
+    if (k->profile == s->profile && k->key)
+      same = k;
+  }
+  if (!same)
+    return MAPOPT_OK;
+  mapopt_status st = mapopt_guide_note_unchanged(
+      s->out.findings, same->iteration, same->key, s->key);
+  char *text = NULL;
+  if (st == MAPOPT_OK)
+    st = mapopt_guide_feedback(d->ctx, s->out.findings, d->level, &text);
+  if (st != MAPOPT_OK)
+    return st;
+  mapopt_text_free(s->out.feedback);
+  s->out.feedback = text;
+  s->out.ev.feedback = text;
+  return MAPOPT_OK;
+}
+
 /* Records (or, replayed, checks) one finished evaluation. */
 static mapopt_status record(driver *d, slot *s) {
   s->recorded = true;
@@ -286,6 +322,9 @@ static mapopt_status record(driver *d, slot *s) {
     return eval_error(d, s->err, &s->out);
   if (s->out.interrupted)
     return MAPOPT_OK; /* a stop ended it: nothing to record */
+  mapopt_status nst = note_unchanged(d, s);
+  if (nst != MAPOPT_OK)
+    return nst;
   if (s->record)
     return check_replay(d, s);
   const mapopt_evaluation *e = &s->out.ev;
@@ -564,6 +603,8 @@ static mapopt_status remember(driver *d, slot *s) {
     return MAPOPT_ENOMEM;
   }
   *slotp = k;
+  k->iteration = s->iteration;
+  k->profile = s->profile;
   k->ev = s->out.ev;
   k->ev.result = NULL;
   k->ev.findings = NULL;

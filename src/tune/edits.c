@@ -253,27 +253,35 @@ static bool arg_is(const space_task *t, const char *key,
   return false;
 }
 
-/* The nanoseconds a copy of bytes costs at a nominal 10 GB/s: copies and
- * compute weigh on one scale. */
-static int64_t copy_ns(int64_t bytes) {
-  return bytes / 10;
+/* Whether the space argument key of task t is the argument of wait w
+ * (by position, or by its first name). */
+static bool wait_arg_is(const space_task *t, const char *key,
+                        const mapopt_sim_wait *w) {
+  mapopt_sim_req_stats q = {.index = w->arg, .name = w->arg_name};
+  return w->arg >= 0 && arg_is(t, key, &q);
 }
 
-static int64_t arg_copy_bytes(const mapopt_sim_req_stats *q) {
-  int64_t b = 0;
-  for (int c = 0; c < MAPOPT_SIM_COPY_KINDS; c++)
-    b += q->copy_in_channel_bytes[c];
-  return b;
+static bool data_wait(mapopt_sim_cause c) {
+  return c == MAPOPT_SIM_CAUSE_COPY || c == MAPOPT_SIM_CAUSE_FILL ||
+         c == MAPOPT_SIM_CAUSE_FOLD || c == MAPOPT_SIM_CAUSE_REDUCTION;
+}
+
+/* A wait's weight: its time on the critical path, and a tenth of what the
+ * points waited on it off the path (which a change may expose). */
+static int64_t wait_ns(const mapopt_sim_wait *w) {
+  return w->exposed_ns + w->waited_ns / 10;
 }
 
 /*
- * What a parameter decides about, measured in a profile: a memory choice,
- * the copies into its argument and the time spent reaching it; a task's
- * placement (index map, dimension order, following its parent), the copies
- * into its arguments, those out of its results into other tasks, and the
- * time its processors idle for want of balance; its kind, its busy time;
- * InstanceLimit, the back-pressure on the critical path in proportion to
- * its busy time; CollectMemory, a tenth of its copies; a layout, the
+ * What a parameter decides about, measured in a profile's time (the
+ * attribution of the critical path, docs/sim.md): a memory choice, the
+ * waits for copies and folds into its argument and the time spent
+ * reaching it; a task's placement (index map, dimension order, following
+ * its parent), the waits for data and processors of the task, those of
+ * other tasks for its data (it produced it, or held their processor), and
+ * the time its processors idle for want of balance; its kind, its busy
+ * time and its compute on the path; InstanceLimit, the task's waits for
+ * it; CollectMemory, a tenth of the waits for its copies; a layout, the
  * memory time of the tasks that read the region (more when AOS already
  * costs). Alignment only pads: it weighs nothing.
  */
@@ -281,31 +289,49 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const mapopt_sim_result *r) {
   const mapopt_space_param *p = mapopt_space_param_at(sp, i);
   int t = mapopt__space_task_of(sp, i);
-  int64_t w = 0, busy_total = 0;
-  for (size_t k = 0; k < r->ntop; k++)
-    busy_total += r->top_tasks[k].busy_ns;
+  int64_t w = 0;
+  for (size_t k = 0; k < r->nwaits; k++) {
+    const mapopt_sim_wait *x = &r->waits[k];
+    bool mine = p->task && x->task && !strcmp(x->task, p->task);
+    bool theirs = p->task && x->other && !strcmp(x->other, p->task);
+    switch (p->kind) {
+    case MAPOPT_PARAM_MEMORY:
+      if (mine && data_wait(x->cause) &&
+          wait_arg_is(&sp->tasks[t], p->region, x))
+        w += wait_ns(x);
+      break;
+    case MAPOPT_PARAM_INDEX_MAP:
+    case MAPOPT_PARAM_INDEX_DIMS:
+    case MAPOPT_PARAM_FOLLOW_PARENT:
+      if ((mine || theirs) &&
+          (data_wait(x->cause) || x->cause == MAPOPT_SIM_CAUSE_PROCESSOR))
+        w += wait_ns(x);
+      break;
+    case MAPOPT_PARAM_COLLECT:
+      if (mine && data_wait(x->cause))
+        w += wait_ns(x) / 10;
+      break;
+    case MAPOPT_PARAM_INSTANCE_LIMIT:
+      if (mine && x->cause == MAPOPT_SIM_CAUSE_INSTANCE_LIMIT)
+        w += wait_ns(x);
+      break;
+    case MAPOPT_PARAM_PROC_KIND:
+      if (mine && x->cause == MAPOPT_SIM_CAUSE_COMPUTE)
+        w += x->exposed_ns;
+      break;
+    default:
+      break;
+    }
+  }
   for (size_t k = 0; k < r->ntop; k++) {
     const mapopt_sim_task_stats *ts = &r->top_tasks[k];
     bool mine = p->task && !strcmp(ts->task, p->task);
     for (int q = 0; q < ts->nreqs; q++) {
       const mapopt_sim_req_stats *rq = &ts->reqs[q];
-      int64_t in = copy_ns(arg_copy_bytes(rq));
       switch (p->kind) {
       case MAPOPT_PARAM_MEMORY:
         if (mine && arg_is(&sp->tasks[t], p->region, rq))
-          w += in + rq->mem_ns + rq->access_ns;
-        break;
-      case MAPOPT_PARAM_INDEX_MAP:
-      case MAPOPT_PARAM_INDEX_DIMS:
-      case MAPOPT_PARAM_FOLLOW_PARENT:
-        if (mine)
-          w += in;
-        else if (rq->producer && p->task && !strcmp(rq->producer, p->task))
-          w += copy_ns(rq->producer_bytes);
-        break;
-      case MAPOPT_PARAM_COLLECT:
-        if (mine)
-          w += in / 10;
+          w += rq->mem_ns + rq->access_ns;
         break;
       case MAPOPT_PARAM_LAYOUT_SOA:
       case MAPOPT_PARAM_LAYOUT_ORDER: {
@@ -327,9 +353,6 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
          p->kind == MAPOPT_PARAM_INDEX_DIMS) &&
         ts->procs_used > 0) /* idle time for want of balance */
       w += ts->proc_max_ns * ts->procs_used - ts->busy_ns;
-    if (p->kind == MAPOPT_PARAM_INSTANCE_LIMIT && busy_total > 0)
-      w += (int64_t)((double)r->critical_path.backpressure_ns *
-                     (double)ts->busy_ns / (double)busy_total);
   }
   return w;
 }

@@ -6,9 +6,12 @@
  * sweep gains nothing.
  *
  * Importance comes from the simulator's profile of the current best
- * mapper: a parameter of a task weighs that task's busy time, a layout
- * parameter the busy time of the tasks that read its region; parameters of
- * tasks the profile does not list come last, in space order. Only
+ * mapper (mapopt__param_weight): a parameter weighs the time on the
+ * critical path it can change -- the waits for copies, folds, processors
+ * and InstanceLimit of its task and argument, as the attribution of the
+ * path gives them, its task's busy time -- and a layout parameter the
+ * memory time of the tasks that read its region; parameters that weigh
+ * nothing come last, in space order. Only
  * parameters that take effect under the current choice are visited (a
  * memory parameter of a kind the task is not mapped to changes nothing).
  * Without a profile (real runs), the order is the space's.

@@ -263,8 +263,10 @@ size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
  * parameter of the task alone. 0 when e has no findings. */
 double mapopt__guide_stake(const mapopt_evaluation *e, const char *task,
                            const char *region);
-/* The busy time parameter i decides for in a profile: its task's, or for a
- * layout parameter, that of the tasks reading its region. */
+/* The time parameter i decides about in a profile, in ns: the waits of
+ * the critical path's attribution it can change, its task's busy time,
+ * or for a layout parameter the memory time of the tasks reading its
+ * region (edits.c). */
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const struct mapopt_sim_result *r);
 

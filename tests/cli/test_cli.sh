@@ -437,9 +437,14 @@ expect_rc 0 "$M" explain syn.log --mapper syn.map --exit-status 1
 expect_in out "Compile Error: syntax error, unexpected ':', expecting '{'"
 expect_in out "The line reads \`def f(Task t):\`"
 # Bad inputs: located errors, exit 1.
-printf '{"status": "ok",\n "bogus": 1}\n' > bad.json
+printf '{"format": "mapopt-report/2", "status": "ok",\n "bogus": 1}\n' > bad.json
 expect_rc 1 "$M" explain rc.log --report bad.json
 expect_in err 'bad.json:2:2: error: unknown key "bogus" in the report'
+# A report of the first format (no "format"): refused, with what to do.
+printf '{"status": "ok"}\n' > old.json
+expect_rc 1 "$M" explain rc.log --report old.json
+expect_in err 'old.json:1:1: error: the report has no "format"'
+expect_in err 'write it again with `mapopt sim --report`'
 printf '{"status": \n' > trunc.json
 expect_rc 1 "$M" explain rc.log --report trunc.json; expect_in err "trunc.json:2:1: error:"
 expect_rc 1 "$M" explain rc.log --app nosuch; expect_in err 'unknown application "nosuch"'

@@ -23,7 +23,7 @@ grep -q "The default mapper is already" demo/report.html &&
   bad "the demo's report says the default mapper is best" || ok
 
 expect_rc 0 "$M" tune circuit --db c.db --out c.map --quiet
-expect_in out "the default mapper is already the best found: its time is within 0.2% of the lower bound"
+expect_in out "the default mapper is already the best found: its time is within 0.1% of the lower bound"
 expect_rc 0 "$M" report c.db --html c.html
-expect_in c.html "The default mapper is already the best found: its time is within 0.2% of the lower bound"
+expect_in c.html "The default mapper is already the best found: its time is within 0.1% of the lower bound"
 finish

@@ -79,9 +79,14 @@ void fixture_sql(const char *path, const char *stmt) {
   sqlite3_close(db);
 }
 
-mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
-                                         const char *spec, const char *mapper,
-                                         const mapopt_sim_options *opts) {
+/* Simulates a under mapper on m; with out_findings, AutoGuide analyses the
+ * run with every input (run, mapper and its text, machine). Takes m and
+ * a. */
+static mapopt_sim_result *simulate_and_analyze(mapopt_machine *m, mapopt_app *a,
+                                               const char *spec,
+                                               const char *mapper,
+                                               const mapopt_sim_options *opts,
+                                               mapopt_findings **out_findings) {
   mapopt_app_run *run;
   mapopt_program *prog;
   mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = -1};
@@ -100,6 +105,18 @@ mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
   }
   mapopt_sim_result *res;
   assert_int_equal(mapopt_sim_run(ctx, m, run, prog, opts, &res), MAPOPT_OK);
+  if (out_findings) {
+    mapopt_guide_input in = {.output = res->log,
+                             .output_len = strlen(res->log),
+                             .exit_status = res->error ? 1 : 0,
+                             .result = res,
+                             .mapper = prog,
+                             .mapper_text = mapper,
+                             .mapper_len = strlen(mapper),
+                             .run = run,
+                             .machine = m};
+    assert_int_equal(mapopt_guide_analyze(ctx, &in, out_findings), MAPOPT_OK);
+  }
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);
   mapopt_app_free(a);
@@ -122,6 +139,78 @@ void fixture_target_close(fixture_target *t) {
   mapopt_app_run_free(t->run);
   mapopt_app_free(t->app);
   mapopt_machine_free(t->m);
+}
+
+mapopt_sim_result *fixture_simulate_text(mapopt_machine *m, mapopt_app *a,
+                                         const char *spec, const char *mapper,
+                                         const mapopt_sim_options *opts) {
+  return simulate_and_analyze(m, a, spec, mapper, opts, NULL);
+}
+
+mapopt_findings *fixture_analyze_text(mapopt_machine *m, mapopt_app *a,
+                                      const char *spec, const char *mapper,
+                                      mapopt_sim_result **res) {
+  mapopt_findings *f = NULL;
+  *res = simulate_and_analyze(m, a, spec, mapper, NULL, &f);
+  return f;
+}
+
+char *fixture_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+const char fixture_duo[] =
+    "{\"format\": \"mapopt-machine/1\", \"name\": \"duo\", \"nodes\": 1,"
+    " \"processors\": {"
+    "  \"CPU\": {\"count\": 1, \"gflops_f64\": 10, \"gflops_f32\": 20,"
+    "   \"overhead_ns\": 4000},"
+    "  \"GPU\": {\"count\": 2, \"gflops_f64\": 1000, \"gflops_f32\": 2000,"
+    "   \"overhead_ns\": 10000},"
+    "  \"UTIL\": {\"count\": 1}},"
+    " \"memories\": {\"SYSMEM\": {\"per\": \"node\", \"capacity_mib\": 64},"
+    "  \"FBMEM\": {\"per\": \"gpu\", \"capacity_mib\": 1}},"
+    " \"affinity\": ["
+    "  {\"proc\": \"GPU\", \"mem\": \"FBMEM\", \"bw_gbs\": 500, \"lat_ns\": "
+    "500,"
+    "   \"gather_mps\": 20000, \"atomic_mps\": 8000},"
+    "  {\"proc\": \"CPU\", \"mem\": \"SYSMEM\", \"bw_gbs\": 10, \"lat_ns\": "
+    "100,"
+    "   \"gather_mps\": 100, \"atomic_mps\": 50}],"
+    " \"channels\": {\"FB_LOCAL\": {\"bw_gbs\": 100, \"lat_ns\": 1000},"
+    "  \"FB_FB_PEER\": {\"bw_gbs\": 2, \"lat_ns\": 2000},"
+    "  \"FB_HOST\": {\"bw_gbs\": 4, \"lat_ns\": 2000},"
+    "  \"HOST_HOST\": {\"bw_gbs\": 20, \"lat_ns\": 500}},"
+    " \"runtime\": {\"launch_ns\": 0, \"launch_traced_ns\": 0, \"map_ns\": 0,"
+    "  \"map_traced_ns\": 0, \"fence_ns\": 0, \"future_ns\": 0,"
+    "  \"ipc_lat_ns\": 0}}";
+
+mapopt_sim_result *fixture_simulate_json(const char *machine, const char *app,
+                                         const char *mapper) {
+  mapopt_machine *m = NULL;
+  mapopt_app *a = NULL;
+  mapopt_diags_clear(diags);
+  bool ok = mapopt_machine_load_json(ctx, "machine.json", machine,
+                                     strlen(machine), diags, &m) == MAPOPT_OK &&
+            mapopt_app_load_json(ctx, "app.json", app, strlen(app), diags,
+                                 &a) == MAPOPT_OK;
+  if (!ok)
+    fixture_print_diags();
+  assert_true(ok);
+  mapopt_sim_result *r = fixture_simulate_text(m, a, NULL, mapper, NULL);
+  if (r->error != MAPOPT_SIM_NONE)
+    print_message("%s", r->log);
+  assert_int_equal(r->error, MAPOPT_SIM_NONE);
+  return r;
 }
 
 mapopt_sim_result *fixture_simulate(const char *app, const char *machine,

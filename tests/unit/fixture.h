@@ -7,6 +7,7 @@
 #define MAPOPT_TESTS_UNIT_FIXTURE_H
 
 #include "mapopt/core.h"
+#include "mapopt/guide.h"
 #include "mapopt/sim.h"
 #include "mapopt/tune.h"
 
@@ -54,5 +55,31 @@ typedef struct fixture_target {
 void fixture_target_open(mapopt_ctx *c, mapopt_diags *d, const char *app,
                          fixture_target *t);
 void fixture_target_close(fixture_target *t);
+/* A file's whole text, NUL-terminated (the caller frees it); fails the
+ * test when it cannot be read. */
+char *fixture_read_file(const char *path);
+
+/*
+ * The machine "duo" of the hand-built runs whose times are worked out by
+ * hand (test_attrib, test_bound): one node, two GPUs (10 us of fixed cost
+ * per task, so a task without flops takes exactly 10000 ns) that reach
+ * only their framebuffers, FB_LOCAL 100 GB/s with 1000 ns latency (fills
+ * pay none), FB_FB_PEER 2 GB/s and FB_HOST 4 GB/s with 2000 ns latency,
+ * no runtime costs.
+ */
+extern const char fixture_duo[];
+
+/* Simulates the app of JSON text app under mapper on the machine of JSON
+ * text machine, as fixture_simulate_text; fails the test when either does
+ * not load or the run ends in an error. The result is the caller's. */
+mapopt_sim_result *fixture_simulate_json(const char *machine, const char *app,
+                                         const char *mapper);
+
+/* As fixture_simulate_text without options, and AutoGuide's findings on
+ * the run given every input (the run, the mapper and its text, the
+ * machine), the caller's to free; the result goes to *res. */
+mapopt_findings *fixture_analyze_text(mapopt_machine *m, mapopt_app *a,
+                                      const char *spec, const char *mapper,
+                                      mapopt_sim_result **res);
 
 #endif

@@ -828,26 +828,12 @@ static void test_timing_window(void **state) {
 /* ---- §4.13 determinism
  * --------------------------------------------------------- */
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  assert_non_null(buf);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
-
 static char *heat_app;
 
 static void load_heat(void) {
   if (heat_app)
     return;
-  heat_app = read_all(MAPOPT_SOURCE_DIR "/apps/heat1d.json");
+  heat_app = fixture_read_file(MAPOPT_SOURCE_DIR "/apps/heat1d.json");
 }
 
 typedef struct outputs {

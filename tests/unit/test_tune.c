@@ -1074,6 +1074,34 @@ static void test_feedback_levels(void **state) {
       free(got[l][i]);
 }
 
+/* A mapper whose run's profile equals an earlier one's is told so, with
+ * the statements that had no effect; the earlier one must be of an
+ * earlier round (batches of 1 here), and a run that differs is not. */
+static void test_nothing_changed(void **state) {
+  (void)state;
+  static const char *const texts[] = {
+      "Task * GPU;\n",
+      /* An InstanceLimit never reached: the same run. */
+      "Task * GPU;\nInstanceLimit relax 100;\n",
+      /* On the CPUs: another run. */
+      "Task * CPU;\n", NULL};
+  scripted s;
+  run_script(&(script_log){.texts = texts}, 3, 1, 1, &s);
+  char *f0 = feedback_of(s.db, s.out.run, 0);
+  char *f1 = feedback_of(s.db, s.out.run, 1);
+  char *f2 = feedback_of(s.db, s.out.run, 2);
+  print_message("%s\n", f1);
+  assert_null(strstr(f0, "nothing changed"));
+  assert_non_null(strstr(f1, "Performance: nothing changed: this run's "
+                             "profile equals that of evaluation 0"));
+  assert_non_null(strstr(f1, "it adds `InstanceLimit relax 100;`"));
+  assert_null(strstr(f2, "nothing changed"));
+  free(f0);
+  free(f1);
+  free(f2);
+  script_done(&s);
+}
+
 /*
  * The default optimizer, guided, at the default budget of 10 on circuit (at
  * its paper size) and on a GEMM (cannon, small): the best mapper it finds
@@ -1231,6 +1259,7 @@ int main(void) {
       cmocka_unit_test(test_bad_config),
       cmocka_unit_test(test_allocation_failure),
       cmocka_unit_test(test_feedback_levels),
+      cmocka_unit_test(test_nothing_changed),
       cmocka_unit_test(test_guided_beats_default),
       cmocka_unit_test(test_space_renders_every_value),
   };

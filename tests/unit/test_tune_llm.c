@@ -50,10 +50,11 @@ typedef struct world {
   mapopt_tune_llm llm;
 } world;
 
-static void world_open(world *w) {
+/* The world of app (a built-in with its size). */
+static void world_open_app(world *w, const char *app) {
   *w = (world){0};
   fixture_target t;
-  fixture_target_open(ctx, diags, "circuit:small", &t);
+  fixture_target_open(ctx, diags, app, &t);
   w->m = t.m;
   w->app = t.app;
   w->run = t.run;
@@ -69,6 +70,10 @@ static void world_open(world *w) {
   fake_time_use(&w->ft, c);
   w->llm.history = 2;
   w->llm.transport = w->t;
+}
+
+static void world_open(world *w) {
+  world_open_app(w, "circuit:small");
 }
 
 static void world_close(world *w) {
@@ -438,15 +443,15 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
     s->flag = 1;
 }
 
-static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
-                           bool resume, stopper *stop,
-                           mapopt_tune_outcome *out) {
+/* A run of the llm optimizer on app at size (the world's). */
+static mapopt_status drive_app(world *w, const char *app, const char *size,
+                               mapopt_tune_db *db, int64_t budget, bool resume,
+                               stopper *stop, mapopt_tune_outcome *out) {
   mapopt_tune_problem p = {.machine = w->m,
                            .run = w->run,
-                           .expert =
-                               mapopt_app_builtin_mapper("circuit", "expert")};
-  mapopt_tune_config c = {.app = "circuit",
-                          .size = "small",
+                           .expert = mapopt_app_builtin_mapper(app, "expert")};
+  mapopt_tune_config c = {.app = app,
+                          .size = size,
                           .machine = "p100x4",
                           .optimizer = "llm",
                           .seed = 7,
@@ -460,6 +465,48 @@ static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
                            .progress_ud = stop};
   mapopt_diags_clear(diags);
   return mapopt_tune_run(ctx, db, &p, &c, &o, diags, out);
+}
+
+static mapopt_status drive(world *w, mapopt_tune_db *db, int64_t budget,
+                           bool resume, stopper *stop,
+                           mapopt_tune_outcome *out) {
+  return drive_app(w, "circuit", "small", db, budget, resume, stop, out);
+}
+
+/* The model is told what the critical path waited for, in time: after a
+ * cosma mapper whose A_blk folds hold the run back, the next prompt's
+ * feedback for the best mapper names them with the time they cost. */
+static void test_prompt_tells_times(void **state) {
+  (void)state;
+  char path[64];
+  mapopt_tune_db *db = fixture_db_new(path);
+  world w;
+  world_open_app(&w, "cosma");
+  /* mappers/cosma/alt-a-together.map without its comments. */
+  add_mapper(w.t,
+             "Task * GPU;\nRegion * * GPU FBMEM;\n"
+             "Layout * * * SOA C_order;\nCollectMemory task_4 *;\n"
+             "m = Machine(GPU);\n"
+             "def jk(Task t) { return m[t.ipoint[1] + 2 * t.ipoint[2], 0]; }\n"
+             "def b(Task t) { return m[3 * t.ipoint[2], 0]; }\n"
+             "def a(Task t) { return m[3 * t.ipoint[1], 0]; }\n"
+             "def each(Task t) { return m[t.ipoint[0], 0]; }\n"
+             "IndexTaskMap task_4, task_3 jk;\nIndexTaskMap task_2 b;\n"
+             "IndexTaskMap task_1 a;\nIndexTaskMap init_cublas each;\n");
+  add_mapper(w.t, mapper_a);
+  mapopt_tune_outcome o;
+  assert_int_equal(drive_app(&w, "cosma", NULL, db, 2, false, NULL, &o),
+                   MAPOPT_OK);
+  char *u = user_message(w.t, 1);
+  size_t best = at(u, "# Current best mapper");
+  size_t folds = at(u, "Performance: task_1 waits 571.6 ms (26% of the run) "
+                       "on the folds of task_4's contributions to A_blk");
+  assert_true(best < folds);
+  at(u, "would recover up to 571.6 ms (estimate)");
+  free(u);
+  mapopt_tune_outcome_clear(&o);
+  world_close(&w);
+  fixture_db_drop(db, path);
 }
 
 /* A run's rows, the same from a second run, the sums, the key nowhere. */
@@ -689,6 +736,7 @@ int main(void) {
       cmocka_unit_test(test_key_redacted),
       cmocka_unit_test(test_settings),
       cmocka_unit_test(test_driven_run),
+      cmocka_unit_test(test_prompt_tells_times),
       cmocka_unit_test(test_resume_replays),
       cmocka_unit_test(test_server_down),
       cmocka_unit_test(test_calls_recorded_at_once),

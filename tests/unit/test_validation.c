@@ -25,6 +25,7 @@
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
 #include "mapopt/tune.h"
+#include "sweep.h"
 
 /* ---- running one configuration ------------------------------------------ */
 
@@ -1041,6 +1042,19 @@ static void books(void **state) {
                   (long long)o.res->elapsed_ns, (long long)sum);
     assert_int_equal(cp->length_ns, o.res->elapsed_ns);
     assert_int_equal(sum, cp->length_ns);
+    /* And so do the attribution's entries, each cause in its part. */
+    int64_t exposed = 0, copies = 0;
+    for (size_t i = 0; i < o.res->nwaits; i++) {
+      const mapopt_sim_wait *w = &o.res->waits[i];
+      exposed += w->exposed_ns;
+      if (w->cause == MAPOPT_SIM_CAUSE_COPY ||
+          w->cause == MAPOPT_SIM_CAUSE_FILL ||
+          w->cause == MAPOPT_SIM_CAUSE_FOLD ||
+          w->cause == MAPOPT_SIM_CAUSE_REDUCTION)
+        copies += w->exposed_ns;
+    }
+    assert_int_equal(exposed, cp->length_ns);
+    assert_int_equal(copies, cp->copy_ns);
     if (!strcmp(all_apps[a], "stencil"))
       assert_int_equal(chan(&o, MAPOPT_CHAN_FB_HOST), 0);
     done(&o);
@@ -1110,6 +1124,60 @@ static void experts(void **state) {
     }
 }
 
+/* V21's random mappers for the bound's sweep: the app's tasks, a stream. */
+typedef struct dsl_draws {
+  rng r;
+  const mapopt_task_info *tasks;
+  size_t ntasks;
+} dsl_draws;
+
+static char *draw_dsl(void *ud) {
+  dsl_draws *d = ud;
+  return random_mapper(&d->r, d->tasks, d->ntasks);
+}
+
+/*
+ * bound: the lower bound (docs/sim.md, "The lower bound") is at or below
+ * the elapsed time of every run that ends without error -- every mapper
+ * the repository ships for each of the nine (expert, default and the
+ * alternatives) and 200 valid random mappers each, on p100x4,
+ * lassen:nodes=2 and a100x4. The random mappers come from the tuner's
+ * search space (its random optimizer); where it holds too few valid ones
+ * (pennant's fail), V21's random DSL mappers make up the 200. It prints,
+ * per application and machine, the fastest run's elapsed time over the
+ * bound.
+ */
+static void bound(void **state) {
+  (void)state;
+  static const char *const machines[] = {"p100x4", "lassen:nodes=2", "a100x4"};
+  for (int m = 0; m < 3; m++)
+    for (int a = 0; a < 9; a++) {
+      mapopt_ctx *ctx;
+      assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+      char dir[1024];
+      snprintf(dir, sizeof dir, "%s/mappers/%s", MAPOPT_SOURCE_DIR,
+               all_apps[a]);
+      sweep_stats st;
+      mapopt_app *app = builtin(ctx, all_apps[a]);
+      dsl_draws draws = {{1}, NULL, 0};
+      assert_int_equal(mapopt_app_task_info(app, &draws.tasks, &draws.ntasks),
+                       MAPOPT_OK);
+      sweep_bound(ctx, all_apps[a], machines[m], dir, 200, 1, draw_dsl, &draws,
+                  &st);
+      mapopt_app_free(app);
+      print_message("bound %s on %s: %d shipped, %d of %d random valid; "
+                    "bound %.4f s, fastest %.4f s (%.3fx), highest "
+                    "efficiency %.3f\n",
+                    all_apps[a], machines[m], st.shipped, st.random_valid,
+                    st.random_draws, (double)st.bound_ns / 1e9,
+                    (double)st.best_ns / 1e9,
+                    (double)st.best_ns / (double)st.bound_ns, st.highest_eff);
+      assert_true(st.shipped >= 1);
+      assert_int_equal(st.random_valid, 200);
+      mapopt_ctx_free(ctx);
+    }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(experts), cmocka_unit_test(v1),
@@ -1127,6 +1195,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(fences),  cmocka_unit_test(folds),
       cmocka_unit_test(sharing), cmocka_unit_test(aos),
       cmocka_unit_test(zcgemm),  cmocka_unit_test(books),
+      cmocka_unit_test(bound),
   };
   if (argc > 1)
     cmocka_set_test_filter(argv[1]);

@@ -1,0 +1,610 @@
+/*
+ * AutoGuide's rules on the critical path's attribution (the result's
+ * waits, docs/sim.md): what the run's critical path waited for, in time.
+ * A copy, a fold or a processor that held the path back is a finding, as
+ * large as the time it cost (its exposed time); copies hidden behind work
+ * cost nothing and are no finding, however many bytes they move.
+ *
+ * Each finding names the data and the two ends, and its suggestion is
+ * checked against what the run's data flow allows: a piece read on two
+ * processors must cross once whatever the placement, so no placement is
+ * offered that claims to remove that copy; a memory is offered only when
+ * the data fits in it. Where several fixes exist they are listed with the
+ * time each would recover if it removed the wait -- an estimate, said to
+ * be one -- and the first of them is also the finding's first edit.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "guide/guide.h"
+
+/* A copy, fold or reduction, or a processor wait, is a finding when it
+ * holds the critical path back for 5% of the run: less is the noise of a
+ * halo exchange or of a pipeline's first step. */
+#define WAIT_MIN_SHARE 0.05
+/* A wait for a processor is a finding from a tenth of the run (a busy
+ * processor is also what a well-balanced run looks like). */
+#define PROCESSOR_MIN_SHARE 0.10
+
+#define P(...) mapopt__guide_printf(f, __VA_ARGS__)
+#define C(x) MAPOPT_GUIDE_CODE_##x
+
+/* The waits of one (task, argument) for one family of causes. */
+typedef struct group {
+  const char *task, *arg_name;
+  int arg;
+  int64_t exposed, waited, copies, bytes, spread, pieces;
+  const mapopt_sim_wait *main; /* its largest exposed entry */
+} group;
+
+typedef struct ctx {
+  const mapopt_guide_input *in;
+  const mapopt_sim_result *res;
+  mapopt_findings *f;
+  double elapsed;
+} ctx;
+
+static bool same(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool copy_family(mapopt_sim_cause c) {
+  return c == MAPOPT_SIM_CAUSE_COPY;
+}
+static bool reduction_family(mapopt_sim_cause c) {
+  return c == MAPOPT_SIM_CAUSE_FOLD || c == MAPOPT_SIM_CAUSE_REDUCTION;
+}
+
+/* The groups of the family's entries, the most exposed first; n at most
+ * cap. */
+static size_t groups_of(const mapopt_sim_result *r,
+                        bool (*family)(mapopt_sim_cause), group *out,
+                        size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->nwaits; i++) {
+    const mapopt_sim_wait *w = &r->waits[i];
+    if (!family(w->cause) || !w->task || w->arg < 0)
+      continue;
+    size_t k = 0;
+    while (k < n && !(same(out[k].task, w->task) && out[k].arg == w->arg))
+      k++;
+    if (k == n) {
+      if (n == cap)
+        continue;
+      out[n++] = (group){w->task, w->arg_name, w->arg, 0, 0, 0, 0, 0, 0, w};
+    }
+    group *g = &out[k];
+    g->exposed += w->exposed_ns;
+    g->waited += w->waited_ns;
+    g->copies += w->copies;
+    g->bytes += w->bytes;
+    g->pieces += w->pieces;
+    if (w->spread > g->spread)
+      g->spread = w->spread;
+    if (w->exposed_ns > g->main->exposed_ns)
+      g->main = w;
+  }
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && out[j - 1].exposed < out[j].exposed; j--) {
+      group t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
+  return n;
+}
+
+static const mapopt_sim_task_stats *stats_of(const mapopt_sim_result *r,
+                                             const char *task) {
+  for (size_t i = 0; task && i < r->ntop; i++)
+    if (strcmp(r->top_tasks[i].task, task) == 0)
+      return &r->top_tasks[i];
+  return NULL;
+}
+
+/* What is known of a task: its kind in this run and whether it is index
+ * launched, from the busiest tasks or else the application. */
+typedef struct task_facts {
+  bool known, is_index;
+  mapopt_proc_kind kind;
+  unsigned variants;
+  int64_t busy;
+} task_facts;
+
+static task_facts facts(const ctx *c, const char *task) {
+  task_facts t = {0};
+  const mapopt_sim_task_stats *s = stats_of(c->res, task);
+  if (s)
+    return (task_facts){true, s->is_index, s->kind, s->variant_kinds,
+                        s->busy_ns};
+  const mapopt_app_op *op = mapopt__guide_first_op(c->in->run, task);
+  const mapopt_app_task *at = mapopt__guide_task(c->in->run, task);
+  if (op && at) {
+    t.known = true;
+    t.is_index = op->is_index;
+    t.variants = at->variant_kinds;
+    t.kind = at->variant_kinds >> MAPOPT_PROC_GPU & 1u ? MAPOPT_PROC_GPU
+                                                       : MAPOPT_PROC_CPU;
+  }
+  return t;
+}
+
+/* "12.3 ms (9% of the run)". */
+static const char *cost(const ctx *c, int64_t ns) {
+  mapopt_findings *f = c->f;
+  char t[32];
+  mapopt__guide_fmt_ns(t, sizeof t, ns);
+  double sh = c->elapsed > 0 ? (double)ns / c->elapsed : 0;
+  return sh >= 0.01 ? P("%s (%.0f%% of the run)", t, 100 * sh)
+                    : P("%s (%.1f%% of the run)", t, 100 * sh);
+}
+
+static const char *end_words(mapopt_findings *f, const mapopt_sim_end *e) {
+  char b[64];
+  mapopt__guide_fmt_end(b, sizeof b, e);
+  return P("%s", b);
+}
+
+/* A processor end for the memory end e: an FBMEM's GPU; NULL otherwise. */
+static const char *gpu_of(mapopt_findings *f, const mapopt_sim_end *e) {
+  if (!e->kind || strcmp(e->kind, "FBMEM") != 0)
+    return NULL;
+  return P("GPU %" PRId64 " of node %" PRId64, e->index, e->node);
+}
+
+/* The fixes of one finding, listed in its suggestion: each with the time
+ * it would recover if it removed the wait. */
+typedef struct fixes {
+  const char *text;
+  int n;
+} fixes;
+
+static void fix(const ctx *c, fixes *x, int64_t recover, const char *what) {
+  mapopt_findings *f = c->f;
+  char t[32];
+  mapopt__guide_fmt_ns(t, sizeof t, recover);
+  x->text = P("%s%s(%d) %s -- would recover up to %s (estimate)", x->text,
+              x->n ? "; " : "", x->n + 1, what, t);
+  x->n++;
+}
+
+/* Whether the data of size bytes fits in a memory of kind on the machine
+ * (capacity per instance of that memory; unknown machine: yes). */
+static bool fits(const ctx *c, mapopt_mem_kind kind, int64_t bytes) {
+  const mapopt_machine *m = c->in->machine;
+  if (!m)
+    return true;
+  if (!m->mems[kind].present)
+    return false;
+  int64_t peak = 0;
+  for (size_t i = 0; i < c->res->nmems; i++)
+    if (c->res->mems[i].kind == kind && c->res->mems[i].peak_bytes > peak)
+      peak = c->res->mems[i].peak_bytes;
+  return peak + bytes <= m->mems[kind].capacity;
+}
+
+/* The bandwidth of a channel on the machine, MB/s; 0 unknown. */
+static int64_t channel_bw(const ctx *c, int ch) {
+  const mapopt_machine *m = c->in->machine;
+  return m && ch >= 0 && ch < MAPOPT_CHAN_COUNT ? m->channels[ch].bw_mbps : 0;
+}
+
+/* The share of the time a copy over `now` would save over `alt`, by the
+ * channels' bandwidths (0 when alt is not faster or either is unknown). */
+static double faster_by(const ctx *c, int now, int alt) {
+  int64_t a = channel_bw(c, now), b = channel_bw(c, alt);
+  return a > 0 && b > a ? 1 - (double)a / (double)b : 0;
+}
+
+static const char *gpu_kind = "GPU";
+
+/* The name of the region argument arg of task is a piece of (what another
+ * task's statements can name it by), or NULL when unknown. */
+static const char *root_region(const mapopt_app_run *run, const char *task,
+                               int arg) {
+  const mapopt_app_op *op = mapopt__guide_first_op(run, task);
+  if (!op || arg < 0 || (size_t)arg >= op->nreqs)
+    return NULL;
+  return run->regions[op->reqs[arg].piece->region].name;
+}
+
+/*
+ * What task's kernels would lose, per processor they ran on, with their
+ * arguments of region root in ZCMEM instead of the framebuffer: those
+ * arguments' memory time scaled by the framebuffer's bandwidth over
+ * ZCMEM's (an estimate). 0 for a task the profile does not list among the
+ * busiest (too light to matter); -1 when the machine or the application
+ * does not say.
+ */
+static int64_t zc_loss(const ctx *c, const char *task, const char *root) {
+  const mapopt_machine *m = c->in->machine;
+  const mapopt_app_op *op = mapopt__guide_first_op(c->in->run, task);
+  if (!m || !op)
+    return -1;
+  int64_t fb = m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_FBMEM].bw_mbps;
+  int64_t zc = m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_ZCMEM].bw_mbps;
+  if (fb <= 0 || zc <= 0)
+    return -1;
+  const mapopt_sim_task_stats *t = stats_of(c->res, task);
+  if (!t || t->kind != MAPOPT_PROC_GPU)
+    return 0;
+  double loss = 0;
+  for (int q = 0; q < t->nreqs; q++) {
+    const mapopt_sim_req_stats *rq = &t->reqs[q];
+    if (rq->index < 0 || (size_t)rq->index >= op->nreqs ||
+        rq->memory != MAPOPT_MEM_FBMEM ||
+        strcmp(c->in->run->regions[op->reqs[rq->index].piece->region].name,
+               root) != 0)
+      continue;
+    loss += (double)rq->mem_ns * ((double)fb / (double)zc - 1);
+  }
+  return (int64_t)(loss / (double)(t->procs_used > 0 ? t->procs_used : 1));
+}
+
+/* Whether task prod also writes other regions than the one argument arg
+ * of task reads: one placement function places all of its points, so the
+ * points writing this data cannot move alone (false when unknown). */
+static bool writes_others(const mapopt_app_run *run, const char *prod,
+                          const char *task, int arg) {
+  const mapopt_app_op *op = mapopt__guide_first_op(run, task);
+  if (!op || arg < 0 || (size_t)arg >= op->nreqs)
+    return false;
+  int region = op->reqs[arg].piece->region;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || strcmp(run->tasks[o->task].name, prod))
+      continue;
+    for (size_t r = 0; r < o->nreqs; r++)
+      if (o->reqs[r].priv != MAPOPT_PRIV_RO &&
+          o->reqs[r].piece->region != region)
+        return true;
+  }
+  return false;
+}
+
+/* The finding of code for group g when its waits cost the critical path
+ * WAIT_MIN_SHARE of the run (NULL otherwise, or out of memory), with its
+ * impact and subject; the argument's name in *region. */
+static mapopt_guide_finding *group_finding(const ctx *c, const group *g,
+                                           mapopt_guide_code code,
+                                           const char **region) {
+  mapopt_findings *f = c->f;
+  double impact = (double)g->exposed / c->elapsed;
+  if (impact < WAIT_MIN_SHARE)
+    return NULL;
+  *region = g->arg_name && g->arg_name[0] ? g->arg_name : P("%d", g->arg);
+  mapopt_guide_finding *fd =
+      mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, code);
+  if (fd) {
+    fd->impact = impact > 1 ? 1 : impact;
+    mapopt__guide_subject(f, fd, g->task, *region, NULL);
+  }
+  return fd;
+}
+
+/* ---- copies -------------------------------------------------------------- */
+
+static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
+                         const char *region) {
+  mapopt_findings *f = c->f;
+  const mapopt_sim_wait *w = g->main;
+  const char *prod = w->other;
+  task_facts tc = facts(c, g->task), tp = facts(c, prod);
+  char moved[32];
+  mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
+  const char *chan = mapopt_sim_copy_kind_name(w->channel);
+  fd->message = P("%s waits %s on copies of %s from %s to %s (%s%s); %s "
+                  "moved in %" PRId64 " copies",
+                  g->task, cost(c, g->exposed), region, end_words(f, &w->from),
+                  end_words(f, &w->to), chan ? chan : "?",
+                  prod ? P(", written by %s", prod) : "", moved, g->copies);
+  /* What the data flow allows: a piece read on several processors
+   * crosses at least once per reader but one. */
+  bool spread = g->spread >= 2;
+  bool producer_reads =
+      spread && g->pieces > 0 && g->copies <= g->pieces * (g->spread - 1);
+  const char *flow =
+      !spread ? P("Each piece of %s is read on one processor in an "
+                  "iteration, and %s does not write it there, so every "
+                  "piece crosses.",
+                  region, prod ? prod : "its producer")
+      : producer_reads
+          ? P("Each piece of %s is read on %" PRId64
+              " processors in an iteration and %s already writes it on "
+              "one of them: the copy to the other%s must cross whatever "
+              "the placement.",
+              region, g->spread, prod ? prod : "its producer",
+              g->spread > 2 ? "s" : "")
+          : P("Each piece of %s is read on %" PRId64
+              " processors in an iteration, none of them where %s writes "
+              "it: at least %" PRId64 " cop%s per piece must cross "
+              "whatever the placement, one fewer than now.",
+              region, g->spread, prod ? prod : "its producer", g->spread - 1,
+              g->spread - 1 == 1 ? "y" : "ies");
+  fd->explain = P("The critical path runs through these copies: %s cannot "
+                  "start before its %s arrives, and nothing on that path "
+                  "runs meanwhile. %s",
+                  g->task, region, flow);
+  fixes x = {"", 0};
+  bool other = prod && strcmp(prod, g->task) != 0 && tp.known;
+  bool same_kind = other && tp.kind == tc.kind;
+  /* Where the piece of the exposed copy was first read, when that is the
+   * copy's own reader and not where the piece was written: writing it
+   * there makes that read local (with several readers a prefetch for
+   * the others; for data that shifts between steps, a skew). */
+  const char *first =
+      w->first_reader.kind ? end_words(f, &w->first_reader) : NULL;
+  const char *src = gpu_of(f, &w->from), *dst = gpu_of(f, &w->to);
+  bool first_is_dst = first && dst && strcmp(first, dst) == 0;
+  if (other && first_is_dst && src && strcmp(src, first) != 0 &&
+      !(c->in->run && writes_others(c->in->run, prod, g->task, g->arg))) {
+    const char *fn = mapopt__guide_index_fn(c->in, g->task, tc.kind);
+    bool like = same_kind && tc.is_index && tp.is_index;
+    const char *what =
+        !spread && like
+            ? P("run %s's points where %s's run%s", prod, g->task,
+                fn ? P(": `IndexTaskMap %s %s;` (the function %s uses)", prod,
+                       fn, g->task)
+                   : "")
+            : P("write each piece of %s where it is first read: the one "
+                "copied here is written on %s but first read on %s, so %s "
+                "should run that point there%s",
+                region, src, first, prod,
+                spread ? " (with several readers, the others are then "
+                         "served from the first; for data shifted "
+                         "between steps, this skews the placement so the "
+                         "first step reads locally)"
+                       : "");
+    fix(c, &x, g->exposed, what);
+    if (like)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+                         NULL, P("like:%s", g->task));
+  }
+  if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
+    const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),
+                          mapopt_shape_proc_name(tc.kind));
+    fix(c, &x, g->exposed,
+        P("run %s on the same kind as %s: `Task %s %s;`", g->task, prod,
+          g->task, kinds));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_PROC_KINDS, g->task, NULL, NULL,
+                       NULL, kinds);
+  }
+  if (other && !tc.is_index && tp.is_index &&
+      !(c->in->mapper &&
+        mapopt_policy_map_function(c->in->mapper, g->task, tc.kind, true))) {
+    fix(c, &x, g->exposed,
+        P("run %s on its parent's processor: `SingleTaskMap %s f;` with "
+          "`def f(Task t) { return m[*t.parent.processor(m)]; }`",
+          g->task, g->task));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, g->task, NULL,
+                       NULL, NULL, "parent");
+  }
+  /* Between GPUs of a node, host memory can serve every reader over its
+   * own host link, when that link is faster than a peer copy. */
+  double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
+  int64_t size = g->copies ? g->bytes / g->copies : 0;
+  const char *root = root_region(c->in->run, g->task, g->arg);
+  if (!root)
+    root = region;
+  int64_t saved = (int64_t)((double)g->exposed * gain);
+  int64_t lost = prod ? zc_loss(c, prod, root) : -1;
+  /* Only when the writer's kernels would not lose more than it saves. */
+  if (prod && w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
+      fits(c, MAPOPT_MEM_ZCMEM, size) && lost >= 0 && lost < saved) {
+    fix(c, &x, saved - lost,
+        P("let %s write %s in host memory, `Region %s %s GPU ZCMEM;`, "
+          "from which each reader copies over its own host link (%.0f%% "
+          "faster than this peer copy)",
+          prod, region, prod, root, 100 * gain));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, prod, root, gpu_kind,
+                       NULL, "ZCMEM");
+  }
+  fd->suggest =
+      x.n ? P("Fixes, with the time each would recover if it removed the "
+              "wait: %s.",
+              x.text)
+          : P("No placement removes these copies; they can only be "
+              "overlapped: look at the other findings, which hold the path "
+              "back in their own right.");
+}
+
+/* ---- reductions ---------------------------------------------------------- */
+
+static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
+                              const char *region) {
+  mapopt_findings *f = c->f;
+  const mapopt_sim_wait *w = g->main;
+  const char *red = w->other ? w->other : "its reducers";
+  task_facts tr = facts(c, g->task), tq = facts(c, w->other);
+  bool own = w->cause == MAPOPT_SIM_CAUSE_FOLD;
+  const char *chan = mapopt_sim_copy_kind_name(w->channel);
+  char moved[32];
+  mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
+  fd->message =
+      P("%s waits %s on the folds of %s's contributions to %s, from %s to "
+        "%s (%s)%s",
+        g->task, cost(c, g->exposed), red, region, end_words(f, &w->from),
+        end_words(f, &w->to), chan ? chan : "?",
+        own && g->copies
+            ? P("; %s folded in %" PRId64 " folds", moved, g->copies)
+            : P(", into another reader's instance, which %s then copies",
+                g->task));
+  const char *late = gpu_of(f, &w->from), *home = gpu_of(f, &w->to);
+  fd->explain =
+      P("%s reduces into %s on %" PRId64 " processor%s per piece and %s reads "
+        "the result; each contribution is folded into %s instance once its "
+        "own reducer ends, and the fold from %s, %s, holds %s back.%s",
+        red, region, g->spread > 0 ? g->spread : 1, g->spread > 1 ? "s" : "",
+        g->task, own ? "the reader's" : "the first reader's",
+        end_words(f, &w->from),
+        w->last_contribution
+            ? "whose contribution ends last"
+            : "whose contribution ended earlier but whose fold arrives last "
+              "(the fold itself is slow)",
+        g->task,
+        g->spread >= 2 ? " With contributions on several processors, some "
+                         "fold must cross; only the last one need not."
+                       : "");
+  fixes x = {"", 0};
+  if (late && home && own && w->last_contribution) {
+    /* The fold target where the last contribution is made: its fold is
+     * local, the others overlap that contribution's compute. */
+    fix(c, &x, g->exposed,
+        P("make %s's home the processor of the contribution that ends "
+          "last: run %s's point that reads it on %s instead of %s, so "
+          "that fold is local and the earlier contributions' folds "
+          "overlap its compute",
+          region, g->task, late, home));
+    if (tr.known && tq.known && tr.is_index && tq.is_index &&
+        tr.kind == tq.kind)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
+                         NULL, NULL, P("like:%s", w->other));
+  } else if (!own && tr.known) {
+    fix(c, &x, g->exposed,
+        P("read %s where the folds go: run %s's points where the first "
+          "reader of %s runs, so it reads the folded data in place",
+          region, g->task, region));
+  }
+  double gain = faster_by(c, w->channel, MAPOPT_CHAN_FB_HOST);
+  int64_t size = g->copies ? g->bytes / g->copies : 0;
+  const char *root = root_region(c->in->run, g->task, g->arg);
+  int64_t saved = (int64_t)((double)g->exposed * gain);
+  int64_t lost = zc_loss(c, g->task, root ? root : region);
+  /* Only when the reader's kernels would not lose more than it saves. */
+  if (w->channel == MAPOPT_CHAN_FB_FB_PEER && gain > 0 &&
+      fits(c, MAPOPT_MEM_ZCMEM, size) && lost >= 0 && lost < saved) {
+    fix(c, &x, saved - lost,
+        P("fold into host memory, `Region %s %s GPU ZCMEM;`: each "
+          "contribution then goes over its reducer's own host link "
+          "(%.0f%% faster than this peer copy)",
+          g->task, region, 100 * gain));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region,
+                       gpu_kind, NULL, "ZCMEM");
+  }
+  fd->suggest =
+      x.n ? P("Fixes, with the time each would recover if it removed the "
+              "wait: %s.",
+              x.text)
+          : P("Keep the reducers of each piece together only if their "
+              "compute is cheaper than the fold: the folds cost %s here.",
+              cost(c, g->exposed));
+}
+
+/* ---- processors ---------------------------------------------------------- */
+
+/* The idle time of the processors of kind over the timed window: what
+ * another placement could put a queued task into. */
+static int64_t idle_of(const ctx *c, const char *kind) {
+  int64_t idle = 0;
+  for (size_t i = 0; i < c->res->nprocs; i++)
+    if (strcmp(c->res->procs[i].kind, kind) == 0)
+      idle += c->res->elapsed_ns - c->res->procs[i].busy_ns;
+  return idle;
+}
+
+static void processor_waits(ctx *c) {
+  mapopt_findings *f = c->f;
+  for (size_t i = 0; i < c->res->nwaits; i++) {
+    const mapopt_sim_wait *w = &c->res->waits[i];
+    if (w->cause != MAPOPT_SIM_CAUSE_PROCESSOR || !w->task)
+      continue;
+    double impact = (double)w->exposed_ns / c->elapsed;
+    if (impact < PROCESSOR_MIN_SHARE || !w->to.kind ||
+        idle_of(c, w->to.kind) < w->exposed_ns)
+      continue;
+    mapopt_guide_finding *fd =
+        mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, C(PROCESSOR_WAIT));
+    if (!fd)
+      return;
+    fd->impact = impact > 1 ? 1 : impact;
+    mapopt__guide_subject(f, fd, w->task, NULL, NULL);
+    const char *where = w->to.kind ? end_words(f, &w->to) : "its processor";
+    fd->message =
+        P("%s waits %s for %s, busy with %s", w->task, cost(c, w->exposed_ns),
+          where, w->other ? w->other : "other work");
+    fd->explain = P("%s was ready, its data in place, but %s was still "
+                    "running %s: the critical path queues there.",
+                    w->task, where, w->other ? w->other : "other work");
+    task_facts t = facts(c, w->task);
+    const mapopt_sim_task_stats *s = stats_of(c->res, w->task);
+    int64_t procs = mapopt__guide_procs_of(c->in, t.kind);
+    fixes x = {"", 0};
+    /* Queued behind its own points with processors idle elsewhere: its
+     * points are spread unevenly. */
+    if (t.is_index && s && (s->procs_used < procs || same(w->other, w->task))) {
+      fix(c, &x, w->exposed_ns,
+          P("spread %s's points evenly over all %" PRId64 " %ss (it used "
+            "%" PRId64 ", and they queue on %s): `IndexTaskMap %s block;` or "
+            "`cyclic`",
+            w->task, procs, mapopt_shape_proc_name(t.kind), s->procs_used,
+            end_words(f, &w->to), w->task));
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
+                         NULL, NULL, "block");
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
+                         NULL, NULL, "cyclic");
+    }
+    /* Its data came from its last predecessor's processor, which was
+     * free when it was ready: running it there does not queue. */
+    task_facts tp = facts(c, w->pred);
+    const char *from = w->from.kind ? end_words(f, &w->from) : NULL;
+    if (w->pred && from && strcmp(from, where) != 0 && tp.known &&
+        tp.is_index && t.is_index && tp.kind == t.kind &&
+        !same(w->pred, w->task)) {
+      const char *fn = mapopt__guide_index_fn(c->in, w->pred, t.kind);
+      fix(c, &x, w->exposed_ns,
+          P("run %s's points where %s's run (its last predecessor, on %s "
+            "here)%s",
+            w->task, w->pred, from,
+            fn ? P(": `IndexTaskMap %s %s;` (the function %s uses)", w->task,
+                   fn, w->pred)
+               : ""));
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
+                         NULL, NULL, P("like:%s", w->pred));
+    }
+    /* Placed otherwise than the task it queues behind, it waits for that
+     * task's other points: placed alike, each runs after its own. */
+    task_facts tu = facts(c, w->other);
+    const char *fx = mapopt__guide_index_fn(c->in, w->task, t.kind);
+    const char *fu = mapopt__guide_index_fn(c->in, w->other, t.kind);
+    if (w->other && !same(w->other, w->task) && c->in->mapper && tu.known &&
+        tu.is_index && t.is_index && tu.kind == t.kind && !same(fx, fu)) {
+      fix(c, &x, w->exposed_ns,
+          P("place %s's points like %s's%s", w->task, w->other,
+            fu ? P(": `IndexTaskMap %s %s;`", w->task, fu) : ""));
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
+                         NULL, NULL, P("like:%s", w->other));
+    }
+    fd->suggest =
+        x.n ? P("Fixes, with the time each would recover if it removed the "
+                "wait: %s.",
+                x.text)
+            : P("Its own points queue behind each other: the processor is "
+                "the bottleneck, not the placement.");
+  }
+}
+
+/* The finding of each group of the family's waits that costs enough. */
+static void for_groups(ctx *c, bool (*family)(mapopt_sim_cause),
+                       mapopt_guide_code code,
+                       void (*rule)(ctx *, const group *,
+                                    mapopt_guide_finding *, const char *)) {
+  group gs[32];
+  size_t n = groups_of(c->res, family, gs, 32);
+  for (size_t i = 0; i < n; i++) {
+    const char *region;
+    mapopt_guide_finding *fd = group_finding(c, &gs[i], code, &region);
+    if (fd)
+      rule(c, &gs[i], fd, region);
+  }
+}
+
+void mapopt__guide_wait_rules(const mapopt_guide_input *in,
+                              mapopt_findings *f) {
+  const mapopt_sim_result *res = in->result;
+  if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
+    return;
+  ctx c = {in, res, f, (double)res->elapsed_ns};
+  for_groups(&c, reduction_family, C(REDUCTION_BOUND), reduction_finding);
+  for_groups(&c, copy_family, C(COPY_BOUND), copy_finding);
+  processor_waits(&c);
+}
