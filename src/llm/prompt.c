@@ -539,53 +539,402 @@ static void put_feedback(mapopt__strbuf *sb, const char *fb) {
   put_capped(sb, fb, MAX_FEEDBACK_SHOWN);
 }
 
-typedef struct ranked {
-  double score; /* NaN sorted as -infinity */
-  size_t index; /* position in the input: the tie-break */
-} ranked;
-
-static int by_score(const void *a, const void *b) {
-  const ranked *x = a, *y = b;
-  if (x->score != y->score)
-    return x->score < y->score ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
+/* "score 51.25, elapsed 0.0195 s" (the elapsed time when known). */
+static void put_result(mapopt__strbuf *sb, double score, double elapsed_s) {
+  mapopt__sb_puts(sb, "score ");
+  put_score(sb, score);
+  if (elapsed_s > 0 && isfinite(elapsed_s))
+    mapopt__sb_printf(sb, ", elapsed %.4g s", elapsed_s);
 }
 
-static mapopt_status put_attempts(mapopt__strbuf *sb,
-                                  const mapopt_llm_prompt_input *in) {
-  size_t k = in->history ? in->history : MAPOPT_LLM_DEFAULT_HISTORY;
-  if (!in->attempts || in->nattempts == 0)
+/* ---- which attempts are shown -------------------------------------------- */
+
+/* A mapper's statements as a sorted set of line hashes (blank lines and
+ * comments left out): what the distance between two mappers counts. */
+typedef struct line_set {
+  uint64_t *hash;
+  size_t n, cap;
+} line_set;
+
+static void line_set_free(mapopt_ctx *ctx, line_set *l) {
+  if (l->hash)
+    mapopt__free(ctx, l->hash, l->cap * sizeof *l->hash);
+  *l = (line_set){0};
+}
+
+static int by_hash(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static mapopt_status line_set_of(mapopt_ctx *ctx, const char *text,
+                                 line_set *out) {
+  *out = (line_set){0};
+  if (!text)
     return MAPOPT_OK;
-  size_t n = in->nattempts < k ? in->nattempts : k;
-  size_t from = in->nattempts - n;
-  ranked *order = mapopt__malloc(sb->ctx, n * sizeof *order);
-  if (!order)
+  size_t cap = 1;
+  for (const char *p = text; *p; p++)
+    cap += *p == '\n';
+  if (!(out->hash = mapopt__malloc(ctx, cap * sizeof *out->hash)))
     return MAPOPT_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    double s = in->attempts[from + i].score;
-    order[i] = (ranked){isnan(s) ? -INFINITY : s, from + i};
+  out->cap = cap;
+  for (const char *p = text; *p;) {
+    const char *e = strchr(p, '\n');
+    const char *next = e ? e + 1 : p + strlen(p);
+    if (!e)
+      e = next;
+    while (p < e && (*p == ' ' || *p == '\t'))
+      p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+      e--;
+    if (e > p && *p != '#' && !(e - p >= 2 && p[0] == '/' && p[1] == '/'))
+      out->hash[out->n++] = mapopt__hash_bytes(p, (size_t)(e - p));
+    p = next;
   }
-  qsort(order, n, sizeof *order, by_score);
-  mapopt__sb_printf(sb,
-                    "\n# Recent attempts\nThe last %zu, in ascending order "
-                    "of score (the best is last).\n",
-                    n);
-  for (size_t i = 0; i < n; i++) {
-    const mapopt_llm_attempt *a = &in->attempts[order[i].index];
-    mapopt__sb_puts(sb, "\n## Attempt");
-    if (a->iteration > 0)
-      mapopt__sb_printf(sb, " at iteration %" PRId64, a->iteration);
-    mapopt__sb_puts(sb, ": score ");
-    put_score(sb, a->score);
-    mapopt__sb_putc(sb, '\n');
-    if (a->mapper)
-      put_mapper(sb, a->mapper);
-    else
-      mapopt__sb_puts(sb, "(the reply contained no mapper)\n");
-    put_feedback(sb, a->feedback);
-  }
-  mapopt__free(sb->ctx, order, n * sizeof *order);
+  qsort(out->hash, out->n, sizeof *out->hash, by_hash);
+  size_t u = 0;
+  for (size_t i = 0; i < out->n; i++)
+    if (!u || out->hash[u - 1] != out->hash[i])
+      out->hash[u++] = out->hash[i];
+  out->n = u;
   return MAPOPT_OK;
+}
+
+/* The statements in one set and not the other. */
+static size_t distance(const line_set *a, const line_set *b) {
+  size_t i = 0, j = 0, d = 0;
+  while (i < a->n || j < b->n) {
+    if (j == b->n || (i < a->n && a->hash[i] < b->hash[j]))
+      i++, d++;
+    else if (i == a->n || b->hash[j] < a->hash[i])
+      j++, d++;
+    else
+      i++, j++;
+  }
+  return d;
+}
+
+/* What the selection knows of one attempt. */
+typedef struct entry {
+  line_set lines;
+  /* The earliest earlier attempt that ran the same way (the same nonzero
+   * profile) or is the same mapper, plus 1; 0: none. */
+  size_t twin;
+  bool like_baseline; /* its profile is the default mapper's */
+  bool failed;        /* no mapper, or it scored 0 */
+  bool mended;        /* a later attempt ran (a repeat does not count) */
+  bool shown;
+} entry;
+
+static bool is_failure(const mapopt_llm_attempt *a) {
+  return !a->mapper || !(a->score > 0);
+}
+
+/* The attempt that is the current best: the earliest whose mapper and
+ * score are the best's; n when none is. */
+static size_t best_index(const mapopt_llm_prompt_input *in) {
+  for (size_t i = 0; in->best_mapper && in->attempts && i < in->nattempts;
+       i++) {
+    const mapopt_llm_attempt *a = &in->attempts[i];
+    if (a->iteration >= 0 && a->mapper && !strcmp(a->mapper, in->best_mapper) &&
+        a->score == in->best_score)
+      return i;
+  }
+  return in->nattempts;
+}
+
+/* The group of attempt i: its earliest twin, else itself. */
+static size_t group_of(const entry *e, size_t i) {
+  return e[i].twin ? e[i].twin - 1 : i;
+}
+
+/* Whether a failure with attempt i's feedback is shown already. */
+static bool same_failure_shown(const mapopt_llm_prompt_input *in,
+                               const entry *e, size_t i) {
+  const char *fb = in->attempts[i].feedback;
+  for (size_t j = 0; j < in->nattempts; j++)
+    if (e[j].shown && e[j].failed && fb && in->attempts[j].feedback &&
+        !strcmp(fb, in->attempts[j].feedback))
+      return true;
+  return false;
+}
+
+/*
+ * Marks the attempts to show (docs/llm.md, "Which attempts are shown"):
+ * the latest; the failures no later attempt mended, latest first; then,
+ * one per group of attempts that ran the same way, those whose
+ * statements differ most from every mapper already shown (the best and
+ * the default mapper included), the higher score and then the later
+ * attempt breaking ties; then, room left, the mended failures, latest
+ * first, one per feedback; at most k in all, the best never among them.
+ */
+static void select_shown(const mapopt_llm_prompt_input *in, entry *e,
+                         bool *covered, size_t best, const line_set *best_l,
+                         const line_set *base_l, size_t k) {
+  size_t n = in->nattempts, count = 0;
+  if (best < n)
+    covered[group_of(e, best)] = true;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].like_baseline)
+      covered[group_of(e, i)] = true;
+  if (n - 1 != best && k > 0) {
+    e[n - 1].shown = true;
+    covered[group_of(e, n - 1)] = true;
+    count++;
+  }
+  for (size_t i = n; i-- > 0 && count < k;)
+    if (e[i].failed && !e[i].mended && !e[i].shown && i != best) {
+      e[i].shown = true;
+      covered[group_of(e, i)] = true;
+      count++;
+    }
+  while (count < k) {
+    size_t pick = n, far = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (e[i].shown || i == best || e[i].twin || e[i].failed || covered[i])
+        continue;
+      size_t d = SIZE_MAX;
+      if (best_l->n || best < n)
+        d = distance(&e[i].lines, best_l);
+      if (base_l->n) {
+        size_t db = distance(&e[i].lines, base_l);
+        d = db < d ? db : d;
+      }
+      for (size_t j = 0; j < n; j++)
+        if (e[j].shown) {
+          size_t dj = distance(&e[i].lines, &e[j].lines);
+          d = dj < d ? dj : d;
+        }
+      if (pick == n || d > far ||
+          (d == far && in->attempts[i].score >= in->attempts[pick].score)) {
+        pick = i;
+        far = d;
+      }
+    }
+    if (pick == n)
+      break;
+    e[pick].shown = true;
+    covered[pick] = true;
+    count++;
+  }
+  /* Room left: the mended failures too, latest first, one per cause. */
+  for (size_t i = n; i-- > 0 && count < k;)
+    if (e[i].failed && !e[i].shown && i != best &&
+        !same_failure_shown(in, e, i)) {
+      e[i].shown = true;
+      count++;
+    }
+}
+
+/* One of the texts shown so far, for "same as": whose it was. */
+typedef struct said {
+  const char *feedback;
+  int64_t iteration; /* -1: the default mapper, -2: the current best */
+} said;
+
+static void put_who(mapopt__strbuf *sb, int64_t iteration) {
+  if (iteration == -1)
+    mapopt__sb_puts(sb, "the default mapper");
+  else if (iteration == -2)
+    mapopt__sb_puts(sb, "the current best");
+  else
+    mapopt__sb_printf(sb, "attempt %" PRId64, iteration);
+}
+
+/* The feedback, or "same as X" when a text shown before was the same;
+ * the text joins said[*nsaid] (room for it was made by the caller). */
+static void put_feedback_once(mapopt__strbuf *sb, const char *fb, said *saids,
+                              size_t *nsaid, int64_t who) {
+  if (!fb || !*fb)
+    return;
+  for (size_t i = 0; i < *nsaid; i++)
+    if (!strcmp(saids[i].feedback, fb)) {
+      mapopt__sb_puts(sb, "Feedback: same as ");
+      put_who(sb, saids[i].iteration);
+      mapopt__sb_puts(sb, ".\n");
+      return;
+    }
+  saids[(*nsaid)++] = (said){fb, who};
+  put_feedback(sb, fb);
+}
+
+/* The timing of an attempt, or that its run was an earlier one's. */
+static void put_timing(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
+                       const entry *e, size_t i) {
+  const mapopt_llm_attempt *a = &in->attempts[i];
+  const mapopt_llm_attempt *twin =
+      e[i].twin ? &in->attempts[e[i].twin - 1] : NULL;
+  if (e[i].like_baseline ||
+      (twin && a->profile && twin->profile == a->profile &&
+       twin->iteration >= 0)) {
+    mapopt__sb_puts(sb, "Profile unchanged from ");
+    put_who(sb, e[i].like_baseline ? -1 : twin->iteration);
+    mapopt__sb_puts(sb, ": the statements that differ had no effect.\n");
+  } else if (a->timing && *a->timing) {
+    mapopt__sb_puts(sb, "Run: ");
+    put_capped(sb, a->timing, MAX_FEEDBACK_SHOWN);
+  }
+}
+
+static void put_attempt(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
+                        const entry *e, size_t i, said *saids, size_t *nsaid) {
+  const mapopt_llm_attempt *a = &in->attempts[i];
+  if (a->iteration >= 0)
+    mapopt__sb_printf(sb, "\n## Attempt %" PRId64 ": ", a->iteration);
+  else
+    mapopt__sb_puts(sb, "\n## A repeat (not run again): ");
+  put_result(sb, a->score, a->elapsed_s);
+  mapopt__sb_putc(sb, '\n');
+  if (a->mapper)
+    put_mapper(sb, a->mapper);
+  else
+    mapopt__sb_puts(sb, "(the reply contained no mapper)\n");
+  put_timing(sb, in, e, i);
+  put_feedback_once(sb, a->feedback, saids, nsaid, a->iteration);
+}
+
+/* The attempts not shown, by number: "3, 5 (ran as attempt 2)". */
+static void put_not_shown(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
+                          const entry *e, size_t best) {
+  enum { MAX_LISTED = 40 };
+  size_t listed = 0, more = 0;
+  for (size_t i = 0; i < in->nattempts; i++) {
+    if (e[i].shown || i == best)
+      continue;
+    if (listed == MAX_LISTED) {
+      more++;
+      continue;
+    }
+    mapopt__sb_puts(sb, listed ? ", " : "\nNot shown: ");
+    const mapopt_llm_attempt *a = &in->attempts[i];
+    if (a->iteration >= 0)
+      mapopt__sb_printf(sb, "%" PRId64, a->iteration);
+    else
+      mapopt__sb_puts(sb, "a repeat");
+    if (e[i].like_baseline) {
+      mapopt__sb_puts(sb, " (= the default mapper)");
+    } else if (e[i].twin && in->attempts[e[i].twin - 1].iteration >= 0) {
+      mapopt__sb_printf(sb, " (= %" PRId64 ")",
+                        in->attempts[e[i].twin - 1].iteration);
+    } else {
+      mapopt__sb_puts(sb, " (score ");
+      put_score(sb, a->score);
+      mapopt__sb_putc(sb, ')');
+    }
+    listed++;
+  }
+  if (more)
+    mapopt__sb_printf(sb, " and %zu more", more);
+  if (listed)
+    mapopt__sb_puts(sb, ".\n");
+}
+
+/* The default mapper's evaluation: what every attempt is measured
+ * against. */
+static void put_baseline(mapopt__strbuf *sb, const mapopt_llm_attempt *b,
+                         said *saids, size_t *nsaid) {
+  if (!b)
+    return;
+  mapopt__sb_puts(sb, "\n# Baseline: the default mapper\nEvaluated before "
+                      "the first attempt, not counted against the budget: ");
+  put_result(sb, b->score, b->elapsed_s);
+  mapopt__sb_puts(sb, ".\n");
+  if (b->mapper)
+    put_mapper(sb, b->mapper);
+  if (b->timing && *b->timing) {
+    mapopt__sb_puts(sb, "Run: ");
+    put_capped(sb, b->timing, MAX_FEEDBACK_SHOWN);
+  }
+  put_feedback_once(sb, b->feedback, saids, nsaid, -1);
+}
+
+/* The best mapper so far, with its attempt's number, time and timing. */
+static void put_best(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
+                     said *saids, size_t *nsaid) {
+  mapopt__sb_puts(sb, "\n# Current best mapper\n");
+  if (!in->best_mapper) {
+    mapopt__sb_puts(sb, "None yet: no mapper has been evaluated. An "
+                        "empty mapper means all defaults.\n");
+    return;
+  }
+  size_t best = best_index(in);
+  const mapopt_llm_attempt *a =
+      best < in->nattempts ? &in->attempts[best] : NULL;
+  if (a)
+    mapopt__sb_printf(sb, "Attempt %" PRId64 ", ", a->iteration);
+  put_result(sb, in->best_score, a ? a->elapsed_s : 0);
+  mapopt__sb_puts(sb, ":\n");
+  put_mapper(sb, in->best_mapper);
+  if (a && a->timing && *a->timing) {
+    mapopt__sb_puts(sb, "Run: ");
+    put_capped(sb, a->timing, MAX_FEEDBACK_SHOWN);
+  }
+  put_feedback_once(sb, in->best_feedback, saids, nsaid, a ? a->iteration : -2);
+}
+
+static const char attempts_rule[] =
+    "Mappers are numbered in the order they were evaluated, from 0. Shown "
+    "here, oldest first: the latest attempt, the failures no later mapper "
+    "mended, of the others those whose statements differ most from the "
+    "mappers already shown (one per distinct run), then older failures; at "
+    "most %zu. The current "
+    "best is shown above only. A feedback equal to one shown before reads "
+    "\"same as ...\"; \"profile unchanged from ...\" means the run was the "
+    "same as that one's. The rest are listed by number, \"(= N)\" when their "
+    "run was attempt N's. A mapper evaluated before (the same statements) is "
+    "not run again and earns nothing: write a different one.\n";
+
+static mapopt_status put_attempts(mapopt__strbuf *sb,
+                                  const mapopt_llm_prompt_input *in,
+                                  said *saids, size_t *nsaid) {
+  size_t k = in->history ? in->history : MAPOPT_LLM_DEFAULT_HISTORY;
+  size_t n = in->attempts ? in->nattempts : 0;
+  if (n == 0)
+    return MAPOPT_OK;
+  mapopt_ctx *ctx = sb->ctx;
+  entry *e = mapopt__calloc(ctx, n, sizeof *e);
+  bool *covered = mapopt__calloc(ctx, n, sizeof *covered);
+  line_set best_l = {0}, base_l = {0};
+  mapopt_status st = e && covered ? MAPOPT_OK : MAPOPT_ENOMEM;
+  if (st == MAPOPT_OK)
+    st = line_set_of(ctx, in->best_mapper, &best_l);
+  if (st == MAPOPT_OK && in->baseline)
+    st = line_set_of(ctx, in->baseline->mapper, &base_l);
+  bool ran_later = false;
+  for (size_t i = n; st == MAPOPT_OK && i-- > 0;) {
+    const mapopt_llm_attempt *a = &in->attempts[i];
+    st = line_set_of(ctx, a->mapper, &e[i].lines);
+    e[i].failed = is_failure(a);
+    e[i].mended = ran_later;
+    ran_later = ran_later || (!e[i].failed && a->iteration >= 0);
+    e[i].like_baseline =
+        in->baseline && a->profile && a->profile == in->baseline->profile;
+    for (size_t j = 0; j < i && !e[i].twin; j++) {
+      const mapopt_llm_attempt *b = &in->attempts[j];
+      if ((a->profile && a->profile == b->profile) ||
+          (a->mapper && b->mapper && !strcmp(a->mapper, b->mapper)))
+        e[i].twin = j + 1;
+    }
+  }
+  size_t best = best_index(in);
+  if (st == MAPOPT_OK && (n > 1 || best == n)) {
+    select_shown(in, e, covered, best, &best_l, &base_l, k);
+    mapopt__sb_puts(sb, "\n# Attempts\n");
+    mapopt__sb_printf(sb, attempts_rule, k);
+    for (size_t i = 0; i < n; i++)
+      if (e[i].shown)
+        put_attempt(sb, in, e, i, saids, nsaid);
+    put_not_shown(sb, in, e, best);
+  }
+  for (size_t i = 0; e && i < n; i++)
+    line_set_free(ctx, &e[i].lines);
+  line_set_free(ctx, &best_l);
+  line_set_free(ctx, &base_l);
+  if (e)
+    mapopt__free(ctx, e, n * sizeof *e);
+  if (covered)
+    mapopt__free(ctx, covered, n * sizeof *covered);
+  return st;
 }
 
 /* ---- the messages -------------------------------------------------------- */
@@ -627,19 +976,20 @@ mapopt_status mapopt_llm_prompt_build(mapopt_ctx *ctx,
                     "a mapper that fails to compile or to run scores 0.\n",
                     in->objective ? in->objective
                                   : "throughput (1 / execution time)");
-  mapopt__sb_puts(&user, "\n# Current best mapper\n");
-  if (in->best_mapper) {
-    mapopt__sb_puts(&user, "Score ");
-    put_score(&user, in->best_score);
-    mapopt__sb_puts(&user, ":\n");
-    put_mapper(&user, in->best_mapper);
-    put_feedback(&user, in->best_feedback);
-  } else {
-    mapopt__sb_puts(&user, "None yet: no mapper has been evaluated. An "
-                           "empty mapper means all defaults.\n");
-  }
+  /* Room for every feedback shown: the default mapper's, the best's,
+   * the attempts'. */
+  size_t nsaid = 0;
+  said *saids = mapopt__malloc(ctx, (in->nattempts + 2) * sizeof *saids);
+  if (!saids && st == MAPOPT_OK)
+    st = MAPOPT_ENOMEM;
   if (st == MAPOPT_OK)
-    st = put_attempts(&user, in);
+    put_baseline(&user, in->baseline, saids, &nsaid);
+  if (st == MAPOPT_OK)
+    put_best(&user, in, saids, &nsaid);
+  if (st == MAPOPT_OK)
+    st = put_attempts(&user, in, saids, &nsaid);
+  if (saids)
+    mapopt__free(ctx, saids, (in->nattempts + 2) * sizeof *saids);
   mapopt__sb_printf(&user,
                     "\n# Request\nWrite a mapper for %s on %s that scores "
                     "higher than the current best. Reply with the complete "

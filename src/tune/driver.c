@@ -727,9 +727,12 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 /* Evaluates a reference mapper (expert or default): its score, 0 when it
  * fails or does not compile. The unit is taken from it when still unknown.
  * A real run of it sets the first time limits of the candidates. A stop
- * that ends it leaves *stopped set (and the score unknown). */
+ * that ends it leaves *stopped set (and the score unknown). The default
+ * mapper's evaluation (baseline) is told to the optimizer with its
+ * canonical text, whose comments, which may name the benchmark, are
+ * gone; the expert's never is: an optimizer never sees the expert. */
 static mapopt_status reference(driver *d, const char *text, double *score,
-                               bool *stopped) {
+                               bool *stopped, bool baseline) {
   *score = 0;
   if (!text || *stopped)
     return MAPOPT_OK;
@@ -745,6 +748,11 @@ static mapopt_status reference(driver *d, const char *text, double *score,
     if (st == MAPOPT_OK && !*stopped && s.out.ev.status == MAPOPT_TUNE_OK) {
       *score = s.out.ev.score;
       st = learn_unit(d, &s.out);
+    }
+    if (st == MAPOPT_OK && !*stopped && baseline) {
+      mapopt_evaluation told = s.out.ev;
+      at_level(d->level, &told);
+      st = mapopt__optimizer_baseline(d->opt, s.key, &told);
     }
     if (st != MAPOPT_OK)
       eval_error(d, st, &s.out);
@@ -885,9 +893,10 @@ static mapopt_status start_run(driver *d) {
   double deflt;
   bool stopped = stop_requested(d);
   d->starting = true; /* until the references are recorded */
-  mapopt_status st = reference(d, d->problem->expert, &d->expert, &stopped);
+  mapopt_status st =
+      reference(d, d->problem->expert, &d->expert, &stopped, false);
   if (st == MAPOPT_OK)
-    st = reference(d, d->problem->default_mapper, &deflt, &stopped);
+    st = reference(d, d->problem->default_mapper, &deflt, &stopped, true);
   if (st == MAPOPT_OK && !stopped)
     st = mapopt__db_start_run(d->db, d->run, d->expert, deflt, d->unit,
                               d->diags);
@@ -903,6 +912,12 @@ static mapopt_status continue_run(driver *d) {
   mapopt_status st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
   d->expert = o.expert_score;
   mapopt_tune_outcome_clear(&o);
+  /* An optimizer that shows the default mapper's evaluation is told it
+   * again: a resumed run prompts as the uninterrupted one would. */
+  bool stopped = stop_requested(d);
+  double deflt;
+  if (st == MAPOPT_OK && d->opt->baseline)
+    st = reference(d, d->problem->default_mapper, &deflt, &stopped, true);
   if (st == MAPOPT_OK)
     st = load_records(d);
   if (st == MAPOPT_OK)

@@ -893,21 +893,52 @@ static char *read_text(const char *path, size_t *len) {
   return buf;
 }
 
+/* A circuit tuning run as the llm optimizer tells it: numbered from 0,
+ * two early failures, a mapper that runs as the default mapper does
+ * (profile 0x33), the best (4), a tie of it with an AOS layout that ran
+ * as 2 did, and the latest. The timing lines have the shape of
+ * mapopt_guide_critical_path_line's. */
+static const char golden_default[] =
+    "# The default mapper: every decision is the runtime's default\n"
+    "Task * GPU, OMP, CPU, IO, PY, PROC;\n";
+static const mapopt_llm_attempt golden_baseline = {
+    -1,
+    golden_default,
+    51.25,
+    "Performance Metric: Execution time is 0.0195 s.",
+    0.0195,
+    "critical path 19.5 ms by cause: calculate_new_currents: compute 9.1 ms "
+    "(47%); distribute_charge rp_ghost@2: reduction FB_FB_PEER FBMEM 1 -> "
+    "FBMEM 0 of node 0 4.2 ms (22%); update_voltages: compute 3.0 ms (15%); "
+    "(no task): runtime 1.9 ms (10%); 3 more 1.3 ms (6%).",
+    0x33};
 static const mapopt_llm_attempt golden_attempts[] = {
-    {1, "Task * GPU;\n", 0,
+    {0, "Task * GPU;\n", 0,
      "Invalid policy: task init_piece requested GPU, "
-     "but has no valid task variant for the kind"},
-    {2, NULL, 0,
+     "but has no valid task variant for the kind",
+     0, NULL, 0},
+    {1, NULL, 0,
      "The reply had no fenced code block, and the reply as a whole is not a "
-     "valid mapper."},
-    {3, "Task * GPU, CPU;\n", 51.25,
-     "Performance Metric: Execution time is "
-     "0.0195 s."},
-    {4, "Task * GPU, CPU;\nRegion * * GPU ZCMEM;\n", 12.5, NULL},
-    {5, "Task * GPU, CPU;\nLayout * * * AOS;\n", 51.25, ""},
+     "valid mapper.",
+     0, NULL, 0},
+    {2, "Task * GPU, CPU;\n", 51.25,
+     "Performance Metric: Execution time is 0.0195 s.", 0.0195, NULL, 0x33},
+    {3, "Task * GPU, CPU;\nRegion * * GPU ZCMEM;\n", 12.5, NULL, 0.08,
+     "critical path 80.0 ms by cause: calculate_new_currents: compute 61.2 ms "
+     "(77%); distribute_charge: compute 14.1 ms (18%); 2 more 4.7 ms (6%).",
+     0x44},
+    {4, NULL, 57.5, "Performance Metric: Execution time is 0.0174 s.", 0.0174,
+     "critical path 17.4 ms by cause: calculate_new_currents: compute 9.1 ms "
+     "(52%); update_voltages: compute 3.0 ms (17%); distribute_charge: "
+     "compute 2.9 ms (17%); 4 more 2.4 ms (14%).",
+     0x66},
+    {5, "Task * GPU, CPU;\nLayout * * * AOS;\n", 51.25,
+     "Performance Metric: Execution time is 0.0195 s.", 0.0195, NULL, 0x33},
     {6, "Task * CPU;\n", 9.75,
-     "Performance Metric: Execution time is "
-     "0.1026 s."},
+     "Performance Metric: Execution time is 0.1026 s.", 0.1026,
+     "critical path 102.6 ms by cause: calculate_new_currents: compute 70.3 ms "
+     "(69%); distribute_charge: compute 20.5 ms (20%); 3 more 11.8 ms (12%).",
+     0x77},
 };
 
 /* Written here, not taken from mappers/, so that the golden file changes
@@ -929,14 +960,18 @@ static const char golden_best[] =
 
 static void test_prompt_golden(void **state) {
   (void)state;
+  mapopt_llm_attempt attempts[7];
+  memcpy(attempts, golden_attempts, sizeof attempts);
+  attempts[4].mapper = golden_best;
   mapopt_llm_prompt_input in = {
       .run = world.run,
       .machine = world.machine,
       .best_mapper = golden_best,
       .best_score = 57.5,
       .best_feedback = "Performance Metric: Execution time is 0.0174 s.",
-      .attempts = golden_attempts,
-      .nattempts = 6,
+      .baseline = &golden_baseline,
+      .attempts = attempts,
+      .nattempts = 7,
   };
   mapopt_llm_prompt p, q;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
@@ -982,47 +1017,123 @@ static long at(const mapopt_llm_prompt *p, const char *s) {
   return f ? f - p->user : -1;
 }
 
+/* Which attempts are shown (docs/llm.md, "Which attempts are shown"). */
 static void test_prompt_history(void **state) {
   (void)state;
-  mapopt_llm_attempt a[7];
-  double scores[7] = {5, 1, 0.0 / 0.0, 3, 3, 0, 9};
-  for (int i = 0; i < 7; i++)
-    a[i] = (mapopt_llm_attempt){i + 1, "Task * GPU;\n", scores[i], NULL};
+  static const char *const mappers[8] = {
+      "Task * GPU;\nRegion * * GPU FBMEM;\n",  /* 0: the best */
+      "Task * GPU;\nRegion * * GPU ZCMEM;\n",  /* 1: as 0 ran, profile */
+      "Task * CPU;\n",                         /* 2: far from all */
+      "Task * GPU;\nInstanceLimit x 1;\n",     /* 3: fails, mended by 4 */
+      "Task * GPU;\nRegion * * GPU SYSMEM;\n", /* 4: runs */
+      "Task * GPU;\nLayout * * * AOS;\n",      /* 5: ran as 4 did */
+      "Task * GPU;\nCollectMemory * *;\n",     /* 6: fails, unmended */
+      "Task * GPU;\nInstanceLimit y 2;\n",     /* 7: the latest, fails */
+  };
+  double scores[8] = {9, 9, 2, 0, 4, 4, 0, 0};
+  uint64_t profiles[8] = {0x10, 0x10, 0x20, 0, 0x40, 0x40, 0, 0};
+  const char *feedback[8] = {"F-best", "F-best", "F-cpu", "F-limit-x",
+                             "F-four", "F-four", "F-oom", "F-limit"};
+  mapopt_llm_attempt a[8];
+  for (int i = 0; i < 8; i++)
+    a[i] = (mapopt_llm_attempt){.iteration = i,
+                                .mapper = mappers[i],
+                                .score = scores[i],
+                                .feedback = feedback[i],
+                                .elapsed_s = scores[i] > 0 ? 0.5 : 0,
+                                .profile = profiles[i]};
+  a[4].timing = "critical path 0.5 s by cause: x: compute 0.5 s (100%).";
   mapopt_llm_prompt_input in = {.run = world.run,
                                 .machine = world.machine,
+                                .best_mapper = mappers[0],
+                                .best_score = 9,
+                                .best_feedback = "F-best",
                                 .attempts = a,
-                                .nattempts = 7};
+                                .nattempts = 8,
+                                .history = 4};
   mapopt_llm_prompt p;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  /* The last five (iterations 3-7), ascending, ties in order, NaN first. */
-  assert_non_null(strstr(p.user, "The last 5, in ascending order"));
-  assert_int_equal(at(&p, "iteration 1:"), -1);
-  assert_int_equal(at(&p, "iteration 2:"), -1);
-  long order[5] = {
-      at(&p, "iteration 3: score unknown"), at(&p, "iteration 6: score 0"),
-      at(&p, "iteration 4: score 3"), at(&p, "iteration 5: score 3"),
-      at(&p, "iteration 7: score 9")};
-  for (int i = 0; i < 5; i++) {
-    assert_true(order[i] > 0);
-    if (i)
-      assert_true(order[i] > order[i - 1]);
-  }
-  assert_non_null(strstr(p.user, "# Current best mapper\nNone yet"));
+  /* The rule comes before the first attempt. */
+  long rule = at(&p, "Shown here, oldest first: the latest attempt");
+  assert_true(rule > 0 && rule < at(&p, "## Attempt"));
+  at(&p, "at most 4.");
+  /* The best once, above; its feedback once. */
+  assert_true(at(&p, "# Current best mapper\nAttempt 0, score 9, elapsed "
+                     "0.5 s:\n") > 0);
+  assert_int_equal(at(&p, "## Attempt 0:"), -1);
+  /* The latest (7), the unmended failure (6), then the most different of
+   * the rest (2, four statements from every mapper shown), then 4, which
+   * stands for 5; 1 ran as the best and 3's failure is 7's. */
+  long seven = at(&p, "## Attempt 7: score 0\n");
+  long six = at(&p, "## Attempt 6: score 0\n");
+  long two = at(&p, "## Attempt 2: score 2, elapsed 0.5 s\n");
+  long four = at(&p, "## Attempt 4: score 4, elapsed 0.5 s\n");
+  assert_true(two > 0 && two < four && four < six && six < seven);
+  assert_int_equal(at(&p, "## Attempt 1:"), -1);
+  assert_int_equal(at(&p, "## Attempt 3:"), -1);
+  assert_int_equal(at(&p, "## Attempt 5:"), -1);
+  at(&p, "Run: critical path 0.5 s by cause: x: compute 0.5 s (100%).\n");
+  at(&p, "\nNot shown: 1 (= 0), 3 (score 0), 5 (= 4).\n");
+  assert_true(at(&p, "Feedback:\nF-oom\n") > 0);
   mapopt_llm_prompt_destroy(&p);
 
-  in.history = 2;
+  /* With room for all: the mended failure 3 too (oldest first); the
+   * attempts that ran as an earlier one never, a failure whose feedback
+   * is shown already neither. */
+  in.history = 10;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_true(at(&p, "iteration 6: score 0") < at(&p, "iteration 7: score 9"));
-  assert_int_equal(at(&p, "iteration 5:"), -1);
+  assert_true(at(&p, "## Attempt 3: score 0") > 0);
+  assert_true(at(&p, "## Attempt 3: score 0") < at(&p, "## Attempt 7:"));
+  assert_int_equal(at(&p, "## Attempt 1:"), -1);
+  at(&p, "\nNot shown: 1 (= 0), 5 (= 4).\n");
+  mapopt_llm_prompt_destroy(&p);
+  a[3].feedback = "F-limit";
+  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
+  assert_int_equal(at(&p, "## Attempt 3:"), -1);
   mapopt_llm_prompt_destroy(&p);
 
   in.nattempts = 0;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_int_equal(at(&p, "# Recent attempts"), -1);
+  assert_int_equal(at(&p, "# Attempts"), -1);
   mapopt_llm_prompt_destroy(&p);
 
   in.run = NULL;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_EINVAL);
+}
+
+/* Five attempts that ran the same way, with the same feedback: the
+ * feedback once, "same as" and "profile unchanged" for the others. */
+static void test_prompt_dedupe(void **state) {
+  (void)state;
+  static const char fb[] = "Performance Metric: Execution time is 0.0195 s.\n"
+                           "Explanation: a long paragraph.\n";
+  static const char *const mappers[5] = {
+      "Task * GPU, CPU;\n", "Task * GPU, CPU;\nLayout * * * SOA;\n",
+      "Task * GPU, CPU;\nCollectMemory * *;\n",
+      "Task * GPU, CPU;\nInstanceLimit calculate_new_currents 8;\n",
+      "Task * GPU, CPU;\nRegion * * CPU SYSMEM;\n"};
+  mapopt_llm_attempt a[5];
+  for (int i = 0; i < 5; i++)
+    a[i] = (mapopt_llm_attempt){i, mappers[i], 51.25, fb, 0.0195, NULL, 0x77};
+  mapopt_llm_prompt_input in = {.run = world.run,
+                                .machine = world.machine,
+                                .best_mapper = mappers[0],
+                                .best_score = 51.25,
+                                .best_feedback = fb,
+                                .attempts = a,
+                                .nattempts = 5,
+                                .history = 5};
+  mapopt_llm_prompt p;
+  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
+  const char *first = strstr(p.user, "Explanation: a long paragraph.");
+  assert_non_null(first);
+  assert_null(strstr(first + 1, "Explanation: a long paragraph."));
+  /* Only the best and the latest: the others ran as the best did. */
+  at(&p, "## Attempt 4: score 51.25");
+  at(&p, "Profile unchanged from attempt 0: the statements that differ had "
+         "no effect.\nFeedback: same as attempt 0.\n");
+  at(&p, "Not shown: 1 (= 0), 2 (= 0), 3 (= 0).\n");
+  mapopt_llm_prompt_destroy(&p);
 }
 
 static void test_prompt_untrusted_text(void **state) {
@@ -1034,8 +1145,8 @@ static void test_prompt_untrusted_text(void **state) {
     big[i] = '\n';
   big[39999] = '\0';
   mapopt_llm_attempt a[2] = {
-      {0, "Task * GPU;\n````\n```\n", 1, big},
-      {0, big, 2, NULL},
+      {0, "Task * GPU;\n````\n```\n", 1, big, 0, NULL, 0},
+      {1, big, 2, NULL, 0, NULL, 0},
   };
   mapopt_llm_prompt_input in = {.run = world.run,
                                 .machine = world.machine,
@@ -1047,7 +1158,7 @@ static void test_prompt_untrusted_text(void **state) {
   assert_non_null(strstr(p.user, "\n`````mapper\nTask * GPU;\n````\n```\n"
                                  "`````\n"));
   assert_non_null(strstr(p.user, "Maximize GFLOP/s of the run."));
-  assert_non_null(strstr(p.user, "\n## Attempt: score 1\n"));
+  assert_non_null(strstr(p.user, "\n## Attempt 0: score 1\n"));
   /* 16 KiB of the mapper and 4 KiB of the feedback, cut at a line end. */
   /* 39999 bytes in lines of 81: the feedback keeps 50 lines (4050 bytes),
    * the mapper 202 (16362 bytes). */
@@ -1295,6 +1406,7 @@ int main(void) {
       cmocka_unit_test(test_reply_limits),
       cmocka_unit_test(test_reference_example),
       cmocka_unit_test(test_prompt_golden),
+      cmocka_unit_test(test_prompt_dedupe),
       cmocka_unit_test(test_prompt_history),
       cmocka_unit_test(test_prompt_untrusted_text),
       cmocka_unit_test(test_prompt_other_apps),
