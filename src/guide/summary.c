@@ -347,7 +347,8 @@ mapopt_status mapopt_guide_critical_path_line(mapopt_ctx *ctx,
     const mapopt_sim_wait *w = &r->waits[i];
     if (w->exposed_ns <= 0)
       continue;
-    if (shown == max) {
+    /* Entries under 1% of the path are summed, not named. */
+    if (shown == max || pct(w->exposed_ns, length) < 1) {
       rest++;
       rest_ns += w->exposed_ns;
       continue;

@@ -741,6 +741,34 @@ static void put_who(mapopt__strbuf *sb, int64_t iteration) {
     mapopt__sb_printf(sb, "attempt %" PRId64, iteration);
 }
 
+static void put_unchanged(mapopt__strbuf *sb, int64_t who) {
+  mapopt__sb_puts(sb, "Profile unchanged from ");
+  put_who(sb, who);
+  mapopt__sb_puts(sb, ": the statements that differ had no effect.\n");
+}
+
+/* Whether text has the line p[0..len) (without its line end). */
+static bool has_line(const char *text, const char *p, size_t len) {
+  for (const char *t = text; *t;) {
+    const char *e = strchr(t, '\n');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    if (l == len && !memcmp(t, p, len))
+      return true;
+    if (!e)
+      break;
+    t = e + 1;
+  }
+  return false;
+}
+
+static bool shown_line(const said *saids, size_t nsaid, const char *p,
+                       size_t len) {
+  for (size_t i = 0; i < nsaid; i++)
+    if (has_line(saids[i].feedback, p, len))
+      return true;
+  return false;
+}
+
 /* The feedback, or "same as X" when a text shown before was the same;
  * the text joins said[*nsaid] (room for it was made by the caller). */
 static void put_feedback_once(mapopt__strbuf *sb, const char *fb, said *saids,
@@ -754,8 +782,33 @@ static void put_feedback_once(mapopt__strbuf *sb, const char *fb, said *saids,
       mapopt__sb_puts(sb, ".\n");
       return;
     }
+  /* AutoGuide's explanations and suggestions repeat word for word from
+   * attempt to attempt: one already shown is left out, its finding's
+   * first line kept. */
+  mapopt__strbuf kept;
+  mapopt__sb_init(&kept, sb->ctx);
+  size_t dropped = 0;
+  for (const char *p = fb; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    bool repeat =
+        !strncmp(p, "Explanation: ", 13) || !strncmp(p, "Suggestion: ", 12);
+    if (repeat && shown_line(saids, *nsaid, p, len))
+      dropped++;
+    else
+      mapopt__sb_putn(&kept, p, e ? len + 1 : len);
+    p += e ? len + 1 : len;
+  }
   saids[(*nsaid)++] = (said){fb, who};
-  put_feedback(sb, fb);
+  if (dropped)
+    mapopt__sb_printf(&kept,
+                      "%s(%zu explanation or suggestion line%s shown above "
+                      "left out)\n",
+                      kept.len && kept.data[kept.len - 1] != '\n' ? "\n" : "",
+                      dropped, dropped == 1 ? "" : "s");
+  char *t = mapopt__text_take(&kept, NULL);
+  put_feedback(sb, t ? t : fb);
+  mapopt_text_free(t);
 }
 
 /* The timing of an attempt, or that its run was an earlier one's. */
@@ -767,9 +820,7 @@ static void put_timing(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
   if (e[i].like_baseline ||
       (twin && a->profile && twin->profile == a->profile &&
        twin->iteration >= 0)) {
-    mapopt__sb_puts(sb, "Profile unchanged from ");
-    put_who(sb, e[i].like_baseline ? -1 : twin->iteration);
-    mapopt__sb_puts(sb, ": the statements that differ had no effect.\n");
+    put_unchanged(sb, e[i].like_baseline ? -1 : twin->iteration);
   } else if (a->timing && *a->timing) {
     mapopt__sb_puts(sb, "Run: ");
     put_capped(sb, a->timing, MAX_FEEDBACK_SHOWN);
@@ -865,7 +916,9 @@ static void put_best(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
   put_result(sb, in->best_score, a ? a->elapsed_s : 0);
   mapopt__sb_puts(sb, ":\n");
   put_mapper(sb, in->best_mapper);
-  if (a && a->timing && *a->timing) {
+  if (a && in->baseline && a->profile && a->profile == in->baseline->profile)
+    put_unchanged(sb, -1);
+  else if (a && a->timing && *a->timing) {
     mapopt__sb_puts(sb, "Run: ");
     put_capped(sb, a->timing, MAX_FEEDBACK_SHOWN);
   }
@@ -873,16 +926,13 @@ static void put_best(mapopt__strbuf *sb, const mapopt_llm_prompt_input *in,
 }
 
 static const char attempts_rule[] =
-    "Mappers are numbered in the order they were evaluated, from 0. Shown "
-    "here, oldest first: the latest attempt, the failures no later mapper "
-    "mended, of the others those whose statements differ most from the "
-    "mappers already shown (one per distinct run), then older failures; at "
-    "most %zu. The current "
-    "best is shown above only. A feedback equal to one shown before reads "
-    "\"same as ...\"; \"profile unchanged from ...\" means the run was the "
-    "same as that one's. The rest are listed by number, \"(= N)\" when their "
-    "run was attempt N's. A mapper evaluated before (the same statements) is "
-    "not run again and earns nothing: write a different one.\n";
+    "Numbered in the order evaluated, from 0; shown oldest first, at most "
+    "%zu: the latest, the failures no mapper mended since, the runs most "
+    "different from those above (by statements), then older failures. The "
+    "best is shown above only. \"Same as N\": that feedback was shown "
+    "already; \"profile unchanged from N\": the run was N's; \"(= N)\" "
+    "below: not shown, it ran as N did. A mapper evaluated before (the same "
+    "statements) is not run again and earns nothing.\n";
 
 static mapopt_status put_attempts(mapopt__strbuf *sb,
                                   const mapopt_llm_prompt_input *in,

@@ -1054,9 +1054,9 @@ static void test_prompt_history(void **state) {
   mapopt_llm_prompt p;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
   /* The rule comes before the first attempt. */
-  long rule = at(&p, "Shown here, oldest first: the latest attempt");
+  long rule = at(&p, "shown oldest first, at most 4: the latest");
   assert_true(rule > 0 && rule < at(&p, "## Attempt"));
-  at(&p, "at most 4.");
+
   /* The best once, above; its feedback once. */
   assert_true(at(&p, "# Current best mapper\nAttempt 0, score 9, elapsed "
                      "0.5 s:\n") > 0);
@@ -1133,6 +1133,14 @@ static void test_prompt_dedupe(void **state) {
   at(&p, "Profile unchanged from attempt 0: the statements that differ had "
          "no effect.\nFeedback: same as attempt 0.\n");
   at(&p, "Not shown: 1 (= 0), 2 (= 0), 3 (= 0).\n");
+  mapopt_llm_prompt_destroy(&p);
+  /* A feedback that differs in its first line only: the explanation
+   * shown above is left out, the first line kept. */
+  a[4].feedback = "Performance Metric: Execution time is 0.02 s.\n"
+                  "Explanation: a long paragraph.\n";
+  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
+  at(&p, "Feedback:\nPerformance Metric: Execution time is 0.02 s.\n(1 "
+         "explanation or suggestion line shown above left out)\n");
   mapopt_llm_prompt_destroy(&p);
 }
 

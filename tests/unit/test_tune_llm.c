@@ -207,7 +207,7 @@ static void test_prompts_and_candidates(void **state) {
   /* The attempts of the third prompt (history 2): the invalid one; the
    * valid one is the best, shown above only. */
   u = user_message(w.t, 2);
-  at(u, "at most 2.");
+  at(u, "at most 2: the latest");
   at(u, "## Attempt 1: score 0");
   assert_null(strstr(u, "## Attempt 0:"));
   at(u, "candidate.map:1:12: error: X");
@@ -404,7 +404,7 @@ static void test_history_dedupe(void **state) {
   assert_non_null(first);
   assert_null(strstr(first + 1, "THE SAME LONG PARAGRAPH"));
   assert_true(first - u < (long)at(u, "# Attempts"));
-  size_t rule = at(u, "A feedback equal to one shown before reads");
+  size_t rule = at(u, "\"Same as N\": that feedback was shown already");
   size_t one = at(u, "## Attempt 1: score 51.25, elapsed 0.0195 s\n");
   assert_true(rule < one);
   for (int i = 1; i < 5; i++) {
