@@ -383,15 +383,60 @@ static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
 
 /* ---- the machine --------------------------------------------------------- */
 
-static const char *mem_count(mapopt_mem_kind k) {
+static const char *mem_count(mapopt_mem_kind k, int64_t ranks) {
   switch (k) {
   case MAPOPT_MEM_FBMEM:
     return "one per GPU";
   case MAPOPT_MEM_SOCKMEM:
     return "one per socket";
   default:
-    return "one per node";
+    return ranks > 1 ? "one per address space" : "one per node";
   }
+}
+
+/*
+ * Which processors and memories sit on which socket, in the coordinates
+ * of Machine(K) for the address spaces of node 0 (the nodes are alike):
+ * GPU q of rank r is the node's GPU r * (GPUs per rank) + q, on the
+ * socket the machine lists for it; CPU and OMP q of any rank are on
+ * socket q mod sockets (docs/machines.md).
+ */
+static void put_sockets(mapopt__strbuf *sb, const mapopt_machine *m,
+                        const mapopt_machine_shape *shape, int64_t ranks) {
+  int64_t sockets = m->sockets > 0 ? m->sockets : 1;
+  if (m->sockets < 2)
+    return;
+  mapopt__sb_puts(sb, "Sockets (Machine(K)[a, q] is processor q of address "
+                      "space a; shown for node 0");
+  if (ranks > 1)
+    mapopt__sb_printf(sb, ", address spaces 0 to %" PRId64, ranks - 1);
+  mapopt__sb_puts(sb, "; every node is alike):\n");
+  static const mapopt_proc_kind kinds[] = {MAPOPT_PROC_GPU, MAPOPT_PROC_OMP,
+                                           MAPOPT_PROC_CPU};
+  for (int64_t so = 0; so < sockets; so++) {
+    mapopt__sb_printf(sb, "- socket %" PRId64 ":", so);
+    bool sep = false;
+    for (size_t i = 0; i < 3; i++) {
+      mapopt_proc_kind k = kinds[i];
+      for (int64_t r = 0; r < ranks; r++)
+        for (int64_t q = 0; q < shape->procs[k]; q++) {
+          const int64_t *sock = m->procs[k].socket;
+          int64_t at = k == MAPOPT_PROC_GPU && sock
+                           ? sock[r * shape->procs[k] + q] % sockets
+                           : q % sockets;
+          if (at != so)
+            continue;
+          mapopt__sb_printf(sb, "%s %s[%" PRId64 ", %" PRId64 "]",
+                            sep ? "," : "", mapopt_shape_proc_name(k), r, q);
+          sep = true;
+        }
+    }
+    if (m->mems[MAPOPT_MEM_SOCKMEM].present)
+      mapopt__sb_printf(sb, "%s its SOCKMEM", sep ? "," : "");
+    mapopt__sb_putc(sb, '\n');
+  }
+  mapopt__sb_puts(sb, "Each GPU's FBMEM is on its socket; SYSMEM, ZCMEM and "
+                      "RDMEM are shared by the sockets.\n");
 }
 
 static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
@@ -429,6 +474,7 @@ static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
     mapopt__sb_printf(sb, " GFLOP/s f32 each; task overhead %" PRId64 " us\n",
                       p->overhead_ns / 1000);
   }
+  put_sockets(sb, m, &shape, ranks);
   mapopt__sb_puts(sb, "Memories per node:\n");
   static const mapopt_mem_kind mems[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_ZCMEM,
                                          MAPOPT_MEM_SOCKMEM, MAPOPT_MEM_SYSMEM,
@@ -437,7 +483,7 @@ static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
     if (!m->mems[mems[i]].present)
       continue;
     mapopt__sb_printf(sb, "- %s: %s, ", mapopt_shape_mem_name(mems[i]),
-                      mem_count(mems[i]));
+                      mem_count(mems[i], ranks));
     put_bytes(sb, m->mems[mems[i]].capacity);
     mapopt__sb_puts(sb, " each\n");
   }
@@ -474,10 +520,13 @@ static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
     mapopt__sb_puts(sb, " GB/s");
     if (c == MAPOPT_CHAN_FB_FB_PEER && p->cross_socket_bw_mbps &&
         p->cross_socket_bw_mbps != p->bw_mbps) {
-      mapopt__sb_puts(sb, " (");
+      mapopt__sb_puts(sb, " on one socket, ");
       put_fixed(sb, p->cross_socket_bw_mbps, 3);
-      mapopt__sb_puts(sb, " GB/s across sockets)");
+      mapopt__sb_puts(sb, " GB/s across sockets");
     }
+    if (c == MAPOPT_CHAN_FB_FB_PEER)
+      mapopt__sb_puts(sb, p->peer_link ? " (dedicated peer links)"
+                                       : " (over the GPUs' host links)");
     mapopt__sb_putc(sb, '\n');
   }
 }

@@ -1195,8 +1195,19 @@ static void test_prompt_other_apps(void **state) {
         "1.02)",
         "2 nodes, 1 address space per node",
         "- between nodes: ", "requires SOA F_order on argument 0"}},
+      /* Four address spaces of one GPU each: the socket of every GPU. */
+      {"cosma",
+       "p100x4",
+       {"shown for node 0, address spaces 0 to 3; every node is alike):\n"
+        "- socket 0: GPU[0, 0], GPU[1, 0], CPU[0, 0], CPU[1, 0], CPU[2, 0], "
+        "CPU[3, 0], its SOCKMEM\n- socket 1: GPU[2, 0], GPU[3, 0], its "
+        "SOCKMEM\n",
+        "- ZCMEM: one per address space",
+        "- between GPUs of a node: 10 GB/s on one socket, 7 GB/s across "
+        "sockets",
+        "4 address spaces per node"}},
   };
-  for (size_t i = 0; i < 2; i++) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     llm_world w;
     assert_int_equal(llm_world_open(ctx, cases[i].app, cases[i].machine, &w),
                      0);
