@@ -20,6 +20,14 @@ struct mapopt_llm_client {
   mapopt__rng rng; /* backoff jitter */
 };
 
+/* The application section's pieces (pieces.c): for argument arg of task
+ * t, "; piece P[2*i + 1, n]", the piece of partition P each op uses as a
+ * function of its context, fitted to every op of the run (or an example
+ * where none fits); and what an inner task's point launches, in order. */
+void mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
+                           size_t arg);
+void mapopt__llm_put_body(mapopt__strbuf *sb, const mapopt_app_run *run, int t);
+
 /* The embedded texts: "dsl_reference" (the system message's reference). */
 extern const mapopt__embedded mapopt__llm_texts[];
 extern const size_t mapopt__llm_texts_count;

@@ -285,6 +285,7 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
       mapopt__sb_printf(sb, " to %" PRId64, ehi);
     mapopt__sb_puts(sb, ehi == 1 ? " element, " : " elements, ");
     put_range_bytes(sb, blo, bhi);
+    mapopt__llm_put_piece(sb, run, t, a);
     mapopt__sb_putc(sb, '\n');
   }
 }
@@ -340,8 +341,16 @@ static void put_task(mapopt__strbuf *sb, const mapopt_app_run *run,
   }
   mapopt__sb_puts(sb, ".\n");
   put_launches(sb, run, shapes, t);
+  if (task->inner)
+    mapopt__llm_put_body(sb, run, t);
   put_arguments(sb, run, t);
 }
+
+static const char pieces_note[] =
+    "\nAn argument's \"piece P[2*i, j + 1]\" is the piece of partition P "
+    "(by colour) that the point (i, j, k) of an index launch uses; for a "
+    "single launch, n counts from 0 the launching task's launches of it, "
+    "and i, j, k are the launching task's point.\n";
 
 static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
                              bool anonymous) {
@@ -365,6 +374,7 @@ static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
                     run->size || run->nparams ? "\n" : "",
                     run->default_c_order ? "C_order" : "F_order");
   put_regions(sb, run);
+  mapopt__sb_puts(sb, pieces_note);
   mapopt__sb_puts(sb, "\nTasks, in the order they first run:\n");
   size_t osize = (size_t)(run->ntasks > 0 ? run->ntasks : 1) * sizeof(int);
   int *order = mapopt__malloc(sb->ctx, osize);
@@ -484,7 +494,9 @@ static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
       continue;
     mapopt__sb_printf(sb, "- %s: %s, ", mapopt_shape_mem_name(mems[i]),
                       mem_count(mems[i], ranks));
-    put_bytes(sb, m->mems[mems[i]].capacity);
+    /* SYSMEM is split between the address spaces of a node. */
+    put_bytes(sb, m->mems[mems[i]].capacity /
+                      (mems[i] == MAPOPT_MEM_SYSMEM && ranks > 1 ? ranks : 1));
     mapopt__sb_puts(sb, " each\n");
   }
   mapopt__sb_puts(sb, "Bandwidth of a processor reading a memory directly:\n");

@@ -958,24 +958,12 @@ static const char golden_best[] =
     "}\n"
     "IndexTaskMap GPU cyclic1d;\n";
 
-static void test_prompt_golden(void **state) {
-  (void)state;
-  mapopt_llm_attempt attempts[7];
-  memcpy(attempts, golden_attempts, sizeof attempts);
-  attempts[4].mapper = golden_best;
-  mapopt_llm_prompt_input in = {
-      .run = world.run,
-      .machine = world.machine,
-      .best_mapper = golden_best,
-      .best_score = 57.5,
-      .best_feedback = "Performance Metric: Execution time is 0.0174 s.",
-      .baseline = &golden_baseline,
-      .attempts = attempts,
-      .nattempts = 7,
-  };
+/* Builds the prompt of in twice (the same bytes) and compares it with
+ * tests/llm/golden/NAME.prompt (UPDATE=1 writes it instead). */
+static void check_golden(const mapopt_llm_prompt_input *in, const char *name) {
   mapopt_llm_prompt p, q;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &q), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_prompt_build(ctx, in, &p), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_prompt_build(ctx, in, &q), MAPOPT_OK);
   assert_int_equal(p.user_len, q.user_len);
   assert_memory_equal(p.user, q.user, p.user_len);
   assert_string_equal(p.system, q.system);
@@ -985,8 +973,9 @@ static void test_prompt_golden(void **state) {
   size_t len = p.system_len + p.user_len + 64;
   char *got = malloc(len);
   snprintf(got, len, "=== system\n%s=== user\n%s", p.system, p.user);
-  const char *path =
-      MAPOPT_SOURCE_DIR "/tests/llm/golden/circuit_p100x4.prompt";
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/llm/golden/%s.prompt",
+           MAPOPT_SOURCE_DIR, name);
   const char *update = getenv("UPDATE");
   if (update && !strcmp(update, "1")) {
     FILE *f = fopen(path, "wb");
@@ -1009,6 +998,58 @@ static void test_prompt_golden(void **state) {
   }
   free(got);
   mapopt_llm_prompt_destroy(&p);
+}
+
+static void test_prompt_golden(void **state) {
+  (void)state;
+  mapopt_llm_attempt attempts[7];
+  memcpy(attempts, golden_attempts, sizeof attempts);
+  attempts[4].mapper = golden_best;
+  mapopt_llm_prompt_input in = {
+      .run = world.run,
+      .machine = world.machine,
+      .best_mapper = golden_best,
+      .best_score = 57.5,
+      .best_feedback = "Performance Metric: Execution time is 0.0174 s.",
+      .baseline = &golden_baseline,
+      .attempts = attempts,
+      .nattempts = 7,
+  };
+  check_golden(&in, "circuit_p100x4");
+}
+
+/* The first prompt of a cosma run, as the llm optimizer of mapopt tune
+ * sends it (anonymous): four address spaces per node, pieces of 3-D
+ * launches, the default mapper's result (numbers of the shape the
+ * simulator gives, fixed here so that the file changes only with the
+ * prompt). */
+static void test_prompt_golden_cosma(void **state) {
+  (void)state;
+  llm_world w;
+  assert_int_equal(llm_world_open(ctx, "cosma", "p100x4", &w), 0);
+  static const mapopt_llm_attempt baseline = {
+      -1,
+      "Task * GPU, OMP, CPU, IO, PY, PROC;\n",
+      8732.27,
+      "Performance Metric: On 1 nodes achieved GFLOPS per node: "
+      "8732.274354.\n"
+      "Performance: task_1 waits 666.8 ms (29% of the run) on the folds of "
+      "task_4's contributions to A_blk\n",
+      2.29,
+      "critical path 2.29 s by cause: task_4: compute 1.22 s (53%); task_1 "
+      "A_blk@0: fold FB_FB_PEER FBMEM 1 -> FBMEM 2 of node 0, of task_4 "
+      "666.8 ms (29%); task_4 B_blk@1: copy FB_FB_PEER FBMEM 2 -> FBMEM 3 of "
+      "node 0, of task_2 400.1 ms (17%); 3 more 400.0 us (0%).",
+      0x51};
+  mapopt_llm_prompt_input in = {
+      .run = w.run,
+      .machine = w.machine,
+      .objective = "throughput in GFLOP/s per node",
+      .baseline = &baseline,
+      .anonymous = true,
+  };
+  check_golden(&in, "cosma_p100x4");
+  llm_world_close(&w);
 }
 
 /* Where s first occurs in the prompt, or -1. */
@@ -1195,6 +1236,22 @@ static void test_prompt_other_apps(void **state) {
         "1.02)",
         "2 nodes, 1 address space per node",
         "- between nodes: ", "requires SOA F_order on argument 0"}},
+      /* Which piece each launch of an inner task's body reads: plain,
+       * modulo the partition's colours, several partitions by launch. */
+      {"pumma",
+       "p100x4",
+       {"Each point launches, in order: task_4 x2 (n = 0 to 1).\n",
+        "B_half, B; read-only; val of B; 25000000 elements, 190.7 MiB; "
+        "piece B_half[i, n]\n",
+        "C_tile, C; read-only; val of C; 25000000 elements, 190.7 MiB; "
+        "piece C_tile[n, j]\n",
+        "pieces of A_tile, B_tile or C_tile, by launch\n"}},
+      {"solomonik",
+       "p100x4",
+       {"piece B_chunk[i, (i + j + n) mod 2]\n",
+        "piece C_chunk[(i + j + n) mod 2, j]\n",
+        "Each point launches, in order: task_4 x2 (n = 0 to 1).\n",
+        "piece A_blk[i, j]\n"}},
       /* Four address spaces of one GPU each: the socket of every GPU. */
       {"cosma",
        "p100x4",
@@ -1425,6 +1482,7 @@ int main(void) {
       cmocka_unit_test(test_reply_limits),
       cmocka_unit_test(test_reference_example),
       cmocka_unit_test(test_prompt_golden),
+      cmocka_unit_test(test_prompt_golden_cosma),
       cmocka_unit_test(test_prompt_dedupe),
       cmocka_unit_test(test_prompt_history),
       cmocka_unit_test(test_prompt_untrusted_text),
