@@ -264,21 +264,25 @@ static void put_partitions(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
   mapopt__sb_puts(sb, ", by launch");
 }
 
-void mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
-                           size_t arg) {
+bool mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
+                           size_t arg, const char *first_name, bool at_name) {
   fit f;
   fit_ops(run, t, arg, &f);
-  if (f.partition == -3)
-    return; /* no op of t has the argument */
+  const char *name = f.partition >= 0 ? run->partition_names[f.partition] : "";
+  bool named = first_name && !strcmp(first_name, name);
+  if (f.partition == -3 || at_name != named)
+    return false; /* no op has the argument, or the other call's part */
   if (f.partition == -1) {
     mapopt__sb_puts(sb, "; the whole region");
-    return;
+    return true;
   }
   if (f.partition < 0) {
     put_partitions(sb, run, t, arg);
-    return;
+    return true;
   }
-  mapopt__sb_printf(sb, "; piece %s[", run->partition_names[f.partition]);
+  if (!named)
+    mapopt__sb_printf(sb, "; piece %s", name);
+  mapopt__sb_putc(sb, '[');
   if (!f.missed) {
     for (int d = 0; d < f.dims; d++) {
       if (d)
@@ -286,7 +290,7 @@ void mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
       put_coord(sb, &f, d);
     }
     mapopt__sb_putc(sb, ']');
-    return;
+    return true;
   }
   /* No fit: the first op and one that the fits miss, as examples. */
   put_values(sb, f.y0, f.dims);
@@ -297,6 +301,7 @@ void mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
   mapopt__sb_puts(sb, "] at (");
   put_values(sb, f.bad_x, f.nvars);
   mapopt__sb_puts(sb, "), ...");
+  return true;
 }
 
 typedef struct body_item {

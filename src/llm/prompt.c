@@ -89,6 +89,51 @@ static int64_t field_bytes(const mapopt_app_region *r, uint64_t mask) {
   return sum;
 }
 
+/* The length of name's stem: all of it but a trailing number. */
+static size_t stem_len(const char *name) {
+  size_t n = strlen(name);
+  while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+    n--;
+  return n;
+}
+
+/* Whether field g continues a numbered run after field f: the same stem,
+ * the next number, the same bytes when they are shown. */
+static bool continues(const mapopt_app_region *r, int f, int g, bool bytes) {
+  const char *a = r->field_names[f], *b = r->field_names[g];
+  size_t sa = stem_len(a), sb = stem_len(b);
+  if (sa != sb || sa == strlen(a) || sb == strlen(b) || strncmp(a, b, sa) ||
+      (bytes && r->field_bytes[f] != r->field_bytes[g]))
+    return false;
+  return strtoll(b + sb, NULL, 10) == strtoll(a + sa, NULL, 10) + 1;
+}
+
+/* The fields of mask, "in_ptr, current_0 to current_9" (with bytes:
+ * "in_ptr 16, current_0 to current_9 4 each"): a run of three or more
+ * numbered fields in a row is written as its ends. */
+static void put_fields(mapopt__strbuf *sb, const mapopt_app_region *r,
+                       uint64_t mask, bool bytes) {
+  bool sep = false;
+  for (int f = 0; f < r->nfields; f++) {
+    if (!(mask >> f & 1))
+      continue;
+    int last = f;
+    while (last + 1 < r->nfields && (mask >> (last + 1) & 1) &&
+           continues(r, last, last + 1, bytes))
+      last++;
+    mapopt__sb_printf(sb, "%s%s", sep ? ", " : "", r->field_names[f]);
+    sep = true;
+    if (last - f >= 2) {
+      mapopt__sb_printf(sb, " to %s", r->field_names[last]);
+      if (bytes)
+        mapopt__sb_printf(sb, " %" PRId64 " each", r->field_bytes[f]);
+      f = last;
+    } else if (bytes) {
+      mapopt__sb_printf(sb, " %" PRId64, r->field_bytes[f]);
+    }
+  }
+}
+
 static void put_regions(mapopt__strbuf *sb, const mapopt_app_run *run) {
   mapopt__sb_puts(sb, "Regions (fields with their bytes per element):\n");
   for (int i = 0; i < run->nregions; i++) {
@@ -102,10 +147,8 @@ static void put_regions(mapopt__strbuf *sb, const mapopt_app_run *run) {
                       "- %s: %" PRId64 " elements x %" PRId64 " B = ", r->name,
                       elements, per);
     put_bytes(sb, elements * per);
-    mapopt__sb_puts(sb, "; fields");
-    for (int f = 0; f < r->nfields; f++)
-      mapopt__sb_printf(sb, "%s %s %" PRId64, f ? "," : "", r->field_names[f],
-                        r->field_bytes[f]);
+    mapopt__sb_puts(sb, "; fields ");
+    put_fields(sb, r, all, true);
     mapopt__sb_putc(sb, '\n');
   }
 }
@@ -251,8 +294,11 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
     }
     const mapopt_app_region *reg = &run->regions[first->piece->region];
     mapopt__sb_printf(sb, "- %zu: ", a);
-    for (size_t n = 0; n < first->nnames; n++)
+    for (size_t n = 0; n < first->nnames; n++) {
       mapopt__sb_printf(sb, n ? ", %s" : "%s", first->names[n]);
+      if (n == 0)
+        mapopt__llm_put_piece(sb, run, t, a, first->names[0], true);
+    }
     mapopt__sb_puts(sb, "; ");
     bool sep = false;
     for (int p = 0; p < 4; p++) {
@@ -272,12 +318,7 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
       mapopt__sb_printf(sb, "; all %d fields of %s", nf, reg->name);
     } else {
       mapopt__sb_puts(sb, "; ");
-      sep = false;
-      for (int f = 0; f < reg->nfields; f++)
-        if (fields >> f & 1) {
-          mapopt__sb_printf(sb, "%s%s", sep ? ", " : "", reg->field_names[f]);
-          sep = true;
-        }
+      put_fields(sb, reg, fields, false);
       mapopt__sb_printf(sb, " of %s", reg->name);
     }
     mapopt__sb_printf(sb, "; %" PRId64, elo);
@@ -285,7 +326,7 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
       mapopt__sb_printf(sb, " to %" PRId64, ehi);
     mapopt__sb_puts(sb, ehi == 1 ? " element, " : " elements, ");
     put_range_bytes(sb, blo, bhi);
-    mapopt__llm_put_piece(sb, run, t, a);
+    mapopt__llm_put_piece(sb, run, t, a, first->names[0], false);
     mapopt__sb_putc(sb, '\n');
   }
 }
@@ -347,10 +388,11 @@ static void put_task(mapopt__strbuf *sb, const mapopt_app_run *run,
 }
 
 static const char pieces_note[] =
-    "\nAn argument's \"piece P[2*i, j + 1]\" is the piece of partition P "
-    "(by colour) that the point (i, j, k) of an index launch uses; for a "
-    "single launch, n counts from 0 the launching task's launches of it, "
-    "and i, j, k are the launching task's point.\n";
+    "\nP[2*i, j + 1] after an argument's partition P (or \"piece "
+    "P[...]\") is the piece (by colour) that the point (i, j, k) of an "
+    "index launch uses; the name stays P. For a single launch, n counts from "
+    "0 the launching task's launches of it, and i, j, k are that task's "
+    "point.\n";
 
 static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
                              bool anonymous) {

@@ -1218,6 +1218,54 @@ static void test_prompt_untrusted_text(void **state) {
   free(big);
 }
 
+/* Pieces no formula fits are given by example; a whole region is named;
+ * numbered fields in a row are written as their ends. */
+static void test_prompt_pieces_by_example(void **state) {
+  (void)state;
+  static const char model[] =
+      "{\"format\": \"mapopt-app/1\", \"name\": \"probe\",\n"
+      " \"params\": {\"T\": 4},\n"
+      " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+      " \"regions\": [{\"name\": \"cells\", \"fields\": [[\"u0\", 8], "
+      "[\"u1\", 8], [\"u2\", 8], [\"w\", 4]],\n"
+      "   \"atoms\": {\"groups\": [{\"group\": \"tile\", \"count\": \"T\", "
+      "\"elements\": \"64\"}]}}],\n"
+      " \"partitions\": [{\"name\": \"p_cells\", \"region\": \"cells\", "
+      "\"kind\": \"group\", \"group\": \"tile\"}],\n"
+      " \"tasks\": [{\"name\": \"relax\", \"variants\": [{\"kind\": "
+      "\"CPU\"}]}],\n"
+      " \"program\": [{\"op\": \"loop\", \"var\": \"t\", \"count\": \"2\", "
+      "\"timed\": true, \"body\": [\n"
+      "  {\"op\": \"index\", \"task\": \"relax\", \"domain\": "
+      "[\"T\"], \"args\": [\n"
+      "   {\"part\": \"p_cells\", \"proj\": [\"(i0 * i0) % T\"], \"priv\": "
+      "\"RO\", \"fields\": [\"u0\", \"u1\", \"u2\"]},\n"
+      "   {\"region\": \"cells\", \"priv\": \"RO\", \"fields\": "
+      "[\"w\"]}]}]}]}\n";
+  char path[] = "/tmp/mapopt-test-llm-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, model, sizeof model - 1),
+                   (ssize_t)sizeof model - 1);
+  close(fd);
+  llm_world w;
+  int rc = llm_world_open(ctx, path, "p100x4", &w);
+  unlink(path);
+  assert_int_equal(rc, 0);
+  mapopt_llm_prompt_input in = {.run = w.run, .machine = w.machine};
+  mapopt_llm_prompt p;
+  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
+  /* Points 0..3 read pieces 0, 1, 0, 1: neither i + b nor (i + b) mod 4. */
+  if (!strstr(p.user, "- 0: p_cells[0] at (0), [0] at (2), ..., cells; "
+                      "read-only; u0 to u2 of cells;") ||
+      !strstr(p.user, "- 1: cells; read-only; w of cells; 256 elements, "
+                      "1.0 KiB; the whole region\n") ||
+      !strstr(p.user, "fields u0 to u2 8 each, w 4\n"))
+    fail_msg("unexpected prompt:\n%s", p.user);
+  mapopt_llm_prompt_destroy(&p);
+  llm_world_close(&w);
+}
+
 static void test_prompt_other_apps(void **state) {
   (void)state;
   static const struct {
@@ -1241,17 +1289,17 @@ static void test_prompt_other_apps(void **state) {
       {"pumma",
        "p100x4",
        {"Each point launches, in order: task_4 x2 (n = 0 to 1).\n",
-        "B_half, B; read-only; val of B; 25000000 elements, 190.7 MiB; "
-        "piece B_half[i, n]\n",
-        "C_tile, C; read-only; val of C; 25000000 elements, 190.7 MiB; "
-        "piece C_tile[n, j]\n",
+        "- 1: B_half[i, n], B; read-only; val of B; 25000000 elements, "
+        "190.7 MiB\n",
+        "- 2: C_tile[n, j], C; read-only; val of C; 25000000 elements, "
+        "190.7 MiB\n",
         "pieces of A_tile, B_tile or C_tile, by launch\n"}},
       {"solomonik",
        "p100x4",
-       {"piece B_chunk[i, (i + j + n) mod 2]\n",
-        "piece C_chunk[(i + j + n) mod 2, j]\n",
+       {"- 1: B_chunk[i, (i + j + n) mod 2], B; read-only",
+        "- 2: C_chunk[(i + j + n) mod 2, j], C; read-only",
         "Each point launches, in order: task_4 x2 (n = 0 to 1).\n",
-        "piece A_blk[i, j]\n"}},
+        "- 0: A_blk[i, j], A; reduction (sum)"}},
       /* Four address spaces of one GPU each: the socket of every GPU. */
       {"cosma",
        "p100x4",
@@ -1487,6 +1535,7 @@ int main(void) {
       cmocka_unit_test(test_prompt_history),
       cmocka_unit_test(test_prompt_untrusted_text),
       cmocka_unit_test(test_prompt_other_apps),
+      cmocka_unit_test(test_prompt_pieces_by_example),
       cmocka_unit_test(test_step_samples),
       cmocka_unit_test(test_step_refused_n),
       cmocka_unit_test(test_step_deterministic),
