@@ -455,9 +455,9 @@ static const char *mem_count(mapopt_mem_kind k, int64_t ranks) {
  */
 static void put_sockets(mapopt__strbuf *sb, const mapopt_machine *m,
                         const mapopt_machine_shape *shape, int64_t ranks) {
-  int64_t sockets = m->sockets > 0 ? m->sockets : 1;
   if (m->sockets < 2)
     return;
+  int64_t sockets = m->sockets;
   mapopt__sb_puts(sb, "Sockets (Machine(K)[a, q] is processor q of address "
                       "space a; shown for node 0");
   if (ranks > 1)
@@ -487,8 +487,18 @@ static void put_sockets(mapopt__strbuf *sb, const mapopt_machine *m,
       mapopt__sb_printf(sb, "%s its SOCKMEM", sep ? "," : "");
     mapopt__sb_putc(sb, '\n');
   }
-  mapopt__sb_puts(sb, "Each GPU's FBMEM is on its socket; SYSMEM, ZCMEM and "
-                      "RDMEM are shared by the sockets.\n");
+  static const mapopt_mem_kind shared[] = {MAPOPT_MEM_SYSMEM, MAPOPT_MEM_ZCMEM,
+                                           MAPOPT_MEM_RDMEM};
+  mapopt__sb_puts(sb, "Each GPU's FBMEM is on its socket; shared by the "
+                      "sockets:");
+  bool sep = false;
+  for (size_t i = 0; i < 3; i++)
+    if (m->mems[shared[i]].present) {
+      mapopt__sb_printf(sb, "%s %s", sep ? "," : "",
+                        mapopt_shape_mem_name(shared[i]));
+      sep = true;
+    }
+  mapopt__sb_puts(sb, sep ? ".\n" : " nothing.\n");
 }
 
 static void put_machine(mapopt__strbuf *sb, const mapopt_machine *m,
@@ -727,6 +737,7 @@ typedef struct entry {
   bool failed;        /* no mapper, or it scored 0 */
   bool mended;        /* a later attempt ran (a repeat does not count) */
   bool shown;
+  size_t nearest; /* statements from the nearest mapper shown */
 } entry;
 
 static bool is_failure(const mapopt_llm_attempt *a) {
@@ -771,54 +782,58 @@ static bool same_failure_shown(const mapopt_llm_prompt_input *in,
  * attempt breaking ties; then, room left, the mended failures, latest
  * first, one per feedback; at most k in all, the best never among them.
  */
+/* Lowers every attempt's distance to the nearest mapper shown by those
+ * of lines, a mapper now shown. */
+static void now_shown(entry *e, size_t n, const line_set *lines) {
+  for (size_t j = 0; j < n; j++) {
+    size_t d = distance(&e[j].lines, lines);
+    e[j].nearest = d < e[j].nearest ? d : e[j].nearest;
+  }
+}
+
+static void show(entry *e, bool *covered, size_t n, size_t i) {
+  e[i].shown = true;
+  covered[group_of(e, i)] = true;
+  now_shown(e, n, &e[i].lines);
+}
+
 static void select_shown(const mapopt_llm_prompt_input *in, entry *e,
                          bool *covered, size_t best, const line_set *best_l,
                          const line_set *base_l, size_t k) {
   size_t n = in->nattempts, count = 0;
+  for (size_t i = 0; i < n; i++)
+    e[i].nearest = SIZE_MAX;
+  if (in->best_mapper)
+    now_shown(e, n, best_l);
+  if (in->baseline && in->baseline->mapper)
+    now_shown(e, n, base_l);
   if (best < n)
     covered[group_of(e, best)] = true;
   for (size_t i = 0; i < n; i++)
     if (e[i].like_baseline)
       covered[group_of(e, i)] = true;
   if (n - 1 != best && k > 0) {
-    e[n - 1].shown = true;
-    covered[group_of(e, n - 1)] = true;
+    show(e, covered, n, n - 1);
     count++;
   }
   for (size_t i = n; i-- > 0 && count < k;)
     if (e[i].failed && !e[i].mended && !e[i].shown && i != best) {
-      e[i].shown = true;
-      covered[group_of(e, i)] = true;
+      show(e, covered, n, i);
       count++;
     }
-  while (count < k) {
-    size_t pick = n, far = 0;
+  for (; count < k; count++) {
+    size_t pick = n;
     for (size_t i = 0; i < n; i++) {
       if (e[i].shown || i == best || e[i].twin || e[i].failed || covered[i])
         continue;
-      size_t d = SIZE_MAX;
-      if (best_l->n || best < n)
-        d = distance(&e[i].lines, best_l);
-      if (base_l->n) {
-        size_t db = distance(&e[i].lines, base_l);
-        d = db < d ? db : d;
-      }
-      for (size_t j = 0; j < n; j++)
-        if (e[j].shown) {
-          size_t dj = distance(&e[i].lines, &e[j].lines);
-          d = dj < d ? dj : d;
-        }
-      if (pick == n || d > far ||
-          (d == far && in->attempts[i].score >= in->attempts[pick].score)) {
+      if (pick == n || e[i].nearest > e[pick].nearest ||
+          (e[i].nearest == e[pick].nearest &&
+           in->attempts[i].score >= in->attempts[pick].score))
         pick = i;
-        far = d;
-      }
     }
     if (pick == n)
       break;
-    e[pick].shown = true;
-    covered[pick] = true;
-    count++;
+    show(e, covered, n, pick);
   }
   /* Room left: the mended failures too, latest first, one per cause. */
   for (size_t i = n; i-- > 0 && count < k;)

@@ -173,6 +173,16 @@ static void test_prompt_golden(void **state) {
       .nattempts = 7,
   };
   check_golden(&in, "circuit_p100x4");
+  /* docs/llm.md shows this user message whole: it must be this one. */
+  mapopt_llm_prompt p;
+  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
+  size_t dlen;
+  char *doc = read_text(MAPOPT_SOURCE_DIR "/docs/llm.md", &dlen);
+  assert_non_null(doc);
+  if (!strstr(doc, p.user))
+    fail_msg("docs/llm.md, \"An example\", is not the golden user message");
+  free(doc);
+  mapopt_llm_prompt_destroy(&p);
 }
 
 /* The first prompt of a cosma run, as the llm optimizer of mapopt tune
