@@ -26,19 +26,6 @@
 #define KEY "sk-test-SECRET-4242"
 #define URL "http://llm.test/v1/chat/completions"
 
-static llm_world world;
-
-static int group_setup(void **state) {
-  if (fixture_setup(state))
-    return -1;
-  return llm_world_open(ctx, "circuit", "p100x4", &world);
-}
-
-static int group_teardown(void **state) {
-  llm_world_close(&world);
-  return fixture_teardown(state);
-}
-
 /* A configuration for the replay transport, with fake time. */
 static void config(mapopt_llm_config *cfg, fake_time *ft) {
   mapopt_llm_config_init(cfg);
@@ -816,7 +803,7 @@ static void test_reply_limits(void **state) {
 
   /* The application's names are checked when opts has them (W11). */
   r = "```mapper\nTask calculate_new_curents CPU;\n```";
-  mapopt_dsl_options o = world.opts;
+  mapopt_dsl_options o = llm_circuit.opts;
   o.file = "cand.map";
   assert_int_equal(
       mapopt_llm_reply_parse(ctx, r, strlen(r), false, 1000, &o, &cand),
@@ -876,9 +863,10 @@ static void test_reference_example(void **state) {
  * ------------------------------------------------------------------ */
 
 static mapopt_llm_step_result *step(mapopt_llm_client *c) {
-  mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine};
   mapopt_llm_step_result *r = NULL;
-  assert_int_equal(mapopt_llm_step(c, &in, &world.opts, &r), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_step(c, &in, &llm_circuit.opts, &r), MAPOPT_OK);
   return r;
 }
 
@@ -908,7 +896,8 @@ static void test_step_samples(void **state) {
   assert_non_null(strstr(mapopt_llm_replay_request(g.t, 0)->body, ",\"n\":3}"));
   assert_non_null(strstr(mapopt_llm_replay_request(g.t, 1)->body, ",\"n\":2}"));
   /* The messages are the prompt, byte for byte. */
-  mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine};
   mapopt_llm_prompt p;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
   const mapopt_llm_recorded *q = mapopt_llm_replay_request(g.t, 0);
@@ -1034,8 +1023,9 @@ static void test_step_enomem(void **state) {
     bool setup = st == MAPOPT_OK;
     mapopt_llm_step_result *r = NULL;
     if (setup) {
-      mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
-      st = mapopt_llm_step(c, &in, &world.opts, &r);
+      mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                    .machine = llm_circuit.machine};
+      st = mapopt_llm_step(c, &in, &llm_circuit.opts, &r);
       if (st == MAPOPT_OK)
         assert_int_equal(r->ncandidates, 2);
       else if (st != MAPOPT_ENOMEM)
@@ -1078,5 +1068,5 @@ int main(void) {
       cmocka_unit_test(test_step_deterministic),
       cmocka_unit_test(test_step_enomem),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, llm_circuit_setup, llm_circuit_teardown);
 }

@@ -23,19 +23,6 @@
 #include "fixture.h"
 #include "mapopt/llm.h"
 
-static llm_world world;
-
-static int group_setup(void **state) {
-  if (fixture_setup(state))
-    return -1;
-  return llm_world_open(ctx, "circuit", "p100x4", &world);
-}
-
-static int group_teardown(void **state) {
-  llm_world_close(&world);
-  return fixture_teardown(state);
-}
-
 static char *read_text(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -163,8 +150,8 @@ static void test_prompt_golden(void **state) {
   memcpy(attempts, golden_attempts, sizeof attempts);
   attempts[4].mapper = golden_best;
   mapopt_llm_prompt_input in = {
-      .run = world.run,
-      .machine = world.machine,
+      .run = llm_circuit.run,
+      .machine = llm_circuit.machine,
       .best_mapper = golden_best,
       .best_score = 57.5,
       .best_feedback = "Performance Metric: Execution time is 0.0174 s.",
@@ -251,8 +238,8 @@ static void test_prompt_history(void **state) {
                                 .elapsed_s = scores[i] > 0 ? 0.5 : 0,
                                 .profile = profiles[i]};
   a[4].timing = "critical path 0.5 s by cause: x: compute 0.5 s (100%).";
-  mapopt_llm_prompt_input in = {.run = world.run,
-                                .machine = world.machine,
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine,
                                 .best_mapper = mappers[0],
                                 .best_score = 9,
                                 .best_feedback = "F-best",
@@ -323,8 +310,8 @@ static void test_prompt_dedupe(void **state) {
   mapopt_llm_attempt a[5];
   for (int i = 0; i < 5; i++)
     a[i] = (mapopt_llm_attempt){i, mappers[i], 51.25, fb, 0.0195, NULL, 0x77};
-  mapopt_llm_prompt_input in = {.run = world.run,
-                                .machine = world.machine,
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine,
                                 .best_mapper = mappers[0],
                                 .best_score = 51.25,
                                 .best_feedback = fb,
@@ -364,8 +351,8 @@ static void test_prompt_untrusted_text(void **state) {
       {0, "Task * GPU;\n````\n```\n", 1, big, 0, NULL, 0},
       {1, big, 2, NULL, 0, NULL, 0},
   };
-  mapopt_llm_prompt_input in = {.run = world.run,
-                                .machine = world.machine,
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine,
                                 .objective = "GFLOP/s of the run",
                                 .attempts = a,
                                 .nattempts = 2};
@@ -505,5 +492,5 @@ int main(void) {
       cmocka_unit_test(test_prompt_other_apps),
       cmocka_unit_test(test_prompt_pieces_by_example),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, llm_circuit_setup, llm_circuit_teardown);
 }
