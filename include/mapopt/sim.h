@@ -37,10 +37,13 @@ typedef void (*mapopt_sim_progress_fn)(void *ud, int64_t ops_done, int64_t ops,
  * INT64_MAX, beyond it, so a task or copy too long to represent ends the
  * run with a TIMEOUT instead of wrapping the clock. */
 #define MAPOPT_SIM_MAX_TIME_NS INT64_C(1000000000000000000)
+/* The simulated time a run may reach when time_limit_ns is 0: an hour. */
+#define MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS INT64_C(3600000000000)
 
 typedef struct mapopt_sim_options {
   uint64_t seed;
-  int64_t time_limit_ns; /* 0: 3600 s; at most MAPOPT_SIM_MAX_TIME_NS */
+  int64_t time_limit_ns; /* 0: MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS; at most
+                          MAPOPT_SIM_MAX_TIME_NS */
   double noise;          /* relative jitter amplitude, 0..0.5 */
   bool lenient_kinds;
   bool no_backpressure_errors;    /* backpressure_errors = false */

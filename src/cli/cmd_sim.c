@@ -20,8 +20,9 @@ const char cli_sim_usage[] =
     "usage: mapopt sim APP[:SIZE,PARAM=V...] [--mapper FILE] [OPTIONS]\n\n"
     "Simulates APP -- a built-in application (see mapopt apps) or a\n"
     "mapopt-app/1 JSON file -- under the mapper FILE (default: the built-in\n"
-    "application's expert mapper) and prints the run's log: the metric\n"
-    "lines a real run prints, or its error.\n\n"
+    "application's expert mapper; for any other application the default\n"
+    "mapper, no statements: the DSL's defaults) and prints the run's log:\n"
+    "the metric lines a real run prints, or its error.\n\n"
     "  --machine M          preset[:params] (default p100x4), a machine JSON\n"
     "                       file, or a one-line shape ('nodes=2 gpu=4')\n"
     "  --size S             size preset and overrides, e.g. small or\n"
@@ -369,7 +370,7 @@ static void timeout_note(const mapopt_sim_result *r, const sim_args *a) {
             "mapopt sim: note: the simulated time limit is %" PRId64
             " s; raise it with --time-limit S\n",
             (a->opts.time_limit_ns > 0 ? a->opts.time_limit_ns
-                                       : INT64_C(3600000000000)) /
+                                       : MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS) /
                 1000000000);
 }
 

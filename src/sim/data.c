@@ -373,7 +373,7 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
   int64_t *held = mapopt__arena_alloc(&s->arena, (n ? n : 1) * 8);
   int64_t *inc = mapopt__arena_alloc(&s->arena, (n ? n : 1) * 8);
   if (!in || !slot || !held || !inc) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return -1;
   }
   *slot = id;
@@ -385,7 +385,7 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
   if (reduction)
     in->redop = (int)s->run->ops[op].reqs[r].redop;
   if (!index_instance(s, id)) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return -1;
   }
   mm->live += bytes;
@@ -403,7 +403,7 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
 static void add_holder(sim_t *s, int64_t v, int64_t inst) {
   hnode *h = mapopt__vec_push(&s->hpool, s->ctx);
   if (!h) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return;
   }
   h->inst = inst;
@@ -466,7 +466,7 @@ int64_t mapopt__sim_new_copy(sim_t *s, int kind, int64_t src_inst,
                              int64_t dst_inst, int64_t op, int64_t r) {
   sim_copy *c = mapopt__vec_push(&s->copies, s->ctx);
   if (!c) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return -1;
   }
   c->kind = kind;
@@ -492,7 +492,7 @@ void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
                              int64_t v, int64_t bytes) {
   caf *e = mapopt__vec_push(&s->copy_afs, s->ctx);
   if (!e) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return;
   }
   sim_copy *cp = copy_at(s, c);
@@ -523,7 +523,7 @@ int64_t mapopt__sim_copy_producer(const sim_t *s, const sim_copy *c) {
 void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on) {
   dnode *d = mapopt__vec_push(&s->deps, s->ctx);
   if (!d) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return;
   }
   sim_copy *prereq = copy_at(s, on);

@@ -155,7 +155,7 @@ static int64_t plan_copy(sim_t *s, copy_plan *p, int kind, int64_t src) {
 static void add_waiter(sim_t *s, int64_t v, int64_t op, int64_t r) {
   hnode *w = mapopt__vec_push(&s->waiters, s->ctx);
   if (!w) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return;
   }
   w->inst = op * 64 + r; /* requirement positions are < 64 */
@@ -172,7 +172,7 @@ static int64_t field_bytes(const sim_t *s, int64_t atom, int f) {
 static void fold_waits_for(sim_t *s, int64_t c, int64_t rop) {
   dnode *d = mapopt__vec_push(&s->deps, s->ctx);
   if (!d) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return;
   }
   d->copy = c;
@@ -455,7 +455,7 @@ static void try_ready(sim_t *s, int64_t op) {
   switch (ao->kind) {
   case MAPOPT_OP_TASK:
     if (mapopt__fifo_push(&s->procs[o->proc].ready, s->ctx, op) != MAPOPT_OK) {
-      mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+      mapopt__sim_out_of_memory(s);
       return;
     }
     try_start(s, o->proc);
@@ -933,7 +933,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     mapopt__sim_workspace_init(pa);
   }
   s.opts = opts;
-  s.time_limit = opts->time_limit_ns <= 0 ? (int64_t)3600 * 1000000000
+  s.time_limit = opts->time_limit_ns <= 0 ? MAPOPT_SIM_DEFAULT_TIME_LIMIT_NS
                  : opts->time_limit_ns > MAPOPT_SIM_MAX_TIME_NS
                      ? MAPOPT_SIM_MAX_TIME_NS
                      : opts->time_limit_ns;
@@ -948,7 +948,7 @@ mapopt_sim_run_plan(mapopt_ctx *ctx, const mapopt_machine *machine,
     st = setup(&s);
   if (st == MAPOPT_OK) {
     event_loop(&s);
-    st = mapopt__sim_fill_result(&s, res);
+    st = s.out_of_memory ? MAPOPT_ENOMEM : mapopt__sim_fill_result(&s, res);
   }
   if (st == MAPOPT_OK) {
     clock_gettime(CLOCK_MONOTONIC, &w1);

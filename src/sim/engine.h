@@ -280,6 +280,7 @@ struct mapopt__sim {
   mapopt_sim_error error;
   mapopt__strbuf errtext;
   int64_t error_time;
+  bool out_of_memory; /* the host ran out: the run returns MAPOPT_ENOMEM */
   mapopt__strbuf log;
   mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
   mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
@@ -302,7 +303,7 @@ struct mapopt__sim {
   int64_t *inst_slots;
   /* Per task: the inputs and result of its last task time (cost.c). */
   mapopt__task_cost_memo *cost_memo;
-  int64_t win_lo[4096], win_hi[4096], nwin; /* the timed window(s) */
+  int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
   /* With a trace: the ops and copies on the critical path (attrib.c). */
   uint8_t *on_path_op, *on_path_copy;
 };
@@ -458,7 +459,12 @@ static inline sim_ctx *ctx_of(sim_t *s, int64_t parent) {
 /* Records the first simulated error; message lines go to errtext. */
 void mapopt__sim_error(sim_t *s, mapopt_sim_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Queues an event (type, id) at time t; out of memory is a MODEL error. */
+/* Stops the run because the host is out of memory: mapopt_sim_run_plan
+ * then returns MAPOPT_ENOMEM instead of a result, so that a failed
+ * allocation is never taken for a property of the mapper. */
+void mapopt__sim_out_of_memory(sim_t *s);
+/* Queues an event (type, id) at time t; mapopt__sim_out_of_memory when it
+ * cannot. */
 void mapopt__sim_schedule(sim_t *s, int64_t t, int type, int64_t id);
 /* Builds the processors, memories and ports of the run's address spaces
  * into the simulation's arena. MAPOPT_ENOMEM on failure. */

@@ -98,7 +98,7 @@ static bool gather_port(sim_t *s, int64_t port) {
       cp->mark = s->flow_stamp;
       int64_t *slot = mapopt__vec_push(set, s->ctx);
       if (!slot) {
-        mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+        mapopt__sim_out_of_memory(s);
         return false;
       }
       *slot = f;

@@ -27,9 +27,14 @@ void mapopt__sim_error(sim_t *s, mapopt_sim_error e, const char *fmt, ...) {
   va_end(ap);
 }
 
+void mapopt__sim_out_of_memory(sim_t *s) {
+  s->out_of_memory = true;
+  mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+}
+
 void mapopt__sim_schedule(sim_t *s, int64_t t, int type, int64_t id) {
   if (mapopt__heap_push(&s->events, s->ctx, t, EV(type, id)) != MAPOPT_OK)
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
 }
 
 /* ---- building the concrete machine --------------------------------------- */

@@ -64,7 +64,7 @@ static int task_kind(sim_t *s, int task) {
     else if (st == MAPOPT_EMAP && d)
       mapopt__sim_error(s, MAPOPT_SIM_NO_VARIANT, "%s", d->message);
     else
-      mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+      mapopt__sim_out_of_memory(s);
     s->task_kind[task] = -2;
     return -2;
   }
@@ -133,7 +133,7 @@ void mapopt__sim_place_index_launch(sim_t *s, int64_t first) {
       return;
     }
     if (st != MAPOPT_OK) {
-      mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+      mapopt__sim_out_of_memory(s);
       return;
     }
     int64_t node, local;
@@ -206,7 +206,7 @@ bool mapopt__sim_place_single(sim_t *s, int64_t op) {
     return false;
   }
   if (st != MAPOPT_OK) {
-    mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+    mapopt__sim_out_of_memory(s);
     return false;
   }
   int64_t local = 0;
@@ -274,7 +274,7 @@ void mapopt__sim_try_mappable(sim_t *s, int64_t op) {
       o->cause = CAUSE_BACKPRESSURE;
       if (mapopt__heap_push(&s->limit_wait[key], s->ctx, op, EV(0, op)) !=
           MAPOPT_OK)
-        mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+        mapopt__sim_out_of_memory(s);
       return;
     }
     s->limit_count[key]++;
@@ -389,7 +389,7 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
     const req_policy *pol =
         mapopt__sim_req_decision(s, ao->task, r, req, o->kind);
     if (!pol) {
-      mapopt__sim_error(s, MAPOPT_SIM_MODEL, "out of memory");
+      mapopt__sim_out_of_memory(s);
       return false;
     }
     mapopt_mem_kind mk = pol->mem;

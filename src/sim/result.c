@@ -14,13 +14,13 @@
 
 /* ---- results ------------------------------------------------------------- */
 
-/* The timed window(s): [lo[i], hi[i]) for i < *n (§4.11). */
-static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n,
-                    int64_t cap) {
+/* The timed window(s): [lo[i], hi[i]) for i < *n (docs/apps.md, `timing`);
+ * lo and hi hold one per timed fence at least. */
+static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n) {
   const mapopt_app_run *run = s->run;
   *n = 0;
   if (run->timing == MAPOPT_TIMING_FENCED) {
-    for (int64_t i = 0; i < run->nops && *n < cap; i++) {
+    for (int64_t i = 0; i < run->nops; i++) {
       const mapopt_app_op *o = &run->ops[i];
       if (o->kind != MAPOPT_OP_FENCE || !o->timing.timed)
         continue;
@@ -286,10 +286,20 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
 
 mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
-  int64_t lo[4096], hi[4096], nw = 0;
-  windows(s, lo, hi, &nw, 4096);
-  memcpy(s->win_lo, lo, (size_t)nw * sizeof *lo);
-  memcpy(s->win_hi, hi, (size_t)nw * sizeof *hi);
+  /* One window per timed repetition in fenced mode (each closed by a
+   * timed fence), else one. */
+  int64_t cap = 1;
+  if (run->timing == MAPOPT_TIMING_FENCED)
+    for (int64_t i = 0; i < run->nops; i++)
+      cap += run->ops[i].kind == MAPOPT_OP_FENCE && run->ops[i].timing.timed;
+  int64_t *lo = mapopt__arena_alloc(&s->arena, (size_t)cap * sizeof *lo);
+  int64_t *hi = mapopt__arena_alloc(&s->arena, (size_t)cap * sizeof *hi);
+  if (!lo || !hi)
+    return MAPOPT_ENOMEM;
+  int64_t nw = 0;
+  windows(s, lo, hi, &nw);
+  s->win_lo = lo;
+  s->win_hi = hi;
   s->nwin = nw;
   int64_t elapsed = 0;
   for (int64_t i = 0; i < nw; i++)

@@ -22,6 +22,13 @@ trap 'rm -f "$OUT"' EXIT
 "$M" sim "$@" >"$OUT"
 rc=$?
 if [ "${UPDATE:-0}" = 1 ]; then
+  # A log is recorded only from the run the case expects: a binary that is
+  # missing (127) or a command that now fails differently would otherwise
+  # become the golden.
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: $NAME: exit status $rc, want $want: $NAME.log left as it is"
+    exit 1
+  fi
   cp "$OUT" "$NAME.log"
   echo "wrote $NAME.log (exit $rc)"
   exit 0
