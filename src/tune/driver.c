@@ -741,9 +741,13 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
  * interval, 0 when it fails or does not compile. The unit is taken from it
  * when still unknown. A real run of it sets the first time limits of the
  * candidates, and gets the most runs (no best to race against yet). A
- * stop that ends it leaves *stopped set (and the score unknown). */
+ * stop that ends it leaves *stopped set (and the score unknown). The
+ * default mapper's evaluation (baseline) is told to the optimizer with its
+ * canonical text, whose comments, which may name the benchmark, are gone;
+ * the expert's never is: an optimizer never sees the expert. */
 static mapopt_status reference(driver *d, const char *text,
-                               mapopt__noise_est *score, bool *stopped) {
+                               mapopt__noise_est *score, bool *stopped,
+                               bool baseline) {
   *score = (mapopt__noise_est){0};
   if (!text || *stopped)
     return MAPOPT_OK;
@@ -760,6 +764,11 @@ static mapopt_status reference(driver *d, const char *text,
       *score = (mapopt__noise_est){s.out.ev.score, s.out.ev.score_low,
                                    s.out.ev.score_high, s.out.ev.runs};
       st = learn_unit(d, &s.out);
+    }
+    if (st == MAPOPT_OK && !*stopped && baseline) {
+      mapopt_evaluation told = s.out.ev;
+      at_level(d->level, &told);
+      st = mapopt__optimizer_baseline(d->opt, s.key, &told);
     }
     if (st != MAPOPT_OK)
       eval_error(d, st, &s.out);
@@ -972,9 +981,9 @@ static mapopt_status start_run(driver *d) {
   mapopt__noise_est expert, deflt;
   bool stopped = stop_requested(d);
   d->starting = true; /* until the references are recorded */
-  mapopt_status st = reference(d, d->problem->expert, &expert, &stopped);
+  mapopt_status st = reference(d, d->problem->expert, &expert, &stopped, false);
   if (st == MAPOPT_OK)
-    st = reference(d, default_text(d->problem), &deflt, &stopped);
+    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK && !stopped)
     st =
         mapopt__db_start_run(d->db, d->run, &expert, &deflt, d->unit, d->diags);
@@ -993,6 +1002,12 @@ static mapopt_status continue_run(driver *d) {
       d, &(mapopt__noise_est){o.expert_score, o.expert_low, o.expert_high, 0},
       &(mapopt__noise_est){o.default_score, o.default_low, o.default_high, 0});
   mapopt_tune_outcome_clear(&o);
+  /* An optimizer that shows the default mapper's evaluation is told it
+   * again: a resumed run prompts as the uninterrupted one would. */
+  bool stopped = stop_requested(d);
+  mapopt__noise_est deflt;
+  if (st == MAPOPT_OK && d->opt->baseline)
+    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK)
     st = load_records(d);
   if (st == MAPOPT_OK)

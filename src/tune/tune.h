@@ -175,6 +175,12 @@ struct mapopt_optimizer {
    * end. */
   mapopt_status (*flush)(void *ud);
   void *flush_ud;
+  /* Set by an optimizer's init when it wants to be told the default
+   * mapper's text and evaluation (the llm optimizer shows them in every
+   * prompt); the driver tells them once per run, before the first ask
+   * (mapopt__optimizer_baseline). NULL: not told. MAPOPT_ENOMEM. */
+  mapopt_status (*baseline)(mapopt_optimizer *opt, const char *text,
+                            const mapopt_evaluation *e);
 };
 
 /* A zeroed array of one elem-byte element per parameter of the space (at
@@ -183,6 +189,12 @@ struct mapopt_optimizer {
 void *mapopt__param_array(const mapopt_optimizer *opt, size_t elem);
 void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
                               size_t elem);
+/* Tells an optimizer that wants it the default mapper's evaluation (the
+ * tuning driver, once per run, before the first ask; docs/llm.md,
+ * "Baseline"); MAPOPT_OK without doing anything for the others. */
+mapopt_status mapopt__optimizer_baseline(mapopt_optimizer *opt,
+                                         const char *text,
+                                         const mapopt_evaluation *e);
 /* Frees the call and reply records the optimizer holds. */
 void mapopt__optimizer_drop_records(mapopt_optimizer *opt);
 /* Frees one reply record's text. */

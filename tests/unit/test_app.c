@@ -574,6 +574,9 @@ static void test_heat1d(void **state) {
   /* Pieces: 2 whole regions, then p_cells, p_out, p_in (T each). */
   assert_int_equal(run->npartitions, 3);
   assert_string_equal(run->partition_names[2], "p_in");
+  /* Their colour spaces: T colours in one dimension. */
+  assert_int_equal(run->partition_colors[2].dims, 1);
+  assert_int_equal(run->partition_colors[2].extents[0], T);
   assert_int_equal(run->npieces, 2 + 3 * T);
   const mapopt_app_piece *p_in = &run->pieces[2 + 2 * T];
   assert_int_equal(p_in[0].partition, 2);
