@@ -8,7 +8,8 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX      ?= /usr/local
 DEB_PACKAGES = cmake make gcc clang clang-format pkg-config libjansson-dev libcmocka-dev \
                libcurl4-openssl-dev libsqlite3-dev sqlite3 chromium \
-               libstarpu-dev openmpi-bin libopenmpi-dev libopenblas-dev
+               libstarpu-dev openmpi-bin libopenmpi-dev libopenblas-dev \
+               slurm-wlm munge
 
 .PHONY: all demo check deps build install fuzz fuzz-run clean
 

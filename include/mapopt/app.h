@@ -83,6 +83,12 @@ typedef struct mapopt_app_piece_atom {
   int64_t count;
 } mapopt_app_piece_atom;
 
+/* A partition's colour space: dims extents (1 for a group partition). */
+typedef struct mapopt_app_colors {
+  int dims;
+  int64_t extents[MAPOPT_APP_MAX_DIMS];
+} mapopt_app_colors;
+
 /* A piece: what one requirement touches. Pieces are shared between the ops
  * that use the same (partition, colour); id is unique in the run. */
 typedef struct mapopt_app_piece {
@@ -218,6 +224,9 @@ typedef struct mapopt_app_run {
   const int64_t *atom_elements; /* per atom */
   int npartitions;
   const char *const *partition_names;
+  /* Each partition's colour space (a piece's colour is linearized over
+   * it, dimension 0 fastest). */
+  const mapopt_app_colors *partition_colors;
   int64_t npieces;
   const mapopt_app_piece *pieces;
   int ntasks;

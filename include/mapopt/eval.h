@@ -230,6 +230,34 @@ MAPOPT_API mapopt_status mapopt_eval_run(const mapopt_evaluator *ev,
 MAPOPT_API void mapopt_eval_result_free(mapopt_eval_result *r);
 
 /*
+ * Repeats decided as the runs go (a tuner's racing, docs/real.md section
+ * 7): at least min runs and at most max (1 to 1000; min 0 takes the
+ * evaluator's repeat, max below min takes min). After each successful run
+ * from the min-th on, while fewer than max were made, more(ud, values, n)
+ * is called with the metric of the n runs so far (as printed: smaller is
+ * better for a time) and its direction, and says whether to run once
+ * more. more NULL: min runs. The evaluation still stops at the first run that
+ * is not ok.
+ */
+typedef bool (*mapopt_eval_more_fn)(void *ud, const double *values, int n,
+                                    mapopt_eval_direction direction);
+typedef struct mapopt_eval_repeats {
+  int min, max;
+  mapopt_eval_more_fn more;
+  void *ud;
+} mapopt_eval_repeats;
+
+/* mapopt_eval_run with the repeats of rep instead of the evaluator's
+ * (rep NULL: the evaluator's). Errors as mapopt_eval_run, and
+ * MAPOPT_EINVAL for a count out of range. */
+MAPOPT_API mapopt_status mapopt_eval_run_repeats(const mapopt_evaluator *ev,
+                                                 const char *mapper, size_t len,
+                                                 double timeout_s,
+                                                 const mapopt_eval_repeats *rep,
+                                                 mapopt_diags *diags,
+                                                 mapopt_eval_result **out);
+
+/*
  * The timeout policy: factor times the best time so far, but at least
  * floor_s; first_s when there is no best time yet. Zero fields take the
  * defaults: factor 10 (as OpenTuner), floor 5 s, first 600 s.

@@ -400,6 +400,18 @@ MAPOPT_API mapopt_status mapopt_guide_summary(mapopt_ctx *ctx,
                                               char **text);
 
 /*
+ * A simulated run's critical path in one line, for a prompt or a log:
+ * "critical path 17.4 ms by cause: TASK ARG@POS: CAUSE ... 9.0 ms (52%);
+ * ...", the `max` entries of the attribution with the most exposed time
+ * (mapopt_sim_result.waits, in their order) and at least 1% of the path,
+ * then how many more and what they add up to. *text NULL (and MAPOPT_OK) for a
+ * failed run or one without an attribution; else a text to free with
+ * mapopt_text_free. MAPOPT_EINVAL for a NULL argument; MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_guide_critical_path_line(
+    mapopt_ctx *ctx, const mapopt_sim_result *r, size_t max, char **text);
+
+/*
  * What differs between two runs of the same application on the same
  * machine (under two mappers, A and B, named label_a and label_b; NULL:
  * "A", "B"): both elapsed times and how much faster one is, then every

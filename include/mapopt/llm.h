@@ -365,10 +365,18 @@ MAPOPT_API void mapopt_llm_chat_free(mapopt_llm_chat_result *r);
 
 /* An earlier evaluation; everything borrowed. */
 typedef struct mapopt_llm_attempt {
-  int64_t iteration;    /* the caller's number, shown when > 0 */
+  int64_t iteration;    /* the caller's number, from 1; 0: a repeat */
   const char *mapper;   /* the text evaluated; NULL when there was none */
   double score;         /* the objective's value; 0 for a failure */
   const char *feedback; /* AutoGuide's or the compiler's text; may be NULL */
+  double elapsed_s;     /* the run's elapsed time; 0: unknown or failed */
+  /* Where the run's time went (mapopt_guide_critical_path_line); NULL:
+   * not known (a failure, a real run, a feedback level below full). */
+  const char *timing;
+  /* A signature of the run's profile (mapopt_guide_profile_signature):
+   * two attempts with the same nonzero signature ran the same way. 0:
+   * unknown. */
+  uint64_t profile;
 } mapopt_llm_attempt;
 
 #define MAPOPT_LLM_DEFAULT_HISTORY 5
@@ -386,8 +394,17 @@ typedef struct mapopt_llm_prompt_input {
   const char *best_mapper; /* NULL: nothing evaluated yet */
   double best_score;
   const char *best_feedback; /* NULL: none */
-  /* Earlier attempts, oldest first: the last `history` of them are shown,
-   * in ascending order of score (best last; ties in their order). */
+  /* The attempt that is the best (its iteration): its elapsed time and
+   * timing are shown with the best mapper, and it is not shown again
+   * among the attempts. 0: none of them. */
+  int64_t best_iteration;
+  /* The default mapper's evaluation (iteration 0, not counted against the
+   * budget), shown in every prompt; NULL: not evaluated. */
+  const mapopt_llm_attempt *baseline;
+  /* Earlier attempts, oldest first. At most `history` of them are shown
+   * (docs/llm.md, "Which attempts are shown"): the latest, the failures
+   * that no later attempt mended, and the most different of the others;
+   * the rest are listed by number. */
   const mapopt_llm_attempt *attempts;
   size_t nattempts;
   size_t history; /* 0: MAPOPT_LLM_DEFAULT_HISTORY */

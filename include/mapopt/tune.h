@@ -222,6 +222,11 @@ typedef struct mapopt_evaluation {
   bool edits;
   const struct mapopt_sim_result *result;
   bool duplicate; /* the text had been evaluated: this is the record */
+  /* Real runs: the runs made (racing, docs/real.md section 13) and the
+   * confidence interval of score, their median. Simulated: runs 0 and the
+   * interval [score, score]. */
+  int runs;
+  double score_low, score_high;
 } mapopt_evaluation;
 
 typedef struct mapopt_optimizer mapopt_optimizer;
@@ -396,7 +401,41 @@ typedef struct mapopt_tune_command {
   const mapopt_eval_options *eval; /* the command and its options */
   double timeout_s;
   mapopt_eval_timeout_policy policy;
+  /* Racing (docs/real.md section 13): every candidate runs eval->repeat
+   * times at least and up to repeat_max (0: MAPOPT_TUNE_REPEAT_MAX, at
+   * least eval->repeat) while its interval does not lie wholly below the
+   * best's; the baselines always get repeat_max. Then the best and the
+   * baselines run interleaved check_rounds times (0: MAPOPT_TUNE_CHECK;
+   * -1: no final check). */
+  int repeat_max;
+  int check_rounds;
 } mapopt_tune_command;
+
+#define MAPOPT_TUNE_REPEAT_MAX 10
+#define MAPOPT_TUNE_CHECK 5
+
+/* What the intervals say of a speedup. */
+typedef enum mapopt_tune_verdict {
+  MAPOPT_TUNE_UNKNOWN, /* nothing to compare */
+  MAPOPT_TUNE_FASTER,  /* the interval lies wholly above 1 */
+  MAPOPT_TUNE_SLOWER,  /* wholly below 1 */
+  MAPOPT_TUNE_SAME     /* it holds 1: within noise */
+} mapopt_tune_verdict;
+
+/* "unknown", "faster", "slower", "same"; NULL out of range. */
+MAPOPT_API const char *mapopt_tune_verdict_name(mapopt_tune_verdict v);
+
+/* The best mapper against a baseline: ratio = best's score over the
+ * baseline's, with its interval. Simulated, the ratio of the two scores
+ * (low = high = ratio). Real runs: the median of the final check's
+ * per-round ratios and its interval when the check was made (rounds > 0),
+ * else from the two evaluations' intervals; the verdict says "faster"
+ * only when both the evaluations' and the check's intervals do. */
+typedef struct mapopt_tune_speedup {
+  double ratio, low, high; /* 0: unknown */
+  int rounds;              /* of the final check; 0: none */
+  mapopt_tune_verdict verdict;
+} mapopt_tune_speedup;
 
 /* What is tuned. Everything is borrowed and must outlive the call. */
 typedef struct mapopt_tune_problem {
@@ -404,9 +443,12 @@ typedef struct mapopt_tune_problem {
    * candidates are compiled against mapopt_sim_shape(machine, run). */
   const mapopt_machine *machine;
   const mapopt_app_run *run;
-  /* The texts of the expert and default mappers, or NULL: the yardsticks
-   * every result is compared with. They are simulated once per run and
-   * never shown to the optimizer. */
+  /* The texts of the expert and default mappers: the yardsticks every
+   * result is compared with, evaluated before the first candidate (not
+   * counted in the budget) and never shown to the optimizer. expert NULL:
+   * none. default_mapper NULL: the runtime's defaults, as the space
+   * renders them, so that every run has the default mapper as its
+   * baseline (docs/tuning.md). */
   const char *expert;
   const char *default_mapper;
   /* NULL: candidates are simulated on machine. Otherwise they are run by
@@ -452,7 +494,8 @@ typedef struct mapopt_tune_progress {
   const mapopt_evaluation *evaluation;
   int64_t best; /* iteration of the best evaluation so far, -1 none */
   double best_score;
-  double expert_score; /* 0 when there is none */
+  double expert_score;  /* 0 when there is none */
+  double default_score; /* 0 when it failed */
 } mapopt_tune_progress;
 
 typedef void (*mapopt_tune_progress_fn)(void *ud,
@@ -508,6 +551,11 @@ typedef struct mapopt_tune_outcome {
   char *unit;           /* the metric's unit, NULL when unknown */
   double expert_score;  /* 0: no expert mapper, or it failed */
   double default_score; /* likewise */
+  /* The intervals of the best's and the baselines' scores (equal to the
+   * score when simulated) and the best against each baseline. */
+  double best_low, best_high;
+  double expert_low, expert_high, default_low, default_high;
+  mapopt_tune_speedup vs_expert, vs_default;
   mapopt_tune_llm_usage llm;
 } mapopt_tune_outcome;
 
@@ -600,6 +648,12 @@ typedef struct mapopt_tune_eval_info {
   char *output;
   int exit_status, signal;
   bool timed_out;
+  /* A real run's runs (0: simulated, or recorded before mapopt-tune/4),
+   * the interval of metric (equal to it then) and every run's score
+   * ("%.17g" each, separated by spaces; NULL when none). */
+  int runs;
+  double score_low, score_high;
+  char *scores;
 } mapopt_tune_eval_info;
 
 /* Iteration `iteration` of run `run` into *out, freed with

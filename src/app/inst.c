@@ -584,7 +584,8 @@ static bool layout_pieces(inst *I) {
   I->part_base = balloc(I, np, sizeof *I->part_base);
   I->part_ext = balloc(I, np, sizeof *I->part_ext);
   const char **pnames = balloc(I, np, sizeof *pnames);
-  if (!I->part_base || !I->part_ext || !pnames)
+  mapopt_app_colors *colors = balloc(I, np, sizeof *colors);
+  if (!I->part_base || !I->part_ext || !pnames || !colors)
     return false;
   int64_t total = app->nregions;
   for (int p = 0; p < np; p++) {
@@ -607,6 +608,8 @@ static bool layout_pieces(inst *I) {
                       ap->name);
       }
     }
+    colors[p].dims = ap->kind == PART_GROUP ? 1 : ap->ncolors;
+    memcpy(colors[p].extents, I->part_ext[p], sizeof colors[p].extents);
     I->part_base[p] = total;
     if (mapopt__add_ovf(total, n, &total))
       return ierr(I, ap->line, ap->col,
@@ -667,6 +670,7 @@ static bool layout_pieces(inst *I) {
   }
   run->npartitions = np;
   run->partition_names = pnames;
+  run->partition_colors = colors;
   run->npieces = total;
   run->pieces = pieces;
   return I->status == MAPOPT_OK;

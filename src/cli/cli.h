@@ -246,6 +246,9 @@ enum { CLI_MAX_ENV = 64 };
 typedef struct cli_eval_settings {
   mapopt_eval_options opts;
   double timeout_s; /* 0: not given */
+  /* tune only (docs/real.md section 13): racing's most runs per candidate
+   * and the final check's rounds (0: the defaults; check -1: none). */
+  int repeat_max, check_rounds;
   const char *env[CLI_MAX_ENV + 1];
   size_t nenv;
   /* The options as given (argv words), for a command line giving them
@@ -310,6 +313,16 @@ struct json_t *cli_llm_usage_json(const mapopt_tune_llm_usage *u);
 double cli_normalized(const mapopt_tune_run_info *r, double score,
                       const char **base);
 
+/*
+ * Whether the best of a simulated run scores no more than its default
+ * mapper (which it then is, or equals), and if so why, into why (a
+ * sentence without a period): the best's time against the lower bound
+ * when it is within 1% of it, else the mappers that were evaluated.
+ */
+bool cli_default_is_best(double best_score, double default_score,
+                         double elapsed_s, double lower_bound_s,
+                         int64_t evaluations, char *why, size_t n);
+
 /* The paper's statistics of the final best (normalized) of some runs; a
  * run with no successful evaluation counts as 0 and is not valid. */
 typedef struct cli_stats {
@@ -371,6 +384,7 @@ int cli_space(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_report(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 
 extern const char cli_check_usage[];
 extern const char cli_fmt_usage[];
@@ -385,5 +399,6 @@ extern const char cli_space_usage[];
 extern const char cli_tune_usage[];
 extern const char cli_bench_usage[];
 extern const char cli_report_usage[];
+extern const char cli_calibrate_usage[];
 
 #endif /* MAPOPT_SRC_CLI_CLI_H */

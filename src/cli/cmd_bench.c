@@ -316,6 +316,7 @@ static void print_llm_table(const cli_table *t, int wn, int wl) {
 }
 
 static void print_table_text(const bench_args *a, const cli_table *t) {
+  char name[256];
   char batch[32] = "each optimizer's own";
   if (a->set.batch)
     snprintf(batch, sizeof batch, "%lld", (long long)a->set.batch);
@@ -325,10 +326,19 @@ static void print_table_text(const bench_args *a, const cli_table *t) {
          (long long)(a->set.seed + a->runs - 1), (long long)a->runs, batch,
          a->size ? a->size : "paper (each app's default)");
   printf("throughput of the best mapper found, normalized to the expert "
-         "mapper (higher is better)\n\n");
+         "mapper (higher is better)\n");
+  /* An application that ships no expert: its default mapper, which every
+   * run evaluates first (docs/tuning.md). */
+  for (size_t gi = 0; gi < t->ngroups; gi++) {
+    const char *base = t->groups[gi].base;
+    if (!base || strcmp(base, "expert"))
+      printf("  %s: x the %s (it ships no expert mapper)\n",
+             group_name(&t->groups[gi], name, sizeof name),
+             base ? "default mapper" : "raw metric: no baseline ran");
+  }
+  putchar('\n');
   /* column widths: the longest benchmark and row names */
   int wn = 9, wl = 9;
-  char name[256];
   for (size_t gi = 0; gi < t->ngroups; gi++) {
     int n = (int)strlen(group_name(&t->groups[gi], name, sizeof name));
     wn = n > wn ? n : wn;

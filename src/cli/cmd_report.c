@@ -351,7 +351,7 @@ static bool improvements(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
     fprintf(f, "<li><b>evaluation %lld</b>: <span class=\"score\">",
             (long long)i + 1);
     if (base)
-      fprintf(f, "%.3fx the %s", v, base);
+      fprintf(f, "%.3fx the %s mapper", v, base);
     else
       fprintf(f, "%.6g", v);
     fprintf(f, "</span>, proposed as: ");
@@ -392,7 +392,17 @@ static bool best_mapper(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
   if (e->lower_bound_s > 0 && e->elapsed_s > 0)
     fprintf(f, "; %.3fx the lower bound (%.6g s against %.6g s)",
             e->elapsed_s / e->lower_bound_s, e->elapsed_s, e->lower_bound_s);
-  fprintf(f, ".</p>\n<div class=\"pair\"><figure><figcaption>best</figcaption>"
+  fprintf(f, ".</p>\n");
+  char why[256];
+  if (!r->evaluator &&
+      cli_default_is_best(e->metric, r->default_score, e->elapsed_s,
+                          e->lower_bound_s, r->evaluations, why, sizeof why)) {
+    fprintf(f, "<p class=\"best\">The default mapper is already the best "
+               "found: ");
+    esc(f, why);
+    fprintf(f, ".</p>\n");
+  }
+  fprintf(f, "<div class=\"pair\"><figure><figcaption>best</figcaption>"
              "<pre class=\"mapper\">");
   esc(f, e->text);
   fprintf(f, "</pre></figure>");
@@ -456,7 +466,8 @@ static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
   esc(f, dbpath);
   fprintf(f,
           ": %zu runs, %lld evaluations, %zu benchmarks. Throughput is "
-          "normalized to the expert mapper (higher is better).</p>\n",
+          "normalized to the expert mapper where the application ships one, "
+          "else to the default mapper (higher is better).</p>\n",
           mapopt_tune_history_count(h), (long long)evals, t->ngroups);
   for (size_t gi = 0; gi < t->ngroups; gi++) {
     const cli_group *g = &t->groups[gi];

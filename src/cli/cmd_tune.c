@@ -228,8 +228,8 @@ const char cli_tune_usage[] =
     "file) on a simulated machine: the optimizer proposes mappers from the\n"
     "search space (mapopt space APP), each is simulated and recorded in the\n"
     "database, and the best is written to APP.best.map. It is compared with\n"
-    "the application's expert and default mappers (built-in applications)\n"
-    "and with the lower bound on its time.\n\n"
+    "the default mapper (the application's, else the runtime's defaults),\n"
+    "the expert mapper where one ships, and the lower bound on its time.\n\n"
     "  --machine M      preset[:params], machine JSON or one-line shape\n"
     "                   (default p100x4)\n"
     "  --optimizer O    guided (the default: acts on AutoGuide's findings),\n"
@@ -274,7 +274,12 @@ const char cli_tune_usage[] =
     "the options of mapopt eval: --shell, --timeout S (default: 10x the wall\n"
     "time of the best run so far, at least 5 s; 600 s until one succeeds),\n"
     "--grace, --metric, --direction, --repeat, --keep, --tmpdir, --workdir\n"
-    "(only with --jobs 1) and --env. --jobs is then 1 unless given.\n\n"
+    "(only with --jobs 1) and --env. --jobs is then 1 unless given. Noise\n"
+    "(docs/real.md section 13): a candidate runs --repeat times at least\n"
+    "and up to --repeat-max N (default 10) while its interval reaches the\n"
+    "best's; it is better only when its interval lies above; at the end\n"
+    "the best and the default (and expert) mappers run interleaved\n"
+    "--check N rounds (default 5, 0: none) for the speedup's interval.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
     "evaluation. Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops: simulations in\n"
     "flight finish and are kept, real runs in flight are ended (--resume\n"
@@ -288,7 +293,7 @@ typedef struct tune_args {
   cli_tune_settings set;
   mapopt_tune_llm llm;   /* the llm optimizer's settings */
   cli_eval_settings run; /* --run and its options */
-  bool resume, force, quiet, json, jobs_given;
+  bool resume, force, quiet, json, jobs_given, llm_base_url_given;
 } tune_args;
 
 /* The real-run options' checks: each needs --run; the command's own jobs
@@ -322,6 +327,7 @@ static int parse_tune_args(int argc, char **argv, tune_args *a) {
     if (run_opt)
       continue;
     a->jobs_given |= !strcmp(o, "--jobs");
+    a->llm_base_url_given |= !strcmp(o, "--llm-base-url");
     static const char *const valued[] = {
         "--machine",     "--optimizer",    "--db",
         "--start",       "--feedback",     "--out",
@@ -412,8 +418,13 @@ static void put_word(FILE *f, const char *w) {
   fputc('\'', f);
 }
 
-/* The command that reruns (or, with resume, continues) this run. */
-static void print_rerun(FILE *f, const tune_args *a, bool resume) {
+/* The command that reruns (or, with resume, continues) this run, with
+ * every option that matters: the run's settings, the command and its
+ * options, where the best mapper goes (out: the file; --force when it was
+ * given, or, to rerun, when this run wrote out), and what changes how it
+ * runs (--jobs of real runs, --no-portable, the llm server). */
+static void print_rerun(FILE *f, const tune_args *a, const char *out,
+                        bool written, bool resume) {
   fputs("mapopt tune", f);
   put_word(f, a->app);
   const char *words[] = {
@@ -456,6 +467,23 @@ static void print_rerun(FILE *f, const tune_args *a, bool resume) {
   const char *const *run;
   for (size_t i = 0, n = cli_eval_words(&a->run, &run); i < n; i++)
     put_word(f, run[i]);
+  char jobs[32];
+  snprintf(jobs, sizeof jobs, "%lld", (long long)a->set.jobs);
+  const char *more[][2] = {
+      {"--out", out},
+      /* Real runs only: simulated, it never changes the outcome. */
+      {"--jobs", a->jobs_given && a->run.opts.run ? jobs : NULL},
+      {"--llm-base-url",
+       a->llm_base_url_given ? a->llm.client.base_url : NULL}};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+    if (more[i][1]) {
+      put_word(f, more[i][0]);
+      put_word(f, more[i][1]);
+    }
+  if (a->set.no_portable)
+    fputs(" --no-portable", f);
+  if (a->force || (written && !resume))
+    fputs(" --force", f);
   if (resume)
     fputs(" --resume", f);
   fputc('\n', f);
@@ -468,10 +496,13 @@ typedef struct progress {
   bool drawn;
 } progress;
 
-/* "1.052x expert" or the raw metric when there is no expert. */
-static void put_score(FILE *f, double score, double expert) {
-  if (expert > 0)
-    fprintf(f, "%.3fx expert", score / expert);
+/* "1.052x expert", else "1.052x default", or the raw metric when neither
+ * succeeded. */
+static void put_score(FILE *f, double score, const mapopt_tune_progress *p) {
+  if (p->expert_score > 0)
+    fprintf(f, "%.3fx expert", score / p->expert_score);
+  else if (p->default_score > 0)
+    fprintf(f, "%.3fx default", score / p->default_score);
   else
     fprintf(f, "%.6g", score);
 }
@@ -489,7 +520,7 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
     fprintf(stderr, "\r[%s] %lld/%lld  best ", bar, (long long)p->iteration + 1,
             (long long)p->budget);
     if (p->best >= 0)
-      put_score(stderr, p->best_score, p->expert_score);
+      put_score(stderr, p->best_score, p);
     else
       fputs("none yet", stderr);
     fputs("    ", stderr);
@@ -501,11 +532,11 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
           mapopt_tune_status_name(e->status));
   if (e->status == MAPOPT_TUNE_OK) {
     fputc(' ', stderr);
-    put_score(stderr, e->score, p->expert_score);
+    put_score(stderr, e->score, p);
   }
   if (p->best >= 0) {
     fputs("; best ", stderr);
-    put_score(stderr, p->best_score, p->expert_score);
+    put_score(stderr, p->best_score, p);
   }
   fputs(p->replayed ? " (recorded before, replayed)\n" : "\n", stderr);
 }
@@ -538,10 +569,34 @@ static int write_best(const tune_args *a, const char *out,
   return EXIT_VALID;
 }
 
-/* The outcome; out is the best mapper's file, NULL when it was not
- * written. */
-static void print_outcome_text(const tune_args *a, const char *out,
-                               const cli_target *t,
+/* The best against a baseline: the ratio alone when simulated; for real
+ * runs with its interval, and "within noise" when the interval holds 1
+ * (docs/real.md section 13). */
+static void put_speedup(const mapopt_tune_speedup *sp, const char *name,
+                        double score, const char *unit) {
+  if (sp->low == sp->high && sp->rounds == 0) {
+    printf("  %.3fx the %s mapper (%.6g %s)\n", sp->ratio, name, score, unit);
+    return;
+  }
+  if (sp->verdict == MAPOPT_TUNE_SAME)
+    printf("  within noise of the %s mapper: %.3fx (%.6g %s)", name, sp->ratio,
+           score, unit);
+  else
+    printf("  %.3fx the %s mapper (%.6g %s)", sp->ratio, name, score, unit);
+  printf(", interval [%.3f, %.3f]", sp->low, sp->high);
+  if (sp->rounds > 0)
+    printf(" from %d interleaved runs of each", sp->rounds);
+  else
+    printf(" from the evaluations' runs (no final check)");
+  printf(": %s\n", sp->verdict == MAPOPT_TUNE_FASTER   ? "faster"
+                   : sp->verdict == MAPOPT_TUNE_SLOWER ? "slower"
+                                                       : "no gain");
+}
+
+/* The outcome; file is --out, out the same when it was written, else
+ * NULL. */
+static void print_outcome_text(const tune_args *a, const char *file,
+                               const char *out, const cli_target *t,
                                const mapopt_tune_outcome *o) {
   const char *unit = o->unit ? o->unit : "";
   printf("%s on %s: %lld evaluations by %s, %lld duplicate proposals not "
@@ -559,17 +614,21 @@ static void print_outcome_text(const tune_args *a, const char *out,
            out ? "written to " : "not written (see the error above)",
            out ? out : "");
     if (o->expert_score > 0)
-      printf("  %.3fx the expert mapper (%.6g %s)\n",
-             o->best_score / o->expert_score, o->expert_score, unit);
+      put_speedup(&o->vs_expert, "expert", o->expert_score, unit);
     if (o->default_score > 0)
-      printf("  %.3fx the default mapper (%.6g %s)\n",
-             o->best_score / o->default_score, o->default_score, unit);
-    if (!t->expert && !t->deflt)
-      printf("  no expert or default mapper ships with this application: "
-             "no speedup to report\n");
-    else if (o->expert_score <= 0 || o->default_score <= 0)
+      put_speedup(&o->vs_default, "default", o->default_score, unit);
+    char why[256];
+    if (!a->run.opts.run &&
+        cli_default_is_best(o->best_score, o->default_score, o->best_elapsed_s,
+                            o->lower_bound_s, o->evaluations, why, sizeof why))
+      printf("  the default mapper is already the best found: %s\n", why);
+    if (a->run.opts.run && o->default_score > 0 &&
+        o->vs_default.verdict != MAPOPT_TUNE_FASTER)
+      printf("  no candidate beat the default mapper beyond the noise of "
+             "these runs: keep the default mapper\n");
+    if ((t->expert && o->expert_score <= 0) || o->default_score <= 0)
       printf("  (the %s mapper failed on this machine)\n",
-             o->expert_score <= 0 ? "expert" : "default");
+             t->expert && o->expert_score <= 0 ? "expert" : "default");
     if (o->lower_bound_s > 0)
       printf("  %.3fx the lower bound: %.6g s against %.6g s\n",
              o->best_elapsed_s / o->lower_bound_s, o->best_elapsed_s,
@@ -577,7 +636,14 @@ static void print_outcome_text(const tune_args *a, const char *out,
   }
   cli_print_llm_usage(stdout, &o->llm);
   printf("run %lld in %s; rerun: ", (long long)o->run, a->set.db);
-  print_rerun(stdout, a, false);
+  print_rerun(stdout, a, file, out != NULL, false);
+}
+
+/* {"ratio", "low", "high", "rounds", "verdict"}. */
+static json_t *speedup_json(const mapopt_tune_speedup *sp) {
+  return json_pack("{s:f, s:f, s:f, s:i, s:s}", "ratio", sp->ratio, "low",
+                   sp->low, "high", sp->high, "rounds", sp->rounds, "verdict",
+                   mapopt_tune_verdict_name(sp->verdict));
 }
 
 /* The same as JSON ("file": null when out is NULL). */
@@ -617,11 +683,9 @@ static void print_outcome_json(const tune_args *a, const char *out,
     json_object_set_new(b, "note",
                         json_string(o->best_note ? o->best_note : ""));
     if (o->expert_score > 0)
-      json_object_set_new(b, "speedup_expert",
-                          json_real(o->best_score / o->expert_score));
+      json_object_set_new(b, "speedup_expert", speedup_json(&o->vs_expert));
     if (o->default_score > 0)
-      json_object_set_new(b, "speedup_default",
-                          json_real(o->best_score / o->default_score));
+      json_object_set_new(b, "speedup_default", speedup_json(&o->vs_default));
   }
   json_object_set_new(j, "best", b);
   json_object_set_new(j, "llm", cli_llm_usage_json(&o->llm));
@@ -671,7 +735,10 @@ int cli_tune(int argc, char **argv) {
                  &slen) != MAPOPT_OK ||
       mapopt_tune_db_open(ctx, a.set.db, diags, &db) != MAPOPT_OK)
     goto done;
-  mapopt_tune_command cmd = {.eval = &a.run.opts, .timeout_s = a.run.timeout_s};
+  mapopt_tune_command cmd = {.eval = &a.run.opts,
+                             .timeout_s = a.run.timeout_s,
+                             .repeat_max = a.run.repeat_max,
+                             .check_rounds = a.run.check_rounds};
   mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt,
                            a.run.opts.run ? &cmd : NULL};
   mapopt_tune_config c = {t.name,
@@ -703,7 +770,7 @@ int cli_tune(int argc, char **argv) {
             "recorded in run %lld of %s; continue with:\n  ",
             (long long)o.evaluations, (long long)a.set.budget, (long long)o.run,
             a.set.db);
-    print_rerun(stderr, &a, true);
+    print_rerun(stderr, &a, out, false, true);
   } else if (o.best >= 0) {
     rc = write_best(&a, out, &o);
   }
@@ -712,7 +779,7 @@ int cli_tune(int argc, char **argv) {
   if (a.json)
     print_outcome_json(&a, written, &o);
   else if (o.end != MAPOPT_TUNE_END_INTERRUPTED)
-    print_outcome_text(&a, written, &t, &o);
+    print_outcome_text(&a, out, written, &t, &o);
 done:
   cli_print_diags(stderr, diags, 0);
   mapopt_tune_outcome_clear(&o);

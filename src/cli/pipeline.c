@@ -26,17 +26,17 @@ int cli_mapper_open(mapopt_ctx *ctx, const cli_pipeline *p, const char *path,
     m->owned = true;
     snprintf(m->file, sizeof m->file, "%s", path);
   } else {
+    /* A built-in application's expert mapper; for any other, the default
+     * mapper, which needs no file: no statements, the DSL's defaults
+     * (docs/dsl.md, section 5.11). */
     const char *name = mapopt_app_name(p->app);
     const char *text = mapopt_app_builtin_mapper(name, "expert");
-    if (!text) {
-      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", name, 0, 0,
-                       "no built-in expert mapper for this application: "
-                       "give --mapper FILE");
-      return EXIT_INVALID;
-    }
-    m->text = (char *)text; /* compiled in: never freed */
-    m->len = strlen(text);
-    snprintf(m->file, sizeof m->file, "mappers/%s/expert.map", name);
+    m->text = (char *)(text ? text : ""); /* compiled in: never freed */
+    m->len = strlen(m->text);
+    if (text)
+      snprintf(m->file, sizeof m->file, "mappers/%s/expert.map", name);
+    else
+      snprintf(m->file, sizeof m->file, "(the default mapper)");
   }
   opts.file = m->file;
   mapopt_status st =

@@ -244,6 +244,23 @@ void cli_llm_figures_of(const cli_row *row, cli_llm_figures *f) {
                          row->llm.cost / runs};
 }
 
+bool cli_default_is_best(double best_score, double default_score,
+                         double elapsed_s, double lower_bound_s,
+                         int64_t evaluations, char *why, size_t n) {
+  if (!(default_score > 0) || best_score > default_score * (1 + 1e-9))
+    return false;
+  double over = lower_bound_s > 0 ? elapsed_s / lower_bound_s : 0;
+  if (over >= 1 && over < 1.01)
+    snprintf(why, n,
+             "its time is within %.1f%% of the lower bound (%.6g s against "
+             "%.6g s), so no mapper can be much faster",
+             100 * (over - 1), elapsed_s, lower_bound_s);
+  else
+    snprintf(why, n, "none of the %lld mappers evaluated beat it",
+             (long long)evaluations);
+  return true;
+}
+
 double cli_normalized(const mapopt_tune_run_info *r, double score,
                       const char **base) {
   if (r->expert_score > 0) {

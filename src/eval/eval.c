@@ -459,6 +459,7 @@ typedef struct evaluation {
   mapopt_eval_result *r;
   int form; /* index of the metric form found in the first run, or -1 */
   int stopped_before; /* 1 + the run a stop kept from starting, or 0 */
+  int min, max;       /* runs planned: min, and up to max as more says */
   char bad[80];       /* a metric that is not a number */
   double *scratch;
 } evaluation;
@@ -484,16 +485,20 @@ static char *summarize(const evaluation *e, size_t *len) {
     return mapopt__sb_take(&sb, len);
   }
   mapopt__sb_puts(&sb, name);
+  /* Of the runs planned: min, or up to max once past it. */
+  int k = e->stopped_before ? e->stopped_before : r->runs;
+  int planned = k > e->min ? e->max : e->min;
+  const char *upto = k > e->min ? "up to " : "";
   if (e->stopped_before) {
-    if (ev->repeat > 1)
-      mapopt__sb_printf(&sb, ": stopped before run %d of %d", e->stopped_before,
-                        ev->repeat);
+    if (planned > 1)
+      mapopt__sb_printf(&sb, ": stopped before run %d of %s%d", k, upto,
+                        planned);
     else
       mapopt__sb_puts(&sb, ": stopped before the run started");
     return mapopt__sb_take(&sb, len);
   }
-  if (ev->repeat > 1 && r->status != MAPOPT_EVAL_START_FAILED)
-    mapopt__sb_printf(&sb, " in run %d of %d", r->runs, ev->repeat);
+  if (planned > 1 && r->status != MAPOPT_EVAL_START_FAILED)
+    mapopt__sb_printf(&sb, " in run %d of %s%d", k, upto, planned);
   switch (r->status) {
   case MAPOPT_EVAL_FAILED:
     if (r->exit_code >= 0)
@@ -709,12 +714,27 @@ static mapopt_status finish(evaluation *e, const double *values,
 mapopt_status mapopt_eval_run(const mapopt_evaluator *ev, const char *mapper,
                               size_t len, double timeout_s, mapopt_diags *diags,
                               mapopt_eval_result **out) {
+  return mapopt_eval_run_repeats(ev, mapper, len, timeout_s, NULL, diags, out);
+}
+
+mapopt_status mapopt_eval_run_repeats(const mapopt_evaluator *ev,
+                                      const char *mapper, size_t len,
+                                      double timeout_s,
+                                      const mapopt_eval_repeats *rep,
+                                      mapopt_diags *diags,
+                                      mapopt_eval_result **out) {
   if (!(timeout_s >= 0) || !isfinite(timeout_s))
     return option_error(diags, "--timeout",
                         "the timeout must be a finite "
                         "number of seconds, 0 or more");
+  int min = rep && rep->min ? rep->min : ev->repeat;
+  int max = rep && rep->more && rep->max > min ? rep->max : min;
+  if (min < 1 || max > MAX_REPEAT)
+    return option_error(diags, "--repeat",
+                        "the repeat count must be 1 to "
+                        "1000");
   mapopt_ctx *ctx = ev->ctx;
-  int n = ev->repeat;
+  int n = max;
   result_impl *impl = mapopt__calloc(ctx, 1, sizeof *impl);
   double *work = mapopt__calloc(ctx, 3 * (size_t)n, sizeof *work);
   if (!impl || !work) {
@@ -731,11 +751,21 @@ mapopt_status mapopt_eval_run(const mapopt_evaluator *ev, const char *mapper,
   r->metric = NAN;
   r->exit_code = -1;
   r->timeout_s = timeout_s;
-  evaluation e = {.ev = ev, .r = r, .form = -1, .scratch = work + 2 * n};
+  evaluation e = {.ev = ev,
+                  .r = r,
+                  .form = -1,
+                  .scratch = work + 2 * n,
+                  .min = min,
+                  .max = max};
   char *dir = NULL, *path = NULL;
   mapopt_status st = make_dir(ev, mapper, len, diags, &dir, &path);
   bool more = st == MAPOPT_OK;
   for (int k = 0; k < n && more && st == MAPOPT_OK; k++) {
+    /* Past the minimum, another run only when the caller wants one. */
+    if (k >= min && !rep->more(rep->ud, r->values, k,
+                               e.form >= 0 ? ev->forms[e.form].direction
+                                           : ev->forms[0].direction))
+      break;
     if (ev->stop && *ev->stop) {
       r->status = MAPOPT_EVAL_INTERRUPTED;
       e.stopped_before = k + 1;

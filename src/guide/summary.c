@@ -324,6 +324,54 @@ mapopt_status mapopt_guide_summary(mapopt_ctx *ctx, const mapopt_sim_result *r,
   return MAPOPT_OK;
 }
 
+/* ---- the critical path in one line ------------------------------------ */
+
+mapopt_status mapopt_guide_critical_path_line(mapopt_ctx *ctx,
+                                              const mapopt_sim_result *r,
+                                              size_t max, char **text) {
+  if (!ctx || !r || !text)
+    return MAPOPT_EINVAL;
+  *text = NULL;
+  int64_t length = r->critical_path.length_ns;
+  if (r->error != MAPOPT_SIM_NONE || length <= 0 || r->nwaits == 0)
+    return MAPOPT_OK;
+  sb_t b;
+  mapopt__sb_init(&b, ctx);
+  mapopt__sb_puts(&b, "critical path ");
+  put_ns(&b, length);
+  mapopt__sb_puts(&b, " by cause:");
+  size_t shown = 0, rest = 0;
+  int64_t rest_ns = 0;
+  char label[400];
+  for (size_t i = 0; i < r->nwaits; i++) {
+    const mapopt_sim_wait *w = &r->waits[i];
+    if (w->exposed_ns <= 0)
+      continue;
+    /* Entries under 1% of the path are summed, not named. */
+    if (shown == max || pct(w->exposed_ns, length) < 1) {
+      rest++;
+      rest_ns += w->exposed_ns;
+      continue;
+    }
+    mapopt__guide_wait_label(label, sizeof label, w);
+    mapopt__sb_printf(&b, "%s %s ", shown ? ";" : "", label);
+    put_ns(&b, w->exposed_ns);
+    mapopt__sb_printf(&b, " (%" PRId64 "%%)", pct(w->exposed_ns, length));
+    shown++;
+  }
+  if (rest) {
+    mapopt__sb_printf(&b, "; %zu more ", rest);
+    put_ns(&b, rest_ns);
+    mapopt__sb_printf(&b, " (%" PRId64 "%%)", pct(rest_ns, length));
+  }
+  mapopt__sb_puts(&b, ".\n");
+  char *t = mapopt__text_take(&b, NULL);
+  if (!t)
+    return MAPOPT_ENOMEM;
+  *text = t;
+  return MAPOPT_OK;
+}
+
 /* ---- two runs ---------------------------------------------------------- */
 
 /* One difference: the time it changed by, and its words. */

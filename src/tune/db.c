@@ -35,9 +35,9 @@
 
 #include "tune/tune.h"
 
-/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 3 and
- * reads 1 to 3. */
-enum { FORMAT_VERSION = 3 };
+/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 4 and
+ * reads 1 to 4. */
+enum { FORMAT_VERSION = 4 };
 static const char format_prefix[] = "mapopt-tune/";
 
 /* Every table, as a fresh database has them; each statement creates what is
@@ -55,7 +55,9 @@ static const char schema[] =
     " expert_score REAL, default_score REAL, unit TEXT,"
     " status TEXT NOT NULL, duplicates INTEGER NOT NULL DEFAULT 0,"
     " started REAL NOT NULL, finished REAL,"
-    " llm_model TEXT, temperature REAL, history INTEGER, evaluator TEXT);"
+    " llm_model TEXT, temperature REAL, history INTEGER, evaluator TEXT,"
+    " expert_low REAL, expert_high REAL, expert_runs INTEGER,"
+    " default_low REAL, default_high REAL, default_runs INTEGER);"
     "CREATE TABLE IF NOT EXISTS evaluations ("
     " run INTEGER NOT NULL REFERENCES runs(id),"
     " iteration INTEGER NOT NULL,"
@@ -63,6 +65,7 @@ static const char schema[] =
     " metric REAL NOT NULL, elapsed REAL, lower_bound REAL,"
     " feedback TEXT, note TEXT,"
     " wall REAL NOT NULL, finished REAL NOT NULL,"
+    " runs INTEGER, score_low REAL, score_high REAL, scores TEXT,"
     " PRIMARY KEY (run, iteration));"
     "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);"
     "CREATE TABLE IF NOT EXISTS llm_calls ("
@@ -84,6 +87,11 @@ static const char schema[] =
     " output TEXT NOT NULL,"
     " PRIMARY KEY (run, iteration),"
     " FOREIGN KEY (run, iteration) REFERENCES evaluations(run, iteration));"
+    "CREATE TABLE IF NOT EXISTS checks ("
+    " run INTEGER NOT NULL REFERENCES runs(id), baseline TEXT NOT NULL,"
+    " rounds INTEGER NOT NULL, ratio REAL, low REAL, high REAL,"
+    " verdict TEXT NOT NULL, best_scores TEXT, base_scores TEXT,"
+    " PRIMARY KEY (run, baseline));"
     "CREATE TABLE IF NOT EXISTS owners ("
     " run INTEGER PRIMARY KEY REFERENCES runs(id),"
     " host TEXT NOT NULL, pid INTEGER NOT NULL, boot TEXT, start INTEGER,"
@@ -95,6 +103,16 @@ static const char migrate_v1[] = "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
                                  "ALTER TABLE runs ADD COLUMN temperature REAL;"
                                  "ALTER TABLE runs ADD COLUMN history INTEGER;"
                                  "ALTER TABLE runs ADD COLUMN evaluator TEXT;";
+
+/* What a database before mapopt-tune/4 lacks: the noise of real runs
+ * (docs/real.md section 13); its final checks come with the schema. Each
+ * column is added where it is missing. */
+static const char *const columns_v4[][3] = {
+    {"runs", "expert_low", "REAL"},        {"runs", "expert_high", "REAL"},
+    {"runs", "expert_runs", "INTEGER"},    {"runs", "default_low", "REAL"},
+    {"runs", "default_high", "REAL"},      {"runs", "default_runs", "INTEGER"},
+    {"evaluations", "runs", "INTEGER"},    {"evaluations", "score_low", "REAL"},
+    {"evaluations", "score_high", "REAL"}, {"evaluations", "scores", "TEXT"}};
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
   snprintf(out, 17, "%016llx",
@@ -109,8 +127,8 @@ static double unix_now(void) {
 
 /* Appends "PATH: error: database: WHAT" and returns MAPOPT_EIO (ENOMEM when
  * SQLite ran out of memory). */
-static mapopt_status db_error(mapopt_tune_db *db, mapopt_diags *diags,
-                              const char *what) {
+mapopt_status mapopt__db_error(mapopt_tune_db *db, mapopt_diags *diags,
+                               const char *what) {
   int code = db->sq ? sqlite3_errcode(db->sq) : SQLITE_CANTOPEN;
   db->failed_rc = code;
   if (diags)
@@ -121,15 +139,15 @@ static mapopt_status db_error(mapopt_tune_db *db, mapopt_diags *diags,
 }
 
 /* Prepares sql; on failure the error is in diags. */
-static mapopt_status prepare(mapopt_tune_db *db, mapopt_diags *diags,
-                             const char *sql, sqlite3_stmt **st) {
+mapopt_status mapopt__db_prepare(mapopt_tune_db *db, mapopt_diags *diags,
+                                 const char *sql, sqlite3_stmt **st) {
   if (sqlite3_prepare_v2(db->sq, sql, -1, st, NULL) != SQLITE_OK)
-    return db_error(db, diags, "cannot prepare a statement");
+    return mapopt__db_error(db, diags, "cannot prepare a statement");
   return MAPOPT_OK;
 }
 
 /* Binds text (NULL binds SQL NULL). */
-static void bind_text(sqlite3_stmt *st, int i, const char *s) {
+void mapopt__db_bind_text(sqlite3_stmt *st, int i, const char *s) {
   if (s)
     sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
   else
@@ -137,7 +155,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s) {
 }
 
 /* Binds x, or NULL when x is 0 (unknown). */
-static void bind_known(sqlite3_stmt *st, int i, double x) {
+void mapopt__db_bind_known(sqlite3_stmt *st, int i, double x) {
   if (x != 0)
     sqlite3_bind_double(st, i, x);
   else
@@ -145,18 +163,19 @@ static void bind_known(sqlite3_stmt *st, int i, double x) {
 }
 
 /* Steps a statement that returns no row, then finalizes it. */
-static mapopt_status exec_stmt(mapopt_tune_db *db, mapopt_diags *diags,
-                               sqlite3_stmt *st, const char *what) {
+mapopt_status mapopt__db_exec(mapopt_tune_db *db, mapopt_diags *diags,
+                              sqlite3_stmt *st, const char *what) {
   int rc = sqlite3_step(st);
-  mapopt_status s = rc == SQLITE_DONE ? MAPOPT_OK : db_error(db, diags, what);
+  mapopt_status s =
+      rc == SQLITE_DONE ? MAPOPT_OK : mapopt__db_error(db, diags, what);
   sqlite3_finalize(st);
   return s;
 }
 
 /* Copies column i (NULL stays NULL) into arena, or with ctx when arena
  * is NULL. *ok turns false on out of memory. */
-static char *column_dup(mapopt_ctx *ctx, mapopt__arena *arena, sqlite3_stmt *st,
-                        int i, bool *ok) {
+char *mapopt__db_column_dup(mapopt_ctx *ctx, mapopt__arena *arena,
+                            sqlite3_stmt *st, int i, bool *ok) {
   const char *t = (const char *)sqlite3_column_text(st, i);
   if (!t)
     return NULL;
@@ -168,7 +187,7 @@ static char *column_dup(mapopt_ctx *ctx, mapopt__arena *arena, sqlite3_stmt *st,
   return s;
 }
 
-static void free_str(mapopt_ctx *ctx, char *s) {
+void mapopt__db_free_str(mapopt_ctx *ctx, char *s) {
   if (s)
     mapopt__free(ctx, s, strlen(s) + 1);
 }
@@ -177,7 +196,7 @@ static void free_str(mapopt_ctx *ctx, char *s) {
 static mapopt_status exec_sql(mapopt_tune_db *db, mapopt_diags *diags,
                               const char *sql, const char *what) {
   if (sqlite3_exec(db->sq, sql, NULL, NULL, NULL) != SQLITE_OK)
-    return db_error(db, diags, what);
+    return mapopt__db_error(db, diags, what);
   return MAPOPT_OK;
 }
 
@@ -209,11 +228,11 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
                            int *version) {
   sqlite3_stmt *st;
   *version = 0;
-  mapopt_status s =
-      prepare(db, diags,
-              "SELECT (SELECT COUNT(*) FROM sqlite_schema), (SELECT COUNT(*)"
-              " FROM sqlite_schema WHERE type = 'table' AND name = 'meta')",
-              &st);
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "SELECT (SELECT COUNT(*) FROM sqlite_schema), (SELECT COUNT(*)"
+      " FROM sqlite_schema WHERE type = 'table' AND name = 'meta')",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   int rc = sqlite3_step(st);
@@ -221,14 +240,15 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
   bool meta = rc == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0;
   sqlite3_finalize(st);
   if (rc != SQLITE_ROW)
-    return db_error(db, diags, "cannot read");
+    return mapopt__db_error(db, diags, "cannot read");
   if (objects == 0)
     return MAPOPT_OK;
   if (!meta)
     return refuse(db, diags,
                   "not a mapopt tuning database: it has no meta table "
                   "(another program's SQLite database?)");
-  s = prepare(db, diags, "SELECT value FROM meta WHERE key = 'format'", &st);
+  s = mapopt__db_prepare(db, diags,
+                         "SELECT value FROM meta WHERE key = 'format'", &st);
   if (s != MAPOPT_OK)
     return s;
   rc = sqlite3_step(st);
@@ -238,7 +258,7 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
              (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return db_error(db, diags, "cannot read the format");
+    return mapopt__db_error(db, diags, "cannot read the format");
   if (rc == SQLITE_DONE)
     return refuse(db, diags,
                   "not a mapopt tuning database: its meta table has no "
@@ -256,10 +276,37 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
   if (n > FORMAT_VERSION && !*end)
     return refuse(db, diags,
                   "written by a newer mapopt (format '%s'): this one reads "
-                  "mapopt-tune/1 to mapopt-tune/3",
+                  "mapopt-tune/1 to mapopt-tune/4",
                   format);
   return refuse(db, diags, "not a mapopt tuning database (format '%s')",
                 format);
+}
+
+/* Adds the columns of columns_v4 that the tables lack. */
+static mapopt_status add_columns(mapopt_tune_db *db, mapopt_diags *diags) {
+  mapopt_status s = MAPOPT_OK;
+  for (size_t i = 0; i < sizeof columns_v4 / sizeof columns_v4[0]; i++) {
+    sqlite3_stmt *st;
+    s = mapopt__db_prepare(
+        db, diags, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", &st);
+    if (s != MAPOPT_OK)
+      return s;
+    mapopt__db_bind_text(st, 1, columns_v4[i][0]);
+    mapopt__db_bind_text(st, 2, columns_v4[i][1]);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      return mapopt__db_error(db, diags, "cannot read the tables");
+    if (rc == SQLITE_ROW)
+      continue;
+    char sql[160];
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s",
+             columns_v4[i][0], columns_v4[i][1], columns_v4[i][2]);
+    if ((s = exec_sql(db, diags, sql, "cannot migrate to mapopt-tune/4")) !=
+        MAPOPT_OK)
+      return s;
+  }
+  return s;
 }
 
 /* Makes a fresh database, or brings one of an older format up to date, in
@@ -274,6 +321,8 @@ static mapopt_status make_current(mapopt_tune_db *db, mapopt_diags *diags,
   s = probe(db, diags, &version);
   if (s == MAPOPT_OK && version == 1)
     s = exec_sql(db, diags, migrate_v1, "cannot migrate from mapopt-tune/1");
+  if (s == MAPOPT_OK && version >= 1 && version < 4)
+    s = add_columns(db, diags);
   if (s == MAPOPT_OK && version < FORMAT_VERSION)
     s = exec_sql(db, diags, schema, "cannot create the tables");
   if (s == MAPOPT_OK && version < FORMAT_VERSION) {
@@ -320,7 +369,7 @@ static mapopt_status open_file(mapopt_tune_db *db, mapopt_diags *diags,
   int rc = sqlite3_open_v2(uri, &db->sq, flags, NULL);
   mapopt__free(db->ctx, uri, len + 1);
   if (rc != SQLITE_OK)
-    return db_error(db, diags, "cannot open");
+    return mapopt__db_error(db, diags, "cannot open");
   /* Several processes may share a database: wait for a writer rather than
    * failing at once. */
   sqlite3_busy_timeout(db->sq, 30000);
@@ -391,7 +440,7 @@ void mapopt_tune_db_close(mapopt_tune_db *db) {
   if (!db)
     return;
   sqlite3_close(db->sq);
-  free_str(db->ctx, db->path);
+  mapopt__db_free_str(db->ctx, db->path);
   mapopt__free(db->ctx, db, sizeof *db);
 }
 
@@ -401,18 +450,18 @@ void mapopt_tune_db_close(mapopt_tune_db *db) {
  * settings, the evaluator) to ?1..?14. */
 static void bind_key(sqlite3_stmt *st, const mapopt__run_key *k) {
   const mapopt_tune_config *c = k->config;
-  bind_text(st, 1, c->app);
-  bind_text(st, 2, c->size);
-  bind_text(st, 3, c->machine);
-  bind_text(st, 4, c->optimizer);
+  mapopt__db_bind_text(st, 1, c->app);
+  mapopt__db_bind_text(st, 2, c->size);
+  mapopt__db_bind_text(st, 3, c->machine);
+  mapopt__db_bind_text(st, 4, c->optimizer);
   sqlite3_bind_int64(st, 5, (sqlite3_int64)c->seed);
   sqlite3_bind_int64(st, 6, c->budget);
   sqlite3_bind_int(st, 7, c->batch);
-  bind_text(st, 8, c->feedback);
-  bind_text(st, 9, k->start_hash);
-  bind_text(st, 10, MAPOPT_VERSION);
+  mapopt__db_bind_text(st, 8, c->feedback);
+  mapopt__db_bind_text(st, 9, k->start_hash);
+  mapopt__db_bind_text(st, 10, MAPOPT_VERSION);
   if (c->llm) {
-    bind_text(st, 11, c->llm->client.model);
+    mapopt__db_bind_text(st, 11, c->llm->client.model);
     sqlite3_bind_double(st, 12, c->llm->client.temperature);
     sqlite3_bind_int64(st, 13,
                        (sqlite3_int64)(c->llm->history
@@ -422,7 +471,7 @@ static void bind_key(sqlite3_stmt *st, const mapopt__run_key *k) {
     for (int i = 11; i <= 13; i++)
       sqlite3_bind_null(st, i);
   }
-  bind_text(st, 14, k->evaluator);
+  mapopt__db_bind_text(st, 14, k->evaluator);
 }
 
 /* The latest run matching k: *run and its status, or *run 0. */
@@ -431,7 +480,7 @@ static mapopt_status find_run(mapopt_tune_db *db, const mapopt__run_key *k,
                               char status[16]) {
   sqlite3_stmt *st;
   *run = 0;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "SELECT id, status FROM runs WHERE app = ?1 AND size IS ?2 AND "
       "machine = ?3 AND optimizer = ?4 AND seed = ?5 AND budget = ?6 AND "
@@ -448,7 +497,7 @@ static mapopt_status find_run(mapopt_tune_db *db, const mapopt__run_key *k,
     const char *v = (const char *)sqlite3_column_text(st, 1);
     snprintf(status, 16, "%s", v ? v : "");
   } else if (rc != SQLITE_DONE) {
-    s = db_error(db, diags, "cannot look the run up");
+    s = mapopt__db_error(db, diags, "cannot look the run up");
   }
   sqlite3_finalize(st);
   return s;
@@ -465,7 +514,7 @@ mapopt_status mapopt__db_find_run(mapopt_tune_db *db, const mapopt__run_key *k,
 static mapopt_status insert_run(mapopt_tune_db *db, const mapopt__run_key *k,
                                 mapopt_diags *diags, int64_t *run) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "INSERT INTO runs (app, size, machine, optimizer, seed, budget, batch,"
       " feedback, start_hash, version, llm_model, temperature, history,"
@@ -475,9 +524,9 @@ static mapopt_status insert_run(mapopt_tune_db *db, const mapopt__run_key *k,
   if (s != MAPOPT_OK)
     return s;
   bind_key(st, k);
-  bind_text(st, 15, k->config->start_file);
+  mapopt__db_bind_text(st, 15, k->config->start_file);
   sqlite3_bind_double(st, 16, unix_now());
-  s = exec_stmt(db, diags, st, "cannot record the run");
+  s = mapopt__db_exec(db, diags, st, "cannot record the run");
   if (s == MAPOPT_OK)
     *run = sqlite3_last_insert_rowid(db->sq);
   return s;
@@ -488,7 +537,7 @@ static mapopt_status owner_of(mapopt_tune_db *db, int64_t run,
                               mapopt_diags *diags, bool *held, mapopt__owner *o,
                               double *since) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "SELECT host, pid, boot, start, since FROM owners WHERE run = ?1", &st);
   if (s != MAPOPT_OK)
@@ -508,7 +557,7 @@ static mapopt_status owner_of(mapopt_tune_db *db, int64_t run,
                    : sqlite3_column_int64(st, 3);
     *since = sqlite3_column_double(st, 4);
   } else if (rc != SQLITE_DONE) {
-    s = db_error(db, diags, "cannot read who writes the run");
+    s = mapopt__db_error(db, diags, "cannot read who writes the run");
   }
   sqlite3_finalize(st);
   return s;
@@ -520,23 +569,23 @@ static mapopt_status claim(mapopt_tune_db *db, int64_t run,
   mapopt__owner me;
   mapopt__owner_self(&me);
   sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags,
-              "INSERT OR REPLACE INTO owners (run, host, pid, boot, start,"
-              " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-              &st);
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "INSERT OR REPLACE INTO owners (run, host, pid, boot, start,"
+      " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
-  bind_text(st, 2, me.host);
+  mapopt__db_bind_text(st, 2, me.host);
   sqlite3_bind_int64(st, 3, me.pid);
-  bind_text(st, 4, me.boot[0] ? me.boot : NULL);
+  mapopt__db_bind_text(st, 4, me.boot[0] ? me.boot : NULL);
   if (me.start >= 0)
     sqlite3_bind_int64(st, 5, me.start);
   else
     sqlite3_bind_null(st, 5);
   sqlite3_bind_double(st, 6, unix_now());
-  return exec_stmt(db, diags, st, "cannot claim the run");
+  return mapopt__db_exec(db, diags, st, "cannot claim the run");
 }
 
 /* Refuses run, held by the live process o since the Unix time since. */
@@ -597,34 +646,47 @@ mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
   return s;
 }
 
+/* Binds an interval and its runs to parameters i, i + 1 and i + 2. */
+static void bind_noise(sqlite3_stmt *st, int i, double low, double high,
+                       int runs) {
+  mapopt__db_bind_known(st, i, low);
+  mapopt__db_bind_known(st, i + 1, high);
+  sqlite3_bind_int(st, i + 2, runs);
+}
+
 mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
-                                   double expert, double deflt,
+                                   const mapopt__noise_est *expert,
+                                   const mapopt__noise_est *deflt,
                                    const char *unit, mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(db, diags,
-                            "UPDATE runs SET expert_score = ?2, default_score"
-                            " = ?3, unit = ?4, status = 'running' WHERE id ="
-                            " ?1",
-                            &st);
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "UPDATE runs SET expert_score = ?2, default_score = ?3, unit = ?4,"
+      " status = 'running', expert_low = ?5, expert_high = ?6,"
+      " expert_runs = ?7, default_low = ?8, default_high = ?9,"
+      " default_runs = ?10 WHERE id = ?1",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
-  bind_known(st, 2, expert);
-  bind_known(st, 3, deflt);
-  bind_text(st, 4, unit);
-  return exec_stmt(db, diags, st, "cannot record the run's references");
+  mapopt__db_bind_known(st, 2, expert->score);
+  mapopt__db_bind_known(st, 3, deflt->score);
+  mapopt__db_bind_text(st, 4, unit);
+  bind_noise(st, 5, expert->low, expert->high, expert->runs);
+  bind_noise(st, 8, deflt->low, deflt->high, deflt->runs);
+  return mapopt__db_exec(db, diags, st, "cannot record the run's references");
 }
 
 mapopt_status mapopt__db_continue_run(mapopt_tune_db *db, int64_t run,
                                       mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "UPDATE runs SET status = 'running', finished = NULL WHERE id = ?1", &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
-  return exec_stmt(db, diags, st, "cannot update the run");
+  return mapopt__db_exec(db, diags, st, "cannot update the run");
 }
 
 mapopt_status mapopt__db_release_run(mapopt_tune_db *db, int64_t run,
@@ -645,21 +707,22 @@ mapopt_status mapopt__db_release_run(mapopt_tune_db *db, int64_t run,
               o.start == me.start;
   sqlite3_stmt *st = NULL;
   if (s == MAPOPT_OK && ours)
-    s = prepare(db, diags,
-                "UPDATE runs SET status = ?2, duplicates = ?3, finished = ?4"
-                " WHERE id = ?1",
-                &st);
+    s = mapopt__db_prepare(
+        db, diags,
+        "UPDATE runs SET status = ?2, duplicates = ?3, finished = ?4"
+        " WHERE id = ?1",
+        &st);
   if (st) {
     sqlite3_bind_int64(st, 1, run);
-    bind_text(st, 2, status);
+    mapopt__db_bind_text(st, 2, status);
     sqlite3_bind_int64(st, 3, duplicates);
-    bind_known(st, 4, finished ? unix_now() : 0);
-    s = exec_stmt(db, diags, st, "cannot update the run");
+    mapopt__db_bind_known(st, 4, finished ? unix_now() : 0);
+    s = mapopt__db_exec(db, diags, st, "cannot update the run");
     if (s == MAPOPT_OK &&
-        prepare(db, diags, "DELETE FROM owners WHERE run = ?1", &st) ==
-            MAPOPT_OK) {
+        mapopt__db_prepare(db, diags, "DELETE FROM owners WHERE run = ?1",
+                           &st) == MAPOPT_OK) {
       sqlite3_bind_int64(st, 1, run);
-      s = exec_stmt(db, diags, st, "cannot release the run");
+      s = mapopt__db_exec(db, diags, st, "cannot release the run");
     } else if (s == MAPOPT_OK) {
       s = MAPOPT_EIO;
     }
@@ -678,27 +741,30 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
                                        const mapopt_tune_eval_info *e,
                                        mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "INSERT INTO evaluations (run, iteration, text, hash, status, metric,"
-      " elapsed, lower_bound, feedback, note, wall, finished) VALUES (?1,"
-      " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      " elapsed, lower_bound, feedback, note, wall, finished, score_low,"
+      " score_high, runs, scores) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+      " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
       &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
   sqlite3_bind_int64(st, 2, e->iteration);
-  bind_text(st, 3, e->text);
-  bind_text(st, 4, e->hash);
-  bind_text(st, 5, mapopt_tune_status_name(e->status));
+  mapopt__db_bind_text(st, 3, e->text);
+  mapopt__db_bind_text(st, 4, e->hash);
+  mapopt__db_bind_text(st, 5, mapopt_tune_status_name(e->status));
   sqlite3_bind_double(st, 6, e->metric);
-  bind_known(st, 7, e->elapsed_s);
-  bind_known(st, 8, e->lower_bound_s);
-  bind_text(st, 9, e->feedback);
-  bind_text(st, 10, e->note);
+  mapopt__db_bind_known(st, 7, e->elapsed_s);
+  mapopt__db_bind_known(st, 8, e->lower_bound_s);
+  mapopt__db_bind_text(st, 9, e->feedback);
+  mapopt__db_bind_text(st, 10, e->note);
   sqlite3_bind_double(st, 11, e->wall_s);
   sqlite3_bind_double(st, 12, e->finished);
-  return exec_stmt(db, diags, st, "cannot record an evaluation");
+  bind_noise(st, 13, e->score_low, e->score_high, e->runs);
+  mapopt__db_bind_text(st, 16, e->scores);
+  return mapopt__db_exec(db, diags, st, "cannot record an evaluation");
 }
 
 /* Inserts the outputs row of a real run's evaluation e. */
@@ -706,11 +772,12 @@ static mapopt_status insert_output(mapopt_tune_db *db, int64_t run,
                                    const mapopt_tune_eval_info *e,
                                    mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(db, diags,
-                            "INSERT INTO outputs (run, iteration, exit_status,"
-                            " signal, timed_out, output) VALUES (?1, ?2, ?3,"
-                            " ?4, ?5, ?6)",
-                            &st);
+  mapopt_status s =
+      mapopt__db_prepare(db, diags,
+                         "INSERT INTO outputs (run, iteration, exit_status,"
+                         " signal, timed_out, output) VALUES (?1, ?2, ?3,"
+                         " ?4, ?5, ?6)",
+                         &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
@@ -721,21 +788,21 @@ static mapopt_status insert_output(mapopt_tune_db *db, int64_t run,
     sqlite3_bind_null(st, 3);
   sqlite3_bind_int(st, 4, e->signal);
   sqlite3_bind_int(st, 5, e->timed_out);
-  bind_text(st, 6, e->output);
-  return exec_stmt(db, diags, st, "cannot record a run's output");
+  mapopt__db_bind_text(st, 6, e->output);
+  return mapopt__db_exec(db, diags, st, "cannot record a run's output");
 }
 
 /* Sets the run's unit when it has none. */
 static mapopt_status set_unit(mapopt_tune_db *db, int64_t run, const char *unit,
                               mapopt_diags *diags) {
   sqlite3_stmt *st;
-  if (prepare(db, diags,
-              "UPDATE runs SET unit = ?2 WHERE id = ?1 AND unit IS NULL",
-              &st) != MAPOPT_OK)
+  if (mapopt__db_prepare(
+          db, diags, "UPDATE runs SET unit = ?2 WHERE id = ?1 AND unit IS NULL",
+          &st) != MAPOPT_OK)
     return MAPOPT_EIO;
   sqlite3_bind_int64(st, 1, run);
-  bind_text(st, 2, unit);
-  return exec_stmt(db, diags, st, "cannot record the unit");
+  mapopt__db_bind_text(st, 2, unit);
+  return mapopt__db_exec(db, diags, st, "cannot record the unit");
 }
 
 /* ---- the llm optimizer's calls and replies ------------------------------- */
@@ -755,7 +822,7 @@ static mapopt_status insert_call(mapopt_tune_db *db, int64_t run,
                                  const mapopt__llm_call_rec *r,
                                  mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
       "INSERT INTO llm_calls (run, step, call, status, http_status,"
       " attempts, samples, prompt_tokens, completion_tokens, latency, cost,"
@@ -768,7 +835,7 @@ static mapopt_status insert_call(mapopt_tune_db *db, int64_t run,
   sqlite3_bind_int64(st, 1, run);
   sqlite3_bind_int64(st, 2, r->step);
   sqlite3_bind_int64(st, 3, (sqlite3_int64)r->index);
-  bind_text(st, 4, status);
+  mapopt__db_bind_text(st, 4, status);
   if (r->call.http_status)
     sqlite3_bind_int(st, 5, r->call.http_status);
   else
@@ -779,29 +846,29 @@ static mapopt_status insert_call(mapopt_tune_db *db, int64_t run,
   sqlite3_bind_int64(st, 9, r->call.completion_tokens);
   sqlite3_bind_double(st, 10, (double)r->call.latency_ms / 1000);
   sqlite3_bind_double(st, 11, r->call.cost);
-  bind_text(st, 12, r->call.error_text);
-  return exec_stmt(db, diags, st, "cannot record an LLM call");
+  mapopt__db_bind_text(st, 12, r->call.error_text);
+  return mapopt__db_exec(db, diags, st, "cannot record an LLM call");
 }
 
 static mapopt_status insert_reply(mapopt_tune_db *db, int64_t run,
                                   const mapopt__llm_reply_rec *r,
                                   mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags,
-              "INSERT INTO llm_replies (run, step, sample, call, verdict,"
-              " truncated, reply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-              &st);
+  mapopt_status s = mapopt__db_prepare(
+      db, diags,
+      "INSERT INTO llm_replies (run, step, sample, call, verdict,"
+      " truncated, reply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      &st);
   if (s != MAPOPT_OK)
     return s;
   sqlite3_bind_int64(st, 1, run);
   sqlite3_bind_int64(st, 2, r->step);
   sqlite3_bind_int64(st, 3, (sqlite3_int64)r->sample);
   sqlite3_bind_int64(st, 4, (sqlite3_int64)r->call);
-  bind_text(st, 5, mapopt_llm_verdict_name(r->verdict));
+  mapopt__db_bind_text(st, 5, mapopt_llm_verdict_name(r->verdict));
   sqlite3_bind_int(st, 6, r->truncated);
   sqlite3_bind_text(st, 7, r->reply, (int)r->reply_len, SQLITE_TRANSIENT);
-  return exec_stmt(db, diags, st, "cannot record an LLM reply");
+  return mapopt__db_exec(db, diags, st, "cannot record an LLM reply");
 }
 
 mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
@@ -812,7 +879,7 @@ mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
   if (ncalls == 0 && nreplies == 0)
     return MAPOPT_OK;
   if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return db_error(db, diags, "cannot begin a write");
+    return mapopt__db_error(db, diags, "cannot begin a write");
   mapopt_status s = MAPOPT_OK;
   for (size_t i = 0; s == MAPOPT_OK && i < ncalls; i++)
     s = insert_call(db, run, &calls[i], diags);
@@ -821,88 +888,8 @@ mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
   if (sqlite3_exec(db->sq, s == MAPOPT_OK ? "COMMIT" : "ROLLBACK", NULL, NULL,
                    NULL) != SQLITE_OK &&
       s == MAPOPT_OK)
-    s = db_error(db, diags, "cannot commit the LLM calls");
+    s = mapopt__db_error(db, diags, "cannot commit the LLM calls");
   return s;
-}
-
-static mapopt_llm_verdict verdict_of(const char *name) {
-  for (int v = MAPOPT_LLM_VALID; v <= MAPOPT_LLM_TOO_LARGE; v++)
-    if (name && !strcmp(name, mapopt_llm_verdict_name((mapopt_llm_verdict)v)))
-      return (mapopt_llm_verdict)v;
-  return MAPOPT_LLM_NO_MAPPER;
-}
-
-mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
-                                    mapopt_diags *diags, mapopt__vec *replies,
-                                    int64_t *next_step) {
-  sqlite3_stmt *st;
-  *next_step = 0;
-  mapopt_status s = prepare(
-      db, diags, "SELECT MAX(step) + 1 FROM llm_calls WHERE run = ?1", &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    *next_step = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  s = prepare(db, diags,
-              "SELECT step, sample, call, truncated, verdict, reply FROM"
-              " llm_replies WHERE run = ?1 ORDER BY step, sample",
-              &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  int rc;
-  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    mapopt__llm_reply_rec *r = mapopt__vec_push(replies, db->ctx);
-    const char *text = (const char *)sqlite3_column_text(st, 5);
-    size_t len = (size_t)sqlite3_column_bytes(st, 5);
-    if (!r) {
-      s = MAPOPT_ENOMEM;
-      break;
-    }
-    *r = (mapopt__llm_reply_rec){
-        .step = sqlite3_column_int64(st, 0),
-        .sample = (size_t)sqlite3_column_int64(st, 1),
-        .call = (size_t)sqlite3_column_int64(st, 2),
-        .truncated = sqlite3_column_int(st, 3) != 0,
-        .verdict = verdict_of((const char *)sqlite3_column_text(st, 4)),
-        .reply = mapopt__text_new(db->ctx, text ? text : "", text ? len : 0),
-        .reply_len = text ? len : 0};
-    if (!r->reply) {
-      replies->len--;
-      s = MAPOPT_ENOMEM;
-    }
-  }
-  if (s == MAPOPT_OK && rc != SQLITE_DONE)
-    s = db_error(db, diags, "cannot read the LLM replies");
-  sqlite3_finalize(st);
-  return s;
-}
-
-/* The sums of llm_calls for one run ("WHERE run = ?1"), or for every run
- * grouped ("GROUP BY run"), as columns 1..7 after the run. TOTAL, not SUM:
- * SQLite's integer SUM fails with "integer overflow" past 2^63, and a
- * server can report any usage; the sums saturate instead. */
-static const char usage_sql[] =
-    "SELECT run, COUNT(*), TOTAL(status != 'ok'), TOTAL(samples),"
-    " TOTAL(prompt_tokens), TOTAL(completion_tokens), TOTAL(latency),"
-    " TOTAL(cost) FROM llm_calls ";
-
-/* A sum read back as a count: saturated to 0 .. INT64_MAX (NaN: 0). */
-static int64_t count_of(sqlite3_stmt *st, int i) {
-  double v = sqlite3_column_double(st, i);
-  return !(v > 0) ? 0 : v >= 0x1p63 ? INT64_MAX : (int64_t)v;
-}
-
-static void usage_row(sqlite3_stmt *st, mapopt_tune_llm_usage *u) {
-  *u = (mapopt_tune_llm_usage){sqlite3_column_int64(st, 1),
-                               count_of(st, 2),
-                               count_of(st, 3),
-                               count_of(st, 4),
-                               count_of(st, 5),
-                               sqlite3_column_double(st, 6),
-                               sqlite3_column_double(st, 7)};
 }
 
 mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
@@ -910,7 +897,7 @@ mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
                                 const char *unit, mapopt_diags *diags) {
   /* One transaction: an evaluation is never recorded without its output. */
   if (sqlite3_exec(db->sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-    return db_error(db, diags, "cannot begin recording an evaluation");
+    return mapopt__db_error(db, diags, "cannot begin recording an evaluation");
   mapopt_status s = insert_evaluation(db, run, e, diags);
   if (s == MAPOPT_OK && e->output)
     s = insert_output(db, run, e, diags);
@@ -918,435 +905,33 @@ mapopt_status mapopt__db_record(mapopt_tune_db *db, int64_t run,
     s = set_unit(db, run, unit, diags);
   if (s == MAPOPT_OK &&
       sqlite3_exec(db->sq, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-    s = db_error(db, diags, "cannot commit an evaluation");
+    s = mapopt__db_error(db, diags, "cannot commit an evaluation");
   if (s != MAPOPT_OK)
     sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
   return s;
 }
 
-void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
-  if (!e)
-    return;
-  free_str(ctx, e->text);
-  free_str(ctx, e->hash);
-  free_str(ctx, e->feedback);
-  free_str(ctx, e->note);
-  free_str(ctx, e->output);
-  mapopt__free(ctx, e, sizeof *e);
-}
-
-static mapopt_tune_status status_of(const char *name) {
-  for (int s = MAPOPT_TUNE_OK; s <= MAPOPT_TUNE_CRASH; s++)
-    if (name && !strcmp(name, mapopt_tune_status_name((mapopt_tune_status)s)))
-      return (mapopt_tune_status)s;
-  return MAPOPT_TUNE_FAILED;
-}
-
-/* The columns eval_row reads; a mapopt-tune/1 database has no outputs. */
-static const char eval_columns[] =
-    "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
-    " finished, text, hash, feedback, note, o.output, o.exit_status,"
-    " o.signal, o.timed_out FROM evaluations AS e LEFT JOIN outputs AS o"
-    " ON o.run = e.run AND o.iteration = e.iteration";
-static const char eval_columns_v1[] =
-    "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
-    " finished, text, hash, feedback, note, NULL, NULL, 0, 0 FROM"
-    " evaluations AS e";
-
-/* The evaluation in the current row of a statement over eval_columns. */
-static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
-                              mapopt_tune_eval_info **out) {
-  mapopt_tune_eval_info *e = mapopt__calloc(ctx, 1, sizeof *e);
-  if (!e)
-    return MAPOPT_ENOMEM;
-  e->run = sqlite3_column_int64(st, 0);
-  e->iteration = sqlite3_column_int64(st, 1);
-  e->status = status_of((const char *)sqlite3_column_text(st, 2));
-  e->metric = sqlite3_column_double(st, 3);
-  e->elapsed_s = sqlite3_column_double(st, 4);
-  e->lower_bound_s = sqlite3_column_double(st, 5);
-  e->wall_s = sqlite3_column_double(st, 6);
-  e->finished = sqlite3_column_double(st, 7);
-  bool ok = true;
-  /* A damaged record may lack its text or hash: "" then, not NULL. */
-  e->text = column_dup(ctx, NULL, st, 8, &ok);
-  e->hash = column_dup(ctx, NULL, st, 9, &ok);
-  if (ok && !e->text)
-    e->text = mapopt__strndup(ctx, "", 0);
-  if (ok && !e->hash)
-    e->hash = mapopt__strndup(ctx, "", 0);
-  e->feedback = column_dup(ctx, NULL, st, 10, &ok);
-  e->note = column_dup(ctx, NULL, st, 11, &ok);
-  e->output = column_dup(ctx, NULL, st, 12, &ok);
-  e->exit_status = sqlite3_column_type(st, 13) == SQLITE_NULL
-                       ? -1
-                       : sqlite3_column_int(st, 13);
-  e->signal = sqlite3_column_int(st, 14);
-  e->timed_out = sqlite3_column_int(st, 15) != 0;
-  if (!ok || !e->text || !e->hash) {
-    mapopt_tune_eval_info_free(ctx, e);
-    return MAPOPT_ENOMEM;
-  }
-  *out = e;
-  return MAPOPT_OK;
-}
-
-/* Appends to out (mapopt_tune_eval_info *) the evaluations of run, by
- * iteration; only iteration `only` when it is not negative. */
-static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
-                                        int64_t only, mapopt_diags *diags,
-                                        mapopt__vec *out) {
-  char sql[512];
-  snprintf(sql, sizeof sql,
-           "%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER BY "
-           "e.iteration",
-           db->version == 1 ? eval_columns_v1 : eval_columns);
+mapopt_status
+mapopt__db_record_check(mapopt_tune_db *db, int64_t run, const char *baseline,
+                        const mapopt_tune_speedup *sp, const char *best_scores,
+                        const char *base_scores, mapopt_diags *diags) {
   sqlite3_stmt *st;
-  mapopt_status s = prepare(db, diags, sql, &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  sqlite3_bind_int64(st, 2, only);
-  int rc;
-  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    mapopt_tune_eval_info **slot = mapopt__vec_push(out, db->ctx);
-    s = slot ? eval_row(db->ctx, st, slot) : MAPOPT_ENOMEM;
-    if (s != MAPOPT_OK && slot)
-      out->len--;
-  }
-  if (s == MAPOPT_OK && rc != SQLITE_DONE)
-    s = db_error(db, diags, "cannot read the evaluations");
-  sqlite3_finalize(st);
-  return s;
-}
-
-mapopt_status mapopt__db_evaluations(mapopt_tune_db *db, int64_t run,
-                                     mapopt_diags *diags, mapopt__vec *out) {
-  return select_evaluations(db, run, -1, diags, out);
-}
-
-mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db, int64_t run,
-                                        int64_t iteration, mapopt_diags *diags,
-                                        mapopt_tune_eval_info **out) {
-  if (!db || !out || iteration < 0)
-    return db && out ? MAPOPT_ENOTFOUND : MAPOPT_EINVAL;
-  mapopt__vec v;
-  mapopt__vec_init(&v, sizeof(mapopt_tune_eval_info *));
-  mapopt_status s = select_evaluations(db, run, iteration, diags, &v);
-  if (s == MAPOPT_OK && v.len == 0)
-    s = MAPOPT_ENOTFOUND;
-  if (s == MAPOPT_OK)
-    *out = MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, 0);
-  /* The first; the others of a damaged table without its key go. */
-  for (size_t i = s == MAPOPT_OK; i < v.len; i++)
-    mapopt_tune_eval_info_free(db->ctx,
-                               MAPOPT__VEC_AT(&v, mapopt_tune_eval_info *, i));
-  mapopt__vec_destroy(&v, db->ctx);
-  return s;
-}
-
-/* ---- the history -------------------------------------------------------- */
-
-struct mapopt_tune_history {
-  mapopt_ctx *ctx;
-  mapopt__arena arena; /* the strings and scores */
-  mapopt__vec runs;    /* mapopt_tune_run_info */
-};
-
-/* Reads the runs table into h->runs (scores come after). */
-static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
-                               mapopt_tune_history *h) {
-  sqlite3_stmt *st;
-  /* A mapopt-tune/1 database has neither the llm settings nor evaluator. */
-  mapopt_status s = prepare(
+  mapopt_status s = mapopt__db_prepare(
       db, diags,
-      db->version == 1
-          ? "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-            " version, status, unit, seed, budget, batch, expert_score,"
-            " default_score, started, finished, duplicates, NULL, NULL, NULL,"
-            " NULL FROM runs ORDER BY id"
-          : "SELECT id, app, size, machine, optimizer, feedback, start_file,"
-            " version, status, unit, seed, budget, batch, expert_score,"
-            " default_score, started, finished, duplicates, llm_model,"
-            " temperature, history, evaluator FROM runs ORDER BY id",
+      "INSERT OR REPLACE INTO checks (run, baseline, rounds, ratio, low,"
+      " high, verdict, best_scores, base_scores) VALUES (?1, ?2, ?3, ?4, ?5,"
+      " ?6, ?7, ?8, ?9)",
       &st);
   if (s != MAPOPT_OK)
     return s;
-  int rc;
-  while (s == MAPOPT_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    mapopt_tune_run_info *r = mapopt__vec_push(&h->runs, h->ctx);
-    if (!r) {
-      s = MAPOPT_ENOMEM;
-      break;
-    }
-    bool ok = true;
-    *r = (mapopt_tune_run_info){.id = sqlite3_column_int64(st, 0), .best = -1};
-    r->app = column_dup(h->ctx, &h->arena, st, 1, &ok);
-    r->size = column_dup(h->ctx, &h->arena, st, 2, &ok);
-    r->machine = column_dup(h->ctx, &h->arena, st, 3, &ok);
-    r->optimizer = column_dup(h->ctx, &h->arena, st, 4, &ok);
-    r->feedback = column_dup(h->ctx, &h->arena, st, 5, &ok);
-    r->start_file = column_dup(h->ctx, &h->arena, st, 6, &ok);
-    r->version = column_dup(h->ctx, &h->arena, st, 7, &ok);
-    r->status = column_dup(h->ctx, &h->arena, st, 8, &ok);
-    r->unit = column_dup(h->ctx, &h->arena, st, 9, &ok);
-    r->seed = (uint64_t)sqlite3_column_int64(st, 10);
-    r->budget = sqlite3_column_int64(st, 11);
-    r->batch = sqlite3_column_int(st, 12);
-    r->expert_score = sqlite3_column_double(st, 13);
-    r->default_score = sqlite3_column_double(st, 14);
-    r->started = sqlite3_column_double(st, 15);
-    r->finished = sqlite3_column_double(st, 16);
-    r->duplicates = sqlite3_column_int64(st, 17);
-    r->llm_model = column_dup(h->ctx, &h->arena, st, 18, &ok);
-    r->temperature = sqlite3_column_double(st, 19);
-    r->history = sqlite3_column_int64(st, 20);
-    r->evaluator = column_dup(h->ctx, &h->arena, st, 21, &ok);
-    if (!ok)
-      s = MAPOPT_ENOMEM;
-  }
-  if (s == MAPOPT_OK && rc != SQLITE_DONE)
-    s = db_error(db, diags, "cannot read the runs");
-  sqlite3_finalize(st);
-  return s;
-}
-
-/* The recorded evaluations of run (the bound on its iterations). */
-static mapopt_status count_evaluations(mapopt_tune_db *db, int64_t run,
-                                       mapopt_diags *diags, int64_t *n) {
-  sqlite3_stmt *st;
-  mapopt_status s = prepare(
-      db, diags, "SELECT COUNT(*) FROM evaluations WHERE run = ?1", &st);
-  if (s != MAPOPT_OK)
-    return s;
   sqlite3_bind_int64(st, 1, run);
-  int rc = sqlite3_step(st);
-  *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-  sqlite3_finalize(st);
-  return rc == SQLITE_ROW ? MAPOPT_OK
-                          : db_error(db, diags, "cannot count the evaluations");
-}
-
-/*
- * Fills each run's scores, best and counts from one pass over the
- * evaluations (numbers only: the texts stay in the database). Scores are
- * indexed by iteration, sized by the evaluations recorded, never by the
- * budget (which may be 10^8, with a few hundred recorded): a run's
- * iterations run from 0 with at most one round's worth of gaps, the
- * evaluations in flight when it was interrupted (at most 64, the most
- * --jobs), so an iteration past count + 64 is no evaluation of the run (a
- * damaged database) and is left out.
- */
-static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
-                                 mapopt_tune_history *h) {
-  enum { MAX_GAP = 64 };
-  for (size_t i = 0; i < h->runs.len; i++) {
-    mapopt_tune_run_info *r =
-        &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i);
-    int64_t rows;
-    mapopt_status s = count_evaluations(db, r->id, diags, &rows);
-    if (s != MAPOPT_OK)
-      return s;
-    int64_t bound = r->budget <= 0               ? 0
-                    : rows < r->budget - MAX_GAP ? rows + MAX_GAP
-                                                 : r->budget;
-    sqlite3_stmt *st;
-    s = prepare(db, diags,
-                "SELECT iteration, status, metric, elapsed, lower_bound FROM"
-                " evaluations WHERE run = ?1 ORDER BY iteration",
-                &st);
-    if (s != MAPOPT_OK)
-      return s;
-    sqlite3_bind_int64(st, 1, r->id);
-    int64_t n = 0;
-    double *scores = NULL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      int64_t it = sqlite3_column_int64(st, 0);
-      if (it < 0 || it >= bound)
-        continue;
-      if (!scores) {
-        scores =
-            mapopt__arena_zalloc(&h->arena, (size_t)bound * sizeof *scores);
-        if (!scores) {
-          sqlite3_finalize(st);
-          return MAPOPT_ENOMEM;
-        }
-      }
-      const char *stat = (const char *)sqlite3_column_text(st, 1);
-      bool ok = stat && !strcmp(stat, "ok");
-      double m = ok ? sqlite3_column_double(st, 2) : 0;
-      scores[it] = m;
-      n = it + 1 > n ? it + 1 : n;
-      r->evaluations++;
-      r->compiled += stat && strcmp(stat, "invalid");
-      r->succeeded += ok;
-      if (ok && (r->best < 0 || m > r->best_score)) {
-        r->best = it;
-        r->best_score = m;
-        r->best_elapsed_s = sqlite3_column_double(st, 3);
-        r->lower_bound_s = sqlite3_column_double(st, 4);
-      }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-      return db_error(db, diags, "cannot read the evaluations");
-    r->scores = scores;
-    r->niterations = n;
-  }
-  return MAPOPT_OK;
-}
-
-/* Fills each run's LLM usage from one grouped pass over llm_calls (none
- * in a mapopt-tune/1 database). */
-static mapopt_status load_usage(mapopt_tune_db *db, mapopt_diags *diags,
-                                mapopt_tune_history *h) {
-  if (db->version == 1)
-    return MAPOPT_OK;
-  char sql[512];
-  snprintf(sql, sizeof sql, "%sGROUP BY run ORDER BY run", usage_sql);
-  sqlite3_stmt *st;
-  mapopt_status s = prepare(db, diags, sql, &st);
-  if (s != MAPOPT_OK)
-    return s;
-  int rc;
-  size_t i = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t run = sqlite3_column_int64(st, 0);
-    /* Both are ordered by run id. */
-    while (i < h->runs.len &&
-           MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).id < run)
-      i++;
-    if (i < h->runs.len &&
-        MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).id == run)
-      usage_row(st, &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i).llm);
-  }
-  sqlite3_finalize(st);
-  return rc == SQLITE_DONE ? MAPOPT_OK
-                           : db_error(db, diags, "cannot read the LLM calls");
-}
-
-mapopt_status mapopt_tune_db_history(mapopt_tune_db *db, mapopt_diags *diags,
-                                     mapopt_tune_history **out) {
-  if (!db || !out)
-    return MAPOPT_EINVAL;
-  mapopt_tune_history *h = mapopt__calloc(db->ctx, 1, sizeof *h);
-  if (!h)
-    return MAPOPT_ENOMEM;
-  h->ctx = db->ctx;
-  mapopt__arena_init(&h->arena, db->ctx);
-  mapopt__vec_init(&h->runs, sizeof(mapopt_tune_run_info));
-  /* One read transaction: a writer beside us cannot tear the picture. */
-  mapopt_status s = MAPOPT_OK;
-  if (sqlite3_exec(db->sq, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-    s = db_error(db, diags, "cannot begin a read");
-  if (s == MAPOPT_OK)
-    s = load_runs(db, diags, h);
-  if (s == MAPOPT_OK)
-    s = load_scores(db, diags, h);
-  if (s == MAPOPT_OK)
-    s = load_usage(db, diags, h);
-  sqlite3_exec(db->sq, "COMMIT", NULL, NULL, NULL);
-  if (s != MAPOPT_OK) {
-    mapopt_tune_history_free(h);
-    return s;
-  }
-  *out = h;
-  return MAPOPT_OK;
-}
-
-size_t mapopt_tune_history_count(const mapopt_tune_history *h) {
-  return h ? h->runs.len : 0;
-}
-
-const mapopt_tune_run_info *
-mapopt_tune_history_run(const mapopt_tune_history *h, size_t i) {
-  return h && i < h->runs.len
-             ? &MAPOPT__VEC_AT(&h->runs, mapopt_tune_run_info, i)
-             : NULL;
-}
-
-void mapopt_tune_history_free(mapopt_tune_history *h) {
-  if (!h)
-    return;
-  mapopt__vec_destroy(&h->runs, h->ctx);
-  mapopt__arena_destroy(&h->arena);
-  mapopt__free(h->ctx, h, sizeof *h);
-}
-
-/* ---- a run's outcome ---------------------------------------------------- */
-
-/* A copy of s as a text (mapopt_text_free) in *out; NULL for NULL. */
-static mapopt_status dup_into(mapopt_ctx *ctx, const char *s, char **out) {
-  *out = NULL;
-  if (!s)
-    return MAPOPT_OK;
-  *out = mapopt__text_new(ctx, s, strlen(s));
-  return *out ? MAPOPT_OK : MAPOPT_ENOMEM;
-}
-
-mapopt_status mapopt__db_outcome(mapopt_tune_db *db, int64_t run,
-                                 mapopt_diags *diags,
-                                 mapopt_tune_outcome *out) {
-  sqlite3_stmt *st;
-  mapopt_status s =
-      prepare(db, diags,
-              "SELECT expert_score, default_score, unit, duplicates,"
-              " (SELECT COUNT(*) FROM evaluations WHERE run = ?1) FROM runs"
-              " WHERE id = ?1",
-              &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  if (sqlite3_step(st) != SQLITE_ROW) {
-    sqlite3_finalize(st);
-    return db_error(db, diags, "cannot read the run");
-  }
-  out->run = run;
-  out->expert_score = sqlite3_column_double(st, 0);
-  out->default_score = sqlite3_column_double(st, 1);
-  s = dup_into(db->ctx, (const char *)sqlite3_column_text(st, 2), &out->unit);
-  out->duplicates = sqlite3_column_int64(st, 3);
-  out->evaluations = sqlite3_column_int64(st, 4);
-  sqlite3_finalize(st);
-  if (s != MAPOPT_OK)
-    return s;
-  char sql[512];
-  snprintf(sql, sizeof sql, "%sWHERE run = ?1", usage_sql);
-  if ((s = prepare(db, diags, sql, &st)) != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  int urc = sqlite3_step(st);
-  if (urc == SQLITE_ROW)
-    usage_row(st, &out->llm);
-  sqlite3_finalize(st);
-  if (urc != SQLITE_ROW)
-    return db_error(db, diags, "cannot read the LLM calls");
-  /* The best: highest metric, the earliest of equals. */
-  s = prepare(db, diags,
-              "SELECT iteration FROM evaluations WHERE run = ?1 AND"
-              " status = 'ok' ORDER BY metric DESC, iteration ASC LIMIT 1",
-              &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  int rc = sqlite3_step(st);
-  out->best = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_finalize(st);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return db_error(db, diags, "cannot find the best evaluation");
-  if (out->best < 0)
-    return MAPOPT_OK;
-  mapopt_tune_eval_info *e;
-  s = mapopt_tune_db_evaluation(db, run, out->best, diags, &e);
-  if (s != MAPOPT_OK)
-    return s;
-  out->best_score = e->metric;
-  out->best_elapsed_s = e->elapsed_s;
-  out->lower_bound_s = e->lower_bound_s;
-  s = dup_into(db->ctx, e->text, &out->best_text);
-  if (s == MAPOPT_OK)
-    s = dup_into(db->ctx, e->note, &out->best_note);
-  mapopt_tune_eval_info_free(db->ctx, e);
-  return s;
+  mapopt__db_bind_text(st, 2, baseline);
+  sqlite3_bind_int(st, 3, sp->rounds);
+  mapopt__db_bind_known(st, 4, sp->ratio);
+  mapopt__db_bind_known(st, 5, sp->low);
+  mapopt__db_bind_known(st, 6, sp->high);
+  mapopt__db_bind_text(st, 7, mapopt_tune_verdict_name(sp->verdict));
+  mapopt__db_bind_text(st, 8, best_scores);
+  mapopt__db_bind_text(st, 9, base_scores);
+  return mapopt__db_exec(db, diags, st, "cannot record the final check");
 }

@@ -110,6 +110,8 @@ typedef struct driver {
   bool resumed;  /* a recorded run is continued */
   bool starting; /* its references are not recorded (a stop, a failure) */
   double expert;
+  double deflt;
+  double bar_ref;      /* racing: the baselines' best lower end (0: none) */
   char *unit;          /* the metric's unit once known (a text) */
   bool unit_in_db;     /* recorded in the run's row */
   mapopt__map known;   /* key -> known * */
@@ -122,7 +124,7 @@ typedef struct driver {
   int64_t replayed;
   int64_t next_iteration, dups, dup_streak;
   int64_t best;
-  double best_score;
+  double best_score, best_low, best_high; /* and its interval */
   /* The round. */
   slot *slots;
   size_t nslots, cap;
@@ -254,6 +256,8 @@ static mapopt_status check_replay(driver *d, slot *s) {
   double tol = 1e-9 * fmax(fabs(r->metric), fabs(score));
   if (r->status == e->status && fabs(r->metric - score) <= tol) {
     e->score = r->metric;
+    e->score_low = r->score_low;
+    e->score_high = r->score_high;
     e->elapsed_s = r->elapsed_s;
     e->lower_bound_s = r->lower_bound_s;
     return MAPOPT_OK;
@@ -352,7 +356,11 @@ static mapopt_status record(driver *d, slot *s) {
                                 .output = s->out.output,
                                 .exit_status = s->out.exit_status,
                                 .signal = s->out.signal,
-                                .timed_out = s->out.timed_out};
+                                .timed_out = s->out.timed_out,
+                                .runs = e->runs,
+                                .score_low = e->score_low,
+                                .score_high = e->score_high,
+                                .scores = s->out.scores};
   mapopt_status st = mapopt__db_record(d->db, d->run, &info, unit, d->diags);
   if (st == MAPOPT_OK && unit)
     d->unit_in_db = true;
@@ -697,15 +705,20 @@ static mapopt_status tell_round(driver *d) {
     st = mapopt_optimizer_tell(d->opt, &s->cand, &ev);
     if (st != MAPOPT_OK)
       return st;
+    /* Better only when the intervals say so (docs/real.md section 13). */
     if (ev.status == MAPOPT_TUNE_OK &&
-        (d->best < 0 || ev.score > d->best_score)) {
+        (d->best < 0 || mapopt__noise_better(ev.score_low, ev.score_high,
+                                             d->best_low, d->best_high))) {
       d->best = s->iteration;
       d->best_score = ev.score;
+      d->best_low = ev.score_low;
+      d->best_high = ev.score_high;
+      mapopt__tune_evaluator_race(d->eval, fmax(d->best_low, d->bar_ref));
     }
     if (d->opts->progress) {
       mapopt_tune_progress p = {
           d->run, s->iteration, d->cfg.budget, s->record != NULL, &s->cand,
-          &ev,    d->best,      d->best_score, d->expert};
+          &ev,    d->best,      d->best_score, d->expert,         d->deflt};
       d->opts->progress(d->opts->progress_ud, &p);
     }
     st = remember(d, s);
@@ -754,13 +767,18 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 
 /* ---- setting a run up ---------------------------------------------------- */
 
-/* Evaluates a reference mapper (expert or default): its score, 0 when it
- * fails or does not compile. The unit is taken from it when still unknown.
- * A real run of it sets the first time limits of the candidates. A stop
- * that ends it leaves *stopped set (and the score unknown). */
-static mapopt_status reference(driver *d, const char *text, double *score,
-                               bool *stopped) {
-  *score = 0;
+/* Evaluates a reference mapper (expert or default): its score with its
+ * interval, 0 when it fails or does not compile. The unit is taken from it
+ * when still unknown. A real run of it sets the first time limits of the
+ * candidates, and gets the most runs (no best to race against yet). A
+ * stop that ends it leaves *stopped set (and the score unknown). The
+ * default mapper's evaluation (baseline) is told to the optimizer with its
+ * canonical text, whose comments, which may name the benchmark, are gone;
+ * the expert's never is: an optimizer never sees the expert. */
+static mapopt_status reference(driver *d, const char *text,
+                               mapopt__noise_est *score, bool *stopped,
+                               bool baseline) {
+  *score = (mapopt__noise_est){0};
   if (!text || *stopped)
     return MAPOPT_OK;
   slot s = {0};
@@ -773,13 +791,82 @@ static mapopt_status reference(driver *d, const char *text, double *score,
     s.cand.text = NULL;
     *stopped = st == MAPOPT_OK && s.out.interrupted;
     if (st == MAPOPT_OK && !*stopped && s.out.ev.status == MAPOPT_TUNE_OK) {
-      *score = s.out.ev.score;
+      *score = (mapopt__noise_est){s.out.ev.score, s.out.ev.score_low,
+                                   s.out.ev.score_high, s.out.ev.runs};
       st = learn_unit(d, &s.out);
+    }
+    if (st == MAPOPT_OK && !*stopped && baseline) {
+      mapopt_evaluation told = s.out.ev;
+      at_level(d->level, &told);
+      st = mapopt__optimizer_baseline(d->opt, s.key, &told);
     }
     if (st != MAPOPT_OK)
       eval_error(d, st, &s.out);
   }
   clear_slot(d, &s);
+  return st;
+}
+
+/* The default mapper: the problem's, or the runtime's defaults as the
+ * space renders them (an application that ships none, docs/tuning.md). */
+static const char *default_text(const mapopt_tune_problem *p) {
+  return p->default_mapper ? p->default_mapper : mapopt__space_default_mapper();
+}
+
+/*
+ * The final check of a real-run tuning (docs/real.md section 13): the best
+ * and the baselines run interleaved, one run each a round, and the best's
+ * speedup over each, with its interval, is recorded. A stop during it
+ * leaves no check: the speedups then come from the evaluations' own
+ * intervals.
+ */
+static mapopt_status final_check(driver *d) {
+  const mapopt_tune_command *c = d->problem->command;
+  int rounds = c->check_rounds ? c->check_rounds : MAPOPT_TUNE_CHECK;
+  if (rounds < 1)
+    return MAPOPT_OK;
+  if (rounds > 1000)
+    rounds = 1000;
+  mapopt_tune_outcome o = {.best = -1};
+  mapopt_status st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
+  const char *texts[3] = {o.best_text, default_text(d->problem),
+                          d->problem->expert};
+  double base_score[3] = {0, o.default_score, o.expert_score};
+  int n = texts[2] && o.expert_score > 0 ? 3 : 2;
+  double *scores = NULL;
+  bool ran = false;
+  if (st == MAPOPT_OK && o.best >= 0 && o.default_score > 0) {
+    scores = mapopt__calloc(d->ctx, (size_t)rounds * (size_t)n, sizeof *scores);
+    st = scores ? mapopt__tune_evaluator_check(d->eval, texts, n, rounds,
+                                               scores, d->diags, &ran)
+                : MAPOPT_ENOMEM;
+  }
+  static const char *const names[3] = {NULL, "default", "expert"};
+  /* Real runs (runs > 0): the check's path of mapopt__noise_speedup. */
+  mapopt__noise_est best = {o.best_score, o.best_low, o.best_high, 1};
+  mapopt__noise_est base[3] = {
+      {0},
+      {o.default_score, o.default_low, o.default_high, 1},
+      {o.expert_score, o.expert_low, o.expert_high, 1}};
+  for (int b = 1; b < n && st == MAPOPT_OK && ran && base_score[b] > 0; b++) {
+    double mine[1000], theirs[1000];
+    for (int r = 0; r < rounds; r++) {
+      mine[r] = scores[r * n];
+      theirs[r] = scores[r * n + b];
+    }
+    mapopt_tune_speedup sp;
+    mapopt__noise_speedup(&best, &base[b], mine, theirs, rounds, &sp);
+    char *bs = mapopt__noise_scores_text(d->ctx, mine, rounds);
+    char *ts = mapopt__noise_scores_text(d->ctx, theirs, rounds);
+    st = bs && ts ? mapopt__db_record_check(d->db, d->run, names[b], &sp, bs,
+                                            ts, d->diags)
+                  : MAPOPT_ENOMEM;
+    mapopt_text_free(bs);
+    mapopt_text_free(ts);
+  }
+  if (scores)
+    mapopt__free(d->ctx, scores, (size_t)rounds * (size_t)n * sizeof *scores);
+  mapopt_tune_outcome_clear(&o);
   return st;
 }
 
@@ -908,20 +995,30 @@ static mapopt_tune_end end_of(const char *status) {
   return MAPOPT_TUNE_END_INTERRUPTED;
 }
 
+/* The baselines' scores, and racing's bar from their intervals. */
+static void set_references(driver *d, const mapopt__noise_est *expert,
+                           const mapopt__noise_est *deflt) {
+  d->expert = expert->score;
+  d->deflt = deflt->score;
+  d->bar_ref = fmax(expert->low, deflt->low);
+  mapopt__tune_evaluator_race(d->eval, d->bar_ref);
+}
+
 /* Evaluates the references of a new run (or of one whose references were
  * never recorded) and records them; a stop or a failure in them leaves the
  * run "starting" (d->starting), for a resume to make them. */
 static mapopt_status start_run(driver *d) {
-  double deflt;
+  mapopt__noise_est expert, deflt;
   bool stopped = stop_requested(d);
   d->starting = true; /* until the references are recorded */
-  mapopt_status st = reference(d, d->problem->expert, &d->expert, &stopped);
+  mapopt_status st = reference(d, d->problem->expert, &expert, &stopped, false);
   if (st == MAPOPT_OK)
-    st = reference(d, d->problem->default_mapper, &deflt, &stopped);
+    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK && !stopped)
-    st = mapopt__db_start_run(d->db, d->run, d->expert, deflt, d->unit,
-                              d->diags);
+    st =
+        mapopt__db_start_run(d->db, d->run, &expert, &deflt, d->unit, d->diags);
   d->starting = st != MAPOPT_OK || stopped;
+  set_references(d, &expert, &deflt);
   d->unit_in_db = d->unit != NULL;
   return st;
 }
@@ -931,8 +1028,16 @@ static mapopt_status continue_run(driver *d) {
   d->resumed = true;
   mapopt_tune_outcome o = {0};
   mapopt_status st = mapopt__db_outcome(d->db, d->run, d->diags, &o);
-  d->expert = o.expert_score;
+  set_references(
+      d, &(mapopt__noise_est){o.expert_score, o.expert_low, o.expert_high, 0},
+      &(mapopt__noise_est){o.default_score, o.default_low, o.default_high, 0});
   mapopt_tune_outcome_clear(&o);
+  /* An optimizer that shows the default mapper's evaluation is told it
+   * again: a resumed run prompts as the uninterrupted one would. */
+  bool stopped = stop_requested(d);
+  mapopt__noise_est deflt;
+  if (st == MAPOPT_OK && d->opt->baseline)
+    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK)
     st = load_records(d);
   if (st == MAPOPT_OK)
@@ -1047,6 +1152,9 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
                        (long long)d.run, (long long)d.replayed, d.records.len);
       st = MAPOPT_EINVAL;
     }
+    if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
+        problem->command)
+      st = final_check(&d);
   }
   /* A run that failed stays resumable: it is marked interrupted (or left
    * starting, its references to be made). Only the process that claimed

@@ -43,6 +43,7 @@ void mapopt__tune_eval_clear(mapopt__tune_eval *e) {
   mapopt_sim_result_free(e->result);
   mapopt_text_free(e->output);
   mapopt_text_free(e->error);
+  mapopt_text_free(e->scores);
   *e = (mapopt__tune_eval){0};
 }
 
@@ -96,7 +97,7 @@ static mapopt_status evaluate_sim(const mapopt__tune_evaluator *ev,
   out->ev.lower_bound_s = (double)r->lower_bound_ns * 1e-9;
   if (r->error == MAPOPT_SIM_NONE) {
     out->ev.status = MAPOPT_TUNE_OK;
-    out->ev.score = r->metric_value;
+    out->ev.score = out->ev.score_low = out->ev.score_high = r->metric_value;
     out->ev.elapsed_s = (double)r->elapsed_ns * 1e-9;
     out->unit = r->metric_unit;
   } else {
@@ -153,8 +154,10 @@ typedef struct cmd_state {
   mapopt_sim_plan *plan; /* for the simulated profile */
   double timeout_s;      /* > 0: every run's limit */
   mapopt_eval_timeout_policy policy;
+  int repeat_min, repeat_max; /* racing's runs per candidate */
   pthread_mutex_t mu;
   double best_s; /* wall time of one run of the fastest success; 0: none */
+  double bar;    /* racing: the best interval's lower end; 0: none */
 } cmd_state;
 
 /* The time limit for the next run, and noting a success's wall time. */
@@ -192,6 +195,49 @@ static bool score_of(const mapopt_eval_result *r, double *score,
     *unit = time ? "1/s" : "1/metric";
   }
   return isfinite(*score) && *score > 0;
+}
+
+/* A run's metric as a score (score_of's rule), 0 when it cannot be one. */
+static double run_score(double metric, mapopt_eval_direction direction) {
+  double x = direction == MAPOPT_EVAL_HIGHER ? metric
+             : metric > 0                    ? 1 / metric
+                                             : 0;
+  return isfinite(x) && x > 0 ? x : 0;
+}
+
+/* Racing (mapopt_eval_more_fn): one more run while the candidate's
+ * interval still reaches the best's. */
+static bool race_on(void *ud, const double *values, int n,
+                    mapopt_eval_direction direction) {
+  cmd_state *cs = ud;
+  double scores[1000]; /* mapopt_eval_run_repeats makes at most 1000 */
+  int k = n < (int)(sizeof scores / sizeof scores[0])
+              ? n
+              : (int)(sizeof scores / sizeof scores[0]);
+  for (int i = 0; i < k; i++)
+    scores[i] = run_score(values[i], direction);
+  pthread_mutex_lock(&cs->mu);
+  double bar = cs->bar;
+  pthread_mutex_unlock(&cs->mu);
+  return mapopt__noise_contender(scores, k, bar);
+}
+
+/* The interval of a successful result's score, from its runs', and those
+ * as recorded (out->scores). */
+static mapopt_status take_interval(mapopt_ctx *ctx, const mapopt_eval_result *r,
+                                   mapopt__tune_eval *out) {
+  double *v = mapopt__calloc(ctx, (size_t)r->runs, sizeof *v);
+  if (!v)
+    return MAPOPT_ENOMEM;
+  for (int i = 0; i < r->runs; i++)
+    v[i] = run_score(r->values[i], r->direction);
+  double median;
+  mapopt__noise_summary(v, r->runs, &median, &out->ev.score_low,
+                        &out->ev.score_high);
+  out->ev.runs = r->runs;
+  out->scores = mapopt__noise_scores_text(ctx, v, r->runs);
+  mapopt__free(ctx, v, (size_t)r->runs * sizeof *v);
+  return out->scores ? MAPOPT_OK : MAPOPT_ENOMEM;
 }
 
 /* AutoGuide on a real run's output (out->output and the exit status,
@@ -247,6 +293,7 @@ static mapopt_status take_result(const mapopt__tune_evaluator *ev,
     if (score_of(r, &out->ev.score, &out->unit)) {
       out->ev.elapsed_s = r->wall_median_s;
       note_success(cs, out->ev.elapsed_s);
+      return take_interval(ev->ctx, r, out);
     } else {
       out->ev.status = MAPOPT_TUNE_FAILED;
       out->ev.score = 0;
@@ -281,8 +328,9 @@ static mapopt_status evaluate_cmd(const mapopt__tune_evaluator *ev,
   if (mapopt_diags_new(ev->ctx, &diags) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   mapopt_eval_result *r = NULL;
-  mapopt_status st =
-      mapopt_eval_run(cs->ev, text, strlen(text), next_limit(cs), diags, &r);
+  mapopt_eval_repeats rep = {cs->repeat_min, cs->repeat_max, race_on, cs};
+  mapopt_status st = mapopt_eval_run_repeats(cs->ev, text, strlen(text),
+                                             next_limit(cs), &rep, diags, &r);
   if (st == MAPOPT_EIO) {
     const mapopt_diag *d =
         mapopt_diags_count(diags) ? mapopt_diags_get(diags, 0) : NULL;
@@ -316,6 +364,9 @@ static mapopt_status replay_cmd(const mapopt__tune_evaluator *ev,
                              .timed_out = rec->timed_out};
   out->ev.status = rec->status;
   out->ev.score = rec->metric;
+  out->ev.score_low = rec->score_low;
+  out->ev.score_high = rec->score_high;
+  out->ev.runs = rec->runs;
   out->ev.elapsed_s = rec->elapsed_s;
   if (rec->status == MAPOPT_TUNE_OK)
     note_success(ev->state, rec->elapsed_s);
@@ -364,10 +415,58 @@ static mapopt_status cmd_evaluator_new(mapopt__tune_evaluator *ev,
   }
   cs->timeout_s = c->timeout_s;
   cs->policy = c->policy;
+  cs->repeat_min = eo.repeat < 1 ? 1 : eo.repeat;
+  cs->repeat_max = c->repeat_max > 0 ? c->repeat_max : MAPOPT_TUNE_REPEAT_MAX;
+  if (cs->repeat_max < cs->repeat_min)
+    cs->repeat_max = cs->repeat_min;
   pthread_mutex_init(&cs->mu, NULL);
   ev->vt = &cmd_vt;
   ev->state = cs;
   return MAPOPT_OK;
+}
+
+void mapopt__tune_evaluator_race(mapopt__tune_evaluator *ev, double bar) {
+  if (ev->vt != &cmd_vt)
+    return;
+  cmd_state *cs = ev->state;
+  pthread_mutex_lock(&cs->mu);
+  cs->bar = bar;
+  pthread_mutex_unlock(&cs->mu);
+}
+
+mapopt_status mapopt__tune_evaluator_check(const mapopt__tune_evaluator *ev,
+                                           const char *const *texts, int n,
+                                           int rounds, double *scores,
+                                           mapopt_diags *diags, bool *ran) {
+  *ran = false;
+  if (ev->vt != &cmd_vt)
+    return MAPOPT_OK;
+  cmd_state *cs = ev->state;
+  mapopt_eval_repeats once = {1, 1, NULL, NULL};
+  mapopt_status st = MAPOPT_OK;
+  bool stopped = false;
+  for (int k = 0; k < rounds * n && st == MAPOPT_OK && !stopped; k++) {
+    const char *text = texts[k % n];
+    mapopt_eval_result *r = NULL;
+    scores[k] = 0;
+    st = mapopt_eval_run_repeats(cs->ev, text, strlen(text), next_limit(cs),
+                                 &once, diags, &r);
+    if (st != MAPOPT_OK)
+      break;
+    double score;
+    const char *unit;
+    if (r->status == MAPOPT_EVAL_OK && score_of(r, &score, &unit))
+      scores[k] = score;
+    stopped = r->status == MAPOPT_EVAL_INTERRUPTED;
+    if (r->status == MAPOPT_EVAL_START_FAILED) {
+      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,
+                       "the command cannot be run: %s", r->output);
+      st = MAPOPT_EIO;
+    }
+    mapopt_eval_result_free(r);
+  }
+  *ran = st == MAPOPT_OK && !stopped;
+  return st;
 }
 
 /* ---- choosing one -------------------------------------------------------- */
@@ -430,6 +529,8 @@ mapopt_status mapopt__tune_evaluator_id(mapopt_ctx *ctx,
                                       ? mapopt_eval_direction_name(e->direction)
                                       : "?"));
   json_object_set_new(o, "repeat", json_integer(e->repeat < 1 ? 1 : e->repeat));
+  if (c->repeat_max > 0)
+    json_object_set_new(o, "repeat_max", json_integer(c->repeat_max));
   json_object_set_new(o, "workdir", str_or_null(e->workdir));
   json_object_set_new(o, "env", env);
   json_object_set_new(o, "output_cap", json_integer((json_int_t)e->output_cap));

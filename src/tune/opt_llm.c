@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mapopt/guide.h"
 #include "mapopt/sim.h"
 #include "tune/tune.h"
 
@@ -45,11 +46,17 @@ static const char cut_note[] =
 
 /* An attempt as the prompt shows it; the texts are the state's. */
 typedef struct attempt {
-  int64_t iteration; /* 1-based; 0 for a repeat */
+  int64_t iteration; /* from 0, as the driver numbers them; -1: a repeat */
   char *mapper;      /* NULL: the reply held no mapper */
   double score;
   char *feedback; /* may be NULL */
+  double elapsed_s;
+  char *timing;     /* the critical path by cause, or NULL */
+  uint64_t profile; /* 0: unknown */
 } attempt;
+
+/* The entries of the critical path's attribution shown per attempt. */
+enum { TIMING_ENTRIES = 4 };
 
 typedef struct llm_state {
   mapopt_llm_transport *own_transport; /* made here, or NULL */
@@ -60,7 +67,9 @@ typedef struct llm_state {
   mapopt_machine_shape shape;
   mapopt_dsl_options dsl;
   const char *objective;
-  mapopt__vec attempts; /* attempt: the last `history`, oldest first */
+  mapopt__vec attempts; /* attempt: all of them, oldest first */
+  attempt baseline;     /* the default mapper's evaluation */
+  bool has_baseline;
   char *best_mapper, *best_feedback;
   double best_score;
   int64_t evaluated; /* new evaluations told */
@@ -221,6 +230,11 @@ static bool refused(const mapopt_llm_call *c) {
          c->http_status < 500 && c->http_status != 408 && c->http_status != 429;
 }
 
+static mapopt_llm_attempt as_shown(const attempt *a) {
+  return (mapopt_llm_attempt){a->iteration, a->mapper, a->score,  a->feedback,
+                              a->elapsed_s, a->timing, a->profile};
+}
+
 /* One prompt to the model: its candidates, or the reason it got none in
  * *failed (then *stop when prompting again is useless: the server refused
  * it, or a stop was requested). */
@@ -232,17 +246,16 @@ static mapopt_status ask_model(mapopt_optimizer *opt, bool *failed,
       mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *shown);
   if (!shown)
     return MAPOPT_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    const attempt *a = &MAPOPT__VEC_AT(&st->attempts, attempt, i);
-    shown[i] =
-        (mapopt_llm_attempt){a->iteration, a->mapper, a->score, a->feedback};
-  }
+  for (size_t i = 0; i < n; i++)
+    shown[i] = as_shown(&MAPOPT__VEC_AT(&st->attempts, attempt, i));
+  mapopt_llm_attempt baseline = as_shown(&st->baseline);
   mapopt_llm_prompt_input in = {.run = mapopt__space_run(opt->space),
                                 .machine = opt->space->machine,
                                 .objective = st->objective,
                                 .best_mapper = st->best_mapper,
                                 .best_score = st->best_score,
                                 .best_feedback = st->best_feedback,
+                                .baseline = st->has_baseline ? &baseline : NULL,
                                 .attempts = shown,
                                 .nattempts = n,
                                 .history = st->history,
@@ -315,6 +328,22 @@ static mapopt_status llm_plan(mapopt_optimizer *opt, int n) {
 static void attempt_clear(attempt *a) {
   mapopt_text_free(a->mapper);
   mapopt_text_free(a->feedback);
+  mapopt_text_free(a->timing);
+}
+
+/* What the prompt shows of an evaluation besides its texts: the elapsed
+ * time, and for a simulated run (the full feedback level) where its time
+ * went and its profile's signature. MAPOPT_ENOMEM. */
+static mapopt_status take_run(mapopt_ctx *ctx, const mapopt_evaluation *e,
+                              attempt *a) {
+  if (e->status != MAPOPT_TUNE_OK)
+    return MAPOPT_OK;
+  a->elapsed_s = e->elapsed_s;
+  if (!e->result || e->duplicate)
+    return MAPOPT_OK;
+  a->profile = mapopt_guide_profile_signature(e->result);
+  return mapopt_guide_critical_path_line(ctx, e->result, TIMING_ENTRIES,
+                                         &a->timing);
 }
 
 /* The feedback the model reads for c: the parser's words for a reply
@@ -338,11 +367,14 @@ static mapopt_status llm_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
   bool cut = index < st->cut.len && MAPOPT__VEC_AT(&st->cut, bool, index);
   double score = e->status == MAPOPT_TUNE_OK ? e->score : 0;
   bool ok = true;
-  attempt a = {
-      e->duplicate ? 0 : st->evaluated + 1,
-      c->failure ? NULL : mapopt__text_new(opt->ctx, c->text, strlen(c->text)),
-      score, feedback_of(opt->ctx, c, e, cut, &ok)};
-  if (!ok || (!c->failure && !a.mapper)) {
+  attempt a = {.iteration = e->duplicate ? -1 : st->evaluated,
+               .mapper = c->failure ? NULL
+                                    : mapopt__text_new(opt->ctx, c->text,
+                                                       strlen(c->text)),
+               .score = score,
+               .feedback = feedback_of(opt->ctx, c, e, cut, &ok)};
+  if (!ok || (!c->failure && !a.mapper) ||
+      take_run(opt->ctx, e, &a) != MAPOPT_OK) {
     attempt_clear(&a);
     return MAPOPT_ENOMEM;
   }
@@ -369,13 +401,6 @@ static mapopt_status llm_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
     st->best_feedback = f;
     st->best_score = score;
   }
-  /* Only the last `history` attempts are ever shown. */
-  if (st->attempts.len == st->history) {
-    attempt_clear(&MAPOPT__VEC_AT(&st->attempts, attempt, 0));
-    memmove(st->attempts.data, (char *)st->attempts.data + sizeof a,
-            (st->attempts.len - 1) * sizeof a);
-    st->attempts.len--;
-  }
   attempt *slot = mapopt__vec_push(&st->attempts, opt->ctx);
   if (!slot) {
     attempt_clear(&a);
@@ -384,6 +409,28 @@ static mapopt_status llm_tell(mapopt_optimizer *opt, const mapopt_candidate *c,
   *slot = a;
   if (opt->told == opt->planned.len)
     st->repeat_steps = st->batch_new ? 0 : st->repeat_steps + 1;
+  return MAPOPT_OK;
+}
+
+/* The default mapper's evaluation, told once before the first ask: shown
+ * in every prompt as the baseline. */
+static mapopt_status llm_baseline(mapopt_optimizer *opt, const char *text,
+                                  const mapopt_evaluation *e) {
+  llm_state *st = opt->state;
+  attempt a = {.iteration = -1,
+               .mapper = mapopt__text_new(opt->ctx, text, strlen(text)),
+               .score = e->status == MAPOPT_TUNE_OK ? e->score : 0,
+               .feedback = e->feedback ? mapopt__text_new(opt->ctx, e->feedback,
+                                                          strlen(e->feedback))
+                                       : NULL};
+  if (!a.mapper || (e->feedback && !a.feedback) ||
+      take_run(opt->ctx, e, &a) != MAPOPT_OK) {
+    attempt_clear(&a);
+    return MAPOPT_ENOMEM;
+  }
+  attempt_clear(&st->baseline);
+  st->baseline = a;
+  st->has_baseline = true;
   return MAPOPT_OK;
 }
 
@@ -397,6 +444,7 @@ static void llm_destroy(mapopt_optimizer *opt) {
     attempt_clear(&MAPOPT__VEC_AT(&st->attempts, attempt, i));
   mapopt__vec_destroy(&st->attempts, opt->ctx);
   mapopt__vec_destroy(&st->cut, opt->ctx);
+  attempt_clear(&st->baseline);
   mapopt_text_free(st->best_mapper);
   mapopt_text_free(st->best_feedback);
 }
@@ -405,6 +453,7 @@ static mapopt_status llm_init(mapopt_optimizer *opt) {
   llm_state *st = opt->state;
   mapopt__vec_init(&st->attempts, sizeof(attempt));
   mapopt__vec_init(&st->cut, sizeof(bool));
+  opt->baseline = llm_baseline;
   const mapopt_tune_llm *set = opt->opts.llm;
   if (!set)
     return MAPOPT_EINVAL;

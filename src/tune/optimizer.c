@@ -164,6 +164,12 @@ void mapopt__llm_reply_rec_clear(mapopt__llm_reply_rec *r) {
   r->reply = NULL;
 }
 
+mapopt_status mapopt__optimizer_baseline(mapopt_optimizer *opt,
+                                         const char *text,
+                                         const mapopt_evaluation *e) {
+  return opt->baseline ? opt->baseline(opt, text, e) : MAPOPT_OK;
+}
+
 void mapopt__optimizer_drop_records(mapopt_optimizer *opt) {
   for (size_t i = 0; i < opt->call_recs.len; i++)
     mapopt_text_free(MAPOPT__VEC_AT(&opt->call_recs, mapopt__llm_call_rec, i)

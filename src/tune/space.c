@@ -43,6 +43,11 @@ static const char default_mapper_text[] =
     "# order of processor kinds: the DSL mapper of Legion refuses a file\n"
     "# without a statement (docs/legion.md).\n"
     "Task * GPU, OMP, CPU, IO, PY, PROC;\n";
+
+const char *mapopt__space_default_mapper(void) {
+  return default_mapper_text;
+}
+
 static const char *const onoff_values[] = {"default", "on"};
 static const char *const follow_values[] = {"default", "parent"};
 

@@ -239,6 +239,12 @@ struct mapopt_optimizer {
    * end. */
   mapopt_status (*flush)(void *ud);
   void *flush_ud;
+  /* Set by an optimizer's init when it wants to be told the default
+   * mapper's text and evaluation (the llm optimizer shows them in every
+   * prompt); the driver tells them once per run, before the first ask
+   * (mapopt__optimizer_baseline). NULL: not told. MAPOPT_ENOMEM. */
+  mapopt_status (*baseline)(mapopt_optimizer *opt, const char *text,
+                            const mapopt_evaluation *e);
 };
 
 /* A zeroed array of one elem-byte element per parameter of the space (at
@@ -247,6 +253,12 @@ struct mapopt_optimizer {
 void *mapopt__param_array(const mapopt_optimizer *opt, size_t elem);
 void mapopt__param_array_free(const mapopt_optimizer *opt, void *a,
                               size_t elem);
+/* Tells an optimizer that wants it the default mapper's evaluation (the
+ * tuning driver, once per run, before the first ask; docs/llm.md,
+ * "Baseline"); MAPOPT_OK without doing anything for the others. */
+mapopt_status mapopt__optimizer_baseline(mapopt_optimizer *opt,
+                                         const char *text,
+                                         const mapopt_evaluation *e);
 /* Frees the call and reply records the optimizer holds. */
 void mapopt__optimizer_drop_records(mapopt_optimizer *opt);
 /* Frees one reply record's text. */
@@ -423,6 +435,9 @@ typedef struct mapopt__tune_eval {
   /* A stop (options.stop) ended the run before it finished: there is no
    * evaluation, and none is recorded or told. */
   bool interrupted;
+  /* A real run's score of each of its runs, as recorded
+   * (mapopt__noise_scores_text; mapopt_text_free), or NULL. */
+  char *scores;
 } mapopt__tune_eval;
 
 void mapopt__tune_eval_clear(mapopt__tune_eval *e);
@@ -472,6 +487,63 @@ mapopt_status mapopt__tune_evaluator_new(mapopt_ctx *ctx,
                                          mapopt_diags *diags,
                                          mapopt__tune_evaluator **out);
 void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);
+
+/* Racing (noise.c): the lower end of the best interval so far, against
+ * which a real run's candidate stops early once its interval lies wholly
+ * below (0: none yet, every candidate gets the most runs). The simulator
+ * ignores it. Thread-safe. */
+void mapopt__tune_evaluator_race(mapopt__tune_evaluator *ev, double bar);
+
+/*
+ * The final check of a real-run tuning (docs/real.md section 13): rounds
+ * rounds, each one run of texts[0], ..., texts[n - 1] in turn, so that a
+ * drift of the machine falls on all alike. scores[round * n + i] is run
+ * round's score of texts[i], 0 when it failed. *ran is false for the
+ * simulator (nothing to check: it is deterministic) and when a stop ended
+ * the check. Errors: MAPOPT_ENOMEM, MAPOPT_EIO (the command cannot run:
+ * why, in diags).
+ */
+mapopt_status mapopt__tune_evaluator_check(const mapopt__tune_evaluator *ev,
+                                           const char *const *texts, int n,
+                                           int rounds, double *scores,
+                                           mapopt_diags *diags, bool *ran);
+
+/* The default mapper as the space renders it: every decision the
+ * runtime's, in one statement that restates the default kind order. */
+const char *mapopt__space_default_mapper(void);
+
+/* ---- noise (noise.c, docs/real.md section 13) ---------------------------- */
+
+/* A score with its interval and the runs it came from (0: simulated). */
+typedef struct mapopt__noise_est {
+  double score, low, high;
+  int runs;
+} mapopt__noise_est;
+
+/* The order-statistics rank k of the 95% interval of the median of n
+ * values, [x(k), x(n + 1 - k)] (1 up to n = 8: [min, max]). */
+int mapopt__noise_rank(int n);
+/* The median of v's n values and its interval (all 0 when n < 1). */
+void mapopt__noise_summary(const double *v, int n, double *median, double *low,
+                           double *high);
+/* Whether scores v (n of them) can still beat a best whose interval
+ * starts at bar: their interval reaches it (always when bar is 0). */
+bool mapopt__noise_contender(const double *v, int n, double bar);
+/* Whether a score of interval [low, high] is better than the incumbent's
+ * [inc_low, inc_high]: the two do not overlap. With intervals of one
+ * point (the simulator), a higher score. */
+bool mapopt__noise_better(double low, double high, double inc_low,
+                          double inc_high);
+/* The best against a baseline (mapopt_tune_speedup): from their
+ * estimates and, when rounds > 0, the final check's scores of the best
+ * and of the baseline, one per round. */
+void mapopt__noise_speedup(const mapopt__noise_est *best,
+                           const mapopt__noise_est *base, const double *check,
+                           const double *check_base, int rounds,
+                           mapopt_tune_speedup *out);
+/* Scores as recorded: "%.17g" separated by spaces, as a text
+ * (mapopt_text_free); NULL on ENOMEM. */
+char *mapopt__noise_scores_text(mapopt_ctx *ctx, const double *v, int n);
 
 /* What identifies a command evaluator in the database (runs.evaluator): a
  * JSON object of the command's settings, as a text (mapopt_text_free) in
@@ -555,8 +627,15 @@ mapopt_status mapopt__db_open_run(mapopt_tune_db *db, const mapopt__run_key *k,
 /* Records the references of the claimed run (the expert's and default's
  * scores, 0 for none; the unit or NULL) and sets it "running". */
 mapopt_status mapopt__db_start_run(mapopt_tune_db *db, int64_t run,
-                                   double expert, double deflt,
+                                   const mapopt__noise_est *expert,
+                                   const mapopt__noise_est *deflt,
                                    const char *unit, mapopt_diags *diags);
+/* Records the final check of the best against baseline ("default",
+ * "expert") with the scores of its rounds (texts, or NULL). */
+mapopt_status
+mapopt__db_record_check(mapopt_tune_db *db, int64_t run, const char *baseline,
+                        const mapopt_tune_speedup *sp, const char *best_scores,
+                        const char *base_scores, mapopt_diags *diags);
 /* Sets the claimed run "running" again (a resume). */
 mapopt_status mapopt__db_continue_run(mapopt_tune_db *db, int64_t run,
                                       mapopt_diags *diags);
@@ -591,6 +670,28 @@ mapopt_status mapopt__db_record_llm(mapopt_tune_db *db, int64_t run,
 mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
                                     mapopt_diags *diags, mapopt__vec *replies,
                                     int64_t *next_step);
+/* What db.c's writing and db_read.c's reading share. */
+struct sqlite3_stmt;
+/* Appends "PATH: error: database: WHAT: SQLite's message" and returns
+ * MAPOPT_EIO (MAPOPT_ENOMEM when SQLite ran out of memory). */
+mapopt_status mapopt__db_error(mapopt_tune_db *db, mapopt_diags *diags,
+                               const char *what);
+/* Prepares sql; on failure the error is in diags. */
+mapopt_status mapopt__db_prepare(mapopt_tune_db *db, mapopt_diags *diags,
+                                 const char *sql, struct sqlite3_stmt **st);
+/* Binds text (NULL binds SQL NULL); x, or NULL when x is 0 (unknown). */
+void mapopt__db_bind_text(struct sqlite3_stmt *st, int i, const char *s);
+void mapopt__db_bind_known(struct sqlite3_stmt *st, int i, double x);
+/* Steps a statement that returns no row, then finalizes it. */
+mapopt_status mapopt__db_exec(mapopt_tune_db *db, mapopt_diags *diags,
+                              struct sqlite3_stmt *st, const char *what);
+/* Column i of the current row as a string in arena (with ctx when arena
+ * is NULL); NULL stays NULL, and *ok turns false when out of memory. */
+char *mapopt__db_column_dup(mapopt_ctx *ctx, mapopt__arena *arena,
+                            struct sqlite3_stmt *st, int i, bool *ok);
+/* Frees a string of mapopt__db_column_dup's (NULL is ignored). */
+void mapopt__db_free_str(mapopt_ctx *ctx, char *s);
+
 /* The hash recorded for a text: 16 hex digits of its 64-bit FNV-1a. */
 void mapopt__tune_hash(const char *text, size_t len, char out[17]);
 

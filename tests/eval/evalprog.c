@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int usage(void) {
@@ -73,6 +74,44 @@ static double value_in(const char *path) {
   buf[n] = '\0';
   const char *v = strstr(buf, "value=");
   return v ? atof(v + 6) : -1;
+}
+
+/* Whether the mapper at path has a Layout statement that aligns a region
+ * to 128 bytes (a layout choice every optimizer can propose for the test
+ * applications: their kernels forbid AOS, which the tuners' feasibility
+ * filter rules out). */
+static bool has_aligned_layout(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return false;
+  char line[4096];
+  bool aligned = false;
+  while (!aligned && fgets(line, sizeof line, f))
+    aligned = !strncmp(line, "Layout", 6) && strstr(line, "Align == 128");
+  fclose(f);
+  return aligned;
+}
+
+/* Modes "noisy MS FILE" and "layout MS FILE", the noise tests of the tuner
+ * (tests/cli/test_noise.sh): sleeps MS milliseconds times a factor drawn
+ * uniformly from [0.8, 1.2] (from /dev/urandom: every run its own, as a
+ * real machine's noise), 2.8 times as long for slow, and prints the time
+ * it measured. noisy ignores the mapper FILE; layout is slow unless FILE
+ * aligns a region to 128 bytes. */
+static void timed(double ms, bool slow) {
+  unsigned r = 0;
+  FILE *u = fopen("/dev/urandom", "rb");
+  if (!u || fread(&r, sizeof r, 1, u) != 1)
+    exit(4);
+  fclose(u);
+  double t = ms * 1e-3 * (0.8 + 0.4 * (r / 4294967295.0)) * (slow ? 2.8 : 1);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  usleep((useconds_t)(t * 1e6));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("ELAPSED TIME = %.6f s\n",
+         (double)(t1.tv_sec - t0.tv_sec) +
+             (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
 int main(int argc, char **argv);
@@ -221,6 +260,10 @@ int main(int argc, char **argv) {
     fputs("ELAPSED TIME = 1 s\n", stdout);
   } else if (!strcmp(mode, "print")) { /* prints its argument */
     printf("%s\n", arg);
+  } else if (!strcmp(mode, "noisy") && argc > 3) {
+    timed(atof(arg), false);
+  } else if (!strcmp(mode, "layout") && argc > 3) {
+    timed(atof(arg), !has_aligned_layout(argv[3]));
   } else if (!strcmp(mode, "sleep")) { /* sleeps ARG seconds, then ok */
     usleep((useconds_t)(atof(arg) * 1e6));
     printf("ELAPSED TIME = %s s\n", arg);

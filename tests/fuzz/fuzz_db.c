@@ -43,23 +43,28 @@ static unsigned byte(input *in) {
   return *in->p++;
 }
 
-/* The tables and columns a database may have, as mapopt-tune/3 has them. */
+/* The tables and columns a database may have, as mapopt-tune/4 has them. */
 static const struct table {
   const char *name;
-  const char *const cols[24];
+  const char *const cols[32];
   const char *key; /* the primary key's columns */
 } tables[] = {
     {"runs",
-     {"id",           "app",           "size",       "machine",
-      "optimizer",    "seed",          "budget",     "batch",
-      "feedback",     "start_file",    "start_hash", "version",
-      "expert_score", "default_score", "unit",       "status",
-      "duplicates",   "started",       "finished",   "llm_model",
-      "temperature",  "history",       "evaluator",  NULL},
+     {"id",           "app",           "size",
+      "machine",      "optimizer",     "seed",
+      "budget",       "batch",         "feedback",
+      "start_file",   "start_hash",    "version",
+      "expert_score", "default_score", "unit",
+      "status",       "duplicates",    "started",
+      "finished",     "llm_model",     "temperature",
+      "history",      "evaluator",     "expert_low",
+      "expert_high",  "expert_runs",   "default_low",
+      "default_high", "default_runs",  NULL},
      "id"},
     {"evaluations",
      {"run", "iteration", "text", "hash", "status", "metric", "elapsed",
-      "lower_bound", "feedback", "note", "wall", "finished", NULL},
+      "lower_bound", "feedback", "note", "wall", "finished", "runs",
+      "score_low", "score_high", "scores", NULL},
      "run, iteration"},
     {"llm_calls",
      {"run", "step", "call", "status", "http_status", "attempts", "samples",
@@ -72,20 +77,26 @@ static const struct table {
      {"run", "iteration", "exit_status", "signal", "timed_out", "output", NULL},
      "run, iteration"},
     {"owners", {"run", "host", "pid", "boot", "start", "since", NULL}, "run"},
+    {"checks",
+     {"run", "baseline", "rounds", "ratio", "low", "high", "verdict",
+      "best_scores", "base_scores", NULL},
+     "run, baseline"},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };
 
 static const char *const types[] = {
     "",      " INTEGER",          " REAL",         " TEXT",
     " BLOB", " INTEGER NOT NULL", " TEXT NOT NULL"};
-static const char *const formats[] = {
-    "mapopt-tune/1", "mapopt-tune/2", "mapopt-tune/3",
-    "mapopt-tune/4", "mapopt-tune/0", "mapopt-tune/03",
-    "mapopt-tune/",  "other/2",       ""};
+static const char *const formats[] = {"mapopt-tune/1",  "mapopt-tune/2",
+                                      "mapopt-tune/3",  "mapopt-tune/4",
+                                      "mapopt-tune/5",  "mapopt-tune/0",
+                                      "mapopt-tune/03", "mapopt-tune/",
+                                      "other/2",        ""};
 static const char *const words[] = {
-    "ok",      "invalid",  "failed",    "timeout",     "crash",    "done",
-    "running", "starting", "exhausted", "interrupted", "circuit",  "p100x4",
-    "random",  "llm",      "full",      "valid",       "no-mapper"};
+    "ok",      "invalid",  "failed",    "timeout",     "crash",     "done",
+    "running", "starting", "exhausted", "interrupted", "circuit",   "p100x4",
+    "random",  "llm",      "full",      "valid",       "no-mapper", "default",
+    "expert",  "faster",   "same",      "1 2.5 -1"};
 
 /* Binds a value the input picks to parameter i. */
 static void bind_value(sqlite3_stmt *st, int i, input *in) {

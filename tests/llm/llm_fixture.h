@@ -42,6 +42,13 @@ int llm_world_open(mapopt_ctx *ctx, const char *app, const char *machine,
                    llm_world *w);
 void llm_world_close(llm_world *w);
 
+/* circuit on p100x4, opened by llm_circuit_setup (the cmocka group setup
+ * of the tests that share it: the context fixture, then the world) and
+ * closed by llm_circuit_teardown. */
+extern llm_world llm_circuit;
+int llm_circuit_setup(void **state);
+int llm_circuit_teardown(void **state);
+
 /* The whole outcome of a step as text (malloc'ed): every call's
  * accounting and error, every candidate's verdict, mapper and feedback. */
 char *llm_step_dump(const mapopt_llm_step_result *r);

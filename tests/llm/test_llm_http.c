@@ -412,7 +412,11 @@ static mapopt_llm_client *curl_client(const mapopt_llm_config *cfg,
   return c;
 }
 
-/* A port where nothing listens: connection refused, retried, reported. */
+/* A port where nothing listens: connection refused, retried, reported.
+ * The port stays bound to a socket that never listens for the whole test,
+ * so that no other process can take it meanwhile (closing it first, the
+ * test assumed it would stay free); a connection to it is refused as to a
+ * closed port. */
 static void test_no_server(void **state) {
   (void)state;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -421,7 +425,6 @@ static void test_no_server(void **state) {
   socklen_t alen = sizeof a;
   assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
   assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
-  close(fd); /* the port is now closed */
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", ntohs(a.sin_port));
   mapopt_llm_config cfg;
@@ -445,6 +448,7 @@ static void test_no_server(void **state) {
   mapopt_llm_chat_free(r);
   mapopt_llm_client_free(c);
   mapopt_llm_transport_free(t);
+  close(fd);
 }
 
 /* Lines of the server's log that name model (requests it received). */

@@ -790,6 +790,59 @@ static void test_repeat(void **state) {
   mapopt_eval_result_free(r);
 }
 
+/* A repeats callback: once more while the values so far sum below 6;
+ * it notes the direction it was given. */
+static mapopt_eval_direction seen_direction;
+static bool below_six(void *ud, const double *values, int n,
+                      mapopt_eval_direction direction) {
+  (void)ud;
+  seen_direction = direction;
+  double sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += values[i];
+  return sum < 6;
+}
+static bool always(void *ud, const double *values, int n,
+                   mapopt_eval_direction direction) {
+  (void)ud, (void)values, (void)n, (void)direction;
+  return true;
+}
+
+/* Repeats decided as the runs go (mapopt_eval_run_repeats): the callback
+ * stops them between min and max; max bounds them; counts out of range
+ * are refused. */
+static void test_repeats_decided(void **state) {
+  (void)state;
+  mapopt_eval_options o = {.run = PROG " count 5 1 3 2 {mapper}"};
+  mapopt_evaluator *ev;
+  assert_int_equal(mapopt_eval_new(ctx, &o, diags, &ev), MAPOPT_OK);
+  mapopt_eval_repeats rep = {1, 5, below_six, NULL};
+  mapopt_eval_result *r;
+  seen_direction = MAPOPT_EVAL_HIGHER;
+  assert_int_equal(
+      mapopt_eval_run_repeats(ev, "value=1", 7, 30, &rep, diags, &r),
+      MAPOPT_OK);
+  check(r, MAPOPT_EVAL_OK, "ok: time 3 s (median of 2 runs)");
+  assert_int_equal(seen_direction, MAPOPT_EVAL_LOWER);
+  mapopt_eval_result_free(r);
+  mapopt_eval_free(ev);
+
+  assert_int_equal(mapopt_eval_new(ctx, &o, diags, &ev), MAPOPT_OK);
+  rep = (mapopt_eval_repeats){2, 3, always, NULL};
+  assert_int_equal(
+      mapopt_eval_run_repeats(ev, "value=1", 7, 30, &rep, diags, &r),
+      MAPOPT_OK);
+  check(r, MAPOPT_EVAL_OK, "ok: time 3 s (median of 3 runs)");
+  mapopt_eval_result_free(r);
+  rep = (mapopt_eval_repeats){1, 1001, always, NULL};
+  mapopt_diags_clear(diags);
+  assert_int_equal(
+      mapopt_eval_run_repeats(ev, "value=1", 7, 30, &rep, diags, &r),
+      MAPOPT_EINVAL);
+  mapopt_diags_clear(diags);
+  mapopt_eval_free(ev);
+}
+
 /* The child's surroundings: environment, working directory, stdin,
  * descriptors, and the order of its two output streams. */
 static void test_child_setup(void **state) {
@@ -1124,6 +1177,7 @@ int main(void) {
       cmocka_unit_test(test_flood),
       cmocka_unit_test(test_metric_forms),
       cmocka_unit_test(test_repeat),
+      cmocka_unit_test(test_repeats_decided),
       cmocka_unit_test(test_child_setup),
       cmocka_unit_test(test_awkward_path),
       cmocka_unit_test(test_determinism),

@@ -3,12 +3,8 @@
  * transport, with a fake clock: configuration and environment, the exact
  * request bytes, retries and backoff, Retry-After, the size cap, every
  * kind of malformed reply, accounting, key redaction, reply extraction,
- * the prompt (a golden file for circuit on p100x4), the step, and
- * allocation failure at every point of a step.
- *
- * The golden prompt is tests/llm/golden/circuit_p100x4.prompt; with
- * UPDATE=1 in the environment the test writes it instead of comparing
- * (read the diff before committing it).
+ * the step, and allocation failure at every point of a step. The prompt
+ * itself: test_llm_prompt.c.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -29,19 +25,6 @@
 
 #define KEY "sk-test-SECRET-4242"
 #define URL "http://llm.test/v1/chat/completions"
-
-static llm_world world;
-
-static int group_setup(void **state) {
-  if (fixture_setup(state))
-    return -1;
-  return llm_world_open(ctx, "circuit", "p100x4", &world);
-}
-
-static int group_teardown(void **state) {
-  llm_world_close(&world);
-  return fixture_teardown(state);
-}
 
 /* A configuration for the replay transport, with fake time. */
 static void config(mapopt_llm_config *cfg, fake_time *ft) {
@@ -820,7 +803,7 @@ static void test_reply_limits(void **state) {
 
   /* The application's names are checked when opts has them (W11). */
   r = "```mapper\nTask calculate_new_curents CPU;\n```";
-  mapopt_dsl_options o = world.opts;
+  mapopt_dsl_options o = llm_circuit.opts;
   o.file = "cand.map";
   assert_int_equal(
       mapopt_llm_reply_parse(ctx, r, strlen(r), false, 1000, &o, &cand),
@@ -876,230 +859,14 @@ static void test_reference_example(void **state) {
   }
 }
 
-/* ---- the prompt
- * -------------------------------------------------------------- */
-
-static char *read_text(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  *len = fread(buf, 1, (size_t)n, f);
-  buf[*len] = '\0';
-  fclose(f);
-  return buf;
-}
-
-static const mapopt_llm_attempt golden_attempts[] = {
-    {1, "Task * GPU;\n", 0,
-     "Invalid policy: task init_piece requested GPU, "
-     "but has no valid task variant for the kind"},
-    {2, NULL, 0,
-     "The reply had no fenced code block, and the reply as a whole is not a "
-     "valid mapper."},
-    {3, "Task * GPU, CPU;\n", 51.25,
-     "Performance Metric: Execution time is "
-     "0.0195 s."},
-    {4, "Task * GPU, CPU;\nRegion * * GPU ZCMEM;\n", 12.5, NULL},
-    {5, "Task * GPU, CPU;\nLayout * * * AOS;\n", 51.25, ""},
-    {6, "Task * CPU;\n", 9.75,
-     "Performance Metric: Execution time is "
-     "0.1026 s."},
-};
-
-/* Written here, not taken from mappers/, so that the golden file changes
- * only with the prompt. */
-static const char golden_best[] =
-    "# shared and ghost nodes in zero-copy memory\n"
-    "Task * GPU, CPU;\n"
-    "Region * * GPU FBMEM;\n"
-    "Region * * CPU SYSMEM;\n"
-    "Region * rp_shared GPU ZCMEM;\n"
-    "Region * rp_ghost GPU ZCMEM;\n"
-    "Layout * * * SOA C_order;\n"
-    "mgpu = Machine(GPU);\n"
-    "def cyclic1d(Task t) {\n"
-    "    return mgpu[t.ipoint[0] / mgpu.size[1], t.ipoint[0] % "
-    "mgpu.size[1]];\n"
-    "}\n"
-    "IndexTaskMap GPU cyclic1d;\n";
-
-static void test_prompt_golden(void **state) {
-  (void)state;
-  mapopt_llm_prompt_input in = {
-      .run = world.run,
-      .machine = world.machine,
-      .best_mapper = golden_best,
-      .best_score = 57.5,
-      .best_feedback = "Performance Metric: Execution time is 0.0174 s.",
-      .attempts = golden_attempts,
-      .nattempts = 6,
-  };
-  mapopt_llm_prompt p, q;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &q), MAPOPT_OK);
-  assert_int_equal(p.user_len, q.user_len);
-  assert_memory_equal(p.user, q.user, p.user_len);
-  assert_string_equal(p.system, q.system);
-  mapopt_llm_prompt_destroy(&q);
-  assert_int_equal(strlen(p.system), p.system_len);
-
-  size_t len = p.system_len + p.user_len + 64;
-  char *got = malloc(len);
-  snprintf(got, len, "=== system\n%s=== user\n%s", p.system, p.user);
-  const char *path =
-      MAPOPT_SOURCE_DIR "/tests/llm/golden/circuit_p100x4.prompt";
-  const char *update = getenv("UPDATE");
-  if (update && !strcmp(update, "1")) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(got, f);
-    fclose(f);
-    print_message("wrote %s\n", path);
-  } else {
-    size_t wlen;
-    char *want = read_text(path, &wlen);
-    assert_non_null(want);
-    if (strcmp(got, want)) {
-      size_t i = 0;
-      while (got[i] && got[i] == want[i])
-        i++;
-      fail_msg("prompt differs from %s at byte %zu: \"%.60s\"", path, i,
-               got + i);
-    }
-    free(want);
-  }
-  free(got);
-  mapopt_llm_prompt_destroy(&p);
-}
-
-/* Where s first occurs in the prompt, or -1. */
-static long at(const mapopt_llm_prompt *p, const char *s) {
-  const char *f = strstr(p->user, s);
-  return f ? f - p->user : -1;
-}
-
-static void test_prompt_history(void **state) {
-  (void)state;
-  mapopt_llm_attempt a[7];
-  double scores[7] = {5, 1, 0.0 / 0.0, 3, 3, 0, 9};
-  for (int i = 0; i < 7; i++)
-    a[i] = (mapopt_llm_attempt){i + 1, "Task * GPU;\n", scores[i], NULL};
-  mapopt_llm_prompt_input in = {.run = world.run,
-                                .machine = world.machine,
-                                .attempts = a,
-                                .nattempts = 7};
-  mapopt_llm_prompt p;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  /* The last five (iterations 3-7), ascending, ties in order, NaN first. */
-  assert_non_null(strstr(p.user, "The last 5, in ascending order"));
-  assert_int_equal(at(&p, "iteration 1:"), -1);
-  assert_int_equal(at(&p, "iteration 2:"), -1);
-  long order[5] = {
-      at(&p, "iteration 3: score unknown"), at(&p, "iteration 6: score 0"),
-      at(&p, "iteration 4: score 3"), at(&p, "iteration 5: score 3"),
-      at(&p, "iteration 7: score 9")};
-  for (int i = 0; i < 5; i++) {
-    assert_true(order[i] > 0);
-    if (i)
-      assert_true(order[i] > order[i - 1]);
-  }
-  assert_non_null(strstr(p.user, "# Current best mapper\nNone yet"));
-  mapopt_llm_prompt_destroy(&p);
-
-  in.history = 2;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_true(at(&p, "iteration 6: score 0") < at(&p, "iteration 7: score 9"));
-  assert_int_equal(at(&p, "iteration 5:"), -1);
-  mapopt_llm_prompt_destroy(&p);
-
-  in.nattempts = 0;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_int_equal(at(&p, "# Recent attempts"), -1);
-  mapopt_llm_prompt_destroy(&p);
-
-  in.run = NULL;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_EINVAL);
-}
-
-static void test_prompt_untrusted_text(void **state) {
-  (void)state;
-  /* A mapper holding a fence gets a longer one; long texts are cut. */
-  char *big = malloc(40000);
-  memset(big, 'a', 39999);
-  for (int i = 80; i < 39999; i += 81)
-    big[i] = '\n';
-  big[39999] = '\0';
-  mapopt_llm_attempt a[2] = {
-      {0, "Task * GPU;\n````\n```\n", 1, big},
-      {0, big, 2, NULL},
-  };
-  mapopt_llm_prompt_input in = {.run = world.run,
-                                .machine = world.machine,
-                                .objective = "GFLOP/s of the run",
-                                .attempts = a,
-                                .nattempts = 2};
-  mapopt_llm_prompt p;
-  assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-  assert_non_null(strstr(p.user, "\n`````mapper\nTask * GPU;\n````\n```\n"
-                                 "`````\n"));
-  assert_non_null(strstr(p.user, "Maximize GFLOP/s of the run."));
-  assert_non_null(strstr(p.user, "\n## Attempt: score 1\n"));
-  /* 16 KiB of the mapper and 4 KiB of the feedback, cut at a line end. */
-  /* 39999 bytes in lines of 81: the feedback keeps 50 lines (4050 bytes),
-   * the mapper 202 (16362 bytes). */
-  assert_non_null(strstr(p.user, "[... 35949 more bytes not shown]"));
-  assert_non_null(strstr(p.user, "[... 23637 more bytes not shown]"));
-  assert_true(p.user_len < 30000);
-  mapopt_llm_prompt_destroy(&p);
-  free(big);
-}
-
-static void test_prompt_other_apps(void **state) {
-  (void)state;
-  static const struct {
-    const char *app, *machine;
-    const char *parts[4];
-  } cases[] = {
-      {"cannon",
-       "p100x4",
-       {"GPU (f64; requires C_order on arguments 0, 1, 2 (the run fails "
-        "otherwise))",
-        "GPU (inner: only launches other tasks)", "single launches from task_5",
-        "Launches: 1 index launch over (2, 2) from main"}},
-      {"stencil",
-       "lassen:nodes=2",
-       {"prefers F_order on argument 0 (else its time is multiplied by "
-        "1.02)",
-        "2 nodes, 1 address space per node",
-        "- between nodes: ", "requires SOA F_order on argument 0"}},
-  };
-  for (size_t i = 0; i < 2; i++) {
-    llm_world w;
-    assert_int_equal(llm_world_open(ctx, cases[i].app, cases[i].machine, &w),
-                     0);
-    mapopt_llm_prompt_input in = {.run = w.run, .machine = w.machine};
-    mapopt_llm_prompt p;
-    assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
-    for (int k = 0; k < 4; k++)
-      if (!strstr(p.user, cases[i].parts[k]))
-        fail_msg("%s: no \"%s\" in\n%s", cases[i].app, cases[i].parts[k],
-                 p.user);
-    mapopt_llm_prompt_destroy(&p);
-    llm_world_close(&w);
-  }
-}
-
 /* ---- the step
  * ------------------------------------------------------------------ */
 
 static mapopt_llm_step_result *step(mapopt_llm_client *c) {
-  mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine};
   mapopt_llm_step_result *r = NULL;
-  assert_int_equal(mapopt_llm_step(c, &in, &world.opts, &r), MAPOPT_OK);
+  assert_int_equal(mapopt_llm_step(c, &in, &llm_circuit.opts, &r), MAPOPT_OK);
   return r;
 }
 
@@ -1129,7 +896,8 @@ static void test_step_samples(void **state) {
   assert_non_null(strstr(mapopt_llm_replay_request(g.t, 0)->body, ",\"n\":3}"));
   assert_non_null(strstr(mapopt_llm_replay_request(g.t, 1)->body, ",\"n\":2}"));
   /* The messages are the prompt, byte for byte. */
-  mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
+  mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                .machine = llm_circuit.machine};
   mapopt_llm_prompt p;
   assert_int_equal(mapopt_llm_prompt_build(ctx, &in, &p), MAPOPT_OK);
   const mapopt_llm_recorded *q = mapopt_llm_replay_request(g.t, 0);
@@ -1255,8 +1023,9 @@ static void test_step_enomem(void **state) {
     bool setup = st == MAPOPT_OK;
     mapopt_llm_step_result *r = NULL;
     if (setup) {
-      mapopt_llm_prompt_input in = {.run = world.run, .machine = world.machine};
-      st = mapopt_llm_step(c, &in, &world.opts, &r);
+      mapopt_llm_prompt_input in = {.run = llm_circuit.run,
+                                    .machine = llm_circuit.machine};
+      st = mapopt_llm_step(c, &in, &llm_circuit.opts, &r);
       if (st == MAPOPT_OK)
         assert_int_equal(r->ncandidates, 2);
       else if (st != MAPOPT_ENOMEM)
@@ -1294,14 +1063,10 @@ int main(void) {
       cmocka_unit_test(test_reply_parse),
       cmocka_unit_test(test_reply_limits),
       cmocka_unit_test(test_reference_example),
-      cmocka_unit_test(test_prompt_golden),
-      cmocka_unit_test(test_prompt_history),
-      cmocka_unit_test(test_prompt_untrusted_text),
-      cmocka_unit_test(test_prompt_other_apps),
       cmocka_unit_test(test_step_samples),
       cmocka_unit_test(test_step_refused_n),
       cmocka_unit_test(test_step_deterministic),
       cmocka_unit_test(test_step_enomem),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, llm_circuit_setup, llm_circuit_teardown);
 }

@@ -733,7 +733,9 @@ static void test_command_resume(void **state) {
   run_log_open(&rl);
   const char *logf = rl.path;
   mapopt_eval_options eo = evalprog_options(rl.env);
-  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 30};
+  /* One run per evaluation, no final check: the log counts evaluations. */
+  mapopt_tune_command cmd = {
+      .eval = &eo, .timeout_s = 30, .repeat_max = 1, .check_rounds = -1};
   script_log log = {.texts = texts};
   scripted s;
   scripted_open(&s, &log);

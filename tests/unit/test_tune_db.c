@@ -137,11 +137,11 @@ static void test_refused_unchanged(void **state) {
 
   fixture_sql(path,
               "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-              "INSERT INTO meta VALUES ('format', 'mapopt-tune/4');");
+              "INSERT INTO meta VALUES ('format', 'mapopt-tune/5');");
   for (int reader = 0; reader < 2; reader++)
     refused_unchanged(path, reader,
-                      "written by a newer mapopt (format 'mapopt-tune/4'): "
-                      "this one reads mapopt-tune/1 to mapopt-tune/3; nothing "
+                      "written by a newer mapopt (format 'mapopt-tune/5'): "
+                      "this one reads mapopt-tune/1 to mapopt-tune/4; nothing "
                       "was changed");
   fixture_db_remove(path);
 
@@ -157,7 +157,7 @@ static void test_refused_unchanged(void **state) {
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/3");
+               "mapopt-tune/4");
   fixture_db_remove(path);
 }
 
@@ -268,6 +268,12 @@ static void check_v1_run(mapopt_tune_db *db) {
   assert_string_equal(e->text, "Task * CPU;");
   assert_null(e->output);
   mapopt_tune_eval_info_free(ctx, e);
+  /* Recorded before mapopt-tune/4: no runs, its interval one point. */
+  assert_int_equal(mapopt_tune_db_evaluation(db, 1, 0, diags, &e), MAPOPT_OK);
+  assert_int_equal(e->runs, 0);
+  assert_true(e->score_low == 3.0 && e->score_high == 3.0);
+  assert_null(e->scores);
+  mapopt_tune_eval_info_free(ctx, e);
 }
 
 /* A reader reads the v1 run of the database at path, whose format stays
@@ -293,7 +299,7 @@ static void test_older_formats(void **state) {
   check_v1_run(db);
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/3");
+               "mapopt-tune/4");
   expect_query(path, "SELECT COUNT(*) FROM owners", "0");
   /* A mapopt-tune/2 database: what /3 adds is the owners table. */
   fixture_sql(path,
@@ -303,7 +309,7 @@ static void test_older_formats(void **state) {
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/3");
+               "mapopt-tune/4");
   expect_query(path, "SELECT COUNT(*) FROM evaluations", "2");
   fixture_db_remove(path);
 }
@@ -380,8 +386,10 @@ static void test_budget_not_scores(void **state) {
     assert_int_equal(e, 2);
   }
   snprintf(stmt, sizeof stmt,
-           "INSERT INTO evaluations VALUES (%lld, 1099511627776, 'x', '0',"
-           " 'ok', 1.0, 1.0, NULL, NULL, NULL, 0.1, 1.0)",
+           "INSERT INTO evaluations (run, iteration, text, hash, status,"
+           " metric, elapsed, lower_bound, feedback, note, wall, finished)"
+           " VALUES (%lld, 1099511627776, 'x', '0', 'ok', 1.0, 1.0, NULL,"
+           " NULL, NULL, 0.1, 1.0)",
            (long long)run);
   fixture_sql(path, stmt);
   first_run(path, &n, &e);

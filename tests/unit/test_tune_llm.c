@@ -189,7 +189,8 @@ static void test_prompts_and_candidates(void **state) {
   assert_string_equal(c.note, "llm step 2 sample 1: invalid");
   mapopt_candidate_clear(ctx, &c);
   u = user_message(w.t, 1);
-  at(u, "# Current best mapper\nScore 2.5:\n```mapper\nTask * GPU, CPU;");
+  at(u, "# Current best mapper\nAttempt 0, score 2.5:\n```mapper\nTask * "
+        "GPU, CPU;");
   at(u, "FEEDBACK-A");
   free(u);
 
@@ -203,13 +204,12 @@ static void test_prompts_and_candidates(void **state) {
                             .feedback = c.failure};
   assert_int_equal(mapopt_optimizer_tell(opt, &c, &fail), MAPOPT_OK);
   mapopt_candidate_clear(ctx, &c);
-  /* The attempts of the third prompt: the last two (history 2), in
-   * ascending order of score: the invalid one, then the valid one. */
+  /* The attempts of the third prompt (history 2): the invalid one; the
+   * valid one is the best, shown above only. */
   u = user_message(w.t, 2);
-  at(u, "The last 2, in ascending order of score");
-  size_t inv = at(u, "## Attempt at iteration 2: score 0");
-  size_t val = at(u, "## Attempt at iteration 1: score 2.5");
-  assert_true(inv < val);
+  at(u, "at most 2: the latest");
+  at(u, "## Attempt 1: score 0");
+  assert_null(strstr(u, "## Attempt 0:"));
   at(u, "candidate.map:1:12: error: X");
   free(u);
 
@@ -229,8 +229,13 @@ static void test_prompts_and_candidates(void **state) {
   assert_string_equal(c.text, mapper_b);
   mapopt_candidate_clear(ctx, &c);
   u = user_message(w.t, 4);
+  at(u, "## A repeat (not run again): score 2.5");
   at(u, "This mapper repeats one evaluated before");
-  assert_null(strstr(u, "iteration 1:")); /* out of the history of 2 */
+  /* Out of the history of 2: the latest (the repeat) and the failure
+   * since (the prose) are shown, the older failure is listed. */
+  assert_null(strstr(u, "## Attempt 1:"));
+  at(u, "## Attempt 2: score 0");
+  at(u, "Not shown: 1 (score 0).");
   free(u);
   /* Every request carries the key in its header only. */
   for (size_t i = 0; i < mapopt_llm_replay_count(w.t); i++) {
@@ -347,6 +352,76 @@ static void test_repeats(void **state) {
   world_close(&w);
 }
 
+/* Five attempts with the same long feedback: the sixth prompt shows it
+ * once (with the best), the others say "same as"; the rule is stated
+ * before the first attempt; the default mapper told before the first ask
+ * is in every prompt, and an attempt that ran as it did says so. */
+static void test_history_dedupe(void **state) {
+  (void)state;
+  world w;
+  world_open(&w);
+  w.llm.history = 5;
+  static const char *const mappers[6] = {
+      "Task * GPU, CPU;\n",
+      "Task * GPU, CPU;\nLayout * * * SOA;\n",
+      "Task * GPU, CPU;\nCollectMemory * *;\n",
+      "Task * GPU, CPU;\nRegion * * CPU SYSMEM;\n",
+      "Task * GPU, CPU;\nRegion * * GPU FBMEM;\n",
+      "Task * CPU;\n"};
+  for (int i = 0; i < 6; i++)
+    add_mapper(w.t, mappers[i]);
+  mapopt_optimizer *opt = new_llm(&w, 0);
+  static const char same[] =
+      "Performance Metric: Execution time is 0.0195 s.\nExplanation: THE "
+      "SAME LONG PARAGRAPH.\n";
+  mapopt_evaluation base = {.status = MAPOPT_TUNE_OK,
+                            .score = 0.5,
+                            .elapsed_s = 2,
+                            .feedback = "BASELINE-FEEDBACK"};
+  assert_int_equal(mapopt__optimizer_baseline(opt, "Task * GPU;\n", &base),
+                   MAPOPT_OK);
+  mapopt_evaluation ev = {.status = MAPOPT_TUNE_OK,
+                          .score = 51.25,
+                          .elapsed_s = 0.0195,
+                          .feedback = same};
+  mapopt_candidate c;
+  for (int i = 0; i < 5; i++) {
+    ask_tell(opt, &c, &ev);
+    assert_string_equal(c.text, mappers[i]);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
+  mapopt_candidate_clear(ctx, &c);
+  for (size_t i = 0; i < 6; i++) {
+    char *u = user_message(w.t, i);
+    at(u, "# Baseline: the default mapper\nEvaluated before the first "
+          "attempt, not counted against the budget: score 0.5, elapsed 2 "
+          "s.\n```mapper\nTask * GPU;\n```\nFeedback:\nBASELINE-FEEDBACK\n");
+    free(u);
+  }
+  char *u = user_message(w.t, 5);
+  const char *first = strstr(u, "THE SAME LONG PARAGRAPH");
+  assert_non_null(first);
+  assert_null(strstr(first + 1, "THE SAME LONG PARAGRAPH"));
+  assert_true(first - u < (long)at(u, "# Attempts"));
+  size_t rule = at(u, "\"Same as N\": that feedback was shown already");
+  size_t one = at(u, "## Attempt 1: score 51.25, elapsed 0.0195 s\n");
+  assert_true(rule < one);
+  for (int i = 1; i < 5; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "## Attempt %d: score 51.25", i);
+    const char *h = strstr(u, head);
+    assert_non_null(h);
+    const char *f = strstr(h, "Feedback: same as attempt 0.\n");
+    assert_non_null(f);
+    const char *next = strstr(h + 1, "## ");
+    assert_true(!next || f < next);
+  }
+  free(u);
+  mapopt_optimizer_free(opt);
+  world_close(&w);
+}
+
 /* A reply that quotes the key: it is redacted before anything reads it. */
 static void test_key_redacted(void **state) {
   (void)state;
@@ -449,7 +524,9 @@ static mapopt_status drive_app(world *w, const char *app, const char *size,
                                stopper *stop, mapopt_tune_outcome *out) {
   mapopt_tune_problem p = {.machine = w->m,
                            .run = w->run,
-                           .expert = mapopt_app_builtin_mapper(app, "expert")};
+                           .expert = mapopt_app_builtin_mapper(app, "expert"),
+                           .default_mapper =
+                               mapopt_app_builtin_mapper(app, "default")};
   mapopt_tune_config c = {.app = app,
                           .size = size,
                           .machine = "p100x4",
@@ -503,6 +580,22 @@ static void test_prompt_tells_times(void **state) {
                        "on the folds of task_4's contributions to A_blk");
   assert_true(best < folds);
   at(u, "would recover up to 571.6 ms (estimate)");
+  /* The default mapper's evaluation, in every prompt, its text canonical
+   * (the shipped file's comments name the benchmark); the elapsed time
+   * beside GFLOP/s; where the time went. */
+  at(u, "# Baseline: the default mapper\nEvaluated before the first "
+        "attempt, not counted against the budget: score 8732.27, elapsed "
+        "2.29 s.\n```mapper\nTask * GPU, OMP, CPU, IO, PY, PROC;\n```\n");
+  assert_null(strstr(u, "cosma"));
+  at(u, "Attempt 0, score 9111.16, elapsed 2.195 s:\n");
+  at(u, "Run: critical path 2.20 s by cause: task_4: compute 1.22 s (56%); "
+        "task_1 A_blk@0: fold");
+  /* Nothing but the best evaluated: no attempts section. */
+  assert_null(strstr(u, "# Attempts"));
+  free(u);
+  u = user_message(w.t, 0);
+  at(u, "# Baseline: the default mapper\n");
+  at(u, "# Current best mapper\nNone yet");
   free(u);
   mapopt_tune_outcome_clear(&o);
   world_close(&w);
@@ -733,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_samples),
       cmocka_unit_test(test_failures),
       cmocka_unit_test(test_repeats),
+      cmocka_unit_test(test_history_dedupe),
       cmocka_unit_test(test_key_redacted),
       cmocka_unit_test(test_settings),
       cmocka_unit_test(test_driven_run),
