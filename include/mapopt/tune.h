@@ -96,6 +96,10 @@ typedef struct mapopt_space_options {
   const char *base;
   size_t base_len;
   const char *base_file; /* its name in diagnostics */
+  /* The candidates are run, not simulated: values the simulator alone
+   * finds useless (an alignment, which it models as padding) stay in
+   * (docs/tuning.md, "Feasibility"). */
+  bool real_runs;
 } mapopt_space_options;
 
 /*

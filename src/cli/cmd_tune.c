@@ -192,7 +192,7 @@ int cli_space(int argc, char **argv) {
   if (read_start(ctx, start, &t.sim.shape, no_portable, diags, &base, &blen) !=
       MAPOPT_OK)
     goto done;
-  mapopt_space_options so = {base, blen, start};
+  mapopt_space_options so = {base, blen, start, false};
   if (mapopt_space_new(ctx, t.sim.run, t.sim.machine, base ? &so : NULL, diags,
                        &sp) != MAPOPT_OK)
     goto done;

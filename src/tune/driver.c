@@ -5,7 +5,10 @@
  * A run proceeds in rounds. The optimizer is asked until it answers
  * MAPOPT_ENOTFOUND or `jobs` new candidates are held (fewer when the
  * budget ends); each is compiled at once (in this thread) and keyed by its
- * canonical text, or by its raw text when it does not compile. A key seen
+ * canonical text, or by its raw text when it does not compile, and by what
+ * it decides for the run when simulated (mapopt__space_decisions: two
+ * texts that place, lay out and keep every argument alike are one mapper;
+ * docs/tuning.md, "Duplicates"). A key seen
  * before (in an earlier round or earlier in this one) is a duplicate: it
  * is not evaluated and consumes no budget, and in its turn the optimizer
  * is told the first one's evaluation with duplicate = true. Each new
@@ -45,6 +48,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,6 +67,7 @@ typedef struct known {
   char *feedback;       /* a text */
   int64_t iteration;
   uint64_t profile; /* its profile's signature; 0: none (not simulated ok) */
+  char decided[17]; /* the hash of its decisions in hex; "" when unknown */
 } known;
 
 /* One candidate of the current round. */
@@ -74,6 +79,7 @@ typedef struct slot {
   char *key; /* mapopt_text_free; owned until it moves into a known entry */
   size_t keylen;
   char hash[17];
+  char decided[17];                    /* as known's */
   mapopt_program *prog;                /* NULL when the text does not compile */
   const mapopt_tune_eval_info *record; /* replayed: what was recorded */
   mapopt__tune_eval out;
@@ -105,10 +111,11 @@ typedef struct driver {
   bool starting; /* its references are not recorded (a stop, a failure) */
   double expert;
   double deflt;
-  double bar_ref;    /* racing: the baselines' best lower end (0: none) */
-  char *unit;        /* the metric's unit once known (a text) */
-  bool unit_in_db;   /* recorded in the run's row */
-  mapopt__map known; /* key -> known * */
+  double bar_ref;      /* racing: the baselines' best lower end (0: none) */
+  char *unit;          /* the metric's unit once known (a text) */
+  bool unit_in_db;     /* recorded in the run's row */
+  mapopt__map known;   /* key -> known * */
+  mapopt__map decided; /* known.decided -> known * */
   mapopt__vec knowns;
   mapopt_tune_eval_info **record_at; /* resume: by iteration */
   mapopt__vec records;
@@ -494,8 +501,10 @@ static mapopt_status admit(driver *d, slot *s, const char *diag_text,
  * nslots when there is none. */
 static size_t same_key_in_round(const driver *d, const slot *s) {
   for (size_t i = 0; i + 1 < d->nslots; i++)
-    if (d->slots[i].iteration >= 0 && d->slots[i].keylen == s->keylen &&
-        !memcmp(d->slots[i].key, s->key, s->keylen))
+    if (d->slots[i].iteration >= 0 &&
+        ((d->slots[i].keylen == s->keylen &&
+          !memcmp(d->slots[i].key, s->key, s->keylen)) ||
+         (s->decided[0] && !strcmp(d->slots[i].decided, s->decided))))
       return i;
   return d->nslots;
 }
@@ -573,7 +582,21 @@ static mapopt_status fill_round(driver *d, bool *exhausted, bool *failed) {
     double compile_s = mono_now() - t0;
     if (st != MAPOPT_OK)
       return st;
+    uint64_t decisions;
+    /* Real runs are keyed by text alone: the program may read more of a
+     * mapper than the application model describes. */
+    st = s->prog && !d->problem->command
+             ? mapopt__space_decisions(d->space, s->prog, &decisions)
+             : MAPOPT_ENOTFOUND;
+    if (st == MAPOPT_ENOMEM)
+      return st;
+    if (st == MAPOPT_OK)
+      snprintf(s->decided, sizeof s->decided, "%016llx",
+               (unsigned long long)decisions);
     mapopt__map_entry *k = mapopt__map_find(&d->known, s->key, s->keylen);
+    if (!k && s->decided[0])
+      k = mapopt__map_find(&d->decided, s->decided, 16);
+    st = MAPOPT_OK;
     s->iteration = -1;
     s->dup_known = k ? k->value : NULL;
     s->dup_of = k ? d->nslots : same_key_in_round(d, s);
@@ -623,6 +646,13 @@ static mapopt_status remember(driver *d, slot *s) {
   k->key = s->key;
   k->keylen = s->keylen;
   s->key = NULL;
+  e->value = k;
+  if (!s->decided[0])
+    return MAPOPT_OK;
+  memcpy(k->decided, s->decided, sizeof k->decided);
+  e = mapopt__map_upsert(&d->decided, d->ctx, k->decided, 16, &inserted);
+  if (!e)
+    return MAPOPT_ENOMEM;
   e->value = k;
   return MAPOPT_OK;
 }
@@ -905,10 +935,9 @@ static mapopt_status prepare(driver *d) {
   const mapopt_tune_problem *p = d->problem;
   mapopt_sim_shape(p->machine, p->run, &d->shape);
   mapopt_space_options so = {d->cfg.start_text, d->cfg.start_len,
-                             d->cfg.start_file};
+                             d->cfg.start_file, p->command != NULL};
   mapopt_status st =
-      mapopt_space_new(d->ctx, p->run, p->machine,
-                       d->cfg.start_text ? &so : NULL, d->diags, &d->space);
+      mapopt_space_new(d->ctx, p->run, p->machine, &so, d->diags, &d->space);
   if (st == MAPOPT_OK)
     st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->opts->stop,
                                     d->diags, &d->eval);
@@ -936,6 +965,7 @@ static void destroy(driver *d) {
   }
   mapopt__vec_destroy(&d->knowns, d->ctx);
   mapopt__map_destroy(&d->known, d->ctx);
+  mapopt__map_destroy(&d->decided, d->ctx);
   for (size_t i = 0; i < d->records.len; i++)
     mapopt_tune_eval_info_free(
         d->ctx, MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i));
@@ -1089,6 +1119,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
   pthread_mutex_init(&d.mu, NULL);
   pthread_cond_init(&d.cv, NULL);
   mapopt__map_init(&d.known);
+  mapopt__map_init(&d.decided);
   mapopt__vec_init(&d.knowns, sizeof(known *));
   mapopt__vec_init(&d.records, sizeof(mapopt_tune_eval_info *));
   mapopt__vec_init(&d.llm_replies, sizeof(mapopt__llm_reply_rec));

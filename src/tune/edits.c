@@ -356,32 +356,3 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
   }
   return w;
 }
-
-bool mapopt__value_known_bad(const mapopt_space *sp, size_t i, uint16_t v) {
-  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
-  if (p->kind == MAPOPT_PARAM_LAYOUT_ALIGN)
-    return v != 0; /* padding only: never worth an evaluation */
-  if (p->kind != MAPOPT_PARAM_LAYOUT_ORDER || v == 0)
-    return false;
-  /* An order a kernel that reads the region requires otherwise fails. */
-  bool c_order = !strcmp(p->values[v], "C_order");
-  const mapopt_app_run *run = sp->run;
-  for (int64_t o = 0; o < run->nops; o++) {
-    const mapopt_app_op *op = &run->ops[o];
-    if (op->kind != MAPOPT_OP_TASK)
-      continue;
-    const mapopt_app_task *task = &run->tasks[op->task];
-    for (int vi = 0; vi < task->nvariants; vi++)
-      for (size_t k = 0; k < task->variants[vi].nrequires; k++) {
-        const mapopt_app_layout_rule *rule = &task->variants[vi].requires[k];
-        if (rule->c_order == MAPOPT_LAYOUT_UNSET ||
-            (rule->c_order == MAPOPT_LAYOUT_YES) == c_order)
-          continue;
-        for (size_t r = 0; r < op->nreqs && r < 64; r++)
-          if ((rule->args >> r & 1) &&
-              !strcmp(run->regions[op->reqs[r].piece->region].name, p->region))
-            return true;
-      }
-  }
-  return false;
-}

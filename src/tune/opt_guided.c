@@ -16,10 +16,25 @@
  * feedback level, the share of time the findings about its task or region
  * put at stake; with the output alone (raw), in an order the seed draws.
  *
+ * When the findings' moves are spent and the walk has gone PATIENCE
+ * proposals without a new best, a portfolio takes over: an AUC bandit
+ * (bandit.c, seeded like everything else) picks, proposal by proposal,
+ * among the walk, a sweep of every value of one parameter at a time in
+ * order of importance (as ccd does), and a walk around the second-best
+ * mapper seen (another basin); an arm is credited when it finds a new
+ * best. A run ends only when all three are spent.
+ *
+ * A single change that failed is remembered with its cause (the
+ * simulator's error class, or the status of a real run) and the values of
+ * the parameters that cause depends on; it is not proposed again from a
+ * new best that leaves those values as they were (a move whose change was
+ * ruled out by the space is never proposed: decide.c).
+ *
  * Only the space (the app model and the machine) and the evaluations
  * inform it; parameters of equal importance are walked in an order drawn
  * from the seed once, so a run is reproducible.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +51,27 @@ typedef struct move {
   char note[200];
 } move;
 
+/* A single change that failed (see the top of this file). */
+typedef struct failure {
+  size_t param;
+  uint16_t value;
+  int cause;        /* mapopt_sim_error, or 100 + mapopt_tune_status */
+  uint64_t context; /* the values of the parameters the cause depends on */
+} failure;
+
+/* A walk's place: the round (the value rank) and the position in the
+ * order within it (next_neighbour). */
+typedef struct walk {
+  size_t npos, nvalue;
+} walk;
+
+/* The portfolio's arms (see the top of this file). */
+enum { ARM_WALK, ARM_SWEEP, ARM_RESTART, NARMS };
+/* Proposals of the walk without a new best before the portfolio starts;
+ * its bandit's window and exploration constant (OpenTuner's). */
+enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
+#define BANDIT_C 0.05
+
 typedef struct guided_state {
   uint16_t *best, *work;
   bool have_best, started, done;
@@ -51,15 +87,95 @@ typedef struct guided_state {
   int64_t *weight;
   int32_t *neutral; /* per parameter: moves of it that changed nothing */
   uint64_t *tie;    /* per parameter: its rank among equals (seeded) */
-  size_t npos, nvalue;
+  walk walk;
   bool walking;
+  mapopt__vec failures; /* failure */
+  /* The portfolio: its bandit, the proposals since the last new best, the
+   * sweep's place (a position in the order and the next value), and the
+   * second-best mapper with its own walk. */
+  mapopt__bandit bandit;
+  bool portfolio;
+  int64_t idle;
+  size_t sweep_pos;
+  uint16_t sweep_value;
+  uint16_t *second;
+  bool have_second;
+  double second_score;
+  walk second_walk;
 } guided_state;
 
 typedef struct pending_move {
   int64_t tag;
   move mv;
   bool repaired; /* already a repair: not repaired again */
+  size_t single; /* the one parameter it changed from its base, or SIZE_MAX */
+  int arm;       /* the portfolio's arm that proposed it, or -1 */
 } pending_move;
+
+/* Whether parameter j's value can change why a change of parameter i
+ * failed with cause: a placement, limit or kind error is the task's own;
+ * memory runs out where any task's data goes; a layout error is about
+ * the layouts and where the task's data goes; anything else (a timeout,
+ * a deadlock, a failed real run) may depend on every parameter. */
+static bool bears_on(const mapopt_space *sp, size_t i, size_t j, int cause) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, j);
+  bool same_task = mapopt__space_task_of(sp, i) >= 0 &&
+                   mapopt__space_task_of(sp, j) == mapopt__space_task_of(sp, i);
+  bool layout = p->kind == MAPOPT_PARAM_LAYOUT_SOA ||
+                p->kind == MAPOPT_PARAM_LAYOUT_ORDER ||
+                p->kind == MAPOPT_PARAM_LAYOUT_ALIGN;
+  switch (cause) {
+  case MAPOPT_SIM_BACKPRESSURE:
+  case MAPOPT_SIM_INDEX:
+  case MAPOPT_SIM_POLICY:
+  case MAPOPT_SIM_NO_VARIANT:
+    return same_task;
+  case MAPOPT_SIM_OOM:
+    return same_task || p->kind == MAPOPT_PARAM_MEMORY ||
+           p->kind == MAPOPT_PARAM_PROC_KIND;
+  case MAPOPT_SIM_LAYOUT:
+    return layout || (same_task && (p->kind == MAPOPT_PARAM_MEMORY ||
+                                    p->kind == MAPOPT_PARAM_PROC_KIND));
+  default:
+    return true;
+  }
+}
+
+/* The values in choice of the parameters cause depends on for i. */
+static uint64_t context_of(const mapopt_optimizer *opt, const uint16_t *choice,
+                           size_t i, int cause) {
+  uint64_t h = mapopt__hash_mix(0xfa11, (uint64_t)cause);
+  for (size_t j = 0; j < mapopt_space_nparams(opt->space); j++)
+    if (j != i && bears_on(opt->space, i, j, cause))
+      h = mapopt__hash_mix(mapopt__hash_mix(h, j), choice[j]);
+  return h;
+}
+
+/* Whether choice makes a change that failed before for a cause it leaves
+ * as it was. */
+static bool failed_before(const mapopt_optimizer *opt, const uint16_t *choice) {
+  const guided_state *s = opt->state;
+  for (size_t k = 0; k < s->failures.len; k++) {
+    const failure *f = &MAPOPT__VEC_AT(&s->failures, failure, k);
+    if (choice[f->param] == f->value && s->best[f->param] != f->value &&
+        context_of(opt, choice, f->param, f->cause) == f->context)
+      return true;
+  }
+  return false;
+}
+
+/* The one parameter on which a differs from b, or SIZE_MAX. */
+static size_t single_change(const mapopt_optimizer *opt, const uint16_t *a,
+                            const uint16_t *b) {
+  size_t at = SIZE_MAX;
+  for (size_t i = 0; i < mapopt_space_nparams(opt->space); i++)
+    if (a[i] != b[i]) {
+      if (at != SIZE_MAX)
+        return SIZE_MAX;
+      at = i;
+    }
+  return at;
+}
 
 static size_t np_of(const mapopt_optimizer *opt) {
   return mapopt_space_nparams(opt->space);
@@ -122,8 +238,14 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
     MAPOPT__VEC_AT(&s->moves, move, bi) =
         MAPOPT__VEC_AT(&s->moves, move, s->moves.len - 1);
     s->moves.len--;
-    if (mapopt__delta_apply(opt->space, s->best, &out->delta, s->work) &&
-        !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+    /* What the space rules out is dropped from the move (decide.c); a
+     * move left with nothing new is not tried. */
+    if (!mapopt__delta_apply(opt->space, s->best, &out->delta, s->work))
+      continue;
+    mapopt__space_make_feasible(opt->space, s->work);
+    if (memcmp(s->work, s->best, n * sizeof *s->work) &&
+        !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+        !failed_before(opt, s->work))
       return true;
   }
   return false;
@@ -161,8 +283,11 @@ static void weigh(mapopt_optimizer *opt, const mapopt_evaluation *e) {
     }
     s->order[j] = a;
   }
-  s->npos = s->nvalue = 0;
+  s->walk = (walk){0, 0};
   s->walking = true;
+  s->sweep_pos = 0;
+  s->sweep_value = 0;
+  s->second_walk = (walk){0, 0};
 }
 
 /*
@@ -172,7 +297,8 @@ static void weigh(mapopt_optimizer *opt, const mapopt_evaluation *e) {
  * parameters that weigh nothing come after all values of the others.
  * Values known from the app model to fail or to do nothing are skipped.
  */
-static bool next_neighbour(mapopt_optimizer *opt, move *out) {
+static bool next_neighbour(mapopt_optimizer *opt, const uint16_t *base, walk *w,
+                           move *out) {
   guided_state *s = opt->state;
   size_t n = np_of(opt), maxv = 0;
   for (size_t i = 0; i < n; i++)
@@ -180,37 +306,100 @@ static bool next_neighbour(mapopt_optimizer *opt, move *out) {
       maxv = mapopt_space_param_at(opt->space, i)->nvalues;
   /* nvalue is the round; npos the position in the order within it. Round
    * r >= maxv walks the parameters that weigh nothing, one value each. */
-  while (s->walking && s->nvalue < 2 * maxv) {
-    if (s->npos >= n) {
-      s->npos = 0;
-      s->nvalue++;
+  while (s->walking && w->nvalue < 2 * maxv) {
+    if (w->npos >= n) {
+      w->npos = 0;
+      w->nvalue++;
       continue;
     }
-    size_t i = s->order[s->npos++];
+    size_t i = s->order[w->npos++];
     bool light = s->weight[i] <= 0;
-    size_t round = s->nvalue < maxv ? s->nvalue : s->nvalue - maxv;
-    if (light != (s->nvalue >= maxv))
+    size_t round = w->nvalue < maxv ? w->nvalue : w->nvalue - maxv;
+    if (light != (w->nvalue >= maxv))
       continue;
     const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
-    if (!mapopt_space_active(opt->space, s->best, i))
+    if (!mapopt_space_active(opt->space, base, i))
       continue;
     /* The round-th value other than the current one. */
     size_t seen = 0;
     for (uint16_t v = 0; v < p->nvalues; v++) {
-      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+      if (v == base[i] || mapopt__space_ruling(opt->space, base, i, v))
         continue;
       if (seen++ != round)
         continue;
       *out =
           (move){.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1}};
-      snprintf(out->note, sizeof out->note, "guided: neighbour %s = %s",
+      snprintf(out->note, sizeof out->note, "guided: %s %s = %s",
+               base == s->best ? "neighbour" : "second-best's neighbour",
                p->name, p->values[v]);
-      mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
-      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)))
+      mapopt__delta_apply(opt->space, base, &out->delta, s->work);
+      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+          !failed_before(opt, s->work))
         return true;
       break;
     }
   }
+  return false;
+}
+
+/* The next untried value of the sweep: every value of one parameter of
+ * the best, then of the next, in order of importance. */
+static bool next_sweep(mapopt_optimizer *opt, move *out) {
+  guided_state *s = opt->state;
+  size_t n = np_of(opt);
+  for (; s->walking && s->sweep_pos < n; s->sweep_pos++, s->sweep_value = 0) {
+    size_t i = s->order[s->sweep_pos];
+    const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+    if (!mapopt_space_active(opt->space, s->best, i))
+      continue;
+    while (s->sweep_value < p->nvalues) {
+      uint16_t v = s->sweep_value++;
+      if (v == s->best[i] || mapopt__space_ruling(opt->space, s->best, i, v))
+        continue;
+      *out =
+          (move){.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1}};
+      snprintf(out->note, sizeof out->note, "guided: sweep %s = %s", p->name,
+               p->values[v]);
+      mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
+      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+          !failed_before(opt, s->work))
+        return true;
+    }
+  }
+  return false;
+}
+
+/* A proposal of arm into s->work; false when the arm is spent. */
+static bool from_arm(mapopt_optimizer *opt, int arm, move *out) {
+  guided_state *s = opt->state;
+  switch (arm) {
+  case ARM_WALK:
+    return next_neighbour(opt, s->best, &s->walk, out);
+  case ARM_SWEEP:
+    return next_sweep(opt, out);
+  default:
+    return s->have_second &&
+           next_neighbour(opt, s->second, &s->second_walk, out);
+  }
+}
+
+/* The next proposal once the findings' moves are spent: the walk, until
+ * it has gone PATIENCE proposals without a new best or is spent; then the
+ * arm the bandit ranks first that has one. *arm: the arm, -1 for the walk
+ * before the portfolio. */
+static bool next_portfolio(mapopt_optimizer *opt, move *out, int *arm) {
+  guided_state *s = opt->state;
+  *arm = -1;
+  if (!s->portfolio && s->idle < PATIENCE && from_arm(opt, ARM_WALK, out))
+    return true;
+  s->portfolio = true;
+  int order[NARMS];
+  mapopt__bandit_order(&s->bandit, &opt->rng, order);
+  for (int k = 0; k < NARMS; k++)
+    if (from_arm(opt, order[k], out)) {
+      *arm = order[k];
+      return true;
+    }
   return false;
 }
 
@@ -230,7 +419,7 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
         st == MAPOPT_OK ? mapopt__vec_push(&s->pending, opt->ctx) : NULL;
     if (!pm)
       return MAPOPT_ENOMEM;
-    *pm = (pending_move){tag, start, false};
+    *pm = (pending_move){tag, start, false, SIZE_MAX, -1};
     return mapopt__hset_add(&s->tried, opt->ctx,
                             mapopt__choice_hash(s->work, n)) < 0
                ? MAPOPT_ENOMEM
@@ -239,7 +428,8 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
   int k = 0;
   for (; k < batch; k++) {
     move mv;
-    if (!next_move(opt, &mv) && !next_neighbour(opt, &mv))
+    int arm = -1;
+    if (!next_move(opt, &mv) && !next_portfolio(opt, &mv, &arm))
       break;
     int64_t tag;
     mapopt_status st = mapopt__propose(opt, s->work, mv.note, &tag);
@@ -248,7 +438,8 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
     if (!pm || mapopt__hset_add(&s->tried, opt->ctx,
                                 mapopt__choice_hash(s->work, n)) < 0)
       return MAPOPT_ENOMEM;
-    *pm = (pending_move){tag, mv, mv.repair};
+    *pm = (pending_move){tag, mv, mv.repair,
+                         single_change(opt, s->work, s->best), arm};
   }
   if (k == 0)
     s->done = true;
@@ -287,7 +478,7 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
       continue;
     for (uint16_t w = 0; w < p->nvalues; w++) {
       if (w == s->best[j] || strcmp(p->values[w], value) ||
-          mapopt__value_known_bad(opt->space, j, w))
+          mapopt__space_ruling(opt->space, s->best, j, w))
         continue;
       move mv = {.delta = {.param = {j}, .value = {w}, .from = {-1}, .n = 1},
                  .priority = 0.95};
@@ -317,7 +508,25 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       break;
     }
   bool ok = e->status == MAPOPT_TUNE_OK;
-  if (ok && (!s->have_best || e->score > s->best_score)) {
+  bool new_best = ok && (!s->have_best || e->score > s->best_score);
+  if (pm.arm >= 0)
+    mapopt__bandit_push(&s->bandit, pm.arm, new_best);
+  s->idle = new_best ? 0 : s->idle + 1;
+  /* The second-best mapper: the old best when a new one comes, else any
+   * better than the second and short of the best. */
+  const uint16_t *second =
+      new_best ? (s->have_best ? s->best : NULL)
+      : ok && !e->duplicate && e->score < s->best_score &&
+              (!s->have_second || e->score > s->second_score)
+          ? c->choice
+          : NULL;
+  if (second) {
+    memcpy(s->second, second, n * sizeof *s->second);
+    s->second_score = new_best ? s->best_score : e->score;
+    s->have_second = true;
+    s->second_walk = (walk){0, 0};
+  }
+  if (new_best) {
     /* A new best: its findings give the next moves; the old moves stay
      * (they apply to the new best too), behind the new ones. */
     s->have_best = true;
@@ -331,6 +540,14 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
         single ? analogies(opt, pm.mv.delta.param[0], pm.mv.delta.value[0])
                : MAPOPT_OK;
     return st == MAPOPT_OK ? moves_from(opt, e, NULL) : st;
+  }
+  if (!ok && pm.tag >= 0 && pm.single != SIZE_MAX) {
+    int cause = e->result ? (int)e->result->error : 100 + (int)e->status;
+    failure *f = mapopt__vec_push(&s->failures, opt->ctx);
+    if (!f)
+      return MAPOPT_ENOMEM;
+    *f = (failure){pm.single, c->choice[pm.single], cause,
+                   context_of(opt, c->choice, pm.single, cause)};
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */
@@ -352,7 +569,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
     for (uint16_t v = (uint16_t)(pm.mv.delta.value[0] + 1); v < p->nvalues;
          v++) {
-      if (v == s->best[i] || mapopt__value_known_bad(opt->space, i, v))
+      if (v == s->best[i] || mapopt__space_ruling(opt->space, s->best, i, v))
         continue;
       move mv = {.delta = {.param = {i}, .value = {v}, .from = {-1}, .n = 1},
                  .priority = 0.9,
@@ -373,13 +590,17 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
   mapopt__vec_init(&s->moves, sizeof(move));
   mapopt__vec_init(&s->pending, sizeof(pending_move));
+  mapopt__vec_init(&s->failures, sizeof(failure));
+  mapopt__bandit_init(&s->bandit, NARMS, BANDIT_WINDOW, BANDIT_C);
+  s->second = mapopt__param_array(opt, sizeof *s->second);
   s->best = mapopt__param_array(opt, sizeof *s->best);
   s->work = mapopt__param_array(opt, sizeof *s->work);
   s->order = mapopt__param_array(opt, sizeof *s->order);
   s->weight = mapopt__param_array(opt, sizeof *s->weight);
   s->neutral = mapopt__param_array(opt, sizeof *s->neutral);
   s->tie = mapopt__param_array(opt, sizeof *s->tie);
-  if (!s->best || !s->work || !s->order || !s->weight || !s->neutral || !s->tie)
+  if (!s->second || !s->best || !s->work || !s->order || !s->weight ||
+      !s->neutral || !s->tie)
     return MAPOPT_ENOMEM;
   for (size_t i = 0; i < np_of(opt); i++)
     s->tie[i] = mapopt__rng_next(&opt->rng);
@@ -390,7 +611,9 @@ static void guided_destroy(mapopt_optimizer *opt) {
   guided_state *s = opt->state;
   mapopt__vec_destroy(&s->moves, opt->ctx);
   mapopt__vec_destroy(&s->pending, opt->ctx);
+  mapopt__vec_destroy(&s->failures, opt->ctx);
   mapopt__hset_destroy(&s->tried, opt->ctx);
+  mapopt__param_array_free(opt, s->second, sizeof *s->second);
   mapopt__param_array_free(opt, s->best, sizeof *s->best);
   mapopt__param_array_free(opt, s->work, sizeof *s->work);
   mapopt__param_array_free(opt, s->order, sizeof *s->order);

@@ -70,9 +70,12 @@ static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
     c->choice = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *choice);
     ok = c->choice != NULL;
     if (ok) {
+      /* The space's feasibility filter, for every optimizer (decide.c). */
       memcpy(c->choice, choice, n * sizeof *choice);
+      mapopt__space_make_feasible(opt->space, c->choice);
       size_t len;
-      ok = mapopt_space_render(opt->space, choice, &c->text, &len) == MAPOPT_OK;
+      ok = mapopt_space_render(opt->space, c->choice, &c->text, &len) ==
+           MAPOPT_OK;
     }
   } else if (ok) {
     c->text = mapopt__text_new(opt->ctx, text, strlen(text));

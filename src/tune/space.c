@@ -102,12 +102,120 @@ static mapopt_status add_param(mapopt_space *sp, mapopt_param_kind kind,
   return MAPOPT_OK;
 }
 
-/* Whether the vector of names v holds name. */
-static bool name_in(const mapopt__vec *v, const char *name) {
-  for (size_t k = 0; k < v->len; k++)
-    if (!strcmp(MAPOPT__VEC_AT(v, const char *, k), name))
-      return true;
-  return false;
+/* The index of name in the vector of names v, or v->len. */
+static size_t key_index(const mapopt__vec *v, const char *name) {
+  size_t k = 0;
+  while (k < v->len && strcmp(MAPOPT__VEC_AT(v, const char *, k), name))
+    k++;
+  return k;
+}
+
+/* The bytes of the instance q asks for over its piece: every field of its
+ * region, as the simulator's instances and Legion's default mapper's hold
+ * them, a reduction's own fields only (docs/sim.md). Saturates. */
+static int64_t request_bytes(const mapopt_app_run *run,
+                             const mapopt_app_req *q) {
+  const mapopt_app_region *rg = &run->regions[q->piece->region];
+  int64_t per = 0;
+  uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
+  for (int f = 0; f < rg->nfields && f < 64; f++)
+    if (fields >> f & 1u)
+      per += rg->field_bytes[f];
+  if (per > 0 && q->piece->elements > INT64_MAX / per)
+    return INT64_MAX;
+  return per * q->piece->elements;
+}
+
+/* Adds signature h to seen (its bytes copied into the space's arena);
+ * 1 when new, 0 when seen before, -1 out of memory. */
+static int seen_add(mapopt_space *sp, mapopt__map *seen, uint64_t h) {
+  if (mapopt__map_find(seen, (const char *)&h, sizeof h))
+    return 0;
+  char *k = mapopt__arena_alloc(&sp->arena, sizeof h);
+  bool inserted;
+  if (!k)
+    return -1;
+  memcpy(k, &h, sizeof h);
+  return mapopt__map_upsert(seen, sp->ctx, k, sizeof h, &inserted) ? 1 : -1;
+}
+
+/* Counts an instance of bytes that op o asks of a key, of a piece not seen
+ * before for it when fresh (sums saturate). */
+static void add_size(key_size *ks, const mapopt_app_op *o, int64_t bytes,
+                     bool fresh) {
+  ks->one = bytes > ks->one ? bytes : ks->one;
+  if (fresh)
+    ks->footprint = mapopt__sat_add(ks->footprint, bytes);
+  if (!o->is_index)
+    return;
+  if (o->launch != ks->last_launch) {
+    ks->last_launch = o->launch;
+    ks->sum = 0;
+  }
+  ks->sum = mapopt__sat_add(ks->sum, bytes);
+  ks->launch = ks->sum > ks->launch ? ks->sum : ks->launch;
+}
+
+/* The distinct index launches and leaf arguments of the run (tune.h,
+ * space_launch and space_arg): what decide.c resolves a mapper's
+ * decisions over. A launch is a run of consecutive points of one launch
+ * statement; two are alike when their task, nesting and points are. */
+static mapopt_status scan_decided(mapopt_space *sp) {
+  const mapopt_app_run *run = sp->run;
+  mapopt__map seen;
+  mapopt__map_init(&seen);
+  mapopt_status st = MAPOPT_OK;
+  for (int64_t i = 0; i < run->nops && st == MAPOPT_OK;) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || !o->is_index) {
+      i++;
+      continue;
+    }
+    uint64_t h = mapopt__hash_mix(0x1a0c4, (uint64_t)o->task);
+    h = mapopt__hash_mix(h, (uint64_t)o->dims);
+    h = mapopt__hash_mix(h, o->parent >= 0);
+    int64_t j = i;
+    for (; j < run->nops && run->ops[j].kind == MAPOPT_OP_TASK &&
+           run->ops[j].is_index && run->ops[j].launch == o->launch;
+         j++)
+      for (int d = 0; d < o->dims; d++) {
+        h = mapopt__hash_mix(h, (uint64_t)run->ops[j].point[d]);
+        h = mapopt__hash_mix(h, (uint64_t)run->ops[j].extents[d]);
+      }
+    int added = seen_add(sp, &seen, h);
+    space_launch *l =
+        added > 0 ? mapopt__vec_push(&sp->launches, sp->ctx) : NULL;
+    if (added < 0 || (added > 0 && !l))
+      st = MAPOPT_ENOMEM;
+    else if (l)
+      *l = (space_launch){o->task, i, j - i};
+    i = j;
+  }
+  mapopt__map_destroy(&seen, sp->ctx);
+  mapopt__map_init(&seen);
+  for (int64_t i = 0; i < run->nops && st == MAPOPT_OK; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
+      continue;
+    for (size_t r = 0; r < o->nreqs && st == MAPOPT_OK; r++) {
+      const mapopt_app_req *q = &o->reqs[r];
+      if (!q->fields)
+        continue;
+      uint64_t h = mapopt__hash_mix(0x5a6e, (uint64_t)o->task);
+      h = mapopt__hash_mix(h, r);
+      for (size_t k = 0; k < q->nnames; k++)
+        h = mapopt__hash_mix(
+            h, mapopt__hash_bytes(q->names[k], strlen(q->names[k])));
+      int added = seen_add(sp, &seen, h);
+      space_arg *a = added > 0 ? mapopt__vec_push(&sp->args, sp->ctx) : NULL;
+      if (added < 0 || (added > 0 && !a))
+        st = MAPOPT_ENOMEM;
+      else if (a)
+        *a = (space_arg){o->task, r, q->names, q->nnames};
+    }
+  }
+  mapopt__map_destroy(&seen, sp->ctx);
+  return st;
 }
 
 int mapopt__space_region_of(const mapopt_space *sp, const char *name) {
@@ -130,7 +238,9 @@ static mapopt_status scan_run(mapopt_space *sp) {
                                                    sizeof *sp->tasks);
   sp->region_used =
       mapopt__arena_zalloc(&sp->arena, (size_t)(run->nregions + 1));
-  if (!sp->tasks || !sp->region_used)
+  sp->order_rule =
+      mapopt__arena_zalloc(&sp->arena, 2 * (size_t)(run->nregions + 1));
+  if (!sp->tasks || !sp->region_used || !sp->order_rule)
     return MAPOPT_ENOMEM;
   for (int t = 0; t < run->ntasks; t++) {
     space_task *st = &sp->tasks[t];
@@ -145,6 +255,7 @@ static mapopt_status scan_run(mapopt_space *sp) {
     st->leaf = !run->tasks[t].inner;
     mapopt__vec_init(&st->keys, sizeof(const char *));
     mapopt__vec_init(&st->key_args, sizeof(key_arg));
+    mapopt__vec_init(&st->key_sizes, sizeof(key_size));
   }
   /* Pass 1: launch shapes, parents, read-only arguments. */
   for (int64_t i = 0; i < run->nops; i++) {
@@ -158,7 +269,10 @@ static mapopt_status scan_run(mapopt_space *sp) {
         st->index_dims = o->dims;
       else if (st->index_dims != o->dims)
         st->index_dims = -2; /* launches of several shapes */
-    } else if (o->parent >= 0) {
+    } else {
+      st->single = true;
+    }
+    if (!o->is_index && o->parent >= 0) {
       int pt = run->ops[o->parent].task;
       if (st->parent_task == -1)
         st->parent_task = pt;
@@ -186,13 +300,17 @@ static mapopt_status scan_run(mapopt_space *sp) {
    * Layout and CollectMemory only by name (docs/legion.md): every key is
    * the argument's first name, so two arguments of one op that share it
    * share its statements; only an application that names no argument is
-   * keyed by position. */
-  for (int64_t i = 0; i < run->nops; i++) {
+   * keyed by position. Each key's pieces are counted once for its
+   * footprint (seen: task, key and piece). */
+  mapopt__map seen;
+  mapopt__map_init(&seen);
+  mapopt_status status = MAPOPT_OK;
+  for (int64_t i = 0; i < run->nops && status == MAPOPT_OK; i++) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     space_task *st = &sp->tasks[o->task];
-    for (size_t r = 0; r < o->nreqs; r++) {
+    for (size_t r = 0; r < o->nreqs && status == MAPOPT_OK; r++) {
       const mapopt_app_req *q = &o->reqs[r];
       if (!q->fields)
         continue;
@@ -203,20 +321,41 @@ static mapopt_status scan_run(mapopt_space *sp) {
         continue; /* a position would make the mapper mix the two */
       } else {
         key = mapopt__arena_printf(&sp->arena, "%zu", r);
-        if (!key)
-          return MAPOPT_ENOMEM;
+        if (!key) {
+          status = MAPOPT_ENOMEM;
+          break;
+        }
       }
-      if (name_in(&st->keys, key))
-        continue;
-      const char **slot = mapopt__vec_push(&st->keys, sp->ctx);
-      key_arg *ka = slot ? mapopt__vec_push(&st->key_args, sp->ctx) : NULL;
-      if (!ka)
-        return MAPOPT_ENOMEM;
-      *slot = key;
-      *ka = (key_arg){q->names, q->nnames, r};
+      size_t at = key_index(&st->keys, key);
+      if (at == st->keys.len) {
+        const char **slot = mapopt__vec_push(&st->keys, sp->ctx);
+        key_arg *ka = slot ? mapopt__vec_push(&st->key_args, sp->ctx) : NULL;
+        key_size *ks = ka ? mapopt__vec_push(&st->key_sizes, sp->ctx) : NULL;
+        if (!ks) {
+          status = MAPOPT_ENOMEM;
+          break;
+        }
+        *slot = key;
+        *ka = (key_arg){q->names, q->nnames, r};
+        *ks = (key_size){0, 0, -1, 0, 0, {0}};
+        mapopt__vec_init(&ks->pieces, sizeof(piece_bytes));
+      }
+      uint64_t h = mapopt__hash_mix(0xf007, (uint64_t)o->task);
+      h = mapopt__hash_mix(mapopt__hash_mix(h, at), (uint64_t)q->piece->id);
+      int fresh = seen_add(sp, &seen, h);
+      key_size *ks = &MAPOPT__VEC_AT(&st->key_sizes, key_size, at);
+      int64_t bytes = request_bytes(run, q);
+      piece_bytes *pb =
+          fresh > 0 ? mapopt__vec_push(&ks->pieces, sp->ctx) : NULL;
+      if (fresh < 0 || (fresh > 0 && !pb))
+        status = MAPOPT_ENOMEM;
+      else if (pb)
+        *pb = (piece_bytes){q->piece->id, bytes};
+      add_size(ks, o, bytes, fresh > 0);
     }
   }
-  return MAPOPT_OK;
+  mapopt__map_destroy(&seen, sp->ctx);
+  return status == MAPOPT_OK ? scan_decided(sp) : status;
 }
 
 /* The orderings of the dimensions of a dims-D launch: every non-empty
@@ -401,7 +540,14 @@ mapopt_status mapopt_space_new(mapopt_ctx *ctx, const mapopt_app_run *run,
   mapopt__vec_init(&sp->params, sizeof(mapopt_space_param));
   mapopt__vec_init(&sp->names, sizeof(name_region));
   mapopt__vec_init(&sp->param_task, sizeof(int));
+  mapopt__vec_init(&sp->launches, sizeof(space_launch));
+  mapopt__vec_init(&sp->args, sizeof(space_arg));
+  mapopt__vec_init(&sp->spreads, sizeof(space_spread));
+  sp->real_runs = opts && opts->real_runs;
   mapopt_sim_shape(machine, run, &sp->shape);
+  sp->ranks = machine->nodes > 0 && sp->shape.nodes >= machine->nodes
+                  ? sp->shape.nodes / machine->nodes
+                  : 1;
   mapopt_status st = scan_run(sp);
   if (st == MAPOPT_OK)
     st = base_kinds(sp, diags, opts);
@@ -432,7 +578,15 @@ void mapopt_space_free(mapopt_space *sp) {
   for (int t = 0; sp->tasks && t < sp->run->ntasks; t++) {
     mapopt__vec_destroy(&sp->tasks[t].keys, sp->ctx);
     mapopt__vec_destroy(&sp->tasks[t].key_args, sp->ctx);
+    for (size_t k = 0; k < sp->tasks[t].key_sizes.len; k++)
+      mapopt__vec_destroy(
+          &MAPOPT__VEC_AT(&sp->tasks[t].key_sizes, key_size, k).pieces,
+          sp->ctx);
+    mapopt__vec_destroy(&sp->tasks[t].key_sizes, sp->ctx);
   }
+  mapopt__vec_destroy(&sp->launches, sp->ctx);
+  mapopt__vec_destroy(&sp->args, sp->ctx);
+  mapopt__vec_destroy(&sp->spreads, sp->ctx);
   mapopt__vec_destroy(&sp->params, sp->ctx);
   mapopt__vec_destroy(&sp->names, sp->ctx);
   mapopt__vec_destroy(&sp->param_task, sp->ctx);

@@ -18,6 +18,23 @@ typedef struct key_arg {
   size_t position;
 } key_arg;
 
+/* What the instances of one argument key of a task hold at least, in
+ * bytes of every field of its region (decide.c's memory rules): the largest
+ * of one op, the most the points of one index launch ask together (they
+ * hold their instances at once), and all its distinct pieces over the
+ * run (its footprint). */
+typedef struct key_size {
+  int64_t one, launch;
+  int64_t last_launch, sum; /* the launch being summed while scanning */
+  int64_t footprint;
+  mapopt__vec pieces; /* piece_bytes: its distinct pieces */
+} key_size;
+
+/* A piece an argument key holds, and the bytes of its instance. */
+typedef struct piece_bytes {
+  int64_t piece, bytes;
+} piece_bytes;
+
 /* What the space knows of one task of the run. */
 typedef struct space_task {
   bool used;          /* some op runs it */
@@ -32,9 +49,38 @@ typedef struct space_task {
                          -2 several */
   int64_t kind_param; /* 1 + its kind parameter, 0 none */
   int64_t map_param;  /* 1 + its index-map parameter, 0 none */
+  bool single;        /* some op launches it alone (not an index point) */
   mapopt__vec keys;   /* const char *: its region-argument keys */
-  mapopt__vec key_args; /* key_arg: the argument each key stands for */
+  mapopt__vec key_args;  /* key_arg: the argument each key stands for */
+  mapopt__vec key_sizes; /* key_size: per key, what its instances hold */
 } space_task;
+
+/* One distinct index launch of the run: its task, and its points, ops
+ * first .. first + count - 1. Launches of the same task, nesting and
+ * points are placed alike by every mapper (placement is a function of the
+ * point and the extents), so one stands for all of them. */
+typedef struct space_launch {
+  int task;
+  int64_t first, count;
+} space_launch;
+
+/* One distinct region argument of a leaf task, as the mapper matches it:
+ * the task, the position and the names. */
+typedef struct space_arg {
+  int task;
+  size_t position;
+  const char *const *names;
+  size_t nnames;
+} space_arg;
+
+/* A known answer of decide.c's placement rule: the most points one launch
+ * of task puts on one processor when its kind, map and dims parameters
+ * take these values (-1: the mapper fails to place them). */
+typedef struct space_spread {
+  int task;
+  uint16_t kind, map, dims;
+  int64_t most;
+} space_spread;
 
 struct mapopt_space {
   mapopt_ctx *ctx;
@@ -51,7 +97,25 @@ struct mapopt_space {
   mapopt__vec names;      /* name_region: argument names, their region */
   mapopt__vec params;     /* mapopt_space_param */
   mapopt__vec param_task; /* int: each parameter's task, -1 none */
+  bool real_runs;         /* candidates are run, not simulated */
+  int64_t ranks;          /* address spaces per node */
+  mapopt__vec launches;   /* space_launch: the distinct index launches */
+  mapopt__vec args;       /* space_arg: the distinct leaf arguments */
+  /* space_spread: decide.c's answers so far. A cache the const space
+   * fills (each answer is a function of the space and its key); the
+   * optimizers that ask run in one thread. */
+  mapopt__vec spreads;
+  /* Per region and order (2 r + 1: C_order): 0 not known yet, 1 allowed,
+   * 2 forbidden by a kernel (decide.c's cache, as spreads). */
+  signed char *order_rule;
 };
+
+/* h with v mixed in: the hashes of the space's signatures and of a
+ * mapper's decisions (decide.c), built a value at a time. */
+static inline uint64_t mapopt__hash_mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
 
 /* An argument name (partition, alias or root) and its root region. */
 typedef struct name_region {
@@ -282,10 +346,47 @@ double mapopt__guide_stake(const mapopt_evaluation *e, const char *task,
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const struct mapopt_sim_result *r);
 
-/* Whether value v of parameter i is known, from the app model alone, to
- * fail or to change nothing (an order a kernel's layout requirement
- * forbids; an alignment, which only pads). */
-bool mapopt__value_known_bad(const mapopt_space *sp, size_t i, uint16_t v);
+/* ---- what a mapper decides, and what must fail (decide.c) ---------------- */
+
+/* Why the space rules a value out (docs/tuning.md, "Feasibility"). */
+typedef enum mapopt__ruling {
+  MAPOPT__RULE_NONE,     /* worth an evaluation */
+  MAPOPT__RULE_ORDER,    /* an order a kernel's layout requirement forbids
+                            (AOS is written C_order) */
+  MAPOPT__RULE_PADDING,  /* an alignment: padding only, in the simulator */
+  MAPOPT__RULE_LIMIT,    /* an InstanceLimit below the points a launch puts
+                            on one processor */
+  MAPOPT__RULE_MEMORY,   /* a memory smaller than the instances it must
+                            hold at once */
+  MAPOPT__RULE_FOOTPRINT /* memories that cannot hold the argument's data
+                            unless some is rewritten elsewhere first */
+} mapopt__ruling;
+
+/* Whether value v of parameter i, the other parameters as in choice, is
+ * known from the app model and the machine to fail or to change nothing,
+ * and why. Out of memory reads as MAPOPT__RULE_NONE (nothing ruled out). */
+mapopt__ruling mapopt__space_ruling(const mapopt_space *sp,
+                                    const uint16_t *choice, size_t i,
+                                    uint16_t v);
+/* Replaces, in place, each value of choice the space rules out by the
+ * first later value it does not (a larger InstanceLimit), else by the
+ * default; returns how many changed. Every optimizer's proposals pass
+ * through it (mapopt__propose). */
+size_t mapopt__space_make_feasible(const mapopt_space *sp, uint16_t *choice);
+/* The first parameter of choice whose value the space rules out, or
+ * mapopt_space_nparams when none. */
+size_t mapopt__space_ruled_out(const mapopt_space *sp, const uint16_t *choice);
+
+/* A hash of what prog decides for the run, in *key: every task's kind,
+ * InstanceLimit and replication, the processor of every point of every
+ * index launch, and each leaf argument's memory, layout and collection.
+ * Two mappers with equal keys run alike, whatever their text (the
+ * driver's semantic dedupe). MAPOPT_ENOTFOUND when only a simulation can
+ * tell (a mapping error, or a SingleTaskMap, whose answer depends on the
+ * processor its parent ran on); MAPOPT_ENOMEM. */
+mapopt_status mapopt__space_decisions(const mapopt_space *sp,
+                                      const mapopt_program *prog,
+                                      uint64_t *key);
 
 /* Fills c (mapopt_space_nparams entries) with a uniform sample. */
 void mapopt__random_choice(mapopt_optimizer *opt, uint16_t *c);

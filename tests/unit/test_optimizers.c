@@ -358,6 +358,121 @@ static void test_guided_analogies(void **state) {
   problem_close(&p);
 }
 
+/* Guided remembers a change that failed, and why: told that every memory
+ * change runs out of memory and that the first change after one of them
+ * of a parameter that does not bear on memory (not a memory or a kind,
+ * nor a parameter of a task whose memory change failed) pays, it walks
+ * the new best's neighbours without proposing a failed memory change
+ * again; without the memory it would, from the new best. */
+static void test_guided_failure_memory(void **state) {
+  (void)state;
+  problem p;
+  problem_open(&p, MAPOPT_SOURCE_DIR "/apps/heat1d.json", NULL);
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = 0};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  size_t n = mapopt_space_nparams(p.space);
+  uint16_t best[64] = {0};
+  assert_true(n <= 64);
+  /* The memory changes told to fail: parameter, value. */
+  size_t failed[256][2], nfailed = 0;
+  bool moved = false;
+  mapopt_sim_result oom = {.error = MAPOPT_SIM_OOM};
+  mapopt_candidate c;
+  int asked = 0;
+  for (; asked < 80 && mapopt_optimizer_ask(opt, &c) == MAPOPT_OK; asked++) {
+    print_message("%s\n", c.note);
+    size_t at = n, changes = 0;
+    for (size_t i = 0; i < n; i++)
+      if (c.choice[i] != best[i])
+        at = i, changes++;
+    const mapopt_space_param *q =
+        changes == 1 ? mapopt_space_param_at(p.space, at) : NULL;
+    mapopt_evaluation e = {.status = MAPOPT_TUNE_OK, .score = 1};
+    bool bears = false;
+    for (size_t k = 0; q && k < nfailed; k++) {
+      const mapopt_space_param *f =
+          mapopt_space_param_at(p.space, failed[k][0]);
+      bears |= q->task && !strcmp(q->task, f->task);
+      if (failed[k][0] == at && failed[k][1] == c.choice[at])
+        fail_msg("%s proposed again after it failed", c.note);
+    }
+    if (q && q->kind == MAPOPT_PARAM_MEMORY) {
+      assert_true(nfailed < 256);
+      failed[nfailed][0] = at;
+      failed[nfailed++][1] = c.choice[at];
+      e = (mapopt_evaluation){.status = MAPOPT_TUNE_FAILED, .result = &oom};
+    } else if (q && !moved && nfailed > 0 &&
+               q->kind != MAPOPT_PARAM_PROC_KIND && !bears) {
+      moved = true; /* the new best: its neighbours are walked next */
+      e.score = 2;
+      memcpy(best, c.choice, n * sizeof *best);
+    }
+    assert_int_equal(mapopt_optimizer_tell(opt, &c, &e), MAPOPT_OK);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  print_message("%d asked, %zu memory changes failed\n", asked, nfailed);
+  assert_true(moved);
+  assert_true(nfailed >= 4);
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+}
+
+/* The notes of guided's proposals on heat1d and their texts' hashes,
+ * every evaluation scoring 1 (nothing pays), until it has nothing left or
+ * after cap proposals; how many came from the walk and the sweep. */
+static size_t guided_flat(uint64_t seed, char (*notes)[200], uint64_t *texts,
+                          size_t cap, size_t *sweeps, size_t *walks) {
+  problem p;
+  problem_open(&p, MAPOPT_SOURCE_DIR "/apps/heat1d.json", NULL);
+  mapopt_optimizer *opt;
+  mapopt_optimizer_options oo = {.seed = seed};
+  assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
+                   MAPOPT_OK);
+  size_t k = 0;
+  *sweeps = *walks = 0;
+  mapopt_candidate c;
+  for (; k < cap && mapopt_optimizer_ask(opt, &c) == MAPOPT_OK; k++) {
+    snprintf(notes[k], sizeof notes[k], "%s", c.note);
+    texts[k] = mapopt__hash_bytes(c.text, strlen(c.text));
+    *sweeps += strstr(c.note, "guided: sweep ") != NULL;
+    *walks += strstr(c.note, "guided: neighbour ") != NULL;
+    mapopt_evaluation e = {.status = MAPOPT_TUNE_OK, .score = 1};
+    assert_int_equal(mapopt_optimizer_tell(opt, &c, &e), MAPOPT_OK);
+    mapopt_candidate_clear(ctx, &c);
+  }
+  mapopt_optimizer_free(opt);
+  problem_close(&p);
+  return k;
+}
+
+/* When the walk stops paying (eight proposals without a new best), the
+ * bandit shares the proposals among the arms: the sweep proposes values
+ * of the most important parameters that the breadth-first walk had not
+ * reached; the same seed gives the same proposals; no mapper is proposed
+ * twice. */
+static void test_guided_portfolio(void **state) {
+  (void)state;
+  static char a[400][200], b[400][200];
+  static uint64_t ta[400], tb[400];
+  size_t sweeps, walks, sweeps_b, walks_b;
+  size_t n = guided_flat(0, a, ta, 400, &sweeps, &walks);
+  size_t m = guided_flat(0, b, tb, 400, &sweeps_b, &walks_b);
+  print_message("%zu proposals: %zu of the walk, %zu of the sweep\n", n, walks,
+                sweeps);
+  assert_int_equal(n, m);
+  for (size_t k = 0; k < n; k++)
+    assert_string_equal(a[k], b[k]);
+  assert_true(walks >= 8);
+  assert_true(sweeps > 0);
+  for (size_t k = 0; k < 9; k++)
+    assert_null(strstr(a[k], "sweep"));
+  for (size_t k = 0; k < n; k++)
+    for (size_t j = 0; j < k; j++)
+      assert_true(ta[j] != ta[k]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bandit_credit),
@@ -370,6 +485,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_guided_levels, fixture_setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_guided_analogies, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_failure_memory, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_guided_portfolio, fixture_setup,
                                       fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
