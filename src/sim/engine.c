@@ -262,15 +262,19 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
 }
 
 /* Whether version v can be brought to dst now: it is there or on its way,
- * it is a fill, or a complete holder has it. */
+ * it is a fill whose fill op has completed, or a complete holder has it.
+ * A fill is not at hand before its op completes: the op waits for the
+ * readers of the data it overwrites, and an early fold's base filled into
+ * an instance those readers still use would destroy what they read. */
 static bool version_at_hand(sim_t *s, int64_t v, const sim_inst *dst,
                             int64_t atom, int f) {
   int64_t a = atom_index(dst->piece, atom);
   if (a < 0)
     return false;
   int64_t k = slot_of(s, dst, (size_t)a, f);
+  const mapopt__version *ver = &s->dag.versions[v];
   if (dst->held[k] == v || dst->incoming[k] == v ||
-      s->dag.versions[v].kind == VER_FILL)
+      (ver->kind == VER_FILL && s->ops[ver->producer].state == OS_COMPLETE))
     return true;
   for (int64_t h = s->holder_head[v]; h >= 0;
        h = MAPOPT__VEC_AT(&s->hpool, hnode, h).next) {

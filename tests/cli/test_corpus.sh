@@ -52,6 +52,14 @@ for app in $models; do
   simulate "$app:cluster" lassen:nodes=2
 done
 
+# A reader of reduced data and, mapped ahead of it, the next step's reader
+# of the same piece on the same processor: the next step's early folds must
+# not fill their base into the instance before the fill op (which waits for
+# the first reader) completes. PIC with 4 particles per cell on cpu-cluster
+# ended in "simulation deadlock" when they did (ppc=5 too).
+simulate "$ROOT/apps/corpus/pic.json:small,ppc=4" cpu-cluster
+simulate "$ROOT/apps/corpus/pic.json:small,ppc=5" cpu-cluster
+
 # mapopt bench over the whole corpus: one row per model, each with a valid
 # mapper (guided starts from the default mapper, which runs).
 list=$(echo "$models" | tr '\n' ',' | sed 's/,$//')
