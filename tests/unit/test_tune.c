@@ -1129,14 +1129,20 @@ static void test_nothing_changed(void **state) {
 }
 
 /*
- * The default optimizer, guided, at the default budget of 10 on circuit (at
- * its paper size) and on a GEMM (cannon, small): the best mapper it finds
- * simulates at least as fast as the default mapper, and every evaluation
- * recorded carries AutoGuide's feedback.
+ * The default optimizer, guided, at the default budget of 10 on two GEMMs
+ * at their small size (cannon and summa, p100x4, seed 0), where the model
+ * has a real gain over the default mapper: the best mapper it finds is at
+ * least 1.5x and 1.4x the default mapper (measured 1.777x and 1.629x with
+ * `mapopt tune cannon:small --budget 10 --seed 0`), and every evaluation
+ * recorded carries AutoGuide's feedback. "At least as fast as the default"
+ * would hold by construction (evaluation 1 is the default mapper and the
+ * best is kept); a floor on the gain fails when the search stops finding.
  */
-static void test_guided_beats_default(void **state) {
+static void test_guided_finds_gains(void **state) {
   (void)state;
-  static const char *const apps[][2] = {{"circuit", NULL}, {"cannon", "small"}};
+  static const char *const apps[][2] = {{"cannon", "small"},
+                                        {"summa", "small"}};
+  static const double floor_vs_default[] = {1.5, 1.4};
   for (size_t a = 0; a < sizeof apps / sizeof apps[0]; a++) {
     fixture_target t;
     char arg[64];
@@ -1160,7 +1166,7 @@ static void test_guided_beats_default(void **state) {
                   (long long)out.evaluations);
     assert_true(out.default_score > 0);
     assert_true(out.best >= 0);
-    assert_true(out.best_score >= out.default_score);
+    assert_true(out.best_score >= floor_vs_default[a] * out.default_score);
     assert_int_equal(out.evaluations, 10);
     for (int64_t i = 0; i < out.evaluations; i++) {
       char *f = feedback_of(db, out.run, i);
@@ -1286,7 +1292,7 @@ int main(void) {
       cmocka_unit_test(test_allocation_failure),
       cmocka_unit_test(test_feedback_levels),
       cmocka_unit_test(test_nothing_changed),
-      cmocka_unit_test(test_guided_beats_default),
+      cmocka_unit_test(test_guided_finds_gains),
       cmocka_unit_test(test_space_renders_every_value),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
