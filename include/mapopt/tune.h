@@ -501,8 +501,11 @@ typedef struct mapopt_tune_progress {
 typedef void (*mapopt_tune_progress_fn)(void *ud,
                                         const mapopt_tune_progress *p);
 
+/* The most evaluations one tuning run makes at once (its worker threads). */
+#define MAPOPT_TUNE_MAX_JOBS 64
+
 typedef struct mapopt_tune_options {
-  int jobs;    /* evaluations at once, 1 to 64; 0: 1 */
+  int jobs;    /* evaluations at once, 1 to MAPOPT_TUNE_MAX_JOBS; 0: 1 */
   bool resume; /* continue the latest matching run, if any (a finished one
                   is returned as it is) */
   /* Set (by a signal handler) to stop: the evaluations in flight finish
@@ -562,8 +565,9 @@ typedef struct mapopt_tune_outcome {
 /*
  * Runs (or resumes) a tuning run of problem under config, recording it in
  * db. *out is written in every case where the run was created (check
- * out->end). Errors: MAPOPT_EINVAL for a NULL argument, a bad config
- * (unknown optimizer or feedback level, budget < 1, batch < 0; for llm no
+ * out->end). Errors: MAPOPT_EINVAL for a NULL argument, jobs outside 0 to
+ * MAPOPT_TUNE_MAX_JOBS, a bad config (unknown optimizer or feedback level,
+ * budget < 1, batch < 0; for llm no
  * settings, or a client configuration mapopt_llm_config_check refuses) or a
  * resumed run whose replay differs from its record (the model or mapopt
  * changed), with a diagnostic; MAPOPT_ESYNTAX / MAPOPT_ELOAD when the

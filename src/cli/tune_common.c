@@ -62,9 +62,10 @@ void cli_tune_defaults(cli_tune_settings *s) {
                            .db = "mapopt-tune.db",
                            .feedback = "full",
                            .budget = 10,
-                           .jobs = cpus < 1    ? 1
-                                   : cpus > 64 ? 64
-                                               : cpus,
+                           .jobs = cpus < 1 ? 1
+                                   : cpus > MAPOPT_TUNE_MAX_JOBS
+                                       ? MAPOPT_TUNE_MAX_JOBS
+                                       : cpus,
                            .samples = 1,
                            .history = MAPOPT_LLM_DEFAULT_HISTORY,
                            .temperature = c.temperature};
@@ -84,7 +85,8 @@ int cli_tune_option(const char *cmd, const char *o, const char *v,
   int64_t *int_at[] = {&s->budget, &s->seed,    &s->jobs,
                        &s->batch,  &s->samples, &s->history};
   static const int64_t lo[] = {1, 0, 1, 0, 1, 1};
-  static const int64_t hi[] = {100000000, INT64_MAX / 2, 64, 4096, 64, 1000};
+  static const int64_t hi[] = {
+      100000000, INT64_MAX / 2, MAPOPT_TUNE_MAX_JOBS, 4096, 64, 1000};
   /* All llm: the temperature, and prices in USD per million tokens. */
   static const char *const reals[] = {"--temperature", "--price-in",
                                       "--price-out"};

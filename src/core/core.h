@@ -18,6 +18,11 @@
 
 #include "mapopt/core.h"
 
+/* A macro's value as a string literal: messages that name a limit say the
+ * limit's value from its one definition. */
+#define MAPOPT__STR(x) MAPOPT__STR_(x)
+#define MAPOPT__STR_(x) #x
+
 struct mapopt_ctx {
   mapopt_alloc_fn alloc;
   void *alloc_ud;

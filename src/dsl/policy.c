@@ -62,10 +62,13 @@ size_t mapopt_policy_proc_kinds(const mapopt_program *prog, const char *task,
   return (size_t)s->u.task.nkinds;
 }
 
-size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
-                                 const mapopt_region_keys *keys,
-                                 mapopt_proc_kind kind, mapopt_mem_kind *out,
-                                 size_t cap) {
+/* Visits the concatenated Region candidate list of (task, keys, kind) in
+ * order until visit returns true; returns the entries visited. The list
+ * has no length limit: a mapper may repeat Region statements at will. */
+static size_t memory_walk(const mapopt_program *prog, const char *task,
+                          const mapopt_region_keys *keys, mapopt_proc_kind kind,
+                          bool (*visit)(void *ud, size_t i, mapopt_mem_kind m),
+                          void *ud) {
   keyseq ks;
   keyseq_init(&ks, prog, task, keys);
   size_t n = 0;
@@ -81,11 +84,31 @@ size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
       if (!b)
         continue;
       const mapopt__stmt *s = b->value;
-      for (int i = 0; i < s->u.region.nmems; i++, n++)
-        if (n < cap)
-          out[n] = (mapopt_mem_kind)s->u.region.mems[i];
+      for (int i = 0; i < s->u.region.nmems; i++)
+        if (visit(ud, n++, (mapopt_mem_kind)s->u.region.mems[i]))
+          return n;
     }
   return n;
+}
+
+typedef struct memory_out {
+  mapopt_mem_kind *out;
+  size_t cap;
+} memory_out;
+
+static bool memory_store(void *ud, size_t i, mapopt_mem_kind m) {
+  memory_out *o = ud;
+  if (i < o->cap)
+    o->out[i] = m;
+  return false;
+}
+
+size_t mapopt_policy_memory_list(const mapopt_program *prog, const char *task,
+                                 const mapopt_region_keys *keys,
+                                 mapopt_proc_kind kind, mapopt_mem_kind *out,
+                                 size_t cap) {
+  memory_out o = {out, cap};
+  return memory_walk(prog, task, keys, kind, memory_store, &o);
 }
 
 static mapopt_align_op align_op(mapopt__op op) {
@@ -583,15 +606,29 @@ static bool mem_available(const mapopt_program *prog, mapopt_proc_kind kind,
   return mem == MAPOPT_MEM_VIRTUAL || (prog->shape.affinity[kind] >> mem) & 1u;
 }
 
+typedef struct memory_pick {
+  const mapopt_program *prog;
+  mapopt_proc_kind kind;
+  mapopt_mem_kind found; /* MAPOPT_MEM_KIND_COUNT: none yet */
+} memory_pick;
+
+static bool memory_first_available(void *ud, size_t i, mapopt_mem_kind m) {
+  (void)i;
+  memory_pick *p = ud;
+  if (!mem_available(p->prog, p->kind, m))
+    return false;
+  p->found = m;
+  return true;
+}
+
 mapopt_mem_kind mapopt_policy_select_memory(const mapopt_program *prog,
                                             const char *task,
                                             const mapopt_region_keys *keys,
                                             mapopt_proc_kind kind) {
-  mapopt_mem_kind list[256];
-  size_t n = mapopt_policy_memory_list(prog, task, keys, kind, list, 256);
-  for (size_t i = 0; i < n && i < 256; i++)
-    if (mem_available(prog, kind, list[i]))
-      return list[i];
+  memory_pick p = {prog, kind, MAPOPT_MEM_KIND_COUNT};
+  memory_walk(prog, task, keys, kind, memory_first_available, &p);
+  if (p.found != MAPOPT_MEM_KIND_COUNT)
+    return p.found;
   if (kind == MAPOPT_PROC_GPU)
     return MAPOPT_MEM_FBMEM;
   if (kind == MAPOPT_PROC_OMP && mem_available(prog, kind, MAPOPT_MEM_SOCKMEM))

@@ -376,7 +376,7 @@ static mapopt_status run_round(driver *d, bool *complete) {
   size_t need = 0;
   for (size_t i = 0; i < d->nslots; i++)
     need += needs_eval(&d->slots[i]);
-  pthread_t threads[64];
+  pthread_t threads[MAPOPT_TUNE_MAX_JOBS];
   int nthreads = 0;
   d->next_slot = 0;
   d->active = 0;
@@ -884,6 +884,9 @@ static mapopt_status check_config(driver *d, const mapopt_tune_config *c) {
     bad = "the budget must be at least 1 evaluation";
   else if (c->batch < 0)
     bad = "the batch must be 0 (the optimizer's default) or more";
+  else if (d->opts->jobs < 0 || d->opts->jobs > MAPOPT_TUNE_MAX_JOBS)
+    bad = "jobs must be 0 to " MAPOPT__STR(
+        MAPOPT_TUNE_MAX_JOBS) " evaluations at once";
   else if (mapopt_guide_level_parse(d->cfg.feedback, &d->level) != MAPOPT_OK)
     bad = "unknown feedback level (raw, explain, suggest or full)";
   else if (d->vt == &mapopt__opt_llm && !c->llm)
@@ -1128,7 +1131,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
     destroy(&d);
     return st;
   }
-  d.jobs = opts->jobs < 1 ? 1 : opts->jobs > 64 ? 64 : opts->jobs;
+  d.jobs = opts->jobs < 1 ? 1 : opts->jobs;
   char start_hash[17];
   if (d.cfg.start_text)
     mapopt__tune_hash(d.cfg.start_text, d.cfg.start_len, start_hash);

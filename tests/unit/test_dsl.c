@@ -380,6 +380,32 @@ static void test_default_placement(void **state) {
   }
 }
 
+/* A Region candidate list has no length limit: 300 memories a GPU cannot
+ * address, then ZCMEM, select ZCMEM (a fixed buffer of 256 entries fell
+ * back to FBMEM), and the list's full length is reported. */
+static void test_long_memory_list(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  char text[4096] = "Region * r GPU ";
+  for (int i = 0; i < 300; i++)
+    strcat(text, "SOCKMEM, ");
+  strcat(text, "ZCMEM;\n");
+  mapopt_program *prog = compile(ctx, text, "nodes=1 gpu=4", false);
+  const char *names[] = {"r"};
+  mapopt_region_keys keys = {names, 1, 0};
+  assert_int_equal(
+      mapopt_policy_select_memory(prog, "t", &keys, MAPOPT_PROC_GPU),
+      MAPOPT_MEM_ZCMEM);
+  mapopt_mem_kind first[4];
+  assert_int_equal(
+      mapopt_policy_memory_list(prog, "t", &keys, MAPOPT_PROC_GPU, first, 4),
+      301);
+  assert_int_equal(first[3], MAPOPT_MEM_SOCKMEM);
+  mapopt_dsl_free(prog);
+  mapopt_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_failure_every_n),
@@ -389,6 +415,7 @@ int main(void) {
       cmocka_unit_test(test_trace),
       cmocka_unit_test(test_shape_parse),
       cmocka_unit_test(test_default_placement),
+      cmocka_unit_test(test_long_memory_list),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

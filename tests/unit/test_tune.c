@@ -945,6 +945,17 @@ static void test_bad_config(void **state) {
     assert_non_null(strstr(mapopt_diags_get(diags, 0)->message, cases[i].says));
     assert_int_equal(out.run, 0);
   }
+  /* more evaluations at once than the run has worker threads for */
+  {
+    mapopt_tune_config c = config("heat1d", "random", 5, 0);
+    mapopt_tune_options many = {.jobs = MAPOPT_TUNE_MAX_JOBS + 1};
+    mapopt_diags_clear(diags);
+    assert_int_equal(mapopt_tune_run(ctx, db, &p, &c, &many, diags, &out),
+                     MAPOPT_EINVAL);
+    assert_non_null(
+        strstr(mapopt_diags_get(diags, 0)->message, "jobs must be 0 to 64"));
+    assert_int_equal(out.run, 0);
+  }
   /* a start mapper that does not compile: its located diagnostic */
   mapopt_tune_config c = config("heat1d", "random", 5, 0);
   c.start_file = "start.map";
