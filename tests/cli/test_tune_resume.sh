@@ -29,27 +29,35 @@ stamped() {
 rows ref.db > ref.rows
 [ "$(wc -l < ref.rows)" = "$BUDGET" ] && ok || bad "the reference has $(wc -l < ref.rows) rows"
 
-# interrupt SIGNAL DB: starts a run, sends SIGNAL once it has told 15
-# evaluations, and waits for it; rc is its exit status.
+# interrupt SIGNAL DB: starts a run, sends SIGNAL as soon as it has told
+# 15 evaluations, and waits for it; rc is its exit status. Its progress
+# comes through a FIFO read line by line, so the signal follows the 15th
+# line at once (polling a file every 20 ms raced a run that evaluates
+# hundreds a second on a fast machine, or a poll delayed on a loaded one).
 told() {
   c=$(grep -c '^evaluation ' "$1" 2> /dev/null)
   echo "${c:-0}"
 }
 interrupt() {
-  : > "$2.err" # exists before the loop below reads it
-  "$M" tune $ARGS --db "$2" --out "$2.map" > "$2.out" 2>> "$2.err" &
+  rm -f progress.fifo
+  mkfifo progress.fifo || bad "mkfifo failed"
+  "$M" tune $ARGS --db "$2" --out "$2.map" > "$2.out" 2> progress.fifo &
   pid=$!
+  sent=no
   n=0
-  while [ "$(told "$2.err")" -lt 15 ] && [ $n -lt 3000 ]; do
-    kill -0 $pid 2> /dev/null || break
-    sleep 0.02
-    n=$((n + 1))
-  done
-  if kill -s "$1" $pid 2> /dev/null; then ok; else
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    case $line in "evaluation "*) n=$((n + 1)) ;; esac
+    if [ $sent = no ] && [ $n -ge 15 ]; then
+      kill -s "$1" $pid 2> /dev/null && sent=yes
+    fi
+  done < progress.fifo > "$2.err"
+  if [ $sent = yes ]; then ok; else
     bad "the run ended before SIG$1 could interrupt it"
   fi
   wait $pid
   rc=$?
+  rm -f progress.fifo
 }
 
 # resumed DB: resumes and checks the database against the reference and
