@@ -1088,6 +1088,33 @@ static const text_rule rules[] = {
     {"evaluation nested too deeply", C(RECURSION), EE, fill_function_error,
      "An expression is nested too deeply to evaluate",
      "Split the expression into assignments"},
+    /* The language's size limits (E04 at compile time, R27 and R15's
+     * corrupt model while evaluating; docs/limits.md). */
+    {"expression nested too deeply", C(SYNTAX), CE, fill_statement_error,
+     "An expression is nested deeper than the parser allows",
+     "Split the expression into assignments"},
+    {"selector too long", C(SYNTAX), CE, fill_statement_error,
+     "The names of one Region, Layout or CollectMemory key are too long "
+     "together",
+     "Use shorter names or `*`"},
+    {"mapper too large", C(SYNTAX), CE, fill_statement_error,
+     "The mapper file is larger than the DSL accepts",
+     "Write the placement as a function instead of tables"},
+    {"value budget exceeded", C(STEP_LIMIT), EE, fill_function_error,
+     "A mapping function built more tuple items and points than one answer "
+     "may",
+     "Compute the processor with arithmetic instead of building large "
+     "tuples"},
+    {"tuples nested more than", C(STEP_LIMIT), EE, fill_function_error,
+     "A mapping function nested tuples deeper than the DSL allows",
+     "Use flat tuples"},
+    {"unknown transformation", C(MACHINE_INDEX), EE, fill_function_error,
+     "A machine model was transformed by a method it does not have",
+     "Use split, merge, swap, slice, reverse, auto_split, greedy_split or "
+     "balance_split"},
+    {"corrupt machine model", C(MODEL_ERROR), EE, fill_generic,
+     "A machine model value was corrupt (an internal error)",
+     "Report it with the mapper; try another mapping meanwhile"},
     {"simulation deadlock", C(MODEL_ERROR), EE, fill_generic,
      "The simulator stopped with work left (an internal error)",
      "Report it with the mapper and the application; try another mapping "

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "mapopt/app.h"
+#include "mapopt/dsl.h"
 #include "mapopt/guide.h"
 #include "mapopt/machine.h"
 #include "mapopt/sim.h"
@@ -245,6 +246,60 @@ static void test_text_rules(void **state) {
     }
     mapopt_findings_free(f);
   }
+}
+
+/* A catalogue template with each conversion replaced by a sample value
+ * (a word for %s and %c, 2 for a number). */
+static void instantiate(const char *tpl, char *out, size_t cap) {
+  size_t k = 0;
+  for (const char *p = tpl; *p && k + 8 < cap; p++) {
+    if (*p != '%') {
+      out[k++] = *p;
+      continue;
+    }
+    if (*++p == '%') {
+      out[k++] = '%';
+      continue;
+    }
+    while (*p && strchr("0123456789.-+ #*lhzjt", *p))
+      p++;
+    k += (size_t)snprintf(out + k, cap - k, "%s", strchr("sc", *p) ? "x" : "2");
+  }
+  out[k] = '\0';
+}
+
+/*
+ * Every error of the DSL's diagnostic catalogue (mapopt/dsl.h), as the
+ * mapper prints it, yields a finding of its own rule: not the generic
+ * "failed" one, and a compile error for an error, an execution error for
+ * a mapping error. AutoGuide's rules match the messages' text (a real
+ * run's output has no codes), so rewording a template without its rule
+ * fails here instead of silently losing the finding.
+ */
+static void test_catalogue_findings(void **state) {
+  (void)state;
+  int checked = 0;
+  for (int i = 0; i < MAPOPT_DSL_DIAG_COUNT; i++) {
+    mapopt_severity sev = mapopt_dsl_diag_severity((mapopt_dsl_diag)i);
+    if (sev != MAPOPT_SEV_ERROR && sev != MAPOPT_SEV_MAPPING_ERROR)
+      continue;
+    char msg[1024], out[1200];
+    instantiate(mapopt_dsl_diag_template((mapopt_dsl_diag)i), msg, sizeof msg);
+    bool compile = sev == MAPOPT_SEV_ERROR;
+    snprintf(out, sizeof out, "m.map:1:1: %s: %s\n",
+             compile ? "error" : "mapping error", msg);
+    text_case c = {.output = out, .exit_status = 1};
+    mapopt_findings *f = analyze_text(&c);
+    const mapopt_guide_finding *g = mapopt_findings_get(f, 0);
+    if (!g || g->code == C(FAILED) || g->category != (compile ? CE : EE)) {
+      print_message("%s: %s", mapopt_dsl_diag_code((mapopt_dsl_diag)i), out);
+      print_findings(f);
+      fail();
+    }
+    mapopt_findings_free(f);
+    checked++;
+  }
+  assert_true(checked > 50); /* the catalogue was really walked */
 }
 
 /* The message of a text finding is its line, without the location. */
@@ -1044,6 +1099,7 @@ static void test_allocation_failure(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_rules),
+      cmocka_unit_test(test_catalogue_findings),
       cmocka_unit_test(test_text_details),
       cmocka_unit_test(test_zc_hot_circuit),
       cmocka_unit_test(test_cpu_on_critical_path),
