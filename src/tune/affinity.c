@@ -49,7 +49,8 @@ static bool launch_shape(const mapopt_space *sp, int t, space_affinity *a) {
     if (o->kind != MAPOPT_OP_TASK || o->task != t || !o->is_index)
       continue;
     if (o->parent >= 0 || linear_point(o) < 0)
-      return false;
+      return false; /* a nested launch's points are placed on its parent's node
+                     */
     if (!seen) {
       a->dims = dims;
       a->npoints = 1;
@@ -75,7 +76,7 @@ static bool reads(mapopt_priv p) {
 
 /* The per-atom state of the pass of mapopt__space_derive_affinity. */
 typedef struct atom_flow {
-  int64_t last_writer; /* op of the last index point that wrote it, or -1 */
+  int64_t last_writer; /* op of the last leaf that wrote it, or -1 */
   int64_t unread;      /* op of the last write no other task has read since,
                           by a point of a task with a table; or -1 */
 } atom_flow;
@@ -87,7 +88,7 @@ typedef struct atom_flow {
 static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
   const mapopt_app_run *run = sp->run;
   const mapopt_app_op *o = &run->ops[i];
-  space_affinity *own = sp->tasks[o->task].affinity;
+  space_affinity *own = o->is_index ? sp->tasks[o->task].affinity : NULL;
   bool first = true;
   for (size_t r = 0; r < o->nreqs; r++) {
     const mapopt_app_req *q = &o->reqs[r];
@@ -123,7 +124,7 @@ static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
 /* Records o's writes in flow. */
 static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
   const mapopt_app_op *o = &sp->run->ops[i];
-  bool tabled = sp->tasks[o->task].affinity != NULL;
+  bool tabled = o->is_index && sp->tasks[o->task].affinity != NULL;
   for (size_t r = 0; r < o->nreqs; r++) {
     const mapopt_app_req *q = &o->reqs[r];
     if (!q->fields || !writes(q->priv))
@@ -139,7 +140,7 @@ static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
 mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
   const mapopt_app_run *run = sp->run;
   for (int t = 0; t < run->ntasks; t++) {
-    space_affinity shape;
+    space_affinity shape = {0};
     if (!sp->tasks[t].used || !launch_shape(sp, t, &shape))
       continue;
     space_affinity *a = mapopt__arena_zalloc(&sp->arena, sizeof *a);
@@ -158,11 +159,13 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     return MAPOPT_ENOMEM;
   for (int64_t k = 0; k < run->natoms; k++)
     flow[k] = (atom_flow){-1, -1};
-  /* Only index points count on either side: a single task's placement is
-   * no index map to follow, and it is placed by no lookup tuple. */
+  /* Only leaf tasks count on either side: an inner task's arguments pass
+   * its children's privileges on, the children use the data (docs/sim.md).
+   * A leaf launched alone counts as a neighbour (where it runs follows
+   * from its parent's placement: neighbour_of) but has no table. */
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *o = &run->ops[i];
-    if (o->kind != MAPOPT_OP_TASK || !o->is_index)
+    if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     note_reads(sp, i, flow);
     note_writes(sp, i, flow);
@@ -172,12 +175,60 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
   return MAPOPT_OK;
 }
 
+/* The processor ref places op o on, o's task mapped to its kind under
+ * ref_choice: an index point by the index mapping, a task launched alone
+ * that follows its parent where the parent runs (the index of the
+ * parent's processor among its kind's: SingleTaskMap's `t.parent.
+ * processor(m)`); false when neither places it. */
+static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
+                         const uint16_t *ref_choice, const mapopt_app_op *o,
+                         int64_t *node, int64_t *local) {
+  const mapopt_app_run *run = sp->run;
+  for (int depth = 0; depth < 64; depth++) {
+    int kind = mapopt__space_kind_of(sp, ref_choice, o->task);
+    if (kind < 0)
+      return false;
+    if (o->is_index)
+      return mapopt__space_place_point(sp, ref, o, (mapopt_proc_kind)kind, node,
+                                       local) == MAPOPT_OK;
+    if (o->parent < 0 || !mapopt__space_follows_parent(sp, ref_choice, o->task))
+      return false;
+    o = &run->ops[o->parent];
+  }
+  return false;
+}
+
 /* Writes a tuple of the n values v. */
 static void write_tuple(mapopt__strbuf *sb, const int64_t *v, int64_t n) {
   mapopt__sb_putc(sb, '(');
   for (int64_t k = 0; k < n; k++)
     mapopt__sb_printf(sb, "%s%lld", k ? ", " : "", (long long)v[k]);
-  mapopt__sb_puts(sb, n == 1 ? ",)" : ")");
+  mapopt__sb_putc(sb, ')');
+}
+
+/* Writes function fn, placing linearized point k of a's launches on
+ * processor (node[k], local[k]) of mv. A launch of one point returns its
+ * processor: the DSL has no one-element tuple literal (docs/dsl.md,
+ * "Tuples"). */
+static void write_lookup(mapopt__strbuf *sb, const char *fn, const char *mv,
+                         const space_affinity *a, const int64_t *node,
+                         const int64_t *local) {
+  mapopt__sb_printf(sb, "def %s(Task t) {\n", fn);
+  if (a->npoints == 1) {
+    mapopt__sb_printf(sb, "    return %s[%lld, %lld];\n}\n", mv,
+                      (long long)node[0], (long long)local[0]);
+    return;
+  }
+  mapopt__sb_puts(sb, "    p = t.ipoint;\n    s = t.ispace;\n    l = p[0]");
+  for (int d = 1; d < a->dims; d++)
+    mapopt__sb_printf(sb, " + s[%d] * (p[%d]", d - 1, d);
+  for (int d = 1; d < a->dims; d++)
+    mapopt__sb_putc(sb, ')');
+  mapopt__sb_puts(sb, ";\n    node = ");
+  write_tuple(sb, node, a->npoints);
+  mapopt__sb_puts(sb, ";\n    proc = ");
+  write_tuple(sb, local, a->npoints);
+  mapopt__sb_printf(sb, ";\n    return %s[node[l], proc[l]];\n}\n", mv);
 }
 
 void mapopt__affinity_write(const mapopt_space *sp, const mapopt_program *ref,
@@ -201,29 +252,14 @@ void mapopt__affinity_write(const mapopt_space *sp, const mapopt_program *ref,
       mapopt_policy_default_index_place(a->dims, point, a->extents,
                                         sp->shape.nodes, procs, &node[k],
                                         &local[k]);
-      const mapopt_app_op *o = table[k] >= 0 ? &run->ops[table[k]] : NULL;
-      int other = o ? mapopt__space_kind_of(sp, ref_choice, o->task) : -1;
       int64_t n, l;
-      if (other >= 0 &&
-          mapopt__space_place_point(sp, ref, o, (mapopt_proc_kind)other, &n,
-                                    &l) == MAPOPT_OK) {
+      if (table[k] >= 0 &&
+          neighbour_of(sp, ref, ref_choice, &run->ops[table[k]], &n, &l)) {
         node[k] = n;
         local[k] = l % procs;
       }
     }
-    mapopt__sb_printf(sb,
-                      "def %s(Task t) {\n    p = t.ipoint;\n"
-                      "    s = t.ispace;\n    l = p[0]",
-                      fn);
-    for (int d = 1; d < a->dims; d++)
-      mapopt__sb_printf(sb, " + s[%d] * (p[%d]", d - 1, d);
-    for (int d = 1; d < a->dims; d++)
-      mapopt__sb_putc(sb, ')');
-    mapopt__sb_puts(sb, ";\n    node = ");
-    write_tuple(sb, node, a->npoints);
-    mapopt__sb_puts(sb, ";\n    proc = ");
-    write_tuple(sb, local, a->npoints);
-    mapopt__sb_printf(sb, ";\n    return %s[node[l], proc[l]];\n}\n", mv);
+    write_lookup(sb, fn, mv, a, node, local);
   }
   mapopt__free(sp->ctx, node, (size_t)a->npoints * sizeof *node);
   mapopt__free(sp->ctx, local, (size_t)a->npoints * sizeof *local);

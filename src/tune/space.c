@@ -812,6 +812,12 @@ static const char *value_of(const mapopt_space *sp, const uint16_t *choice,
   return NULL;
 }
 
+bool mapopt__space_follows_parent(const mapopt_space *sp,
+                                  const uint16_t *choice, int t) {
+  const char *v = value_of(sp, choice, MAPOPT_PARAM_FOLLOW_PARENT, t, NULL);
+  return v && !strcmp(v, "parent");
+}
+
 /* The dims value of task t under choice: its parameter's value, or all of
  * its launch dimensions in natural order when it has none. */
 static const char *dims_of(const mapopt_space *sp, const uint16_t *choice,

@@ -63,12 +63,11 @@ typedef struct space_affinity {
   int dims;
   int64_t extents[MAPOPT_APP_MAX_DIMS];
   int64_t npoints;
-  /* Per point: the op of the first point of another task's index launch
-   * that reads a piece the point writes, before anything rewrites it; or
-   * -1. */
+  /* Per point: the op of the first leaf of another task that reads a
+   * piece the point writes, before anything rewrites it; or -1. */
   int64_t *consumer;
-  /* Per point: the op of the last point of another task's index launch
-   * that wrote the first piece the point reads; or -1. */
+  /* Per point: the op of the last leaf of another task that wrote the
+   * first piece the point reads; or -1. */
   int64_t *producer;
   bool any_consumer, any_producer;
 } space_affinity;
@@ -417,6 +416,9 @@ void mapopt__affinity_write(const mapopt_space *sp, const mapopt_program *ref,
                             const uint16_t *ref_choice, int t, int kind,
                             const int64_t *table, const char *fn,
                             const char *mv, mapopt__strbuf *sb);
+/* Whether task t follows its parent's processor under choice. */
+bool mapopt__space_follows_parent(const mapopt_space *sp,
+                                  const uint16_t *choice, int t);
 /* Whether choice places task t by an affinity value, which depends on
  * the placement of other tasks. */
 bool mapopt__space_map_by_affinity(const mapopt_space *sp,
