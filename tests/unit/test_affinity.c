@@ -51,12 +51,14 @@ static const char model[] =
     "[{\"part\": \"pa\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
     "  {\"op\": \"index\", \"task\": \"lonely\", \"domain\": [\"T\"], "
     "\"args\": [{\"part\": \"pb\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
-    "  {\"op\": \"index\", \"task\": \"use\", \"domain\": [\"T\"], \"args\": "
-    "[{\"part\": \"pa\", \"proj\": [\"(i0 + 1) % T\"], \"priv\": \"RO\", "
-    "\"fields\": [\"x\"]}]},\n"
-    "  {\"op\": \"index\", \"task\": \"grid\", \"domain\": [\"2\", \"2\"], "
+    "  {\"op\": \"loop\", \"var\": \"k\", \"count\": \"1\", \"warmup\": "
+    "\"0\", \"timed\": true, \"body\": [\n"
+    "   {\"op\": \"index\", \"task\": \"use\", \"domain\": [\"T\"], "
+    "\"args\": [{\"part\": \"pa\", \"proj\": [\"(i0 + 1) % T\"], \"priv\": "
+    "\"RO\", \"fields\": [\"x\"]}]},\n"
+    "   {\"op\": \"index\", \"task\": \"grid\", \"domain\": [\"2\", \"2\"], "
     "\"args\": [{\"part\": \"pa\", \"proj\": [\"i0 + 2 * i1\"], \"priv\": "
-    "\"RO\", \"fields\": [\"x\"]}]}]}\n";
+    "\"RO\", \"fields\": [\"x\"]}]}]}]}\n";
 
 typedef struct target {
   mapopt_machine *m;
@@ -70,8 +72,8 @@ static void target_open(target *g, const char *machine) {
   memset(g, 0, sizeof *g);
   assert_int_equal(mapopt_machine_resolve(ctx, machine, diags, &g->m),
                    MAPOPT_OK);
-  assert_int_equal(mapopt_app_load_json(ctx, "flow.json", model,
-                                        strlen(model), diags, &g->app),
+  assert_int_equal(mapopt_app_load_json(ctx, "flow.json", model, strlen(model),
+                                        diags, &g->app),
                    MAPOPT_OK);
   mapopt_app_options ao = {.iterations = -1, .warmup = -1};
   assert_int_equal(mapopt_sim_instantiate(g->m, g->app, &ao, diags, &g->run),
@@ -119,8 +121,7 @@ static mapopt_program *compile(const target *g, char **text) {
                    MAPOPT_OK);
   mapopt_machine_shape shape;
   mapopt_sim_shape(g->m, g->run, &shape);
-  mapopt_dsl_options o = {.file = "aff.map", .shape = &shape,
-                          .portable = true};
+  mapopt_dsl_options o = {.file = "aff.map", .shape = &shape, .portable = true};
   mapopt_program *prog = NULL;
   mapopt_diags_clear(diags);
   mapopt_status st = mapopt_dsl_compile(ctx, *text, len, &o, diags, &prog);
@@ -132,7 +133,8 @@ static mapopt_program *compile(const target *g, char **text) {
 }
 
 /* The global GPU index (node * 4 + local) prog gives point (x, y) of a
- * dims-D launch of task over extents (ex, ey). */
+ * dims-D launch of task over extents (ex, ey) on p100x4, the default
+ * placement where no function places it. */
 static int64_t gpu_of(const mapopt_program *prog, const char *task, int dims,
                       int64_t x, int64_t y, int64_t ex, int64_t ey) {
   int64_t point[2] = {x, y}, extents[2] = {ex, ey};
@@ -140,6 +142,11 @@ static int64_t gpu_of(const mapopt_program *prog, const char *task, int dims,
   assert_int_equal(mapopt_policy_index_map(prog, task, dims, point, extents,
                                            MAPOPT_PROC_GPU, &ans, NULL),
                    MAPOPT_OK);
+  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) { /* one node of four GPUs */
+    int64_t node, proc;
+    mapopt_policy_default_index_place(dims, point, extents, 1, 4, &node, &proc);
+    return node * 4 + proc;
+  }
   assert_int_equal(ans.kind, MAPOPT_MAP_POINT);
   return ans.points[0].node * 4 + ans.points[0].proc;
 }
