@@ -25,7 +25,9 @@
 /* Four tiles of a, filled by fill's four points; use's point i reads tile
  * i + 1 (mod 4), so the first reader of fill's tile i is use's point
  * i - 1; grid's 2 x 2 points read tile i0 + 2 i1 after them. lonely
- * writes b, which nothing reads, and reads nothing. */
+ * writes b, which nothing reads, and reads nothing. fillc's tiles of c
+ * are read by leaf, a task launched alone by the inner task outer: outer's
+ * point j reads tile j + 2 through it. */
 static const char model[] =
     "{\"format\": \"mapopt-app/1\", \"name\": \"flow\",\n"
     " \"params\": {\"n\": 4096, \"T\": 4},\n"
@@ -34,21 +36,33 @@ static const char model[] =
     "  {\"name\": \"a\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
     "[{\"group\": \"tile\", \"count\": \"T\", \"elements\": \"n / T\"}]}},\n"
     "  {\"name\": \"b\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": \"T\", \"elements\": \"n / T\"}]}},\n"
+    "  {\"name\": \"c\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
     "[{\"group\": \"tile\", \"count\": \"T\", \"elements\": \"n / T\"}]}}],\n"
     " \"partitions\": [\n"
     "  {\"name\": \"pa\", \"region\": \"a\", \"kind\": \"group\", \"group\": "
     "\"tile\"},\n"
     "  {\"name\": \"pb\", \"region\": \"b\", \"kind\": \"group\", \"group\": "
+    "\"tile\"},\n"
+    "  {\"name\": \"pc\", \"region\": \"c\", \"kind\": \"group\", \"group\": "
     "\"tile\"}],\n"
     " \"tasks\": [\n"
     "  {\"name\": \"fill\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
     "  {\"name\": \"use\", \"variants\": [{\"kind\": \"GPU\", \"flops\": "
     "\"elems(0)\", \"precision\": \"f64\"}]},\n"
     "  {\"name\": \"grid\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
-    "  {\"name\": \"lonely\", \"variants\": [{\"kind\": \"GPU\"}]}],\n"
+    "  {\"name\": \"lonely\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"fillc\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"leaf\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"outer\", \"point\": [\"j\"], \"variants\": [{\"kind\": "
+    "\"GPU\", \"inner\": true}], \"body\": [{\"op\": \"single\", \"task\": "
+    "\"leaf\", \"args\": [{\"part\": \"pc\", \"proj\": [\"(j + 2) % T\"], "
+    "\"priv\": \"RO\", \"fields\": [\"x\"]}]}]}],\n"
     " \"program\": [\n"
     "  {\"op\": \"index\", \"task\": \"fill\", \"domain\": [\"T\"], \"args\": "
     "[{\"part\": \"pa\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
+    "  {\"op\": \"index\", \"task\": \"fillc\", \"domain\": [\"T\"], "
+    "\"args\": [{\"part\": \"pc\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
     "  {\"op\": \"index\", \"task\": \"lonely\", \"domain\": [\"T\"], "
     "\"args\": [{\"part\": \"pb\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
     "  {\"op\": \"loop\", \"var\": \"k\", \"count\": \"1\", \"warmup\": "
@@ -58,7 +72,10 @@ static const char model[] =
     "\"RO\", \"fields\": [\"x\"]}]},\n"
     "   {\"op\": \"index\", \"task\": \"grid\", \"domain\": [\"2\", \"2\"], "
     "\"args\": [{\"part\": \"pa\", \"proj\": [\"i0 + 2 * i1\"], \"priv\": "
-    "\"RO\", \"fields\": [\"x\"]}]}]}]}\n";
+    "\"RO\", \"fields\": [\"x\"]}]},\n"
+    "   {\"op\": \"index\", \"task\": \"outer\", \"domain\": [\"T\"], "
+    "\"args\": [{\"part\": \"pc\", \"proj\": [\"(i0 + 2) % T\"], "
+    "\"priv\": \"RO\", \"fields\": [\"x\"]}]}]}]}\n";
 
 typedef struct target {
   mapopt_machine *m;
@@ -302,11 +319,42 @@ static void test_two_nodes(void **state) {
   target_close(&g);
 }
 
+/* A reader launched alone is placed where its parent runs when it follows
+ * its parent: fillc's point i goes where outer's point i + 2 runs; when
+ * it does not, nothing places the reader and fillc keeps the default
+ * placement. */
+static void test_single_reader(void **state) {
+  (void)state;
+  target g;
+  target_open(&g, "p100x4");
+  size_t fillc = param(&g, "map.fillc");
+  assert_true(value_of(&g, fillc, "affinity/consumer") > 0);
+  /* outer is inner: its own arguments are no reads. */
+  assert_int_equal(value_of(&g, param(&g, "map.outer"), "affinity/producer"),
+                   -1);
+  set(&g, "map.outer", "cyclic");
+  set(&g, "map.fillc", "affinity/consumer");
+  char *text;
+  mapopt_program *prog = compile(&g, &text);
+  for (int64_t i = 0; i < 4; i++)
+    assert_int_equal(gpu_of(prog, "fillc", 1, i, 0, 4, 1), i);
+  mapopt_dsl_free(prog);
+  mapopt_text_free(text);
+  set(&g, "follow.leaf", "parent");
+  prog = compile(&g, &text);
+  for (int64_t i = 0; i < 4; i++)
+    assert_int_equal(gpu_of(prog, "fillc", 1, i, 0, 4, 1), (i + 2) % 4);
+  mapopt_dsl_free(prog);
+  mapopt_text_free(text);
+  target_close(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_consumer), cmocka_unit_test(test_producer),
-      cmocka_unit_test(test_mutual),   cmocka_unit_test(test_skew),
-      cmocka_unit_test(test_offered),  cmocka_unit_test(test_two_nodes),
+      cmocka_unit_test(test_consumer),      cmocka_unit_test(test_producer),
+      cmocka_unit_test(test_mutual),        cmocka_unit_test(test_skew),
+      cmocka_unit_test(test_offered),       cmocka_unit_test(test_two_nodes),
+      cmocka_unit_test(test_single_reader),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
