@@ -149,77 +149,75 @@ static mapopt_program *compile(const target *g, char **text) {
   return prog;
 }
 
-/* The global GPU index (node * 4 + local) prog gives point (x, y) of a
- * dims-D launch of task over extents (ex, ey) on p100x4, the default
- * placement where no function places it. */
-static int64_t gpu_of(const mapopt_program *prog, const char *task, int dims,
-                      int64_t x, int64_t y, int64_t ex, int64_t ey) {
-  int64_t point[2] = {x, y}, extents[2] = {ex, ey};
-  mapopt_map_answer ans;
-  assert_int_equal(mapopt_policy_index_map(prog, task, dims, point, extents,
-                                           MAPOPT_PROC_GPU, &ans, NULL),
-                   MAPOPT_OK);
-  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) { /* one node of four GPUs */
-    int64_t node, proc;
-    mapopt_policy_default_index_place(dims, point, extents, 1, 4, &node, &proc);
-    return node * 4 + proc;
-  }
-  assert_int_equal(ans.kind, MAPOPT_MAP_POINT);
-  return ans.points[0].node * 4 + ans.points[0].proc;
+/* The global GPU index (node * 4 + local) of every point of a launch of
+ * task over ex x ey (1-D when ey is 0) under g's choice on p100x4, point
+ * (x, y) into gpu[x + ex * y]: the default placement where no function
+ * places it. */
+static void placements(const target *g, const char *task, int64_t ex,
+                       int64_t ey, int64_t *gpu) {
+  char *text;
+  mapopt_program *prog = compile(g, &text);
+  int dims = ey ? 2 : 1;
+  for (int64_t y = 0; y < (ey ? ey : 1); y++)
+    for (int64_t x = 0; x < ex; x++) {
+      int64_t point[2] = {x, y}, extents[2] = {ex, ey};
+      mapopt_map_answer ans;
+      assert_int_equal(mapopt_policy_index_map(prog, task, dims, point, extents,
+                                               MAPOPT_PROC_GPU, &ans, NULL),
+                       MAPOPT_OK);
+      int64_t node = ans.points[0].node, proc = ans.points[0].proc;
+      if (ans.kind == MAPOPT_MAP_UNSPECIFIED) /* one node of four GPUs */
+        mapopt_policy_default_index_place(dims, point, extents, 1, 4, &node,
+                                          &proc);
+      else
+        assert_int_equal(ans.kind, MAPOPT_MAP_POINT);
+      gpu[x + ex * y] = node * 4 + proc;
+    }
+  mapopt_dsl_free(prog);
+  mapopt_text_free(text);
 }
 
 /* fill's point i writes the tile use's point i - 1 reads first: under
- * use's block placement (point j on GPU j) it goes to GPU i - 1, and
- * under use's cyclic placement on two nodes too, by node and GPU. */
+ * use's block placement (point j on GPU j) it goes to GPU i - 1; under
+ * use's default placement, wherever that puts point i - 1. */
 static void test_consumer(void **state) {
   (void)state;
   target g;
   target_open(&g, "p100x4");
   set(&g, "map.use", "block");
   set(&g, "map.fill", "affinity/consumer");
-  char *text;
-  mapopt_program *prog = compile(&g, &text);
+  int64_t use[4], fill[4];
+  placements(&g, "use", 4, 0, use);
+  placements(&g, "fill", 4, 0, fill);
   for (int64_t i = 0; i < 4; i++) {
-    assert_int_equal(gpu_of(prog, "use", 1, i, 0, 4, 1), i);
-    assert_int_equal(gpu_of(prog, "fill", 1, i, 0, 4, 1), (i + 3) % 4);
+    assert_int_equal(use[i], i);
+    assert_int_equal(fill[i], (i + 3) % 4);
   }
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
-  /* The consumer placed otherwise: the fill follows. */
   set(&g, "map.use", "default");
-  prog = compile(&g, &text);
-  int64_t use[4];
+  placements(&g, "use", 4, 0, use);
+  placements(&g, "fill", 4, 0, fill);
   for (int64_t i = 0; i < 4; i++)
-    use[i] = gpu_of(prog, "use", 1, i, 0, 4, 1);
-  for (int64_t i = 0; i < 4; i++)
-    assert_int_equal(gpu_of(prog, "fill", 1, i, 0, 4, 1), use[(i + 3) % 4]);
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+    assert_int_equal(fill[i], use[(i + 3) % 4]);
   target_close(&g);
 }
 
 /* use's point j reads tile j + 1, written by fill's point j + 1: under
- * fill's cyclic placement it goes to GPU j + 1. */
+ * fill's cyclic placement it goes to GPU j + 1; grid's (x, y) reads tile
+ * x + 2 y, written by fill's point x + 2 y. */
 static void test_producer(void **state) {
   (void)state;
   target g;
   target_open(&g, "p100x4");
   set(&g, "map.fill", "cyclic");
   set(&g, "map.use", "affinity/producer");
-  char *text;
-  mapopt_program *prog = compile(&g, &text);
-  for (int64_t j = 0; j < 4; j++)
-    assert_int_equal(gpu_of(prog, "use", 1, j, 0, 4, 1), (j + 1) % 4);
-  /* grid's (x, y) reads tile x + 2 y, written by fill's point x + 2 y. */
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
   set(&g, "map.grid", "affinity/producer");
-  prog = compile(&g, &text);
-  for (int64_t y = 0; y < 2; y++)
-    for (int64_t x = 0; x < 2; x++)
-      assert_int_equal(gpu_of(prog, "grid", 2, x, y, 2, 2), x + 2 * y);
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+  int64_t use[4], grid[4];
+  placements(&g, "use", 4, 0, use);
+  placements(&g, "grid", 2, 2, grid);
+  for (int64_t j = 0; j < 4; j++) {
+    assert_int_equal(use[j], (j + 1) % 4);
+    assert_int_equal(grid[j], j);
+  }
   target_close(&g);
 }
 
@@ -249,23 +247,16 @@ static void test_skew(void **state) {
   target_open(&g, "p100x4");
   assert_int_equal(value_of(&g, param(&g, "map.fill"), "skew/0+1"), -1);
   assert_int_equal(value_of(&g, param(&g, "map.use"), "skew/1+0"), -1);
+  int64_t rows[4], cols[4];
   set(&g, "map.grid", "skew/0+1");
-  char *text;
-  mapopt_program *prog = compile(&g, &text);
-  for (int64_t y = 0; y < 2; y++)
-    for (int64_t x = 0; x < 2; x++)
-      assert_int_equal(gpu_of(prog, "grid", 2, x, y, 2, 2),
-                       (x + y) % 2 + 2 * y);
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+  placements(&g, "grid", 2, 2, rows);
   set(&g, "map.grid", "skew/1+0");
-  prog = compile(&g, &text);
+  placements(&g, "grid", 2, 2, cols);
   for (int64_t y = 0; y < 2; y++)
-    for (int64_t x = 0; x < 2; x++)
-      assert_int_equal(gpu_of(prog, "grid", 2, x, y, 2, 2),
-                       x + 2 * ((y + x) % 2));
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+    for (int64_t x = 0; x < 2; x++) {
+      assert_int_equal(rows[x + 2 * y], (x + y) % 2 + 2 * y);
+      assert_int_equal(cols[x + 2 * y], x + 2 * ((y + x) % 2));
+    }
   target_close(&g);
 }
 
@@ -322,30 +313,25 @@ static void test_two_nodes(void **state) {
 /* A reader launched alone is placed where its parent runs when it follows
  * its parent: fillc's point i goes where outer's point i + 2 runs; when
  * it does not, nothing places the reader and fillc keeps the default
- * placement. */
+ * placement (point i on GPU i). */
 static void test_single_reader(void **state) {
   (void)state;
   target g;
   target_open(&g, "p100x4");
-  size_t fillc = param(&g, "map.fillc");
-  assert_true(value_of(&g, fillc, "affinity/consumer") > 0);
+  assert_true(value_of(&g, param(&g, "map.fillc"), "affinity/consumer") > 0);
   /* outer is inner: its own arguments are no reads. */
   assert_int_equal(value_of(&g, param(&g, "map.outer"), "affinity/producer"),
                    -1);
   set(&g, "map.outer", "cyclic");
   set(&g, "map.fillc", "affinity/consumer");
-  char *text;
-  mapopt_program *prog = compile(&g, &text);
-  for (int64_t i = 0; i < 4; i++)
-    assert_int_equal(gpu_of(prog, "fillc", 1, i, 0, 4, 1), i);
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+  int64_t alone[4], follows[4];
+  placements(&g, "fillc", 4, 0, alone);
   set(&g, "follow.leaf", "parent");
-  prog = compile(&g, &text);
-  for (int64_t i = 0; i < 4; i++)
-    assert_int_equal(gpu_of(prog, "fillc", 1, i, 0, 4, 1), (i + 2) % 4);
-  mapopt_dsl_free(prog);
-  mapopt_text_free(text);
+  placements(&g, "fillc", 4, 0, follows);
+  for (int64_t i = 0; i < 4; i++) {
+    assert_int_equal(alone[i], i);
+    assert_int_equal(follows[i], (i + 2) % 4);
+  }
   target_close(&g);
 }
 
