@@ -693,8 +693,10 @@ static const char *const kind_lower[MAPOPT_PROC_KIND_COUNT] = {
 
 /* The function names already written, so each is written once. */
 typedef struct fn_set {
-  /* Every name: 5 templates x 3 kinds x 15 orders, plus the parent
-   * followers; a name is at most 28 characters. */
+  /* Every name: 5 templates x 3 kinds x 15 orders, the parent followers
+   * and 2 skews x 2 shapes x 3 kinds; a name is at most 28 characters.
+   * The affinity lookups are named by their parameter, one each, and
+   * need no entry. */
   char names[256][64];
   int n;
 } fn_set;
