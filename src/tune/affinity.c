@@ -13,7 +13,10 @@
  * every affinity value taken as the default (so that two affinity values
  * never wait on each other). No closed form is looked for: the function
  * is a lookup tuple indexed by the linearized point, which the portable
- * subset accepts (docs/dsl.md, "Tuples").
+ * subset accepts (docs/dsl.md, "Tuples"). space.c resolves each point's
+ * processor under the candidate and writes the function with
+ * mapopt__affinity_write_lookup; this file calls nothing of space.c's or
+ * decide.c's, which both place points with mapopt__space_place_point.
  */
 #include <string.h>
 
@@ -175,27 +178,29 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
   return MAPOPT_OK;
 }
 
-/* The processor ref places op o on, o's task mapped to its kind under
- * ref_choice: an index point by the index mapping, a task launched alone
- * that follows its parent where the parent runs (the index of the
- * parent's processor among its kind's: SingleTaskMap's `t.parent.
- * processor(m)`); false when neither places it. */
-static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
-                         const uint16_t *ref_choice, const mapopt_app_op *o,
-                         int64_t *node, int64_t *local) {
-  const mapopt_app_run *run = sp->run;
-  for (int depth = 0; depth < 64; depth++) {
-    int kind = mapopt__space_kind_of(sp, ref_choice, o->task);
-    if (kind < 0)
-      return false;
-    if (o->is_index)
-      return mapopt__space_place_point(sp, ref, o, (mapopt_proc_kind)kind, node,
-                                       local) == MAPOPT_OK;
-    if (o->parent < 0 || !mapopt__space_follows_parent(sp, ref_choice, o->task))
-      return false;
-    o = &run->ops[o->parent];
+mapopt_status mapopt__space_place_point(const mapopt_space *sp,
+                                        const mapopt_program *prog,
+                                        const mapopt_app_op *o,
+                                        mapopt_proc_kind kind, int64_t *node,
+                                        int64_t *local) {
+  int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
+  mapopt_map_answer ans;
+  mapopt_status st =
+      mapopt_policy_index_map(prog, sp->run->tasks[o->task].name, o->dims,
+                              o->point, o->extents, kind, &ans, NULL);
+  if (st != MAPOPT_OK)
+    return st;
+  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
+    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
+                                      o->parent >= 0 ? 1 : nodes, procs, node,
+                                      local);
+  } else {
+    *node = ans.points[0].node;
+    *local = ans.points[0].proc;
   }
-  return false;
+  return *node < 0 || *node >= nodes || *local < 0 || *local >= procs
+             ? MAPOPT_EMAP
+             : MAPOPT_OK;
 }
 
 /* Writes a tuple of the n values v. */
@@ -206,13 +211,11 @@ static void write_tuple(mapopt__strbuf *sb, const int64_t *v, int64_t n) {
   mapopt__sb_putc(sb, ')');
 }
 
-/* Writes function fn, placing linearized point k of a's launches on
- * processor (node[k], local[k]) of mv. A launch of one point returns its
- * processor: the DSL has no one-element tuple literal (docs/dsl.md,
- * "Tuples"). */
-static void write_lookup(mapopt__strbuf *sb, const char *fn, const char *mv,
-                         const space_affinity *a, const int64_t *node,
-                         const int64_t *local) {
+/* A launch of one point returns its processor: the DSL has no
+ * one-element tuple literal (docs/dsl.md, "Tuples"). */
+void mapopt__affinity_write_lookup(mapopt__strbuf *sb, const char *fn,
+                                   const char *mv, const space_affinity *a,
+                                   const int64_t *node, const int64_t *local) {
   mapopt__sb_printf(sb, "def %s(Task t) {\n", fn);
   if (a->npoints == 1) {
     mapopt__sb_printf(sb, "    return %s[%lld, %lld];\n}\n", mv,
@@ -229,38 +232,4 @@ static void write_lookup(mapopt__strbuf *sb, const char *fn, const char *mv,
   mapopt__sb_puts(sb, ";\n    proc = ");
   write_tuple(sb, local, a->npoints);
   mapopt__sb_printf(sb, ";\n    return %s[node[l], proc[l]];\n}\n", mv);
-}
-
-void mapopt__affinity_write(const mapopt_space *sp, const mapopt_program *ref,
-                            const uint16_t *ref_choice, int t, int kind,
-                            const int64_t *table, const char *fn,
-                            const char *mv, mapopt__strbuf *sb) {
-  const space_affinity *a = sp->tasks[t].affinity;
-  const mapopt_app_run *run = sp->run;
-  int64_t procs = sp->shape.procs[kind];
-  int64_t *node = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *node);
-  int64_t *local = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *local);
-  if (!node || !local) {
-    sb->failed = true;
-  } else {
-    for (int64_t k = 0; k < a->npoints; k++) {
-      int64_t point[MAPOPT_APP_MAX_DIMS] = {0}, rest = k;
-      for (int d = 0; d < a->dims; d++) {
-        point[d] = rest % a->extents[d];
-        rest /= a->extents[d];
-      }
-      mapopt_policy_default_index_place(a->dims, point, a->extents,
-                                        sp->shape.nodes, procs, &node[k],
-                                        &local[k]);
-      int64_t n, l;
-      if (table[k] >= 0 &&
-          neighbour_of(sp, ref, ref_choice, &run->ops[table[k]], &n, &l)) {
-        node[k] = n;
-        local[k] = l % procs;
-      }
-    }
-    write_lookup(sb, fn, mv, a, node, local);
-  }
-  mapopt__free(sp->ctx, node, (size_t)a->npoints * sizeof *node);
-  mapopt__free(sp->ctx, local, (size_t)a->npoints * sizeof *local);
 }

@@ -37,31 +37,6 @@ static size_t param_of(const mapopt_space *sp, mapopt_param_kind kind, int t) {
   return n;
 }
 
-mapopt_status mapopt__space_place_point(const mapopt_space *sp,
-                                        const mapopt_program *prog,
-                                        const mapopt_app_op *o,
-                                        mapopt_proc_kind kind, int64_t *node,
-                                        int64_t *local) {
-  int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
-  mapopt_map_answer ans;
-  mapopt_status st =
-      mapopt_policy_index_map(prog, sp->run->tasks[o->task].name, o->dims,
-                              o->point, o->extents, kind, &ans, NULL);
-  if (st != MAPOPT_OK)
-    return st;
-  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
-    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
-                                      o->parent >= 0 ? 1 : nodes, procs, node,
-                                      local);
-  } else {
-    *node = ans.points[0].node;
-    *local = ans.points[0].proc;
-  }
-  return *node < 0 || *node >= nodes || *local < 0 || *local >= procs
-             ? MAPOPT_EMAP
-             : MAPOPT_OK;
-}
-
 /* The processor of each point of launch l under prog, its task mapped to
  * kind, as node * procs + local, into where (l->count entries). */
 static mapopt_status place_launch(const mapopt_space *sp,

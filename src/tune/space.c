@@ -814,8 +814,9 @@ static const char *value_of(const mapopt_space *sp, const uint16_t *choice,
   return NULL;
 }
 
-bool mapopt__space_follows_parent(const mapopt_space *sp,
-                                  const uint16_t *choice, int t) {
+/* Whether task t follows its parent's processor under choice. */
+static bool follows_parent(const mapopt_space *sp, const uint16_t *choice,
+                           int t) {
   const char *v = value_of(sp, choice, MAPOPT_PARAM_FOLLOW_PARENT, t, NULL);
   return v && !strcmp(v, "parent");
 }
@@ -854,6 +855,65 @@ static void write_layout(const mapopt_space *sp, const uint16_t *choice,
   if (a)
     mapopt__sb_printf(sb, " Align == %s", aln);
   mapopt__sb_puts(sb, ";\n");
+}
+
+/* The processor ref places op o on, o's task mapped to its kind under
+ * ref_choice: an index point by the index mapping, a task launched alone
+ * that follows its parent where the parent runs (the index of the
+ * parent's processor among its kind's: SingleTaskMap's `t.parent.
+ * processor(m)`); false when neither places it. */
+static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
+                         const uint16_t *ref_choice, const mapopt_app_op *o,
+                         int64_t *node, int64_t *local) {
+  for (int depth = 0; depth < 64; depth++) {
+    int kind = mapopt__space_kind_of(sp, ref_choice, o->task);
+    if (kind < 0)
+      return false;
+    if (o->is_index)
+      return mapopt__space_place_point(sp, ref, o, (mapopt_proc_kind)kind, node,
+                                       local) == MAPOPT_OK;
+    if (o->parent < 0 || !follows_parent(sp, ref_choice, o->task))
+      return false;
+    o = &sp->run->ops[o->parent];
+  }
+  return false;
+}
+
+/* Writes, into sb, mapping function fn of task t on the machine model mv
+ * of kind: each point on the processor ref places the op table[point] on
+ * (the same node, the local index modulo kind's count), else where the
+ * default placement puts it (affinity.c). */
+static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
+                           const uint16_t *ref_choice, int t, int kind,
+                           const int64_t *table, const char *fn, const char *mv,
+                           mapopt__strbuf *sb) {
+  const space_affinity *a = sp->tasks[t].affinity;
+  int64_t procs = sp->shape.procs[kind];
+  int64_t *node = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *node);
+  int64_t *local = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *local);
+  if (!node || !local) {
+    sb->failed = true;
+  } else {
+    for (int64_t k = 0; k < a->npoints; k++) {
+      int64_t point[MAPOPT_APP_MAX_DIMS] = {0}, rest = k;
+      for (int d = 0; d < a->dims; d++) {
+        point[d] = rest % a->extents[d];
+        rest /= a->extents[d];
+      }
+      mapopt_policy_default_index_place(a->dims, point, a->extents,
+                                        sp->shape.nodes, procs, &node[k],
+                                        &local[k]);
+      int64_t n, l;
+      if (table[k] >= 0 &&
+          neighbour_of(sp, ref, ref_choice, &sp->run->ops[table[k]], &n, &l)) {
+        node[k] = n;
+        local[k] = l % procs;
+      }
+    }
+    mapopt__affinity_write_lookup(sb, fn, mv, a, node, local);
+  }
+  mapopt__free(sp->ctx, node, (size_t)a->npoints * sizeof *node);
+  mapopt__free(sp->ctx, local, (size_t)a->npoints * sizeof *local);
 }
 
 /* What affinity values follow under choice (affinity.c): choice with
@@ -971,10 +1031,10 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
             break;
           const space_affinity *a = sp->tasks[t].affinity;
           snprintf(fn, sizeof fn, "mo_near_%s_%zu", val + 9, i);
-          mapopt__affinity_write(sp, ref, ref_choice, t, k,
-                                 !strcmp(val, affinity_consumer) ? a->consumer
-                                                                 : a->producer,
-                                 fn, mv, &fns);
+          write_affinity(sp, ref, ref_choice, t, k,
+                         !strcmp(val, affinity_consumer) ? a->consumer
+                                                         : a->producer,
+                         fn, mv, &fns);
         }
         mapopt__sb_printf(&maps, "IndexTaskMap %s %s;\n", p->task, fn);
         break;

@@ -394,7 +394,8 @@ size_t mapopt__space_make_feasible(const mapopt_space *sp, uint16_t *choice);
  * mapopt_space_nparams when none. */
 size_t mapopt__space_ruled_out(const mapopt_space *sp, const uint16_t *choice);
 
-/* The processor of index point o under prog, mapped to kind: a nested
+/* The processor of index point o under prog, mapped to kind (affinity.c:
+ * decide.c counts placements with it, space.c writes lookups): a nested
  * launch's point that no function places stays on its parent's node,
  * counted as node 0, as the simulator does (docs/sim.md). MAPOPT_EMAP
  * when the mapper fails to place it (a mapping error, or a processor out
@@ -406,19 +407,13 @@ mapopt_status mapopt__space_place_point(const mapopt_space *sp,
                                         int64_t *local);
 
 /* Derives every task's data-flow neighbours (space_affinity) from the
- * run's ops. */
+ * run's ops (affinity.c, below space.c and decide.c, which call it). */
 mapopt_status mapopt__space_derive_affinity(mapopt_space *sp);
-/* Writes, into sb, mapping function fn of task t on the machine model mv
- * of kind: each point on the processor ref places the op table[point] on
- * (the same node, the local index modulo kind's count), else where the
- * default placement puts it. */
-void mapopt__affinity_write(const mapopt_space *sp, const mapopt_program *ref,
-                            const uint16_t *ref_choice, int t, int kind,
-                            const int64_t *table, const char *fn,
-                            const char *mv, mapopt__strbuf *sb);
-/* Whether task t follows its parent's processor under choice. */
-bool mapopt__space_follows_parent(const mapopt_space *sp,
-                                  const uint16_t *choice, int t);
+/* Writes, into sb, mapping function fn on the machine model mv placing
+ * linearized point k of a's launches on processor (node[k], local[k]). */
+void mapopt__affinity_write_lookup(mapopt__strbuf *sb, const char *fn,
+                                   const char *mv, const space_affinity *a,
+                                   const int64_t *node, const int64_t *local);
 /* Whether choice places task t by an affinity value, which depends on
  * the placement of other tasks. */
 bool mapopt__space_map_by_affinity(const mapopt_space *sp,
