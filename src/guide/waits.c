@@ -359,6 +359,13 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
     if (like)
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
                          NULL, P("like:%s", g->task));
+    /* The same fix point by point, where the reader is no index launch
+     * like the producer's too: each point of the producer where the first
+     * reader of what it writes runs (the search's affinity/consumer,
+     * docs/tuning.md). */
+    if (tp.is_index)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+                         NULL, "affinity/consumer");
   }
   if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
     const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),

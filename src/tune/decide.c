@@ -37,47 +37,28 @@ static size_t param_of(const mapopt_space *sp, mapopt_param_kind kind, int t) {
   return n;
 }
 
-/*
- * The processor of each point of launch l under prog, its task mapped to
- * kind, as node * procs + local, into where (l->count entries). The points
- * of a nested launch that no function places stay on their parent's node
- * (one node for the whole launch), counted here as node 0, as the
- * simulator does (docs/sim.md). MAPOPT_EMAP when the mapper fails to
- * place one (a mapping error, or a processor out of range).
- */
+/* The processor of each point of launch l under prog, its task mapped to
+ * kind, as node * procs + local, into where (l->count entries). */
 static mapopt_status place_launch(const mapopt_space *sp,
                                   const mapopt_program *prog,
                                   const space_launch *l, mapopt_proc_kind kind,
                                   int64_t *where) {
-  const mapopt_app_run *run = sp->run;
-  const char *tn = run->tasks[l->task].name;
-  int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
   for (int64_t k = 0; k < l->count; k++) {
-    const mapopt_app_op *o = &run->ops[l->first + k];
-    mapopt_map_answer ans;
-    mapopt_status st = mapopt_policy_index_map(prog, tn, o->dims, o->point,
-                                               o->extents, kind, &ans, NULL);
+    int64_t node, local;
+    mapopt_status st = mapopt__space_place_point(
+        sp, prog, &sp->run->ops[l->first + k], kind, &node, &local);
     if (st != MAPOPT_OK)
       return st;
-    int64_t node, local;
-    if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
-      mapopt_policy_default_index_place(o->dims, o->point, o->extents,
-                                        o->parent >= 0 ? 1 : nodes, procs,
-                                        &node, &local);
-    } else {
-      node = ans.points[0].node;
-      local = ans.points[0].proc;
-    }
-    if (node < 0 || node >= nodes || local < 0 || local >= procs)
-      return MAPOPT_EMAP;
-    where[k] = node * procs + local;
+    where[k] = node * sp->shape.procs[kind] + local;
   }
   return MAPOPT_OK;
 }
 
 /* The most points one launch of task t puts on one processor when its
  * kind, map and dims parameters are as in choice (the others do not
- * place it); -1 when the mapper cannot place them, or out of memory. */
+ * place it, unless it is placed by an affinity value: then the whole
+ * choice counts, and the answer is not kept); -1 when the mapper cannot
+ * place them, or out of memory. */
 static int64_t most_per_proc(const mapopt_space *sp, const uint16_t *choice,
                              int t) {
   size_t n = mapopt_space_nparams(sp);
@@ -86,7 +67,8 @@ static int64_t most_per_proc(const mapopt_space *sp, const uint16_t *choice,
          pd = param_of(sp, MAPOPT_PARAM_INDEX_DIMS, t);
   space_spread key = {t, pk < n ? choice[pk] : 0, pm < n ? choice[pm] : 0,
                       pd < n ? choice[pd] : 0, -1};
-  for (size_t i = 0; i < sp->spreads.len; i++) {
+  bool whole = mapopt__space_map_by_affinity(sp, choice, t);
+  for (size_t i = 0; !whole && i < sp->spreads.len; i++) {
     const space_spread *s = &MAPOPT__VEC_AT(&sp->spreads, space_spread, i);
     if (s->task == t && s->kind == key.kind && s->map == key.map &&
         s->dims == key.dims)
@@ -95,6 +77,8 @@ static int64_t most_per_proc(const mapopt_space *sp, const uint16_t *choice,
   uint16_t *sub = mapopt__calloc(sp->ctx, n ? n : 1, sizeof *sub);
   if (!sub)
     return -1;
+  if (whole)
+    memcpy(sub, choice, n * sizeof *sub);
   if (pk < n)
     sub[pk] = key.kind;
   if (pm < n)
@@ -141,7 +125,8 @@ static int64_t most_per_proc(const mapopt_space *sp, const uint16_t *choice,
   /* The answers are kept, failures too (they fail the same next time);
    * one the cache cannot hold is computed again when asked. */
   space_spread *slot =
-      ok ? mapopt__vec_push((mapopt__vec *)&sp->spreads, sp->ctx) : NULL;
+      ok && !whole ? mapopt__vec_push((mapopt__vec *)&sp->spreads, sp->ctx)
+                   : NULL;
   if (slot)
     *slot = key;
   return key.most;

@@ -33,6 +33,15 @@ enum { NTEMPLATES = sizeof map_templates / sizeof map_templates[0] };
  * search that tries one alternative first should try the most different
  * one. */
 enum { T_DEFAULT, T_CYCLIC, T_BLOCK, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
+/* The values after the templates, offered where the launch can use them:
+ * near the data (affinity.c), and block over a skewed point, dimension a
+ * shifted by dimension b ("skew/a+b": point p on the block processor of
+ * the point whose dimension a is (p[a] + p[b]) mod s[a]), so that the
+ * first step of an algorithm that shifts its blocks along a, by b (a
+ * Cannon-style alignment), reads where the blocks already are. */
+static const char affinity_consumer[] = "affinity/consumer";
+static const char affinity_producer[] = "affinity/producer";
+static const char *const skew_values[] = {"skew/0+1", "skew/1+0"};
 
 static const char *const limit_values[] = {"default", "1", "2", "4"};
 
@@ -464,9 +473,19 @@ static mapopt_status derive(mapopt_space *sp) {
     if (!tk->used)
       continue;
     if (tk->index_dims >= 1 && tk->index_dims <= MAPOPT_APP_MAX_DIMS) {
+      const char *mv[NTEMPLATES + 4];
+      size_t n = 0;
+      for (; n < NTEMPLATES; n++)
+        mv[n] = map_templates[n];
+      if (tk->affinity && tk->affinity->any_consumer)
+        mv[n++] = affinity_consumer;
+      if (tk->affinity && tk->affinity->any_producer)
+        mv[n++] = affinity_producer;
+      for (size_t k = 0; tk->index_dims >= 2 && k < 2; k++)
+        mv[n++] = skew_values[k];
       snprintf(name, sizeof name, "map.%s", tn);
-      st = add_param(sp, MAPOPT_PARAM_INDEX_MAP, t, NULL, MAPOPT_PROC_CPU,
-                     map_templates, NTEMPLATES, name);
+      st = add_param(sp, MAPOPT_PARAM_INDEX_MAP, t, NULL, MAPOPT_PROC_CPU, mv,
+                     n, name);
       const char **dv;
       size_t nd;
       if (st == MAPOPT_OK && tk->index_dims > 1 &&
@@ -549,6 +568,8 @@ mapopt_status mapopt_space_new(mapopt_ctx *ctx, const mapopt_app_run *run,
                   ? sp->shape.nodes / machine->nodes
                   : 1;
   mapopt_status st = scan_run(sp);
+  if (st == MAPOPT_OK)
+    st = mapopt__space_derive_affinity(sp);
   if (st == MAPOPT_OK)
     st = base_kinds(sp, diags, opts);
   if (st == MAPOPT_OK)
@@ -647,12 +668,22 @@ bool mapopt_space_active(const mapopt_space *sp, const uint16_t *choice,
   switch (p->kind) {
   case MAPOPT_PARAM_MEMORY:
     return mapopt__space_kind_of(sp, choice, t) == (int)p->proc;
-  case MAPOPT_PARAM_INDEX_DIMS:
+  case MAPOPT_PARAM_INDEX_DIMS: /* the templates linearize over it */
     return sp->tasks[t].map_param > 0 &&
-           choice[sp->tasks[t].map_param - 1] != T_DEFAULT;
+           choice[sp->tasks[t].map_param - 1] != T_DEFAULT &&
+           choice[sp->tasks[t].map_param - 1] < NTEMPLATES;
   default:
     return true;
   }
+}
+
+bool mapopt__space_map_by_affinity(const mapopt_space *sp,
+                                   const uint16_t *choice, int t) {
+  int64_t pm = sp->tasks[t].map_param;
+  if (pm <= 0)
+    return false;
+  const mapopt_space_param *p = mapopt_space_param_at(sp, (size_t)pm - 1);
+  return !strncmp(p->values[choice[pm - 1]], "affinity/", 9);
 }
 
 /* ---- rendering ----------------------------------------------------------- */
@@ -662,8 +693,10 @@ static const char *const kind_lower[MAPOPT_PROC_KIND_COUNT] = {
 
 /* The function names already written, so each is written once. */
 typedef struct fn_set {
-  /* Every name: 5 templates x 3 kinds x 15 orders, plus the parent
-   * followers; a name is at most 28 characters. */
+  /* Every name: 5 templates x 3 kinds x 15 orders, the parent followers
+   * and 2 skews x 2 shapes x 3 kinds; a name is at most 28 characters.
+   * The affinity lookups are named by their parameter, one each, and
+   * need no entry. */
   char names[256][64];
   int n;
 } fn_set;
@@ -677,14 +710,26 @@ static bool fn_add(fn_set *fs, const char *name) {
   return true;
 }
 
+/* Coordinate c of the point, dimension skew[0] shifted by dimension
+ * skew[2] when skew ("a+b") is given. */
+static void write_coordinate(mapopt__strbuf *sb, char c, const char *skew) {
+  if (skew && c == skew[0])
+    mapopt__sb_printf(sb, "(p[%c] + p[%c]) %% s[%c]", c, skew[2], c);
+  else
+    mapopt__sb_printf(sb, "p[%c]", c);
+}
+
 /* The linearization of a point over dims (e.g. "021", the first fastest)
  * into l, and the product of those extents into n. */
-static void write_linear(mapopt__strbuf *sb, const char *dims) {
+static void write_linear(mapopt__strbuf *sb, const char *dims,
+                         const char *skew) {
   size_t k = strlen(dims);
   mapopt__sb_puts(sb, "    l = ");
-  for (size_t i = 0; i + 1 < k; i++)
-    mapopt__sb_printf(sb, "p[%c] + s[%c] * (", dims[i], dims[i]);
-  mapopt__sb_printf(sb, "p[%c]", dims[k - 1]);
+  for (size_t i = 0; i + 1 < k; i++) {
+    write_coordinate(sb, dims[i], skew);
+    mapopt__sb_printf(sb, " + s[%c] * (", dims[i]);
+  }
+  write_coordinate(sb, dims[k - 1], skew);
   for (size_t i = 1; i < k; i++)
     mapopt__sb_putc(sb, ')');
   mapopt__sb_puts(sb, ";\n    n = ");
@@ -693,9 +738,10 @@ static void write_linear(mapopt__strbuf *sb, const char *dims) {
   mapopt__sb_puts(sb, ";\n");
 }
 
-/* Writes function fn: template tpl over dims on the machine model mv. */
+/* Writes function fn: template tpl over dims on the machine model mv, the
+ * point skewed as skew says (write_coordinate) when given. */
 static void write_template(mapopt__strbuf *sb, const char *fn, int tpl,
-                           const char *dims, const char *mv) {
+                           const char *dims, const char *mv, const char *skew) {
   size_t k = strlen(dims);
   mapopt__sb_printf(sb,
                     "def %s(Task t) {\n    p = t.ipoint;\n"
@@ -703,27 +749,27 @@ static void write_template(mapopt__strbuf *sb, const char *fn, int tpl,
                     fn);
   switch (tpl) {
   case T_BLOCK:
-    write_linear(sb, dims);
+    write_linear(sb, dims, skew);
     mapopt__sb_printf(sb,
                       "    q = l * %s.size[0] * %s.size[1] / n;\n"
                       "    return %s[q / %s.size[1], q %% %s.size[1]];\n",
                       mv, mv, mv, mv, mv);
     break;
   case T_CYCLIC:
-    write_linear(sb, dims);
+    write_linear(sb, dims, skew);
     mapopt__sb_printf(sb,
                       "    q = l %% (%s.size[0] * %s.size[1]);\n"
                       "    return %s[q / %s.size[1], q %% %s.size[1]];\n",
                       mv, mv, mv, mv, mv);
     break;
   case T_BLOCK_CYCLIC:
-    write_linear(sb, dims);
+    write_linear(sb, dims, skew);
     mapopt__sb_printf(sb,
                       "    return %s[l * %s.size[0] / n, l %% %s.size[1]];\n",
                       mv, mv, mv);
     break;
   case T_CYCLIC_BLOCK:
-    write_linear(sb, dims);
+    write_linear(sb, dims, skew);
     mapopt__sb_printf(sb,
                       "    return %s[l %% %s.size[0], "
                       "l / %s.size[0] %% %s.size[1]];\n",
@@ -768,6 +814,13 @@ static const char *value_of(const mapopt_space *sp, const uint16_t *choice,
   return NULL;
 }
 
+/* Whether task t follows its parent's processor under choice. */
+static bool follows_parent(const mapopt_space *sp, const uint16_t *choice,
+                           int t) {
+  const char *v = value_of(sp, choice, MAPOPT_PARAM_FOLLOW_PARENT, t, NULL);
+  return v && !strcmp(v, "parent");
+}
+
 /* The dims value of task t under choice: its parameter's value, or all of
  * its launch dimensions in natural order when it has none. */
 static const char *dims_of(const mapopt_space *sp, const uint16_t *choice,
@@ -804,6 +857,93 @@ static void write_layout(const mapopt_space *sp, const uint16_t *choice,
   mapopt__sb_puts(sb, ";\n");
 }
 
+/* The processor ref places op o on, o's task mapped to its kind under
+ * ref_choice: an index point by the index mapping, a task launched alone
+ * that follows its parent where the parent runs (the index of the
+ * parent's processor among its kind's: SingleTaskMap's `t.parent.
+ * processor(m)`); false when neither places it. */
+static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
+                         const uint16_t *ref_choice, const mapopt_app_op *o,
+                         int64_t *node, int64_t *local) {
+  for (int depth = 0; depth < 64; depth++) {
+    int kind = mapopt__space_kind_of(sp, ref_choice, o->task);
+    if (kind < 0)
+      return false;
+    if (o->is_index)
+      return mapopt__space_place_point(sp, ref, o, (mapopt_proc_kind)kind, node,
+                                       local) == MAPOPT_OK;
+    if (o->parent < 0 || !follows_parent(sp, ref_choice, o->task))
+      return false;
+    o = &sp->run->ops[o->parent];
+  }
+  return false;
+}
+
+/* Writes, into sb, mapping function fn of task t on the machine model mv
+ * of kind: each point on the processor ref places the op table[point] on
+ * (the same node, the local index modulo kind's count), else where the
+ * default placement puts it (affinity.c). */
+static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
+                           const uint16_t *ref_choice, int t, int kind,
+                           const int64_t *table, const char *fn, const char *mv,
+                           mapopt__strbuf *sb) {
+  const space_affinity *a = sp->tasks[t].affinity;
+  int64_t procs = sp->shape.procs[kind];
+  int64_t *node = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *node);
+  int64_t *local = mapopt__calloc(sp->ctx, (size_t)a->npoints, sizeof *local);
+  if (!node || !local) {
+    sb->failed = true;
+  } else {
+    for (int64_t k = 0; k < a->npoints; k++) {
+      int64_t point[MAPOPT_APP_MAX_DIMS] = {0}, rest = k;
+      for (int d = 0; d < a->dims; d++) {
+        point[d] = rest % a->extents[d];
+        rest /= a->extents[d];
+      }
+      mapopt_policy_default_index_place(a->dims, point, a->extents,
+                                        sp->shape.nodes, procs, &node[k],
+                                        &local[k]);
+      int64_t n, l;
+      if (table[k] >= 0 &&
+          neighbour_of(sp, ref, ref_choice, &sp->run->ops[table[k]], &n, &l)) {
+        node[k] = n;
+        local[k] = l % procs;
+      }
+    }
+    mapopt__affinity_write_lookup(sb, fn, mv, a, node, local);
+  }
+  mapopt__free(sp->ctx, node, (size_t)a->npoints * sizeof *node);
+  mapopt__free(sp->ctx, local, (size_t)a->npoints * sizeof *local);
+}
+
+/* What affinity values follow under choice (affinity.c): choice with
+ * every affinity value taken as the default, in *ref_choice, rendered and
+ * compiled into *ref. */
+static mapopt_status reference(const mapopt_space *sp, const uint16_t *choice,
+                               uint16_t **ref_choice, mapopt_program **ref) {
+  size_t np = sp->params.len;
+  uint16_t *c = mapopt__calloc(sp->ctx, np, sizeof *c);
+  if (!c)
+    return MAPOPT_ENOMEM;
+  memcpy(c, choice, np * sizeof *c);
+  for (int t = 0; t < sp->run->ntasks; t++)
+    if (mapopt__space_map_by_affinity(sp, choice, t))
+      c[sp->tasks[t].map_param - 1] = T_DEFAULT;
+  *ref_choice = c;
+  char *text = NULL;
+  size_t len;
+  mapopt_diags *diags = NULL;
+  mapopt_dsl_options o = {.file = "space.map", .shape = &sp->shape};
+  mapopt_status st = mapopt_space_render(sp, c, &text, &len);
+  if (st == MAPOPT_OK)
+    st = mapopt_diags_new(sp->ctx, &diags);
+  if (st == MAPOPT_OK)
+    st = mapopt_dsl_compile(sp->ctx, text, len, &o, diags, ref);
+  mapopt_diags_free(diags);
+  mapopt_text_free(text);
+  return st;
+}
+
 mapopt_status mapopt_space_render(const mapopt_space *sp,
                                   const uint16_t *choice, char **text,
                                   size_t *len) {
@@ -821,6 +961,9 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   mapopt__sb_init(&maps, sp->ctx);
   bool model[MAPOPT_PROC_KIND_COUNT] = {false};
   char fn[64];
+  mapopt_status st = MAPOPT_OK;
+  uint16_t *ref_choice = NULL;
+  mapopt_program *ref = NULL;
   /* One pass per statement kind, in parameter order within each, so that
    * equal choices give equal text. */
   static const mapopt_param_kind passes[] = {
@@ -829,7 +972,7 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
       MAPOPT_PARAM_COLLECT,      MAPOPT_PARAM_INDEX_MAP,
       MAPOPT_PARAM_FOLLOW_PARENT};
   for (size_t ps = 0; ps < sizeof passes / sizeof passes[0]; ps++)
-    for (size_t i = 0; i < np; i++) {
+    for (size_t i = 0; i < np && st == MAPOPT_OK; i++) {
       const mapopt_space_param *p = mapopt_space_param_at(sp, i);
       if (p->kind != passes[ps])
         continue;
@@ -860,20 +1003,39 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
       case MAPOPT_PARAM_INDEX_MAP: {
         if (k < 0)
           break;
-        const char *dims = dims_of(sp, choice, t);
-        const char *tn = map_templates[v];
-        snprintf(fn, sizeof fn, "mo_%s_%s_d%s", tn, kind_lower[k], dims);
-        for (char *c = fn; *c; c++)
-          if (*c == '-')
-            *c = '_';
+        const char *val = p->values[v];
         model[k] = true;
         char mv[16];
         snprintf(mv, sizeof mv, "mo_%s", kind_lower[k]);
-        if (fn_add(fs, fn))
-          write_template(&fns, fn,
-                         v == T_DECOMP && strlen(dims) == 1 ? T_BLOCK_CYCLIC
-                                                            : (int)v,
-                         dims, mv);
+        if (v < NTEMPLATES) {
+          const char *dims = dims_of(sp, choice, t);
+          snprintf(fn, sizeof fn, "mo_%s_%s_d%s", val, kind_lower[k], dims);
+          for (char *c = fn; *c; c++)
+            if (*c == '-')
+              *c = '_';
+          if (fn_add(fs, fn))
+            write_template(&fns, fn,
+                           v == T_DECOMP && strlen(dims) == 1 ? T_BLOCK_CYCLIC
+                                                              : (int)v,
+                           dims, mv, NULL);
+        } else if (!strncmp(val, "skew/", 5)) {
+          /* Natural order: the dims parameter is not active here. */
+          const char *dims = sp->tasks[t].index_dims == 2 ? "01" : "012";
+          snprintf(fn, sizeof fn, "mo_skew%c%c_%s_d%s", val[5], val[7],
+                   kind_lower[k], dims);
+          if (fn_add(fs, fn))
+            write_template(&fns, fn, T_BLOCK, dims, mv, val + 5);
+        } else {
+          if (!ref &&
+              (st = reference(sp, choice, &ref_choice, &ref)) != MAPOPT_OK)
+            break;
+          const space_affinity *a = sp->tasks[t].affinity;
+          snprintf(fn, sizeof fn, "mo_near_%s_%zu", val + 9, i);
+          write_affinity(sp, ref, ref_choice, t, k,
+                         !strcmp(val, affinity_consumer) ? a->consumer
+                                                         : a->producer,
+                         fn, mv, &fns);
+        }
         mapopt__sb_printf(&maps, "IndexTaskMap %s %s;\n", p->task, fn);
         break;
       }
@@ -915,9 +1077,13 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   mapopt__sb_destroy(&fns);
   mapopt__sb_destroy(&maps);
   mapopt__free(sp->ctx, fs, sizeof *fs);
-  if (head.failed) {
+  mapopt_dsl_free(ref);
+  mapopt__free(sp->ctx, ref_choice, np * sizeof *ref_choice);
+  if (st == MAPOPT_OK && head.failed)
+    st = MAPOPT_ENOMEM;
+  if (st != MAPOPT_OK) {
     mapopt__sb_destroy(&head);
-    return MAPOPT_ENOMEM;
+    return st;
   }
   *text = mapopt__text_take(&head, len);
   return *text ? MAPOPT_OK : MAPOPT_ENOMEM;

@@ -53,7 +53,24 @@ typedef struct space_task {
   mapopt__vec keys;   /* const char *: its region-argument keys */
   mapopt__vec key_args;  /* key_arg: the argument each key stands for */
   mapopt__vec key_sizes; /* key_size: per key, what its instances hold */
+  struct space_affinity *affinity; /* its data-flow neighbours, or NULL */
 } space_task;
+
+/* The data-flow neighbours of the points of one task's index launches
+ * (affinity.c): all its launches have one set of extents, so a point is
+ * named by its linearization over them (dimension 0 fastest). */
+typedef struct space_affinity {
+  int dims;
+  int64_t extents[MAPOPT_APP_MAX_DIMS];
+  int64_t npoints;
+  /* Per point: the op of the first leaf of another task that reads a
+   * piece the point writes, before anything rewrites it; or -1. */
+  int64_t *consumer;
+  /* Per point: the op of the last leaf of another task that wrote the
+   * first piece the point reads; or -1. */
+  int64_t *producer;
+  bool any_consumer, any_producer;
+} space_affinity;
 
 /* One distinct index launch of the run: its task, and its points, ops
  * first .. first + count - 1. Launches of the same task, nesting and
@@ -376,6 +393,31 @@ size_t mapopt__space_make_feasible(const mapopt_space *sp, uint16_t *choice);
 /* The first parameter of choice whose value the space rules out, or
  * mapopt_space_nparams when none. */
 size_t mapopt__space_ruled_out(const mapopt_space *sp, const uint16_t *choice);
+
+/* The processor of index point o under prog, mapped to kind (affinity.c:
+ * decide.c counts placements with it, space.c writes lookups): a nested
+ * launch's point that no function places stays on its parent's node,
+ * counted as node 0, as the simulator does (docs/sim.md). MAPOPT_EMAP
+ * when the mapper fails to place it (a mapping error, or a processor out
+ * of range). */
+mapopt_status mapopt__space_place_point(const mapopt_space *sp,
+                                        const mapopt_program *prog,
+                                        const mapopt_app_op *o,
+                                        mapopt_proc_kind kind, int64_t *node,
+                                        int64_t *local);
+
+/* Derives every task's data-flow neighbours (space_affinity) from the
+ * run's ops (affinity.c, below space.c and decide.c, which call it). */
+mapopt_status mapopt__space_derive_affinity(mapopt_space *sp);
+/* Writes, into sb, mapping function fn on the machine model mv placing
+ * linearized point k of a's launches on processor (node[k], local[k]). */
+void mapopt__affinity_write_lookup(mapopt__strbuf *sb, const char *fn,
+                                   const char *mv, const space_affinity *a,
+                                   const int64_t *node, const int64_t *local);
+/* Whether choice places task t by an affinity value, which depends on
+ * the placement of other tasks. */
+bool mapopt__space_map_by_affinity(const mapopt_space *sp,
+                                   const uint16_t *choice, int t);
 
 /* A hash of what prog decides for the run, in *key: every task's kind,
  * InstanceLimit and replication, the processor of every point of every

@@ -250,6 +250,51 @@ static void test_machine_without_cpus(void **state) {
   mapopt_sim_result_free(res);
 }
 
+/* On the corpus's Cholesky with generate's tiles placed cyclically, trsm
+ * waits on copies of tiles written on one GPU and first read on the
+ * copy's destination: the fix "write each piece where it is first read"
+ * carries the search's point-by-point form of it, affinity/consumer for
+ * generate (whose reader, trsm, is no index launch like its own). */
+static void test_first_read_affinity(void **state) {
+  (void)state;
+  static const char cyclic[] =
+      "mo_gpu = Machine(GPU);\n"
+      "def f(Task t) {\n"
+      "    p = t.ipoint;\n    s = t.ispace;\n"
+      "    q = (p[0] + s[0] * p[1]) % (mo_gpu.size[0] * mo_gpu.size[1]);\n"
+      "    return mo_gpu[q / mo_gpu.size[1], q % mo_gpu.size[1]];\n}\n"
+      "IndexTaskMap generate f;\n";
+  mapopt_app *a = NULL;
+  const char *spec = NULL;
+  mapopt_diags_clear(diags);
+  if (mapopt_app_resolve(ctx, MAPOPT_SOURCE_DIR "/apps/corpus/cholesky.json",
+                         diags, &a, &spec) != MAPOPT_OK)
+    fixture_print_diags();
+  assert_non_null(a);
+  mapopt_sim_result *res;
+  mapopt_findings *f =
+      fixture_analyze_text(machine("p100x4"), a, spec, cyclic, &res);
+  const mapopt_guide_finding *g = NULL;
+  for (size_t i = 0; i < mapopt_findings_count(f) && !g; i++) {
+    const mapopt_guide_finding *h = mapopt_findings_get(f, i);
+    if (h->code == C(COPY_BOUND) && h->suggest &&
+        strstr(h->suggest, "where it is first read"))
+      g = h;
+  }
+  if (!g) {
+    print_all(f);
+    fail_msg("no finding says to write tiles where they are first read");
+  }
+  bool affinity = false;
+  for (size_t i = 0; i < g->nedits; i++)
+    affinity |= g->edits[i].kind == MAPOPT_GUIDE_EDIT_INDEX_MAP &&
+                !strcmp(g->edits[i].task, "generate") &&
+                !strcmp(g->edits[i].value, "affinity/consumer");
+  assert_true(affinity);
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cosma_pair),
@@ -257,6 +302,7 @@ int main(void) {
       cmocka_unit_test(test_memory_that_fits),
       cmocka_unit_test(test_memory_that_pays),
       cmocka_unit_test(test_machine_without_cpus),
+      cmocka_unit_test(test_first_read_affinity),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }

@@ -1,0 +1,235 @@
+/*
+ * Data-affinity placements (docs/tuning.md, "Placements near the data"):
+ * the values "affinity/consumer" and "affinity/producer" of a task's
+ * index-map parameter.
+ *
+ * They come from the instantiated run's data flow alone: which piece each
+ * point of each index launch writes and reads, in the order of the ops.
+ * A point that writes a piece goes where the first other task's point
+ * that reads it runs (so the read needs no copy, and starts as soon as
+ * the write ends); a point that reads goes where the last other task's
+ * point that wrote its first read piece ran (owner computes). Where that
+ * other point runs is a matter of the candidate: its own placement, with
+ * every affinity value taken as the default (so that two affinity values
+ * never wait on each other). No closed form is looked for: the function
+ * is a lookup tuple indexed by the linearized point, which the portable
+ * subset accepts (docs/dsl.md, "Tuples"). space.c resolves each point's
+ * processor under the candidate and writes the function with
+ * mapopt__affinity_write_lookup; this file calls nothing of space.c's or
+ * decide.c's, which both place points with mapopt__space_place_point.
+ */
+#include <string.h>
+
+#include "tune/tune.h"
+
+/* Launches with more points than this are offered no affinity value: the
+ * lookup tuples grow with the points. */
+enum { AFFINITY_MAX_POINTS = 1024 };
+
+/* The linearization of o's point over its extents (dimension 0 fastest),
+ * or -1 when a coordinate lies outside them. */
+static int64_t linear_point(const mapopt_app_op *o) {
+  int64_t l = 0;
+  for (int d = o->dims - 1; d >= 0; d--) {
+    if (o->point[d] < 0 || o->point[d] >= o->extents[d])
+      return -1;
+    l = l * o->extents[d] + o->point[d];
+  }
+  return l;
+}
+
+/* Whether task t's index launches can take an affinity value: one set of
+ * extents of 1 to 3 dimensions, top-level, at most AFFINITY_MAX_POINTS
+ * points. Fills a with their shape. */
+static bool launch_shape(const mapopt_space *sp, int t, space_affinity *a) {
+  const mapopt_app_run *run = sp->run;
+  int dims = sp->tasks[t].index_dims;
+  if (dims < 1 || dims > 3)
+    return false;
+  bool seen = false;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || o->task != t || !o->is_index)
+      continue;
+    if (o->parent >= 0 || linear_point(o) < 0)
+      return false; /* a nested launch's points are placed on its parent's node
+                     */
+    if (!seen) {
+      a->dims = dims;
+      a->npoints = 1;
+      for (int d = 0; d < dims; d++) {
+        a->extents[d] = o->extents[d];
+        a->npoints *= o->extents[d];
+      }
+      seen = true;
+    } else if (memcmp(a->extents, o->extents, (size_t)dims * sizeof(int64_t))) {
+      return false;
+    }
+  }
+  return seen && a->npoints <= AFFINITY_MAX_POINTS;
+}
+
+static bool writes(mapopt_priv p) {
+  return p != MAPOPT_PRIV_RO;
+}
+
+static bool reads(mapopt_priv p) {
+  return p == MAPOPT_PRIV_RO || p == MAPOPT_PRIV_RW;
+}
+
+/* The per-atom state of the pass of mapopt__space_derive_affinity. */
+typedef struct atom_flow {
+  int64_t last_writer; /* op of the last leaf that wrote it, or -1 */
+  int64_t unread;      /* op of the last write no other task has read since,
+                          by a point of a task with a table; or -1 */
+} atom_flow;
+
+/* Records in the tables of o's task, if it has them, its producer, from
+ * its first argument that reads (the last other task's point that wrote
+ * any of its atoms), and in the tables of the unread writers of the atoms
+ * it reads, o as their consumer. */
+static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
+  const mapopt_app_run *run = sp->run;
+  const mapopt_app_op *o = &run->ops[i];
+  space_affinity *own = o->is_index ? sp->tasks[o->task].affinity : NULL;
+  bool first = true;
+  for (size_t r = 0; r < o->nreqs; r++) {
+    const mapopt_app_req *q = &o->reqs[r];
+    if (!q->fields || !reads(q->priv))
+      continue;
+    int64_t writer = -1;
+    for (size_t a = 0; a < q->piece->natoms; a++) {
+      atom_flow *f = &flow[q->piece->atoms[a].atom];
+      if (f->last_writer > writer && run->ops[f->last_writer].task != o->task)
+        writer = f->last_writer;
+      if (f->unread < 0 || run->ops[f->unread].task == o->task)
+        continue;
+      const mapopt_app_op *w = &run->ops[f->unread];
+      space_affinity *wa = sp->tasks[w->task].affinity;
+      int64_t wl = linear_point(w);
+      if (wa->consumer[wl] < 0) {
+        wa->consumer[wl] = i;
+        wa->any_consumer = true;
+      }
+      f->unread = -1;
+    }
+    if (first && own && writer >= 0) {
+      int64_t l = linear_point(o);
+      if (own->producer[l] < 0) {
+        own->producer[l] = writer;
+        own->any_producer = true;
+      }
+    }
+    first = false;
+  }
+}
+
+/* Records o's writes in flow. */
+static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
+  const mapopt_app_op *o = &sp->run->ops[i];
+  bool tabled = o->is_index && sp->tasks[o->task].affinity != NULL;
+  for (size_t r = 0; r < o->nreqs; r++) {
+    const mapopt_app_req *q = &o->reqs[r];
+    if (!q->fields || !writes(q->priv))
+      continue;
+    for (size_t a = 0; a < q->piece->natoms; a++) {
+      atom_flow *f = &flow[q->piece->atoms[a].atom];
+      f->last_writer = i;
+      f->unread = tabled ? i : -1;
+    }
+  }
+}
+
+mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
+  const mapopt_app_run *run = sp->run;
+  for (int t = 0; t < run->ntasks; t++) {
+    space_affinity shape = {0};
+    if (!sp->tasks[t].used || !launch_shape(sp, t, &shape))
+      continue;
+    space_affinity *a = mapopt__arena_zalloc(&sp->arena, sizeof *a);
+    size_t bytes = (size_t)shape.npoints * sizeof(int64_t);
+    if (!a || !(shape.consumer = mapopt__arena_alloc(&sp->arena, bytes)) ||
+        !(shape.producer = mapopt__arena_alloc(&sp->arena, bytes)))
+      return MAPOPT_ENOMEM;
+    for (int64_t k = 0; k < shape.npoints; k++)
+      shape.consumer[k] = shape.producer[k] = -1;
+    *a = shape;
+    sp->tasks[t].affinity = a;
+  }
+  atom_flow *flow = mapopt__calloc(
+      sp->ctx, (size_t)(run->natoms > 0 ? run->natoms : 1), sizeof *flow);
+  if (!flow)
+    return MAPOPT_ENOMEM;
+  for (int64_t k = 0; k < run->natoms; k++)
+    flow[k] = (atom_flow){-1, -1};
+  /* Only leaf tasks count on either side: an inner task's arguments pass
+   * its children's privileges on, the children use the data (docs/sim.md).
+   * A leaf launched alone counts as a neighbour (where it runs follows
+   * from its parent's placement: neighbour_of) but has no table. */
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
+      continue;
+    note_reads(sp, i, flow);
+    note_writes(sp, i, flow);
+  }
+  mapopt__free(sp->ctx, flow,
+               (size_t)(run->natoms > 0 ? run->natoms : 1) * sizeof *flow);
+  return MAPOPT_OK;
+}
+
+mapopt_status mapopt__space_place_point(const mapopt_space *sp,
+                                        const mapopt_program *prog,
+                                        const mapopt_app_op *o,
+                                        mapopt_proc_kind kind, int64_t *node,
+                                        int64_t *local) {
+  int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
+  mapopt_map_answer ans;
+  mapopt_status st =
+      mapopt_policy_index_map(prog, sp->run->tasks[o->task].name, o->dims,
+                              o->point, o->extents, kind, &ans, NULL);
+  if (st != MAPOPT_OK)
+    return st;
+  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
+    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
+                                      o->parent >= 0 ? 1 : nodes, procs, node,
+                                      local);
+  } else {
+    *node = ans.points[0].node;
+    *local = ans.points[0].proc;
+  }
+  return *node < 0 || *node >= nodes || *local < 0 || *local >= procs
+             ? MAPOPT_EMAP
+             : MAPOPT_OK;
+}
+
+/* Writes a tuple of the n values v. */
+static void write_tuple(mapopt__strbuf *sb, const int64_t *v, int64_t n) {
+  mapopt__sb_putc(sb, '(');
+  for (int64_t k = 0; k < n; k++)
+    mapopt__sb_printf(sb, "%s%lld", k ? ", " : "", (long long)v[k]);
+  mapopt__sb_putc(sb, ')');
+}
+
+/* A launch of one point returns its processor: the DSL has no
+ * one-element tuple literal (docs/dsl.md, "Tuples"). */
+void mapopt__affinity_write_lookup(mapopt__strbuf *sb, const char *fn,
+                                   const char *mv, const space_affinity *a,
+                                   const int64_t *node, const int64_t *local) {
+  mapopt__sb_printf(sb, "def %s(Task t) {\n", fn);
+  if (a->npoints == 1) {
+    mapopt__sb_printf(sb, "    return %s[%lld, %lld];\n}\n", mv,
+                      (long long)node[0], (long long)local[0]);
+    return;
+  }
+  mapopt__sb_puts(sb, "    p = t.ipoint;\n    s = t.ispace;\n    l = p[0]");
+  for (int d = 1; d < a->dims; d++)
+    mapopt__sb_printf(sb, " + s[%d] * (p[%d]", d - 1, d);
+  for (int d = 1; d < a->dims; d++)
+    mapopt__sb_putc(sb, ')');
+  mapopt__sb_puts(sb, ";\n    node = ");
+  write_tuple(sb, node, a->npoints);
+  mapopt__sb_puts(sb, ";\n    proc = ");
+  write_tuple(sb, local, a->npoints);
+  mapopt__sb_printf(sb, ";\n    return %s[node[l], proc[l]];\n}\n", mv);
+}
