@@ -64,8 +64,8 @@ make_tree
 expect clean 0 "docs stand alone"
 
 make_tree
-printf '/* (SIMULATOR.md) */\n' >>"$T/src/m/a.c"
-expect missing-md 1 "src/m/a.c:4: SIMULATOR.md: no such file in the repository"
+printf '/* (DESIGN.md) */\n' >>"$T/src/m/a.c"
+expect missing-md 1 "src/m/a.c:4: DESIGN.md: no such file in the repository"
 
 make_tree
 printf 'see docs/other.md\n' >>"$T/tests/g/a.test"
