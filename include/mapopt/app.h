@@ -1,5 +1,5 @@
 /*
- * mapopt app: the application model (SIMULATOR.md §3): regions with fields
+ * mapopt app: the application model (docs/apps.md): regions with fields
  * and atoms, partitions into pieces, tasks with variants and cost
  * formulas, and a program of launches, loops, fills and fences.
  *
@@ -10,7 +10,7 @@
  *    size fixed, every expression evaluated, every loop unrolled and every
  *    inner task's body expanded -- as the flat list of ops in canonical
  *    order (program order, a child launch inside its parent's position,
- *    depth first; SIMULATOR.md §4.3). It is mapping-independent, so one
+ * depth first). It is mapping-independent, so one
  *    instance is shared read-only by any number of simulations.
  * The structs of a run are public for reading; they are owned by the run.
  */
@@ -112,7 +112,7 @@ typedef struct mapopt_app_req {
    * the position (the requirement's index in the op) follows them. */
   const char *const *names;
   size_t nnames;
-  int64_t bytes;   /* bytes the task moves through it (§3.3) */
+  int64_t bytes;   /* bytes the task moves through it */
   int64_t gathers; /* random element reads */
   int64_t atomics; /* random atomic updates */
 } mapopt_app_req;
@@ -158,7 +158,8 @@ typedef enum mapopt_op_kind {
   MAPOPT_OP_FUTURE_REDUCE /* reduces an index launch's point futures */
 } mapopt_op_kind;
 
-/* Where an op stands in the run's timing structure (SIMULATOR.md §4.11). */
+/* Where an op stands in the run's timing structure (docs/apps.md, "timing").
+ */
 typedef struct mapopt_op_timing {
   int64_t iteration;  /* time-step loop iteration (warm-up ones first), -1
                          outside the time-step loop */
@@ -245,8 +246,8 @@ typedef struct mapopt_app_run {
 
 /*
  * Loads a `mapopt-app/1` model from JSON text, validating its structure
- * (SIMULATOR.md §3.3). On success *out is owned by the caller
- * (mapopt_app_free). Errors: MAPOPT_EINVAL for a NULL argument, or with
+ * (docs/apps.md, "The format, key by key"). On success *out is owned by the
+ * caller (mapopt_app_free). Errors: MAPOPT_EINVAL for a NULL argument, or with
  * every problem as a located error diagnostic (FILE:LINE:COL);
  * MAPOPT_ENOMEM.
  */
@@ -268,7 +269,7 @@ typedef struct mapopt_app_options {
    * ("paper", "small,check=0", "n=4096,gx=2"); NULL: the model's params. */
   const char *spec;
   int64_t iterations; /* timed iterations; < 0: the model's nominal count */
-  int64_t warmup;     /* < 0: the default of SIMULATOR.md §1 */
+  int64_t warmup;     /* < 0: the model's, at most 2 in window timing */
   /* Refuse a run whose estimated op count or memory exceeds these (0: the
    * defaults below), before allocating it. mapopt_sim_instantiate counts
    * against max_bytes what simulating the run takes too (its plan and the
@@ -280,14 +281,13 @@ typedef struct mapopt_app_options {
 #define MAPOPT_APP_DEFAULT_MAX_BYTES (INT64_C(4) << 30)
 
 /*
- * Instantiates a run: applies size and overrides, evaluates every
- * expression (int64; overflow and division by zero are MODEL errors),
- * validates the model (SIMULATOR.md §3.4: projections inside colour
- * spaces, writes through whole atoms only, ...) and expands the program.
- * On success *out is owned by the caller (mapopt_app_run_free); it does not
- * point into app. Errors: MAPOPT_EINVAL for a NULL argument, or with a
- * located error diagnostic for any of the problems above or a run larger
- * than opts->max_ops or max_bytes; MAPOPT_ENOMEM.
+ * Instantiates a run: applies size and overrides, evaluates every expression
+ * (int64; overflow and division by zero are MODEL errors), validates the model
+ * (projections inside colour spaces, writes through whole atoms only, ...) and
+ * expands the program. On success *out is owned by the caller
+ * (mapopt_app_run_free); it does not point into app. Errors: MAPOPT_EINVAL for
+ * a NULL argument, or with a located error diagnostic for any of the problems
+ * above or a run larger than opts->max_ops or max_bytes; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_app_instantiate(const mapopt_app *app,
                                                 const mapopt_app_options *opts,

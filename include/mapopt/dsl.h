@@ -1,13 +1,12 @@
 /*
- * mapopt dsl: the mapping language (docs/dsl.md; design in DSL.md).
+ * mapopt dsl: the mapping language (docs/dsl.md).
  *
  * A mapper file is compiled in three steps -- parse, check, load -- into a
- * mapopt_program: the resolved policy. A substrate (the simulator, the
- * `mapopt show` command) then asks the program the questions of
- * SIMULATOR.md §1 (processor kinds, memories, layouts, placements, limits)
- * through the mapopt_policy_* functions. A loaded program is immutable
- * except for internal caches, which are locked: any number of threads may
- * query one program at once.
+ * mapopt_program: the resolved policy. A substrate (the simulator, the `mapopt
+ * show` command) then asks the program its questions (processor kinds,
+ * memories, layouts, placements, limits) through the mapopt_policy_* functions.
+ * A loaded program is immutable except for internal caches, which are locked:
+ * any number of threads may query one program at once.
  */
 #ifndef MAPOPT_DSL_H
 #define MAPOPT_DSL_H
@@ -38,9 +37,9 @@ typedef void (*mapopt_print_fn)(void *ud, const char *line);
 
 /*
  * How Region, Layout and CollectMemory statements match a region argument
- * (docs/dsl.md §5.1). The DSL mapper of Legion matches in one run either
- * argument names (with -tm:use_semantic_name) or positions, never both
- * (docs/legion.md); mapopt can do both, names first.
+ * (docs/dsl.md, "Rules shared by all statements"). The DSL mapper of Legion
+ * matches in one run either argument names (with -tm:use_semantic_name) or
+ * positions, never both (docs/legion.md); mapopt can do both, names first.
  */
 typedef enum mapopt_region_keys_mode {
   /* As the DSL mapper would in one run: by position when the mapper keys
@@ -73,15 +72,15 @@ typedef struct mapopt_dsl_options {
 } mapopt_dsl_options;
 
 /*
- * Parses, checks and loads a mapper (DSL.md §1.4). text has len bytes (it
- * need not be NUL-terminated). Diagnostics -- warnings, then the first error
- * -- are appended to diags in the order of DSL.md §7.1. Returns MAPOPT_OK and
- * the program in *out (owned by the caller: mapopt_dsl_free). Errors, with
- * *out untouched: MAPOPT_EINVAL for a NULL ctx, diags or out (or NULL text
- * with len > 0); MAPOPT_ESYNTAX (lexical or syntax error, E01-E04, or a
- * text longer than MAPOPT_DSL_MAX_INPUT);
- * MAPOPT_ELOAD (check or load error: E05-E10 and R-errors at load time);
- * MAPOPT_ENOMEM. The options and the shape are copied.
+ * Parses, checks and loads a mapper. text has len bytes (it need not be
+ * NUL-terminated). Diagnostics -- warnings, then the first error -- are
+ * appended to diags in the order of docs/dsl.md, "How diagnostics look".
+ * Returns MAPOPT_OK and the program in *out (owned by the caller:
+ * mapopt_dsl_free). Errors, with *out untouched: MAPOPT_EINVAL for a NULL ctx,
+ * diags or out (or NULL text with len > 0); MAPOPT_ESYNTAX (lexical or syntax
+ * error, E01-E04, or a text longer than MAPOPT_DSL_MAX_INPUT); MAPOPT_ELOAD
+ * (check or load error: E05-E10 and R-errors at load time); MAPOPT_ENOMEM. The
+ * options and the shape are copied.
  */
 MAPOPT_API mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text,
                                             size_t len,
@@ -91,9 +90,9 @@ MAPOPT_API mapopt_status mapopt_dsl_compile(mapopt_ctx *ctx, const char *text,
 MAPOPT_API void mapopt_dsl_free(mapopt_program *prog);
 
 /*
- * The canonical text of the program (DSL.md §3.5) in *text, freed with
- * mapopt_text_free, and its length in *len (len may be NULL). Error:
- * MAPOPT_ENOMEM (*text untouched).
+ * The canonical text of the program (docs/dsl.md, "Step 7: format it") in
+ * *text, freed with mapopt_text_free, and its length in *len (len may be NULL).
+ * Error: MAPOPT_ENOMEM (*text untouched).
  */
 MAPOPT_API mapopt_status mapopt_dsl_format(const mapopt_program *prog,
                                            char **text, size_t *len);
@@ -101,7 +100,7 @@ MAPOPT_API mapopt_status mapopt_dsl_format(const mapopt_program *prog,
 MAPOPT_API bool mapopt_dsl_equal(const mapopt_program *a,
                                  const mapopt_program *b);
 
-/* ---- the diagnostic catalogue (docs/dsl.md §11) -------------------------- */
+/* ---- the diagnostic catalogue (docs/dsl.md, "Diagnostics catalogue") ----- */
 
 /*
  * Every diagnostic the DSL emits, one entry per message form:
@@ -681,7 +680,7 @@ MAPOPT_API const char *mapopt_dsl_diag_code(mapopt_dsl_diag id);
 MAPOPT_API mapopt_severity mapopt_dsl_diag_severity(mapopt_dsl_diag id);
 MAPOPT_API const char *mapopt_dsl_diag_template(mapopt_dsl_diag id);
 
-/* ---- policy queries (SIMULATOR.md §1) ------------------------------------ */
+/* ---- policy queries: what a substrate asks a mapper ---------------------- */
 
 /*
  * A region argument's keys: its names in order, then its position. The
@@ -701,8 +700,9 @@ MAPOPT_API size_t mapopt_policy_proc_kinds(const mapopt_program *prog,
                                            const char *task,
                                            mapopt_proc_kind *out, size_t cap);
 
-/* The concatenated Region candidate list (DSL.md §4.2 step 1); 0 entries
- * means "unspecified". Writes up to cap entries, returns the full length. */
+/* The concatenated Region candidate list (docs/dsl.md, "How the memory is
+ * chosen"); 0 entries means "unspecified". Writes up to cap entries, returns
+ * the full length. */
 MAPOPT_API size_t mapopt_policy_memory_list(const mapopt_program *prog,
                                             const char *task,
                                             const mapopt_region_keys *keys,
@@ -723,8 +723,8 @@ MAPOPT_API int64_t mapopt_policy_instance_limit(const mapopt_program *prog,
 MAPOPT_API bool mapopt_policy_collect(const mapopt_program *prog,
                                       const char *task,
                                       const mapopt_region_keys *keys);
-/* ControlReplicate (DSL.md §4.8): exactly the set if any statement exists,
- * else the top-level task when nodes > 1. */
+/* ControlReplicate (docs/dsl.md, "ControlReplicate"): exactly the set if any
+ * statement exists, else the top-level task when nodes > 1. */
 MAPOPT_API bool mapopt_policy_replicated(const mapopt_program *prog,
                                          const char *task, bool top_level,
                                          int64_t nodes);
@@ -766,14 +766,14 @@ typedef struct mapopt_map_answer {
 } mapopt_map_answer;
 
 /*
- * IndexTaskMap (DSL.md §4.6) for one point of an index launch of task,
- * mapped to kind: point and extents have dims coordinates. Warnings raised
- * while mapping (W14, W15) are appended to diags (which may be NULL).
- * Results (including errors) are memoized by (task, kind, point, extents).
- * Errors: MAPOPT_EINVAL for a NULL task or out, or dims outside [0, 16];
- * MAPOPT_EMAP for a mapping error (an R error of the function), with the
- * "mapping error:" diagnostic and its N02 context note appended to diags;
- * MAPOPT_ENOMEM.
+ * IndexTaskMap (docs/dsl.md, "IndexTaskMap: placing the points of an index
+ * launch") for one point of an index launch of task, mapped to kind: point and
+ * extents have dims coordinates. Warnings raised while mapping (W14, W15) are
+ * appended to diags (which may be NULL). Results (including errors) are
+ * memoized by (task, kind, point, extents). Errors: MAPOPT_EINVAL for a NULL
+ * task or out, or dims outside [0, 16]; MAPOPT_EMAP for a mapping error (an R
+ * error of the function), with the "mapping error:" diagnostic and its N02
+ * context note appended to diags; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_policy_index_map(
     const mapopt_program *prog, const char *task, int dims,
@@ -792,21 +792,21 @@ MAPOPT_API const char *mapopt_policy_map_function(const mapopt_program *prog,
                                                   bool single);
 
 /*
- * SingleTaskMap (DSL.md §4.7) for the single task self (self->proc is its
- * initial processor: local index 0 of its kind on the parent's node). Up to
- * cap points of a point set are written to set (which may be NULL);
- * out->npoints gives the full count. R18 (another node) is the caller's
- * check: it is the substrate's error. Errors: MAPOPT_EINVAL for a NULL self
- * or out; MAPOPT_EMAP for a mapping error, with the "mapping error:"
- * diagnostic and its N03 context note appended to diags (which may be
- * NULL); MAPOPT_ENOMEM.
+ * SingleTaskMap (docs/dsl.md, "SingleTaskMap: placing single tasks") for the
+ * single task self (self->proc is its initial processor: local index 0 of its
+ * kind on the parent's node). Up to cap points of a point set are written to
+ * set (which may be NULL); out->npoints gives the full count. R18 (another
+ * node) is the caller's check: it is the substrate's error. Errors:
+ * MAPOPT_EINVAL for a NULL self or out; MAPOPT_EMAP for a mapping error, with
+ * the "mapping error:" diagnostic and its N03 context note appended to diags
+ * (which may be NULL); MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_policy_single_map(
     const mapopt_program *prog, const mapopt_task_ref *self,
     mapopt_proc_kind kind, mapopt_map_answer *out, mapopt_proc_point *set,
     size_t cap, mapopt_diags *diags);
 
-/* ---- resolution with defaults (DSL.md §4.10, SIMULATOR.md §4.2) ---------- */
+/* ---- resolution with defaults (docs/dsl.md, "Defaults, all in one place") */
 
 /*
  * The processor kind of task given the kinds it has variants for (bit
@@ -823,8 +823,8 @@ MAPOPT_API mapopt_status mapopt_policy_select_kind(
     bool lenient, mapopt_proc_kind *out, mapopt_diags *diags);
 
 /*
- * The memory kind for an argument of task run on kind (DSL.md §4.2 and the
- * §4.10 default): the first available entry of the memory list, VIRTUAL, or
+ * The memory kind for an argument of task run on kind (docs/dsl.md, "How the
+ * memory is chosen"): the first available entry of the memory list, VIRTUAL, or
  * the default memory of the kind.
  */
 MAPOPT_API mapopt_mem_kind mapopt_policy_select_memory(
@@ -840,9 +840,9 @@ mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,
                              bool c_order_default, mapopt_layout *out);
 
 /*
- * The default index placement of SIMULATOR.md §4.2 for point of a launch
- * with extents (dims dimensions) over nodes address spaces of procs
- * processors each: what a substrate does when mapopt_policy_index_map
+ * The default index placement (docs/dsl.md, "Defaults, all in one place") for
+ * point of a launch with extents (dims dimensions) over nodes address spaces of
+ * procs processors each: what a substrate does when mapopt_policy_index_map
  * answers MAPOPT_MAP_UNSPECIFIED.
  */
 MAPOPT_API void mapopt_policy_default_index_place(int dims,

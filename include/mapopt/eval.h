@@ -50,7 +50,8 @@
  * stderr are the same pipe, so the captured text is both streams merged in
  * the order the program wrote them. A supervisor process, a child
  * subreaper, starts it and so learns of every process it starts, in its
- * group or not (docs/real.md, section 4, says what it cannot reach).
+ * group or not (docs/real.md, "Where the command runs", says what it
+ * cannot reach).
  *
  * Timeouts. On timeout the process group and every other process the
  * command started get SIGTERM, then SIGKILL after a grace period; so they

@@ -1,14 +1,14 @@
 /*
  * mapopt machine: the model of a GPU cluster that the simulator runs on
- * (SIMULATOR.md §2): identical nodes of processors and memories, affinity
- * edges with bandwidths and access rates, copy channels, runtime overheads
- * and address spaces (ranks).
+ * (docs/machines.md, "The JSON format, key by key"): identical nodes of
+ * processors and memories, affinity edges with bandwidths and access rates,
+ * copy channels, runtime overheads and address spaces (ranks).
  *
  * A machine comes from a preset ("p100x4", "lassen:nodes=4"), a
  * `mapopt-machine/1` JSON file, or the one-line synthetic description of
  * the DSL ("nodes=2 gpu=4 cpu=8 omp=2"). It is validated when loaded and
  * immutable afterwards; the struct below is public for reading. All rates
- * are integers (SIMULATOR.md §4.13): bandwidth in MB/s (1 GB/s = 1000),
+ * are integers, converted once at load time: bandwidth in MB/s (1 GB/s = 1000),
  * peaks in MFLOP/s, gather and atomic rates in accesses per ms, times in ns,
  * capacities in bytes.
  */
@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-/* Copy channels (SIMULATOR.md §2.3). */
+/* Copy channels (docs/machines.md, "channels"). */
 typedef enum mapopt_channel {
   MAPOPT_CHAN_FB_LOCAL,
   MAPOPT_CHAN_FB_FB_PEER,
@@ -61,10 +61,10 @@ typedef struct mapopt_machine_mems {
   bool present;
   /* How many: SYSMEM, ZCMEM, RDMEM one per node; SOCKMEM one per socket;
    * FBMEM one per GPU. */
-  int64_t capacity; /* bytes, per memory (before the rank split of §2.5) */
+  int64_t capacity; /* bytes, per memory (before the rank split) */
 } mapopt_machine_mems;
 
-/* A processor -> memory affinity edge (SIMULATOR.md §2.2). */
+/* A processor -> memory affinity edge (docs/machines.md, "affinity"). */
 typedef struct mapopt_affinity {
   bool present; /* false: no access */
   int64_t bw_mbps;
@@ -157,10 +157,10 @@ MAPOPT_API const char *const *mapopt_machine_presets(void);
 MAPOPT_API const char *mapopt_machine_preset_json(const char *name);
 
 /*
- * Whether m can run ranks ranks per node (SIMULATOR.md §2.5): ranks must
- * divide the GPUs of a node, as the loader also requires of a machine's
- * own ranks_per_node. Error: MAPOPT_EINVAL with the error "WHO: error:
- * ranks_per_node (R) must divide the GPU count (G)" appended to diags
+ * Whether m can run ranks ranks per node (docs/machines.md, "Naming a
+ * machine"): ranks must divide the GPUs of a node, as the loader also requires
+ * of a machine's own ranks_per_node. Error: MAPOPT_EINVAL with the error "WHO:
+ * error: ranks_per_node (R) must divide the GPU count (G)" appended to diags
  * (MAPOPT_ENOMEM when it cannot be).
  */
 MAPOPT_API mapopt_status mapopt_machine_check_ranks(const mapopt_machine *m,
@@ -169,8 +169,8 @@ MAPOPT_API mapopt_status mapopt_machine_check_ranks(const mapopt_machine *m,
                                                     mapopt_diags *diags);
 
 /*
- * The DSL's view of the machine (DSL.md §1.2): address spaces (nodes x
- * ranks) and processors of each kind per address space (§2.5), and the
+ * The DSL's view of the machine (docs/dsl.md, "The base model"): address spaces
+ * (nodes x ranks) and processors of each kind per address space, and the
  * affinity kinds for point.has().
  */
 MAPOPT_API void mapopt_machine_shape_of(const mapopt_machine *m,
@@ -183,14 +183,14 @@ MAPOPT_API mapopt_status mapopt_machine_to_json(mapopt_ctx *ctx,
                                                 char **text);
 
 /*
- * Derives the `local` machine from this host (SIMULATOR.md §2.7). With
- * measure, runs a 0.5 s copy micro-benchmark for bandwidth. Missing or
- * unreadable /sys and /proc files fall back to defaults, which the
+ * Derives the `local` machine from this host (docs/machines.md, "Probing this
+ * host"). With measure, runs a 0.5 s copy micro-benchmark for bandwidth.
+ * Missing or unreadable /sys and /proc files fall back to defaults, which the
  * machine's "sources" (in its JSON) record. On success *out is owned by the
- * caller (mapopt_machine_free); the CLI writes mapopt_machine_to_json of it
- * to mapopt_machine_local_path, which resolve("local") reads. Errors:
- * MAPOPT_ENOMEM; MAPOPT_EINVAL, with its diagnostics, if the model derived
- * from this host fails its own validation (an internal error).
+ * caller (mapopt_machine_free); the CLI writes mapopt_machine_to_json of it to
+ * mapopt_machine_local_path, which resolve("local") reads. Errors:
+ * MAPOPT_ENOMEM; MAPOPT_EINVAL, with its diagnostics, if the model derived from
+ * this host fails its own validation (an internal error).
  */
 MAPOPT_API mapopt_status mapopt_machine_probe(mapopt_ctx *ctx, bool measure,
                                               mapopt_diags *diags,

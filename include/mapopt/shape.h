@@ -4,11 +4,11 @@
  *
  *  - the processor and memory kinds, with their names and the inverse
  *    parsers (round trips: parse(name(k)) == k);
- *  - the shape of a machine as mappers see it (DSL.md §1.2): address
- *    spaces, processors of each kind per address space and their memory
- *    affinities, with its one-line form "nodes=2 gpu=4 cpu=8 omp=2"
- *    (hwloc's synthetic topologies in spirit), so tests and tools need no
- *    fixture files;
+ *  - the shape of a machine as mappers see it (docs/dsl.md, "The base
+ *    model"): address spaces, processors of each kind per address space
+ *    and their memory affinities, with its one-line form "nodes=2 gpu=4
+ *    cpu=8 omp=2" (hwloc's synthetic topologies in spirit), so tests and
+ *    tools need no fixture files;
  *  - instance layouts (the answer of a Layout statement, and an
  *    application variant's layout requirements);
  *  - the names an application gives its tasks and their region arguments,
@@ -69,10 +69,10 @@ MAPOPT_API mapopt_status mapopt_shape_mem_parse(const char *s,
 /* ---- the machine's shape ------------------------------------------------- */
 
 /*
- * The shape of a machine as mappers see it (DSL.md §1.2): nodes (address
- * spaces), processors of each kind per node, and for `point.has(M)` the
- * memory kinds each processor kind has affinity to (bit 1u << mapopt_mem_kind;
- * VIRTUAL is always available).
+ * The shape of a machine as mappers see it (docs/dsl.md, "The base model"):
+ * nodes (address spaces), processors of each kind per node, and for
+ * `point.has(M)` the memory kinds each processor kind has affinity to (bit 1u
+ * << mapopt_mem_kind; VIRTUAL is always available).
  */
 typedef struct mapopt_machine_shape {
   int64_t nodes;
@@ -92,15 +92,15 @@ MAPOPT_API void mapopt_shape_default(mapopt_machine_shape *shape);
  * Keys: nodes, cpu, gpu, omp, io, py, proc (processors per node), sockets
  * (default 1 when there are CPUs or OMPs), and sysmem, zcmem, rdmem (0 or 1;
  * defaults: sysmem 1, zcmem 1 when there are GPUs, rdmem 1). Affinity then
- * follows SIMULATOR.md §2.2: CPU -> SYSMEM, SOCKMEM, ZCMEM, RDMEM; GPU ->
- * FBMEM, ZCMEM; OMP -> SOCKMEM, SYSMEM, ZCMEM; each only where that memory
- * exists. Omitted processor counts are 0, omitted nodes is 1.
- * *shape is written only on success. Error: MAPOPT_EINVAL for a malformed
- * description, with a message naming the offending key or value (and its
- * column) written to err as snprintf writes (errlen bytes at most, always
- * NUL-terminated when errlen > 0). The message quotes at most two pieces
- * of text (a key and a value) and adds fewer than 200 bytes of its own: a
- * buffer of 2 * strlen(text) + 200 bytes always holds it whole.
+ * follows docs/machines.md, "affinity": CPU -> SYSMEM, SOCKMEM, ZCMEM, RDMEM;
+ * GPU -> FBMEM, ZCMEM; OMP -> SOCKMEM, SYSMEM, ZCMEM; each only where that
+ * memory exists. Omitted processor counts are 0, omitted nodes is 1. *shape is
+ * written only on success. Error: MAPOPT_EINVAL for a malformed description,
+ * with a message naming the offending key or value (and its column) written to
+ * err as snprintf writes (errlen bytes at most, always NUL-terminated when
+ * errlen > 0). The message quotes at most two pieces of text (a key and a
+ * value) and adds fewer than 200 bytes of its own: a buffer of 2 * strlen(text)
+ * + 200 bytes always holds it whole.
  */
 MAPOPT_API mapopt_status mapopt_shape_parse(const char *text,
                                             mapopt_machine_shape *shape,
@@ -128,8 +128,9 @@ typedef enum mapopt_align_op {
   MAPOPT_ALIGN_GE
 } mapopt_align_op;
 
-/* A Layout answer (DSL.md §4.3): each component set by the matched list, or
- * unset. soa: YES = SOA, NO = AOS. c_order: YES = C_order, NO = F_order. */
+/* A Layout answer (docs/dsl.md, "Layout: how instances are laid out"): each
+ * component set by the matched list, or unset. soa: YES = SOA, NO = AOS.
+ * c_order: YES = C_order, NO = F_order. */
 typedef struct mapopt_layout {
   mapopt_layout_tri soa;
   mapopt_layout_tri c_order;

@@ -1,10 +1,10 @@
 /*
- * mapopt sim: the discrete-event simulator (SIMULATOR.md §4-§6). It runs an
- * instantiated application (mapopt_app_run) on a machine model under a
- * mapper (a loaded mapopt_program) and reports what a real run reports:
- * the elapsed time and metric, or the error that a real runtime would
- * print, plus a profile, a raw log, an optional Chrome trace, and a lower
- * bound on the elapsed time.
+ * mapopt sim: the discrete-event simulator (docs/sim.md, "How it models a
+ * run"). It runs an instantiated application (mapopt_app_run) on a machine
+ * model under a mapper (a loaded mapopt_program) and reports what a real run
+ * reports: the elapsed time and metric, or the error that a real runtime would
+ * print, plus a profile, a raw log, an optional Chrome trace, and a lower bound
+ * on the elapsed time.
  *
  * Simulated time is integer nanoseconds and every tie is broken by a
  * sequence number, so the same inputs give byte-identical outputs.
@@ -52,9 +52,9 @@ typedef struct mapopt_sim_options {
   int64_t max_events;             /* event budget; 0: 10^9 */
   bool record_decisions;          /* fill result->decisions (mapopt show) */
   /* An AOS instance with F order is laid out F, X, Y, ... as the mapping
-   * language defines it (docs/dsl.md §5.4). By default (false) the run
-   * fails there, as on Legion under the DSL mapper, which orders it F, Y,
-   * Z, ... without X (docs/legion.md). */
+   * language defines it (docs/dsl.md, "Layout: how instances are laid out"). By
+   * default (false) the run fails there, as on Legion under the DSL mapper,
+   * which orders it F, Y, Z, ... without X (docs/legion.md). */
   bool mapopt_aos_order;
   /* Called from the simulating thread every 65536 events (NULL: never);
    * it must not call back into the simulation. */
@@ -62,7 +62,7 @@ typedef struct mapopt_sim_options {
   void *progress_ud;
 } mapopt_sim_options;
 
-/* Error classes of SIMULATOR.md §4.12; NONE on success. */
+/* Error classes (docs/sim.md, "The raw log"); NONE on success. */
 /* clang-format off */
 #define MAPOPT_SIM_ERROR_LIST(X)                                               \
   X(NONE)                                                                      \
@@ -131,7 +131,7 @@ typedef struct mapopt_sim_req_stats {
   mapopt_priv priv;
   int fields;         /* fields the argument requests */
   int region_fields;  /* fields of its region */
-  int64_t layout_ppm; /* the largest layout factor L_r applied (§4.9), ppm */
+  int64_t layout_ppm; /* the largest layout factor L_r applied, ppm */
   /* The bytes copied in per channel, indexed like mapopt_sim_result's
    * copies (FOLD: reduction folds into this argument). */
   int64_t copy_in_channel_bytes[MAPOPT_SIM_COPY_KINDS];
@@ -300,7 +300,7 @@ typedef struct mapopt_sim_decision {
 
 typedef struct mapopt_sim_result {
   mapopt_sim_error error;
-  char *error_text; /* the message lines of §5.3, or NULL */
+  char *error_text; /* the error's message lines, or NULL */
   int64_t error_time_ns;
   int64_t elapsed_ns;
   int64_t iterations_timed, iterations_warmup;
@@ -319,7 +319,7 @@ typedef struct mapopt_sim_result {
   double efficiency;
   int64_t events;
   int64_t sim_wall_us;
-  char *log; /* the raw log (§5.2), NUL-terminated */
+  char *log; /* the raw log, NUL-terminated */
   /* With the trace option: the Chrome trace-event JSON (docs/sim.md, "The
    * trace"), NUL-terminated; NULL otherwise. Write it where it is wanted
    * (mapopt_file_replace): a run never fails because a file cannot be
@@ -355,8 +355,8 @@ MAPOPT_API mapopt_status mapopt_sim_instantiate(const mapopt_machine *machine,
                                                 mapopt_app_run **out);
 
 /*
- * The shape of machine as the mappers of run see it (DSL.md §1.2): that of
- * mapopt_machine_shape_of with the run's rank split applied.
+ * The shape of machine as the mappers of run see it (docs/dsl.md, "The base
+ * model"): that of mapopt_machine_shape_of with the run's rank split applied.
  */
 MAPOPT_API void mapopt_sim_shape(const mapopt_machine *machine,
                                  const mapopt_app_run *run,
@@ -383,11 +383,11 @@ MAPOPT_API void mapopt_sim_result_free(mapopt_sim_result *r);
 
 /*
  * A plan: the mapping-independent part of simulating a run (its dependence
- * graph and derived lists, SIMULATOR.md §7), built once and shared
- * read-only by any number of concurrent mapopt_sim_run_plan calls -- what a
- * tuner evaluating thousands of mappers uses. The run must outlive it; *out
- * is owned by the caller (mapopt_sim_plan_free). Errors: MAPOPT_EINVAL for
- * a NULL argument or an op with more than 64 requirements; MAPOPT_ENOMEM.
+ * graph and derived lists), built once and shared read-only by any number of
+ * concurrent mapopt_sim_run_plan calls -- what a tuner evaluating thousands of
+ * mappers uses. The run must outlive it; *out is owned by the caller
+ * (mapopt_sim_plan_free). Errors: MAPOPT_EINVAL for a NULL argument or an op
+ * with more than 64 requirements; MAPOPT_ENOMEM.
  */
 typedef struct mapopt_sim_plan mapopt_sim_plan;
 MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,
@@ -411,8 +411,9 @@ MAPOPT_API mapopt_status mapopt_sim_run_plan(mapopt_ctx *ctx,
  * attribution ("waits") and the arguments' instance sizes. */
 #define MAPOPT_SIM_REPORT_FORMAT "mapopt-report/2"
 
-/* The report (§5.1) as JSON text in *text, freed with mapopt_text_free;
- * with stats, the wall-clock fields too. Error: MAPOPT_ENOMEM. */
+/* The report (docs/sim.md, "The report") as JSON text in *text, freed with
+ * mapopt_text_free; with stats, the wall-clock fields too. Error:
+ * MAPOPT_ENOMEM. */
 MAPOPT_API mapopt_status mapopt_sim_report_json(mapopt_ctx *ctx,
                                                 const mapopt_sim_result *r,
                                                 bool stats, char **text);

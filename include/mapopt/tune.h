@@ -222,7 +222,7 @@ typedef struct mapopt_evaluation {
   bool edits;
   const struct mapopt_sim_result *result;
   bool duplicate; /* the text had been evaluated: this is the record */
-  /* Real runs: the runs made (racing, docs/real.md section 13) and the
+  /* Real runs: the runs made (racing, docs/real.md, "Noise") and the
    * confidence interval of score, their median. Simulated: runs 0 and the
    * interval [score, score]. */
   int runs;
@@ -401,7 +401,7 @@ typedef struct mapopt_tune_command {
   const mapopt_eval_options *eval; /* the command and its options */
   double timeout_s;
   mapopt_eval_timeout_policy policy;
-  /* Racing (docs/real.md section 13): every candidate runs eval->repeat
+  /* Racing (docs/real.md, "Noise"): every candidate runs eval->repeat
    * times at least and up to repeat_max (0: MAPOPT_TUNE_REPEAT_MAX, at
    * least eval->repeat) while its interval does not lie wholly below the
    * best's; the baselines always get repeat_max. Then the best and the

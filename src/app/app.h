@@ -1,8 +1,8 @@
 /*
  * Internal header of the app module: the loaded (still symbolic) model of
  * a `mapopt-app/1` application, the integer expression language of
- * SIMULATOR.md §3.2, and the helpers the loader, the instantiator and the
- * JSON writer share. Nothing here is installed.
+ * docs/apps.md, "Expressions", and the helpers the loader, the instantiator and
+ * the JSON writer share. Nothing here is installed.
  *
  * A model lives in one arena owned by the mapopt_app. Every expression is
  * parsed once at load into a small tree whose names are interned symbols;
@@ -318,8 +318,8 @@ struct mapopt_app {
 
 /* ---- checks of a loaded model (check.c) ---------------------------------- */
 
-/* The scope check of every expression of app (SIMULATOR.md §3.2); each
- * problem is a located error reported through jr (its status becomes
+/* The scope check of every expression of app (docs/apps.md, "Names and scope");
+ * each problem is a located error reported through jr (its status becomes
  * MAPOPT_EINVAL, or MAPOPT_ENOMEM). */
 void mapopt__app_check_scopes(mapopt_app *app, mapopt__jr *jr);
 /* Builds app->info, the task and argument names of mapopt_app_task_info.

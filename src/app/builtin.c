@@ -1,5 +1,5 @@
 /*
- * The built-in applications (BENCHMARKS.md): their models and shipped
+ * The built-in applications (docs/benchmarks.md): their models and shipped
  * mappers are compiled into the library from apps/builtin/ and mappers/,
  * and an application argument ("circuit:small", or a JSON file) is
  * resolved to a loaded model here.

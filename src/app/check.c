@@ -1,9 +1,9 @@
 /*
  * The checks of a loaded `mapopt-app/1` model that need all of it, after
  * load.c has walked the JSON: the scope check of every expression
- * (SIMULATOR.md §3.2: a name must be visible where the expression is used;
- * a task body sees the names in scope where its task is launched, so it is
- * checked once per launch site, and a task that launches itself is an
+ * (docs/apps.md, "Names and scope": a name must be visible where the expression
+ * is used; a task body sees the names in scope where its task is launched, so
+ * it is checked once per launch site, and a task that launches itself is an
  * error), and the task names and argument names that mappers are checked
  * against (mapopt_app_task_info, W11 and W12).
  *

@@ -1,6 +1,6 @@
 /*
- * The integer expression language of application models (SIMULATOR.md
- * §3.2): a tokenizer and recursive-descent parser from text to a small
+ * The integer expression language of application models (docs/apps.md,
+ * "Expressions"): a tokenizer and recursive-descent parser from text to a small
  * tree, and an evaluator over int64 with C truncation in which overflow and
  * division by zero are errors, never wrapped or trapped.
  *

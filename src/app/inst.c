@@ -1,12 +1,11 @@
 /*
  * Instantiation: a loaded model plus a size, parameter overrides, iteration
- * counts and the machine's shape become a mapopt_app_run -- every
- * expression evaluated, atoms and pieces laid out, every loop unrolled and
- * every inner task's body expanded into the flat list of ops in canonical
- * order (SIMULATOR.md §4.3: program order, children right after their
- * parent, depth first).
+ * counts and the machine's shape become a mapopt_app_run -- every expression
+ * evaluated, atoms and pieces laid out, every loop unrolled and every inner
+ * task's body expanded into the flat list of ops in canonical order (program
+ * order, children right after their parent, depth first).
  *
- * The value-dependent validation of SIMULATOR.md §3.4 happens here:
+ * The value-dependent validation of the model happens here:
  * colours inside colour spaces, writes through whole atoms only, atom grids
  * that divide evenly, and totality (overflow or division by zero anywhere is
  * a MODEL error naming the expression, its place in the file, and the point
@@ -1220,7 +1219,8 @@ static bool setup(inst *I, const mapopt_app_options *opts,
   run->nparams = (size_t)np;
   run->param_names = pn;
   run->param_values = pv;
-  /* Iteration counts of the time-step loop (SIMULATOR.md §1). */
+  /* Iteration counts of the time-step loop: window timing keeps at most 2 of
+   * the model's warm-up iterations unless the options say otherwise. */
   const mapopt__app_stmt *ts = app->tsloop;
   int64_t nominal = 0, warm = 0;
   if (!eval_nn(I, ts->count, &nominal))

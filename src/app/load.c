@@ -1,11 +1,11 @@
 /*
- * Loading a `mapopt-app/1` model (SIMULATOR.md §3.3) from JSON: the located
- * JSON reader gives a tree, which is checked key by key and turned into the
- * symbolic model of app.h. Every problem is a located error
+ * Loading a `mapopt-app/1` model (docs/apps.md, "The format, key by key") from
+ * JSON: the located JSON reader gives a tree, which is checked key by key and
+ * turned into the symbolic model of app.h. Every problem is a located error
  * (FILE:LINE:COL): unknown keys, wrong types, unknown or duplicate names,
- * expression syntax errors (located inside the string), and names an
- * expression cannot see at the place it is used. Loading goes on after an
- * error where it safely can, so that one pass reports most problems.
+ * expression syntax errors (located inside the string), and names an expression
+ * cannot see at the place it is used. Loading goes on after an error where it
+ * safely can, so that one pass reports most problems.
  *
  * Once the model is walked, check.c checks the scope of every expression
  * and collects the task names mappers are checked against. Value-dependent

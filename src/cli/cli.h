@@ -246,7 +246,7 @@ enum { CLI_MAX_ENV = 64 };
 typedef struct cli_eval_settings {
   mapopt_eval_options opts;
   double timeout_s; /* 0: not given */
-  /* tune only (docs/real.md section 13): racing's most runs per candidate
+  /* tune only (docs/real.md, "Noise"): racing's most runs per candidate
    * and the final check's rounds (0: the defaults; check -1: none). */
   int repeat_max, check_rounds;
   const char *env[CLI_MAX_ENV + 1];

@@ -506,7 +506,8 @@ static void print_trace(void *ud, const char *line) {
   printf("    %s\n", line);
 }
 
-/* Layout order from fastest to slowest, as in docs/dsl.md §5.4. */
+/* Layout order from fastest to slowest, as in docs/dsl.md, "Resulting order
+ * of dimensions". */
 static void print_layout(const mapopt_layout *l, int dims) {
   static const char names[] = "XYZWVUTSRQPONMLK";
   printf("layout %s %s: ", l->soa == MAPOPT_LAYOUT_YES ? "SOA" : "AOS",

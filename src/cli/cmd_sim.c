@@ -231,7 +231,8 @@ static double cpu_seconds(void) {
 }
 
 /* --bench: one plan, evaluations repeated for at least a second of CPU
- * time; prints the §7 rate (ops, copies, fills and folds per second). */
+ * time; prints the rate docs/sim.md, "Benchmarks" states targets for (ops,
+ * copies, fills and folds per second). */
 static int bench(mapopt_ctx *ctx, const mapopt_machine *m,
                  const mapopt_app_run *run, const mapopt_program *prog,
                  const mapopt_sim_options *opts) {

@@ -28,7 +28,7 @@ int cli_mapper_open(mapopt_ctx *ctx, const cli_pipeline *p, const char *path,
   } else {
     /* A built-in application's expert mapper; for any other, the default
      * mapper, which needs no file: no statements, the DSL's defaults
-     * (docs/dsl.md, section 5.11). */
+     * (docs/dsl.md, "Defaults, all in one place"). */
     const char *name = mapopt_app_name(p->app);
     const char *text = mapopt_app_builtin_mapper(name, "expert");
     m->text = (char *)(text ? text : ""); /* compiled in: never freed */

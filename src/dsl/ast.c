@@ -1,5 +1,5 @@
 /*
- * The syntax tree's owner (DSL.md §3): initialisation and destruction of a
+ * The syntax tree's owner (docs/dsl.md): initialisation and destruction of a
  * program's arena and symbol table, symbol interning, the spellings of
  * operators, members and parameter types (those of the kinds are
  * mapopt/shape.h's), and structural equality of two trees (used by the

@@ -1,12 +1,13 @@
 /*
- * The abstract syntax tree of the mapping DSL (DSL.md §3), shared by the
+ * The abstract syntax tree of the mapping DSL (docs/dsl.md), shared by the
  * lexer/parser (lex.c, parse.c), the canonical printer (print.c), the static
  * checker and loader (load.c) and the interpreter (eval.c).
  *
  * Every node lives in the program's arena and is freed with it. Identifiers
  * are interned into the program's symbol table: a name is an int id, and
  * sym_name() gives its text back. Locations are 1-based line and byte column
- * of the construct's first character (DSL.md §7.1).
+ * of the construct's first character (docs/dsl.md, "How diagnostics
+ * look").
  */
 #ifndef MAPOPT_SRC_DSL_AST_H
 #define MAPOPT_SRC_DSL_AST_H
@@ -78,7 +79,7 @@ typedef enum mapopt__op {
   OP_NOT /* prefix - ! */
 } mapopt__op;
 
-/* Members after '.', in the order of DSL.md §3.3. */
+/* Members after '.', in the order lex.h's reserved words list them. */
 typedef enum mapopt__member {
   MEM_SIZE,
   MEM_LEN,
@@ -137,7 +138,7 @@ typedef struct mapopt__expr_list {
 
 struct mapopt__expr {
   mapopt__expr_kind kind;
-  mapopt__loc loc; /* see DSL.md §7.1: operator token, '[', member name... */
+  mapopt__loc loc; /* of the operator token, '[', member name... */
   /* Written in parentheses. Not part of the tree's meaning (equality and
    * the printer ignore it); the portability checks need it, because the
    * DSL mapper groups some unparenthesized forms differently. */
@@ -385,8 +386,8 @@ mapopt_status mapopt__dsl_parse(mapopt__ast *ast, const char *text, size_t len,
                                 mapopt_diags *diags);
 
 /*
- * Appends the canonical form of the program (DSL.md §3.5) to sb: one
- * statement per line, each ending in '\n'.
+ * Appends the canonical form of the program (docs/dsl.md, "Step 7: format it")
+ * to sb: one statement per line, each ending in '\n'.
  */
 void mapopt__dsl_print(const mapopt__ast *ast, mapopt__strbuf *sb);
 /* Appends one expression in canonical form (used by diagnostics/tests). */

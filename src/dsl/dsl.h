@@ -12,7 +12,7 @@
 #include "dsl/ast.h"
 #include "dsl/mspace.h"
 
-/* Limits of DSL.md §5.2 and §5.11. */
+/* The limits of docs/dsl.md, "Limits". */
 #define MAPOPT__DSL_MAX_CALL_DEPTH 64
 #define MAPOPT__DSL_STEP_LIMIT 1000000
 #define MAPOPT__DSL_PRINT_LIMIT 1000
@@ -48,7 +48,7 @@ typedef enum mapopt__vkind {
 
 typedef struct mapopt__value mapopt__value;
 
-/* A task as seen by a mapping function (DSL.md §5.6). */
+/* A task as seen by a mapping function (docs/dsl.md, "The task object"). */
 typedef struct mapopt__taskobj {
   const mapopt_task_ref *ref;
   bool is_parent; /* obtained through .parent: only .parent, .processor */
@@ -186,10 +186,10 @@ bool mapopt__eval_entry(const mapopt__eval_env *env, const mapopt__stmt *fn,
 /* Number of "{}" placeholders in a print format of len bytes. */
 int mapopt__print_placeholders(const char *fmt, int len);
 
-/* Writes the printed form of a value (DSL.md §5.1). */
+/* Writes the printed form of a value (docs/dsl.md, "Values"). */
 void mapopt__value_print(const mapopt_program *prog, const mapopt__value *v,
                          mapopt__strbuf *sb);
-/* "int", "tuple", "point set", "machine", ... (DSL.md §5.1). */
+/* "int", "tuple", "point set", "machine", ... (docs/dsl.md, "Values"). */
 const char *mapopt__value_type_name(const mapopt__value *v);
 
 /* Emits one print line through the program's callback, applying the

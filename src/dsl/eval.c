@@ -1,14 +1,14 @@
 /*
- * The interpreter of the DSL's expression language (DSL.md §5): values,
- * operators, tuples, calls, the task object and print. Machine models are
- * in evalmachine.c; the errors and budgets every part raises and charges,
- * in evalcore.c (eval.h holds what they share).
+ * The interpreter of the DSL's expression language (docs/dsl.md, "Expressions,
+ * values and types"): values, operators, tuples, calls, the task object and
+ * print. Machine models are in evalmachine.c; the errors and budgets every part
+ * raises and charges, in evalcore.c (eval.h holds what they share).
  *
- * It walks the tree directly. Every error is a DSL.md §7.4 R-error raised at
- * the location of the construct that failed; evaluation then unwinds by
- * returning false (no longjmp: scratch values live in an arena owned by the
- * caller, so nothing leaks). Steps and call depth are charged as §5.2 says,
- * so every evaluation terminates quickly.
+ * It walks the tree directly. Every error is an R error of the catalogue,
+ * raised at the location of the construct that failed; evaluation then unwinds
+ * by returning false (no longjmp: scratch values live in an arena owned by the
+ * caller, so nothing leaks). Steps and call depth are charged as docs/dsl.md,
+ * "Limits" says, so every evaluation terminates quickly.
  *
  * What it does not do: statement binding (load.c) and the policy lookups
  * (policy.c).

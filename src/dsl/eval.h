@@ -79,8 +79,8 @@ bool mapopt__ev_as_ints(const mapopt__value *v, int64_t *out, int cap, int *n);
 
 /* ---- machine models (evalmachine.c) ------------------------------------- */
 
-/* m[c0, ..., c(r-1)] (DSL.md §5.8): a point, or a point set for wildcards
- * (unset subscripts). */
+/* m[c0, ..., c(r-1)] (docs/dsl.md, "Indexing: from grid coordinates to a
+ * processor"): a point, or a point set for wildcards (unset subscripts). */
 bool mapopt__ev_index_machine(mapopt__eval *ev, const mapopt__mspace *m,
                               const mapopt__value_list *subs, mapopt__loc loc,
                               mapopt__value *out);

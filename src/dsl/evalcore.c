@@ -1,8 +1,8 @@
 /*
  * What every part of the DSL's interpreter shares: raising an R-error and
  * its hint (only an evaluation's first error counts), the step and value
- * budgets every evaluation is charged against (DSL.md §5.2, R23, R27), and
- * the views of values as type names and int tuples.
+ * budgets every evaluation is charged against (docs/dsl.md, "Limits": R23,
+ * R27), and the views of values as type names and int tuples.
  */
 #include <stdarg.h>
 #include <stdio.h>

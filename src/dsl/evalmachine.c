@@ -1,9 +1,9 @@
 /*
- * Machine models in the DSL's interpreter (DSL.md §5.8): indexing a model
- * (a point, or a point set over wildcards) and its transformations (split,
- * merge, swap, slice, reverse and the factoring splits), with the errors
- * of mspace.c raised at the construct that failed and, for an index out of
- * range, a hint that shows how the model was made.
+ * Machine models in the DSL's interpreter (docs/dsl.md, "Machine models and
+ * transformations"): indexing a model (a point, or a point set over wildcards)
+ * and its transformations (split, merge, swap, slice, reverse and the factoring
+ * splits), with the errors of mspace.c raised at the construct that failed and,
+ * for an index out of range, a hint that shows how the model was made.
  */
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,17 +1,17 @@
 /*
  * The factorization algorithms behind balance_split, greedy_split and
- * auto_split (DSL.md §5.10): balance(N, k), greedy(N, L) and
- * decompose(N, L). All three start from the complete prime factorization
- * of N, which is found by trial division by small primes followed by
- * Pollard's rho (Brent's variant, fixed seeds) with a deterministic
- * Miller-Rabin test, so any N up to 2^63 - 1 factors in milliseconds and
- * the results never depend on anything but the arguments.
+ * auto_split (docs/dsl.md, "Factorization algorithms"): balance(N, k),
+ * greedy(N, L) and decompose(N, L). All three start from the complete prime
+ * factorization of N, which is found by trial division by small primes followed
+ * by Pollard's rho (Brent's variant, fixed seeds) with a deterministic
+ * Miller-Rabin test, so any N up to 2^63 - 1 factors in milliseconds and the
+ * results never depend on anything but the arguments.
  *
- * decompose enumerates every distribution of the prime exponents over the
- * k slots in the order the spec fixes, so its cost is the number of
- * candidates; the caller's step budget is charged with that number before
- * any enumeration starts, and an over-budget call fails with R23 without
- * doing the work. Nothing here allocates.
+ * decompose enumerates every distribution of the prime exponents over the k
+ * slots in one fixed order (which breaks ties), so its cost is the number of
+ * candidates; the caller's step budget is charged with that number before any
+ * enumeration starts, and an over-budget call fails with R23 without doing the
+ * work. Nothing here allocates.
  */
 #include <string.h>
 
@@ -294,9 +294,9 @@ static int64_t binom(int n, int r) {
 }
 
 /*
- * decompose(N, L), DSL.md §5.10: the candidate with the least cost
- * Σ O[j] / L[j], where candidates within 1e-9 of the least cost tie; among
- * the ties greedy's result wins, else the first in enumeration order. The
+ * decompose(N, L) (docs/dsl.md, "decompose(N, L)"): the candidate with the
+ * least cost Σ O[j] / L[j], where candidates within 1e-9 of the least cost tie;
+ * among the ties greedy's result wins, else the first in enumeration order. The
  * number of candidates is charged to *steps up front (on MS_R23, *steps and
  * out are left unchanged). With greedy tied for the minimum one pass
  * suffices; otherwise a second pass finds the first tied candidate.

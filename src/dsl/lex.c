@@ -1,7 +1,7 @@
 /*
- * The lexer of the mapping DSL (DSL.md §2): bytes to tokens, one token of
- * lookahead beyond the current one, and the single exit for every parse
- * diagnostic (lexical errors E01-E03, and the syntax errors the parser
+ * The lexer of the mapping DSL (docs/dsl.md, "Lexical rules"): bytes to tokens,
+ * one token of lookahead beyond the current one, and the single exit for every
+ * parse diagnostic (lexical errors E01-E03, and the syntax errors the parser
  * formats). It allocates nothing except the diagnostic itself; token texts
  * point into the source.
  *

@@ -1,8 +1,9 @@
 /*
- * The lexer of the mapping DSL (DSL.md §2), internal to src/dsl: it turns
- * the source bytes into tokens for the parser (parse.c) and is the one place
- * where parse diagnostics are emitted (mapopt__lex_error), lexical ones
- * (E01-E03) directly and syntax errors (E04) on the parser's behalf.
+ * The lexer of the mapping DSL (docs/dsl.md, "Lexical rules"), internal to
+ * src/dsl: it turns the source bytes into tokens for the parser (parse.c) and
+ * is the one place where parse diagnostics are emitted (mapopt__lex_error),
+ * lexical ones (E01-E03) directly and syntax errors (E04) on the parser's
+ * behalf.
  *
  * Errors do not return: like Lua's luaD_throw, they record a status and
  * longjmp to the protected call in mapopt__dsl_parse. Everything the parse
@@ -18,7 +19,7 @@
 
 #include "dsl/ast.h"
 
-/* Token classes, spelled as in diagnostics (DSL.md §2). */
+/* Token classes, spelled as in diagnostics. */
 // clang-format off
 #define MAPOPT__TK_CLASSES(X)                                                  \
   X(EOF, "end of file")                                                        \
@@ -36,10 +37,10 @@
   X(AND, "&&") X(OR, "||")
 
 /*
- * Reserved words (DSL.md §2). The members, processor kinds, memory kinds and
- * the first five types are listed in the order of mapopt__member,
- * mapopt_proc_kind, mapopt_mem_kind and mapopt__param_type, so that each
- * group maps to its enum by subtraction.
+ * Reserved words (docs/dsl.md, "Lexical rules"). The members, processor kinds,
+ * memory kinds and the first five types are listed in the order of
+ * mapopt__member, mapopt_proc_kind, mapopt_mem_kind and mapopt__param_type, so
+ * that each group maps to its enum by subtraction.
  */
 #define MAPOPT__TK_WORDS(X)                                                    \
   X(TASK, "Task") X(REGION, "Region") X(LAYOUT, "Layout")                     \

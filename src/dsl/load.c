@@ -1,14 +1,14 @@
 /*
- * Compiling a mapper: parse (parse.c), then the static checks of DSL.md
- * §7.2-§7.3 with name resolution, then loading -- executing the top-level
- * statements in file order to fill the binding tables and the globals
- * (DSL.md §1.4, §4).
+ * Compiling a mapper: parse (parse.c), then the static checks (the E errors
+ * and W warnings of docs/dsl.md, "Diagnostics catalogue") with name
+ * resolution, then loading -- executing the top-level statements in file
+ * order to fill the binding tables and the globals.
  *
  * The checker also resolves every name inside a function to a frame slot:
- * parameters first, then each assigned local, then one slot per
- * comprehension variable. A slot that is still unset at run time falls back
- * to the global of the same name, which gives DSL.md §5.2's rule that a
- * local shadows a global only from its assignment onwards.
+ * parameters first, then each assigned local, then one slot per comprehension
+ * variable. A slot that is still unset at run time falls back to the global of
+ * the same name, which gives the rule (docs/dsl.md, "Names, scopes and
+ * functions") that a local shadows a global only from its assignment onwards.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -775,8 +775,9 @@ static mapopt_status load_program(mapopt_program *p, mapopt_diags *diags) {
   return l.status;
 }
 
-/* The region-key mode of DSL.md §5.1 the program runs with: its option's,
- * AUTO resolved by the arguments its keyed statements name. */
+/* The region-key mode (docs/dsl.md, "Rules shared by all statements") the
+ * program runs with: its option's, AUTO resolved by the arguments its keyed
+ * statements name. */
 static mapopt_region_keys_mode region_keys(const mapopt_program *p,
                                            mapopt_region_keys_mode opt) {
   if (opt != MAPOPT_KEYS_AUTO)

@@ -1,8 +1,8 @@
 /*
- * Machine models (DSL.md §5.8-§5.9): the base model Machine(K), the six
- * transformations (split, merge, swap, slice, reverse and the factor splits
- * balance_split / auto_split / greedy_split), the inverse mapping used by
- * indexing and the forward mapping used by task.processor(m).
+ * Machine models (docs/dsl.md, "Machine models and transformations"): the base
+ * model Machine(K), the six transformations (split, merge, swap, slice, reverse
+ * and the factor splits balance_split / auto_split / greedy_split), the inverse
+ * mapping used by indexing and the forward mapping used by task.processor(m).
  *
  * A model is a value: transform() writes a new model and one new step and
  * never touches the old model. Every step records the size tuple it was
@@ -72,10 +72,10 @@ static mapopt__ms_err too_many_dims(char *err, size_t errlen) {
 }
 
 /*
- * Validates the arguments of one transformation against in (checks in the
- * order of the DSL.md §5.9 table, dimension range first), then builds the
- * new size tuple and the step. in and out may alias: nothing is written
- * before all checks have passed.
+ * Validates the arguments of one transformation against in (checks in the order
+ * of docs/dsl.md, "The exact rules", dimension range first), then builds the
+ * new size tuple and the step. in and out may alias: nothing is written before
+ * all checks have passed.
  */
 mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
                                     const char *name, int a, int b, int64_t f,
@@ -304,13 +304,13 @@ static mapopt__ms_err outside(int64_t node, int64_t proc, int64_t c,
 }
 
 /*
- * Forward mapping: walks the steps from the first to the last, turning a
- * point of each model into a point of the next one, then checks the result
- * against the final sizes. Only slice checks its bound on the way (R21 with
- * the sliced coordinate p[d] = q[d] - lo against the new size hi - lo + 1);
- * intermediate values are otherwise unchecked, as in DSL.md §5.8. Division
- * and remainder follow C (truncation); they only see a negative value when
- * the processor itself lies outside the base model.
+ * Forward mapping: walks the steps from the first to the last, turning a point
+ * of each model into a point of the next one, then checks the result against
+ * the final sizes. Only slice checks its bound on the way (R21 with the sliced
+ * coordinate p[d] = q[d] - lo against the new size hi - lo + 1); intermediate
+ * values are otherwise unchecked. Division and remainder follow C (truncation);
+ * they only see a negative value when the processor itself lies outside the
+ * base model.
  */
 mapopt__ms_err mapopt__ms_forward(const mapopt__mspace *m, int64_t node,
                                   int64_t proc, int64_t *out, char *err,

@@ -1,5 +1,6 @@
 /*
- * Machine models of the DSL (DSL.md §5.8-§5.10): a base model Machine(K) of
+ * Machine models of the DSL (docs/dsl.md, "Machine models and
+ * transformations" and "Factorization algorithms"): a base model Machine(K) of
  * size (N, P_K) plus a chain of transformations, the inverse mapping from a
  * model point to a processor (indexing), the forward mapping from a
  * processor to a model point (task.processor(m)), and the three
@@ -8,7 +9,8 @@
  * Everything here is pure and allocation-free: models are values the caller
  * stores (the interpreter keeps them in its arenas); a transformation writes
  * a new model from an old one. Errors are reported as an R-code and an
- * exact message (DSL.md §7.4) written into a caller buffer.
+ * exact message (docs/dsl.md, "Errors raised while running mapper code (R)")
+ * written into a caller buffer.
  */
 #ifndef MAPOPT_SRC_DSL_MSPACE_H
 #define MAPOPT_SRC_DSL_MSPACE_H
@@ -67,7 +69,7 @@ typedef struct mapopt__mspace {
  * size never cuts one short. */
 #define MAPOPT__MS_ERR_MAX 256
 
-/* Error codes of this module: the DSL.md §7.4 ids. */
+/* Error codes of this module: the R codes of the diagnostic catalogue. */
 typedef enum mapopt__ms_err {
   MS_OK = 0,
   MS_R02 = 2,  /* type mismatch (bad argument shape) */
@@ -95,7 +97,7 @@ void mapopt__ms_base(mapopt__mspace *m, int proc_kind, int64_t nodes,
  *   MS_SLICE: a = d, lo, hi     MS_REVERSE: a = d
  *   MS_FACTORS: a = d, factors[0..nf) already computed by the caller
  * name is the DSL method name used in messages ("split", "balance_split").
- * Returns MS_OK, or MS_R15 with the exact DSL.md message in err (MS_R06
+ * Returns MS_OK, or MS_R15 with the catalogue's message in err (MS_R06
  * "integer overflow" if a merged size overflows).
  */
 mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
@@ -108,7 +110,7 @@ mapopt__ms_err mapopt__ms_transform(const mapopt__mspace *in, mapopt__ms_op op,
 /*
  * Inverse mapping (indexing without wildcards): coords has m->ndims
  * non-negative entries. Writes the processor (node, local index) on
- * success. Errors: R12, R25, R10, R11 with the DSL.md §7.4 messages;
+ * success. Errors: R12, R25, R10, R11 with the catalogue's messages;
  * R06 "integer overflow" if an inverse map overflows int64.
  */
 mapopt__ms_err mapopt__ms_inverse(const mapopt__mspace *m,
@@ -124,7 +126,8 @@ mapopt__ms_err mapopt__ms_forward(const mapopt__mspace *m, int64_t node,
                                   int64_t proc, int64_t *out, char *err,
                                   size_t errlen);
 
-/* balance(N, k) of DSL.md §5.10 into out[0..k). N >= 1, 1 <= k <= 16. */
+/* balance(N, k) (docs/dsl.md, "balance(N, k)") into out[0..k). N >= 1,
+ * 1 <= k <= 16. */
 void mapopt__factor_balance(int64_t n, int k, int64_t *out);
 /* greedy(N, L) into out[0..k). N >= 1, L[i] >= 1, 1 <= k <= 16. */
 void mapopt__factor_greedy(int64_t n, const int64_t *l, int k, int64_t *out);

@@ -1,5 +1,5 @@
 /*
- * The recursive-descent parser of the mapping DSL (DSL.md §3): tokens from
+ * The recursive-descent parser of the mapping DSL (docs/dsl.md): tokens from
  * lex.c to the tree of ast.h, in the program's arena. It stops at the first
  * error, reporting exactly one diagnostic.
  *
@@ -7,7 +7,7 @@
  * adds the tested tokens to p->expected, and consuming a token clears it.
  * When no rule accepts the current token, p->expected therefore holds
  * exactly the tokens that could have continued the parse there, which is
- * what "expecting ..." lists (DSL.md §7.1). syntax_error() is the one place
+ * what "expecting ..." lists. syntax_error() is the one place
  * where that message is formatted.
  *
  * Nesting. Two limits, both MAPOPT__DSL_MAX_NESTING, both reported as

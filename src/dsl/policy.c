@@ -1,7 +1,9 @@
 /*
- * The policy: answers to the substrate's questions (SIMULATOR.md §1) from a
- * loaded program's binding tables, with the wildcard precedence of DSL.md
- * §4, plus the §4.10 defaults that the simulator and `mapopt show` share.
+ * The policy: answers to the substrate's questions (which kind, memory,
+ * layout, placement, limit) from a loaded program's binding tables, with the
+ * wildcard precedence of docs/dsl.md, "Rules shared by all statements", plus
+ * the defaults that the simulator and `mapopt show` share (docs/dsl.md,
+ * "Defaults, all in one place").
  *
  * Queries may run concurrently. The tables are read-only after loading; the
  * caches (index-map memo, scratch arenas, print counter, W14 flags) are
@@ -21,7 +23,8 @@ static const mapopt__binding *find(const mapopt__map *m, const char *key) {
   return e ? e->value : NULL;
 }
 
-/* The (task, region) pairs of the key sequence of DSL.md §4.0, in order. */
+/* The (task, region) pairs of the key sequence, most specific first
+ * (docs/dsl.md, "Rules shared by all statements"). */
 typedef struct keyseq {
   const char *task[2];
   const char *region[40];

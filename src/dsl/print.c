@@ -1,11 +1,11 @@
 /*
- * The canonical printer of the mapping DSL (DSL.md §3.5): one statement per
- * line, ", " between list items, single spaces around binary operators and
- * "? :", "Align==64" without spaces, def bodies indented by four spaces, and
- * parentheses only where precedence or associativity require them -- in
- * mapopt's grammar or in the DSL mapper's (docs/legion.md), which groups
- * `?:` from the left -- so that parse(print(A)) equals A in both and
- * printing is idempotent. Comments are gone with the parse.
+ * The canonical printer of the mapping DSL (docs/dsl.md, "Step 7: format it"):
+ * one statement per line, ", " between list items, single spaces around binary
+ * operators and "? :", "Align==64" without spaces, def bodies indented by four
+ * spaces, and parentheses only where precedence or associativity require them
+ * -- in mapopt's grammar or in the DSL mapper's (docs/legion.md), which groups
+ * `?:` from the left -- so that parse(print(A)) equals A in both and printing
+ * is idempotent. Comments are gone with the parse.
  *
  * The printer recurses on the tree; trees from the parser are at most
  * MAPOPT__DSL_MAX_NESTING tall, so the depth is bounded. An allocation
@@ -15,7 +15,7 @@
 
 #include "dsl/ast.h"
 
-/* Precedence levels of DSL.md §3.4. */
+/* Precedence levels of docs/dsl.md, "Operators". */
 enum {
   PREC_ITEM = 0, /* an unpack item: "*" binds more loosely than anything */
   PREC_COND = 1,

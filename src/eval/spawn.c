@@ -25,7 +25,7 @@
  * another host, the tasks Slurm starts for srun), one that changed to a
  * user mapopt may not signal (a setuid program), or anything once the
  * supervisor itself is killed with SIGKILL (its descendants then go to
- * init). docs/real.md, section 4, says the same to users.
+ * init). docs/real.md, "Where the command runs", says the same to users.
  *
  * Why it is built this way:
  *   - Several runs may be in flight from different threads. Every

@@ -1,14 +1,14 @@
 /*
  * Which piece of which partition each point of a task uses, for the
- * application section of the prompt (docs/llm.md, section 4), computed
- * from the instantiated run rather than read from the model, so that it
- * says what the simulator runs: every op of the task is one observation,
- * its context -- the launch point (i, j, k) of an index launch; for a
- * single launch, the launching task's point and n, the launch's order
- * among that task's launches of it -- against the colour of the piece an
- * argument uses. Each colour coordinate is fitted as an integer affine
- * function of the context and the fit is checked against every op; where
- * none fits (a modulo, a table), one example is given instead.
+ * application section of the prompt (docs/llm.md, "What the prompt contains"),
+ * computed from the instantiated run rather than read from the model, so that
+ * it says what the simulator runs: every op of the task is one observation, its
+ * context -- the launch point (i, j, k) of an index launch; for a single
+ * launch, the launching task's point and n, the launch's order among that
+ * task's launches of it -- against the colour of the piece an argument uses.
+ * Each colour coordinate is fitted as an integer affine function of the context
+ * and the fit is checked against every op; where none fits (a modulo, a table),
+ * one example is given instead.
  */
 #include <inttypes.h>
 #include <string.h>

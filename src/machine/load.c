@@ -1,14 +1,15 @@
 /*
- * Loading and validating `mapopt-machine/1` JSON (SIMULATOR.md §2.6).
+ * Loading and validating `mapopt-machine/1` JSON (docs/machines.md, "The
+ * JSON format, key by key").
  *
  * The text is parsed by the located JSON reader into a scratch arena, then
  * walked section by section into a mapopt_machine. Every problem is an
  * error at FILE:LINE:COL of the key or value concerned: unknown keys, wrong
- * types, impossible numbers, mandatory affinity edges of §2.2 that are
+ * types, impossible numbers, mandatory affinity edges that are
  * missing and forbidden ones that are present, channels the machine needs.
- * Rates become integers here, once (§4.13): GB/s -> MB/s, GFLOP/s ->
+ * Rates become integers here, once: GB/s -> MB/s, GFLOP/s ->
  * MFLOP/s, M accesses/s -> accesses per ms, MiB -> bytes. Omitted runtime
- * parameters take the defaults of §2.4.
+ * parameters take the defaults of docs/machines.md, "runtime".
  *
  * This file does not know about presets or the CLI's argument forms; see
  * resolve.c.
@@ -34,7 +35,7 @@
 #define MAX_MPS 1e9
 #define MAX_WINDOW (INT64_C(1) << 20)
 
-/* §2.4 defaults. */
+/* The defaults of docs/machines.md, "runtime". */
 #define DEF_OVERHEAD_GPU 10000
 #define DEF_OVERHEAD_CPU 4000
 #define DEF_OVERHEAD_OMP 8000
@@ -315,8 +316,8 @@ static int64_t read_runtime(loader *L, const mapopt__json *root) {
   return inner;
 }
 
-/* The rank split rule of SIMULATOR.md §2.5: ranks per node must divide the
- * GPUs of a node, so that every rank has as many. Here and in
+/* The rank split rule (docs/machines.md, "Naming a machine"): ranks per node
+ * must divide the GPUs of a node, so that every rank has as many. Here and in
  * mapopt_machine_check_ranks only. */
 static bool ranks_divide(const mapopt_machine *m, int64_t ranks) {
   return ranks >= 1 && m->procs[MAPOPT_PROC_GPU].count % ranks == 0;
@@ -475,7 +476,7 @@ static void read_processors(loader *L, const mapopt__json *root,
             is_object(u)))
     mapopt__jr_int(&L->jr, u, "count", "processors.UTIL", true, 1, MAX_PROCS,
                    &m->util_count);
-  /* CPU i and OMP j sit on socket i mod sockets (§2.2). */
+  /* CPU i and OMP j sit on socket i mod sockets. */
   static const int host_kinds[] = {MAPOPT_PROC_CPU, MAPOPT_PROC_OMP};
   for (size_t h = 0; h < 2; h++) {
     mapopt_machine_procs *p = &m->procs[host_kinds[h]];
@@ -564,7 +565,8 @@ static void read_memories(loader *L, const mapopt__json *root) {
 
 /* ---- affinity ----------------------------------------------------------- */
 
-/* The mandatory edges of §2.2, for the kinds that exist. */
+/* The mandatory edges (docs/machines.md, "affinity"), for the kinds that
+ * exist. */
 static const struct {
   int proc, mem;
 } mandatory[] = {

@@ -43,7 +43,8 @@ mapopt__machine_cimpl_of(const mapopt_machine *m) {
 }
 
 /* The message of a rank split that does not divide the GPUs of a node
- * (SIMULATOR.md §2.5): ranks per node, then GPUs per node. */
+ * (docs/machines.md, "Naming a machine"): ranks per node, then GPUs per node.
+ */
 #define MAPOPT__MACHINE_RANKS_ERROR                                            \
   "ranks_per_node (%" PRId64 ") must divide the GPU count (%" PRId64 ")"
 

@@ -1,12 +1,12 @@
 /*
  * `mapopt machine probe`: deriving the `local` machine from this host
- * (SIMULATOR.md §2.7).
+ * (docs/machines.md, "Probing this host").
  *
  * Facts come from Linux's /sys and /proc (sockets, cores, clock and vector
  * flags, memory) and from the NVIDIA driver (/proc/driver/nvidia, or
  * nvidia-smi when it is installed). Each GPU model is looked up in a small
  * table of public specification figures. Everything else follows the fixed
- * rules of §2.7, so two hosts with the same facts give the same model.
+ * rules below, so two hosts with the same facts give the same model.
  *
  * Nothing here may fail because the host is unusual: a missing or
  * unreadable file falls back to a stated default, and the "sources" object
@@ -51,7 +51,7 @@ static const gpu_model gpu_table[] = {
     {"T4", 0.25, 0.25, 8.1, 320, 16384, 12, 11, 20, 4},
     {"A10", 0.49, 0.49, 31.2, 600, 24576, 25, 22, 40, 8},
 };
-/* §2.7: "generic: 5 TF f32, 300 GB/s, 16 GB"; f64 at half rate [est]. */
+/* An unknown GPU: 5 TF f32, 300 GB/s, 16 GB; f64 at half rate [est]. */
 static const gpu_model gpu_generic = {"generic", 2.5, 2.5, 5,  300,
                                       16384,     12,  11,  20, 4};
 
@@ -525,7 +525,7 @@ static void edge(mapopt__strbuf *sb, bool *first, const char *proc,
   mapopt__sb_putc(sb, '}');
 }
 
-/* The §2.7 rules, written as `mapopt-machine/1` text. */
+/* The probe's rules, written as `mapopt-machine/1` text. */
 static void write_model(const facts *F, mapopt__strbuf *sb,
                         const mapopt__strbuf *src) {
   int64_t cores = F->cores, sockets = F->sockets;

@@ -1,8 +1,8 @@
 /*
  * Resolving a machine argument as the CLI and the simulator accept it
- * (SIMULATOR.md §1): a preset with parameters ("lassen:nodes=4"), the
- * `local` machine written by `mapopt machine probe`, a JSON file, or the
- * DSL's one-line description ("nodes=2 gpu=4 cpu=8 omp=2").
+ * (docs/machines.md, "Naming a machine"): a preset with parameters
+ * ("lassen:nodes=4"), the `local` machine written by `mapopt machine probe`, a
+ * JSON file, or the DSL's one-line description ("nodes=2 gpu=4 cpu=8 omp=2").
  *
  * Presets are compiled into the library (the table is generated from the
  * JSON files of machines/ at build time), so a run never depends on the

@@ -1,7 +1,8 @@
 /*
  * The machine model seen from outside: its `mapopt-machine/1` JSON text
  * (what `mapopt machine show` prints and `mapopt machine probe` writes) and
- * the shape the DSL uses for Machine(K) and point.has() (SIMULATOR.md §2.5).
+ * the shape the DSL uses for Machine(K) and point.has() (docs/machines.md,
+ * "Naming a machine", ranks_per_node).
  *
  * The writer is the loader's inverse on every model the loader produces:
  * integer rates are printed as exact decimals in the file's units (550000
@@ -249,7 +250,7 @@ void mapopt_machine_shape_of(const mapopt_machine *m, mapopt_machine_shape *s) {
   int64_t cpu = m->procs[MAPOPT_PROC_CPU].count;
   int64_t gpu = m->procs[MAPOPT_PROC_GPU].count;
   int64_t omp = m->procs[MAPOPT_PROC_OMP].count;
-  /* §2.5: a rank always has a CPU when the node has any, GPUs are split
+  /* A rank always has a CPU when the node has any, GPUs are split
    * evenly (r divides them), OMP groups only when there is one per rank. */
   s->procs[MAPOPT_PROC_GPU] = gpu / r;
   s->procs[MAPOPT_PROC_CPU] = cpu == 0 ? 0 : cpu / r > 1 ? cpu / r : 1;

@@ -66,7 +66,8 @@ mapopt_status mapopt_shape_mem_parse(const char *s, mapopt_mem_kind *out) {
 
 /* ---- shapes -------------------------------------------------------------- */
 
-/* Affinity per SIMULATOR.md §2.2, restricted to the memories that exist. */
+/* Affinity per docs/machines.md, "affinity", restricted to the memories that
+ * exist. */
 static void set_affinity(mapopt_machine_shape *s, bool sys, bool sock, bool zc,
                          bool rd) {
   unsigned have = (sys ? BIT(MAPOPT_MEM_SYSMEM) : 0) |

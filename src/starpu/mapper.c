@@ -4,8 +4,8 @@
  * runs, where each of its data lives and with which layout.
  *
  * The answers compose the DSL's policy queries (mapopt/dsl.h) with the
- * substrate rules the simulator applies (SIMULATOR.md §4.2, docs/dsl.md
- * §5): the kind selection, the default index and single placements, the
+ * substrate rules the simulator applies (docs/dsl.md, "Defaults, all in one
+ * place"): the kind selection, the default index and single placements, the
  * single-task node check, VIRTUAL on a leaf, and the memory and layout
  * defaults. Mapping errors are reported with the simulator's wording, so
  * AutoGuide reads a real run's failure as it reads a simulated one. What
@@ -87,9 +87,10 @@ mapopt_status mapopt_starpu_compile(mapopt_ctx *ctx, const char *file,
   dopts.ntasks = o.ntasks;
   dopts.print = o.print;
   dopts.print_ud = o.print_ud;
-  /* Here mapopt is the runtime that reads the mapper: a region argument
-   * matches by its names and by its position, as docs/dsl.md §5.1 says
-   * (the one-way rule is the DSL mapper of Legion's, docs/legion.md). */
+  /* Here mapopt is the runtime that reads the mapper: a region argument matches
+   * by its names and by its position, as docs/dsl.md, "Rules shared by all
+   * statements" says (the one-way rule is the DSL mapper of Legion's,
+   * docs/legion.md). */
   dopts.region_keys = MAPOPT_KEYS_BOTH;
   st = mapopt_dsl_compile(ctx, text, len, &dopts, diags, &s->prog);
   if (st != MAPOPT_OK) {

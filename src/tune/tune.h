@@ -537,7 +537,7 @@ void mapopt__tune_evaluator_free(mapopt__tune_evaluator *ev);
 void mapopt__tune_evaluator_race(mapopt__tune_evaluator *ev, double bar);
 
 /*
- * The final check of a real-run tuning (docs/real.md section 13): rounds
+ * The final check of a real-run tuning (docs/real.md, "Noise"): rounds
  * rounds, each one run of texts[0], ..., texts[n - 1] in turn, so that a
  * drift of the machine falls on all alike. scores[round * n + i] is run
  * round's score of texts[i], 0 when it failed. *ran is false for the
@@ -554,7 +554,7 @@ mapopt_status mapopt__tune_evaluator_check(const mapopt__tune_evaluator *ev,
  * runtime's, in one statement that restates the default kind order. */
 const char *mapopt__space_default_mapper(void);
 
-/* ---- noise (noise.c, docs/real.md section 13) ---------------------------- */
+/* ---- noise (noise.c, docs/real.md, "Noise") ------------------------------ */
 
 /* A score with its interval and the runs it came from (0: simulated). */
 typedef struct mapopt__noise_est {

@@ -1,10 +1,10 @@
 #!/bin/sh
 # mapopt calibrate against a known truth: the "real program" is mapopt's
 # own simulator on a machine whose GPUs compute at half the rate and whose
-# memories have 0.7 of the bandwidth of p100x4 (docs/real.md section 14).
-# Tuned with --run on the p100x4 model, the database's runs are fitted back
-# to those factors, the held-out error falls, and the machine written is
-# one sim takes. Then what it refuses.
+# memories have 0.7 of the bandwidth of p100x4 (docs/real.md, "Calibrating
+# the model"). Tuned with --run on the p100x4 model, the database's runs are
+# fitted back to those factors, the held-out error falls, and the machine
+# written is one sim takes. Then what it refuses.
 # Usage: test_calibrate.sh MAPOPT_BINARY
 set -u
 M=$1

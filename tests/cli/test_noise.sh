@@ -1,5 +1,5 @@
 #!/bin/sh
-# Noise in real runs (docs/real.md section 13), with a test program that
+# Noise in real runs (docs/real.md, "Noise"), with a test program that
 # sleeps 10 ms give or take 20% (tests/eval/evalprog.c): tuned with --run
 # whatever the mapper, no gain is reported -- "within noise of the default
 # mapper" -- for each of 10 seeds; when a Layout aligned to 128 bytes

@@ -1,9 +1,10 @@
 /*
- * run_golden: the golden conformance tests of the mapping DSL (DSL.md §8).
+ * run_golden: the golden conformance tests of the mapping DSL (docs/dsl.md;
+ * where the cases come from: tests/dsl/README.md).
  *
  * It reads jq-style golden files (tests/dsl/NAME.test), compiles each case's
  * program through the public API only (mapopt/dsl.h, mapopt/core.h), asks
- * the case's policy queries against the built-in Application A of DSL.md §8,
+ * the case's policy queries against the built-in Application A (below),
  * and compares everything it prints with the case's expected output, byte
  * for byte. It does not simulate: where a checklist item is about the
  * simulator (R26 in strict mode aside, which select_kind answers), the case
@@ -52,7 +53,7 @@
  *      ever expected, so they always fail the case.
  *
  * An expected line starting with "m.map:?:?: " matches any line and column
- * (used where the spec fixes the message but not the position).
+ * (used where the documentation fixes the message but not the position).
  *
  * Queries (TASK and ARG name Application A's tasks and region arguments;
  * ARG is any key of the argument: a name or its position):
@@ -90,8 +91,8 @@
  *                          parent's node" and the context note
  *   ?format                "?format =>" then the canonical text's lines
  *
- * Round trip (DSL.md §3.5): for every case whose program compiles, the
- * runner formats it, compiles the formatted text, and checks
+ * Round trip (docs/dsl.md, "Step 7: format it"): for every case whose program
+ * compiles, the runner formats it, compiles the formatted text, and checks
  * mapopt_dsl_equal and that formatting again gives the same bytes (and, so
  * that equality is not vacuous, that the text plus one more statement does
  * not compare equal).
@@ -214,7 +215,7 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
-/* ---- Application A (DSL.md §8) --------------------------------------------
+/* ---- Application A ----------------------------------------------------------
  */
 
 typedef struct app_arg {
@@ -763,7 +764,7 @@ static void q_single(qctx *qc, const app_task *t, char **w, int nw) {
   }
   }
   if (other_node) {
-    /* R18 is the substrate's check (DSL.md §4.7); this is its wording. */
+    /* R18 is the substrate's check; this is its wording. */
     RESULT("Assertion failed: single task must stay on its parent's node");
     mapopt_diags *tmp;
     if (mapopt_diags_new(qc->r->ctx, &tmp) == MAPOPT_OK) {
@@ -815,7 +816,7 @@ static void q_layout(qctx *qc, const app_task *t, int arg, char **w, int nw) {
     return;
   }
   bool soa = l.soa == MAPOPT_LAYOUT_YES, c = l.c_order == MAPOPT_LAYOUT_YES;
-  /* DSL.md §4.3, the dimension order table (fastest first). */
+  /* docs/dsl.md, "Resulting order of dimensions" (fastest first). */
   char order[128] = "";
   size_t len = 0;
   if (!soa)
@@ -1007,7 +1008,7 @@ static void run_query(runner *r, const gcase *c, const mapopt_program *prog,
 }
 
 /*
- * The round-trip property of DSL.md §3.5 on a compiled program: format,
+ * The round-trip property of the canonical form on a compiled program: format,
  * compile the text again, compare trees, format again. Problems are pushed
  * to out as "!! roundtrip: ..." lines; returns whether it held.
  */

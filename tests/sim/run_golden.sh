@@ -1,5 +1,5 @@
 #!/bin/sh
-# Golden raw-log test of the simulator (SIMULATOR.md §5.2, §5.3). Usage:
+# Golden raw-log test of the simulator (docs/sim.md, "The raw log"). Usage:
 #   run_golden.sh MAPOPT_BINARY CASE.args
 # CASE.args is one line: the expected exit status, then the arguments of
 # `mapopt sim` (paths relative to this directory, where the command runs,

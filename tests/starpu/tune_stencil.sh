@@ -1,10 +1,10 @@
 #!/bin/sh
 # `mapopt tune stencil --run 'mpirun -np 2 ... stencil-starpu -mapping
-# {mapper}'` end to end (docs/real.md, section 12), at a small size with a
-# budget of 3: the built-in stencil model gives the search space on the
-# machine the program runs on (2 ranks of 1 CPU worker), and every
-# candidate, and the default and expert yardsticks, is a real StarPU-MPI
-# run that checks its grid against a serial computation. Usage:
+# {mapper}'` end to end (docs/real.md, "Tuning real runs"), at a small size
+# with a budget of 3: the built-in stencil model gives the search space on
+# the machine the program runs on (2 ranks of 1 CPU worker), and every
+# candidate, and the default and expert yardsticks, is a real StarPU-MPI run
+# that checks its grid against a serial computation. Usage:
 #   tune_stencil.sh MAPOPT STENCIL_STARPU REPO_ROOT
 #
 # Each evaluation has its own time limit (--timeout 40: mapopt kills its

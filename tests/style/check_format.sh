@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every C source and header is formatted with the checked-in .clang-format
-# (docs: STYLE.md), and no file of the library or the CLI is longer than
+# (docs/architecture.md), and no file of the library or the CLI is longer than
 # 1,500 lines (a longer one is split along its sections).
 # Usage: check_format.sh CLANG_FORMAT REPO_ROOT
 set -u

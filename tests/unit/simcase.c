@@ -115,7 +115,7 @@ void sim_opts(simcase *c, mapopt_machine *m, const char *app, const char *spec,
   assert_non_null(c->res);
   assert_non_null(c->res->log);
   if (c->res->error == MAPOPT_SIM_NONE) {
-    /* §6: the lower bound is valid and efficiency in (0, 1]. */
+    /* The lower bound is valid and efficiency in (0, 1]. */
     assert_true(c->res->lower_bound_ns > 0);
     assert_true(c->res->lower_bound_ns <= c->res->elapsed_ns);
     assert_true(c->res->efficiency > 0 && c->res->efficiency <= 1.0);
@@ -151,7 +151,7 @@ void expect_error(const simcase *c, mapopt_sim_error e, const char *text) {
                       mapopt_sim_error_name(e));
   assert_non_null(c->res->error_text);
   assert_string_equal(c->res->error_text, text);
-  /* §5.3: the log ends with the message lines, then the class line. */
+  /* The log ends with the message lines, then the class line. */
   char tail[2048];
   snprintf(tail, sizeof tail, "%s\n[mapopt-sim] error class %s at t=", text,
            mapopt_sim_error_name(e));

@@ -532,7 +532,7 @@ static void test_inst_errors(void **state) {
   assert_int_equal(bad, 0);
 }
 
-/* ---- heat1d (SIMULATOR.md §3.3)
+/* ---- heat1d (docs/apps.md, "Tutorial: modelling a 1-D heat solver")
  * -------------------------------------------------- */
 
 static void expect_atoms(const mapopt_app_piece *pc, size_t n,

@@ -1,6 +1,7 @@
 /*
- * The DSL's diagnostic catalogue (MAPOPT_DSL_DIAG_LIST in mapopt/dsl.h)
- * against its documentation, the tables of docs/dsl.md §11, both ways:
+ * The DSL's diagnostic catalogue (MAPOPT_DSL_DIAG_LIST in mapopt/dsl.h) against
+ * its documentation, the tables of docs/dsl.md, "Diagnostics catalogue", both
+ * ways:
  *   - every code of the catalogue has a row, and every row's code is in
  *     the catalogue;
  *   - every template matches a message form of its row, and every form
@@ -73,7 +74,7 @@ static void add_form(doc *d, const char *code, const char *s, size_t n) {
   f->used = false;
 }
 
-/* The rows of §11's tables: "| CODE | MESSAGE | CAUSE |". */
+/* The rows of the catalogue's tables: "| CODE | MESSAGE | CAUSE |". */
 static void parse_doc(doc *d, const char *text) {
   const char *start = strstr(text, "## 11. Diagnostics catalogue");
   const char *end = start ? strstr(start, "\n## 12.") : NULL;

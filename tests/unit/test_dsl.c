@@ -355,7 +355,8 @@ static void test_shape_parse(void **state) {
   assert_int_equal(s.affinity[MAPOPT_PROC_CPU], 1u << MAPOPT_MEM_SYSMEM);
 }
 
-/* SIMULATOR.md §4.2's examples of the default index placement. */
+/* Examples of the default index placement (docs/dsl.md, "Defaults, all in
+ * one place"). */
 static void test_default_placement(void **state) {
   (void)state;
   for (int64_t l = 0; l < 8; l++) {

@@ -1,10 +1,10 @@
 /*
- * Unit tests of the machine module: every preset loads and has the
- * SIMULATOR.md §2.7 figures, converted to integers (§4.13); each kind of bad
- * input gives its exact located diagnostic; the rank split of §2.5 in
- * shape_of; every argument form of resolve; load(to_json(m)) == m; the
- * probe on this host and on a fake /sys + /proc tree; and out of memory at
- * every allocation of a load.
+ * Unit tests of the machine module: every preset loads and has the figures of
+ * docs/machines.md, "The built-in presets", converted to integers; each kind of
+ * bad input gives its exact located diagnostic; the rank split in shape_of;
+ * every argument form of resolve; load(to_json(m)) == m; the probe on this host
+ * and on a fake /sys + /proc tree; and out of memory at every allocation of a
+ * load.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,7 +128,7 @@ static void test_p100x4(void **state) {
   assert_int_equal(zc->atomic_per_ms, 4000);
   assert_false(m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_SYSMEM].present);
   assert_false(m->affinity[MAPOPT_PROC_CPU][MAPOPT_MEM_FBMEM].present);
-  /* Every CPU row of §2.2 and the OMP rows. */
+  /* Every CPU and OMP edge of docs/machines.md, "affinity". */
   static const int cpu_mems[] = {MAPOPT_MEM_SYSMEM, MAPOPT_MEM_ZCMEM,
                                  MAPOPT_MEM_RDMEM, MAPOPT_MEM_SOCKMEM};
   for (int i = 0; i < 4; i++)

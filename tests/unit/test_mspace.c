@@ -1,9 +1,10 @@
 /*
  * Unit tests for machine models and factorization (src/dsl/mspace.c,
- * src/dsl/factor.c): the DSL.md §5.9 worked examples, the §8 conformance
- * cases 38-43, 45-47, 56, 62-66 and 87 computed through the module, the
- * exact §7.4 messages, overflow handling, the decompose step budget, and
- * round-trip properties of the inverse and forward mappings.
+ * src/dsl/factor.c): the worked examples of docs/dsl.md, "Transformations
+ * reshape the grid, not the machine", the golden cases (tests/dsl) 38-43,
+ * 45-47, 56, 62-66 and 87 computed through the module, the exact R messages,
+ * overflow handling, the decompose step budget, and round-trip properties of
+ * the inverse and forward mappings.
  *
  * Models are built from a one-line description such as
  * "split(1,2) merge(0,1)" so that every case is one table row. The factor
@@ -174,7 +175,7 @@ typedef struct inv_case {
 } inv_case;
 
 static const inv_case inv_cases[] = {
-    /* §5.9 worked examples (case 63). */
+    /* The docs' worked examples (case 63). */
     {2, 4, "merge(0,1)", "(8)", "(5)", 0, 1, 1, NULL},
     {2, 4, "merge(1,0)", "(8)", "(5)", 0, 1, 2, NULL},
     {2, 4, "split(1,2)", "(2,2,2)", "(1,1,1)", 0, 1, 3, NULL},
@@ -287,7 +288,7 @@ static void test_case40(void **state) {
 }
 
 /*
- * tile2d of DSL.md §5.9 and its 3-D version (cases 42 and 43):
+ * tile2d and its 3-D version (golden cases 42 and 43):
  * a = g.auto_split(0, ispace); b = a.auto_split(r, ispace / a.size[:-1]);
  * then b[owner..., wrap...].
  */
@@ -332,7 +333,7 @@ static void test_tile2d(void **state) {
   tile(2, 4, 2, s2, (int64_t[]){3, 1}, "(2,1,4)", "(2,1,2,2)", 1, 3);
   tile(2, 4, 2, s2, (int64_t[]){2, 2}, NULL, NULL, 1, 0);
   tile(2, 4, 2, s2, (int64_t[]){0, 1}, NULL, NULL, 0, 2);
-  /* The §5.9 closed form: (i, j) -> node i/2, GPU i%2 + 2*(j%2). */
+  /* The closed form: (i, j) -> node i/2, GPU i%2 + 2*(j%2). */
   for (int64_t i = 0; i < 4; i++)
     for (int64_t j = 0; j < 4; j++)
       tile(2, 4, 2, s2, (int64_t[]){i, j}, NULL, NULL, i / 2,

@@ -1,5 +1,5 @@
 /*
- * Noise in real runs (src/tune/noise.c, docs/real.md section 13): the
+ * Noise in real runs (src/tune/noise.c, docs/real.md, "Noise"): the
  * order-statistics interval of the median, racing's rule, "better", and
  * the speedup's verdict from the evaluations and the final check.
  */

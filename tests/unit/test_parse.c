@@ -1,11 +1,11 @@
 /*
  * Unit tests for the DSL front end (src/dsl/lex.c, parse.c, print.c,
- * ast.c): the parsing cases 3-14 of DSL.md §8 with their exact diagnostics
- * and locations, lexical edge cases (§2), the expected-token lists of §7.1,
- * the precedence and disambiguation rules of §3.3-§3.4 (checked on a fully
- * parenthesised dump of the tree), the canonical form and round trip of
- * §3.5, the nesting limit, a 1 MB single-line input, and out-of-memory
- * handling at every allocation.
+ * ast.c): the parsing cases 3-14 of the golden suite (tests/dsl/parse.test)
+ * with their exact diagnostics and locations, lexical edge cases, the
+ * expected-token lists of syntax errors, the precedence and disambiguation
+ * rules (checked on a fully parenthesised dump of the tree), the canonical
+ * form and round trip, the nesting limit, a 1 MB single-line input, and
+ * out-of-memory handling at every allocation.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,7 +80,7 @@ static void parse_ok(parsed *p, mapopt_ctx *ctx, const char *text) {
   assert_int_equal(mapopt_diags_count(p->diags), 0);
 }
 
-/* ---- §8 cases 3-11 and 13, and other syntax and lexical errors -------- */
+/* ---- golden cases 3-11 and 13, other syntax and lexical errors ----------- */
 
 typedef struct error_case {
   const char *src;
@@ -90,7 +90,7 @@ typedef struct error_case {
 } error_case;
 
 static const error_case error_cases[] = {
-    /* DSL.md §8 */
+    /* golden cases (tests/dsl/parse.test) */
     {"Task main CPU", 0, "E04",
      "m.map:1:14: error: syntax error, unexpected end of file, expecting ',' "
      "or ';'"},
@@ -205,7 +205,7 @@ static const error_case error_cases[] = {
      "'in'"},
     {"x = Machine GPU;", 0, "E04",
      "m.map:1:13: error: syntax error, unexpected 'GPU', expecting '('"},
-    /* disambiguation (§3.3) */
+    /* disambiguation */
     {"x = ();", 0, "E04", "m.map:1:6: error: syntax error, unexpected ')'"},
     {"x = *t;", 0, "E04", "m.map:1:5: error: syntax error, unexpected '*'"},
     {"x = (1,);", 0, "E04", "m.map:1:8: error: syntax error, unexpected ')'"},
@@ -280,7 +280,7 @@ static void test_lexing(void **state) {
   mapopt_ctx *ctx = new_ctx();
   parsed p;
 
-  /* §8 case 1: comments of both kinds; bytes >= 0x80 inside comments. */
+  /* Golden case 1: comments of both kinds; bytes >= 0x80 inside comments. */
   parse_ok(&p, ctx, "Task * GPU; # one \xC3\xA9\n// two \xFF\n#");
   assert_int_equal(p.ast.stmts.n, 1);
   const mapopt__stmt *s = p.ast.stmts.items[0];
@@ -291,7 +291,7 @@ static void test_lexing(void **state) {
   assert_int_equal(s->u.task.kinds[0], MAPOPT_PROC_GPU);
   parsed_free(&p);
 
-  /* §8 case 2: an empty file, and one of only blanks and comments. */
+  /* Golden case 2: an empty file, and one of only blanks and comments. */
   parse_ok(&p, ctx, "");
   assert_int_equal(p.ast.stmts.n, 0);
   parsed_free(&p);
@@ -299,7 +299,7 @@ static void test_lexing(void **state) {
   assert_int_equal(p.ast.stmts.n, 0);
   parsed_free(&p);
 
-  /* §8 case 12: 010 is ten; 3x is two tokens; the largest literal. */
+  /* Golden case 12: 010 is ten; 3x is two tokens; the largest literal. */
   parse_ok(&p, ctx, "x = 010; y = 9223372036854775807; z = a/b//c\n;");
   assert_int_equal(p.ast.stmts.items[0]->u.assign.value->u.ival, 10);
   assert_int_equal(p.ast.stmts.items[1]->u.assign.value->u.ival, INT64_MAX);
@@ -340,7 +340,8 @@ static void test_lexing(void **state) {
   mapopt_ctx_free(ctx);
 }
 
-/* The locations the later stages rely on (DSL.md §7.1). */
+/* The locations the later stages rely on (docs/dsl.md, "How diagnostics
+ * look"). */
 static void test_locations(void **state) {
   (void)state;
   mapopt_ctx *ctx = new_ctx();
@@ -404,7 +405,7 @@ static void test_locations(void **state) {
   mapopt_ctx_free(ctx);
 }
 
-/* ---- precedence (§3.4) and disambiguation (§3.3) ---------------------- */
+/* ---- precedence and disambiguation --------------------------------------- */
 
 typedef struct shape_case {
   const char *expr;
@@ -486,7 +487,7 @@ static void test_shapes(void **state) {
   mapopt_ctx_free(ctx);
 }
 
-/* ---- canonical form and round trip (§3.5, §8 case 14) ----------------- */
+/* ---- canonical form and round trip (golden case 14) ---------------------- */
 
 typedef struct print_case {
   const char *src;
@@ -604,8 +605,8 @@ static void test_print(void **state) {
   mapopt_ctx_free(ctx);
 }
 
-/* §8 case 14: every snippet of §8 that parses round-trips (the canonical
- * text itself is pinned by print_cases above). */
+/* Golden case 14: every snippet of the parsing cases that parses round-trips
+ * (the canonical text itself is pinned by print_cases above). */
 static const char *const corpus[] = {
     "Task * GPU; # one\n// two\n",
     "x = 010; def z() { return 7; } y = z();",

@@ -1,13 +1,13 @@
 /*
- * Unit tests of the discrete-event simulator (SIMULATOR.md §4-§6), end to
- * end through the public API: a machine and an app are loaded from JSON
- * text written here, a mapper is compiled from DSL text, mapopt_sim_run
- * runs them, and the tests assert on the result's fields.
+ * Unit tests of the discrete-event simulator (docs/sim.md, "How it models a
+ * run"), end to end through the public API: a machine and an app are loaded
+ * from JSON text written here, a mapper is compiled from DSL text,
+ * mapopt_sim_run runs them, and the tests assert on the result's fields.
  *
- * Every expected time is computed by hand from the spec's formulas; the
- * arithmetic is in the comments. The machine "tiny" below has round rates
- * and zero runtime overheads (launch, map, fence, future), so a timeline is
- * just task times and copy times:
+ * Every expected time is computed by hand from the cost model (docs/sim.md,
+ * "How it models a run"; src/sim/cost.c); the arithmetic is in the comments.
+ * The machine "tiny" below has round rates and zero runtime overheads (launch,
+ * map, fence, future), so a timeline is just task times and copy times:
  *   GPU: 4 (sockets 0,0,1,1), 1000 GFLOP/s f64 = 1e6 MFLOP/s, overhead 10 us
  *   CPU: 2, 10 GFLOP/s f64 = 1e4 MFLOP/s, overhead 4 us; UTIL: 1
  *   FBMEM 1 MiB (1048576 B) per GPU; SYSMEM 1024 MiB; ZCMEM 64 MiB
@@ -15,13 +15,13 @@
  *   FB_LOCAL 100 GB/s lat 1000; FB_FB_PEER 3 GB/s (2 GB/s cross-socket)
  *   lat 3000 on the host-link ports; FB_HOST 4 GB/s lat 2000; HOST_HOST
  *   20 GB/s lat 500.
- * Copy time (§2.3, §4.13) = lat + ceil(bytes * 1000 / bw_MBps).
+ * Copy time = lat + ceil(bytes * 1000 / bw_MBps).
  *
- * Every successful run also checks the lower-bound contract of §6:
- * 0 < lower_bound_ns <= elapsed_ns and efficiency <= 1.
+ * Every successful run also checks the contract of docs/sim.md, "The lower
+ * bound": 0 < lower_bound_ns <= elapsed_ns and efficiency <= 1.
  *
- * Where a test fails, the expected value is the spec's (the arithmetic is
- * in the comment), not the engine's current output.
+ * Where a test fails, the expected value is the hand-computed one (the
+ * arithmetic is in the comment), not the engine's current output.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,7 +57,7 @@ static const char app_one[] =
                  "{\"op\": \"single\", \"task\": \"k\", \"args\": [{\"region\":"
                  " \"A\", \"priv\": \"RW\", \"fields\": [\"x\"]}]}");
 
-/* ---- §4.9 task time ------------------------------------------------------ */
+/* ---- task time ----------------------------------------------------------- */
 
 static void test_task_time_flops_bound(void **state) {
   (void)state;
@@ -72,7 +72,7 @@ static void test_task_time_flops_bound(void **state) {
   assert_int_equal(proc(&c, "GPU", 0, 0)->busy_ns, 16000);
   assert_int_equal(proc(&c, "GPU", 0, 0)->tasks, 1);
   assert_int_equal(proc(&c, "GPU", 0, 1)->busy_ns, 0);
-  /* §6: the best case of the only task is the task itself. */
+  /* The lower bound: the best case of the only task is the task itself. */
   assert_int_equal(c.res->lower_bound_ns, 16000);
   /* Instance of A in FB 0: 8000 B. */
   assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_bytes, 8000);
@@ -100,7 +100,7 @@ static void test_task_time_bytes_bound(void **state) {
   sim_free(&c);
 }
 
-/* mem_eff, gathers and atomics (§4.9, §4.13 rounding per term). */
+/* mem_eff, gathers and atomics (integer rounding per term). */
 static const char app_eff[] = APP_HEAD("{\"n\": 1000}") "\"regions\": [" REGION(
     "A", "8",
     "n") "], \"partitions\": [],"
@@ -135,7 +135,7 @@ static void test_task_time_eff_gathers(void **state) {
   sim_free(&c);
 }
 
-/* ---- §2.3 copies -----------------------------------------------------------
+/* ---- copies -----------------------------------------------------------------
  */
 
 /* prod writes A (WD) and cons reads it (RO); both cost only the overhead
@@ -295,7 +295,7 @@ static void test_copy_bandwidth_sharing(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.4 OOM --------------------------------------------------------------
+/* ---- OOM --------------------------------------------------------------------
  */
 
 /* One GPU task RW on n one-byte elements: the instance is n bytes. */
@@ -319,7 +319,7 @@ static void test_oom_exact_capacity(void **state) {
   assert_int_equal(mem(&c, MAPOPT_MEM_FBMEM, 0)->peak_instances, 1);
   assert_int_equal(c.res->elapsed_ns, 10000);
   sim_free(&c);
-  /* One byte more: OOM with the §5.3 message; the op is UID 0. */
+  /* One byte more: OOM worded as Legion words it; the op is UID 0. */
   sim(&c, tiny(), app_bytes, "n=1048577", "");
   expect_error(&c, MAPOPT_SIM_OOM,
                "Default mapper failed allocation of size 1048577 bytes for "
@@ -333,7 +333,7 @@ static void test_oom_exact_capacity(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.7 CollectMemory, §4.8 InstanceLimit --------------------------------
+/* ---- CollectMemory, InstanceLimit -------------------------------------------
  */
 
 /* prod (CPU) writes A and B in SYSMEM; then k reads A, then k reads B,
@@ -452,7 +452,8 @@ static void test_backpressure_error(void **state) {
                                  "IndexTaskMap k zero;\n"
                                  "InstanceLimit k 1;\n";
   simcase c;
-  /* 4 points of one launch on GPU 0 with limit 1: §4.8 failure rule. */
+  /* 4 points of one launch on GPU 0 with limit 1: InstanceLimit's failure
+   * rule. */
   sim(&c, tiny(), app_index4, NULL, all_on_0);
   expect_error(&c, MAPOPT_SIM_BACKPRESSURE,
                "Assertion 'event.exists()' failed");
@@ -482,7 +483,7 @@ static void test_backpressure_error(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.2 default index placement ------------------------------------------
+/* ---- default index placement ------------------------------------------------
  */
 
 static const char app_place[] =
@@ -584,7 +585,7 @@ static void test_default_nested_placement(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.9 layout requirements ----------------------------------------------
+/* ---- layout requirements ----------------------------------------------------
  */
 
 /* k has a GPU variant that needs C_order (cuBLAS, dgemm error) and a CPU
@@ -682,7 +683,7 @@ static void test_layout_aos_f_order(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.2 kinds, §5.3 policy errors ----------------------------------------
+/* ---- kinds, policy errors ---------------------------------------------------
  */
 
 static const char app_gpu_only[] =
@@ -736,8 +737,9 @@ static void test_virtual_on_leaf(void **state) {
 static void test_dsl_mapping_error(void **state) {
   (void)state;
   simcase c;
-  /* §8 V14: point 3 asks for GPU 4 of 4. The message is printed as DSL.md
-   * §7.1 formats it, with its note line (DSL.md §7.4, R11: INDEX). */
+  /* docs/validation.md V14: point 3 asks for GPU 4 of 4. The message is
+   * printed as the DSL formats diagnostics, with its note line (R11:
+   * INDEX). */
   sim(&c, tiny(), app_gpu_only, NULL,
       "mgpu = Machine(GPU);\n"
       "def f(Task t) {\n"
@@ -770,7 +772,7 @@ static void test_dsl_mapping_error(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.12 TIMEOUT ---------------------------------------------------------
+/* ---- TIMEOUT ----------------------------------------------------------------
  */
 
 static void test_timeout(void **state) {
@@ -792,8 +794,7 @@ static void test_timeout(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.11 timing window
- * ----------------------------------------------------- */
+/* ---- timing window ------------------------------------------------------- */
 
 /* Warm-up 2 + timed 3 iterations of a 16 us task on GPU 0, each iteration
  * depending on the previous one (RW on A). */
@@ -825,8 +826,7 @@ static void test_timing_window(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.13 determinism
- * --------------------------------------------------------- */
+/* ---- determinism --------------------------------------------------------- */
 
 static char *heat_app;
 
@@ -891,7 +891,7 @@ static void test_heat1d_small(void **state) {
    * every copy shares a host link (12 GB/s) with one other, so it moves
    * at 6000 MB/s, below its own cap (10 GB/s same socket, 7 GB/s across):
    * 10000 + ceil(8000 / 6000) = 10002 each. 10 timed iterations: 60
-   * copies, 480 B, 600120 ns (each starts in [t0, t1), §5.1). */
+   * copies, 480 B, 600120 ns (each starts in [t0, t1)). */
   expect_copies(&c, MAPOPT_CHAN_FB_FB_PEER, 480, 60, 600120);
   expect_copies(&c, MAPOPT_CHAN_FB_HOST, 0, 0, 0);
   /* FB 0 holds tile 0 (all fields: 16384 x 16 B), its two out edges and

@@ -1,12 +1,12 @@
 /*
  * Unit tests of the simulator's cost formulas and lower bound
- * (SIMULATOR.md §4.9, §4.13, §6): task times checked against hand-computed
- * values at each rounding step, layout factors for every row of the table,
- * copy durations, best-case costs, and the lower bound on hand-built DAGs
- * (chains, parallel ops, an interior optimum of the work bound, fenced
- * repetitions, inner tasks) plus a property test against list schedules of
- * random DAGs. Machines and runs are plain structs built here, so the test
- * needs neither the JSON loaders nor the presets.
+ * (docs/sim.md, "How it models a run" and "The lower bound"): task times
+ * checked against hand-computed values at each rounding step, layout factors
+ * for every row of the table, copy durations, best-case costs, and the lower
+ * bound on hand-built DAGs (chains, parallel ops, an interior optimum of the
+ * work bound, fenced repetitions, inner tasks) plus a property test against
+ * list schedules of random DAGs. Machines and runs are plain structs built
+ * here, so the test needs neither the JSON loaders nor the presets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -620,7 +620,7 @@ static void test_best_cost(void **state) {
   assert_int_equal(mapopt__sim_best_cost(&f.m, &f.run, 3, MAPOPT_PROC_GPU), -1);
   assert_int_equal(mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_IO), -1);
   /* No processors of the kind: none at all, or none per rank (2 OMP over
-   * 4 ranks, §2.5). */
+   * 4 ranks). */
   f.run.ranks_per_node = 4;
   assert_int_equal(mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_OMP), -1);
   assert_true(mapopt__sim_best_cost(&f.m, &f.run, 0, MAPOPT_PROC_GPU) > 0);

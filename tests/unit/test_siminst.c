@@ -1,12 +1,11 @@
 /*
- * Unit tests of the simulator's instances and reductions (SIMULATOR.md
- * §4.4-§4.6), end to end through the public API on the tiny machine of
- * test_sim.c (simcase.h): a ghost piece copied in parts, the instance a
- * requirement reuses, folds planned when the reader maps and started by
- * their own reducers, reduction instances reused from step to step and
- * shared by the reducers of one reduction, and an op reducing an atom
- * through two arguments. Expected values are computed by hand in the
- * comments, as in test_sim.c.
+ * Unit tests of the simulator's instances and reductions, end to end through
+ * the public API on the tiny machine of test_sim.c (simcase.h): a ghost piece
+ * copied in parts, the instance a requirement reuses, folds planned when the
+ * reader maps and started by their own reducers, reduction instances reused
+ * from step to step and shared by the reducers of one reduction, and an op
+ * reducing an atom through two arguments. Expected values are computed by hand
+ * in the comments, as in test_sim.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +19,7 @@
 #include "fixture.h"
 #include "simcase.h"
 
-/* ---- §4.5 ghost partial copies ---------------------------------------------
+/* ---- ghost partial copies ---------------------------------------------------
  */
 
 /* Owners: index launch over [4] writes atom i (100 elements of 8 B) on
@@ -74,7 +73,7 @@ static void test_ghost_partial_copies(void **state) {
   sim_free(&c);
 }
 
-/* Instance reuse (§4.4 step 1) takes the first serving instance in
+/* Instance reuse takes the first serving instance in
  * creation order, whichever piece it is of: a (both atoms of E, 2 x 50 x
  * 8 B) is made first; b asks for atom 0 alone aligned to 64 bytes, which
  * a is not, so it gets an instance of its own piece (50 x 8 + 63 B); c
@@ -129,7 +128,7 @@ static void test_instance_served_first(void **state) {
   sim_free(&c);
 }
 
-/* ---- §4.6 reductions and folds ---------------------------------------------
+/* ---- reductions and folds ---------------------------------------------------
  */
 
 /* red over [2] reduces into S (100 elements of 8 B): points on GPUs 0 and

@@ -1,10 +1,11 @@
 /*
- * The simulator's validation suite (SIMULATOR.md §8): each check V1-V22
- * is one cmocka test and one ctest case (`test_validation V7` runs only V7). A
- * check changes the shipped expert mapper the way §8 says -- a statement given
- * in a check replaces the expert's statement with the same key: since the first
- * binding wins (DSL.md §4.0), it is put in front of the expert's text --
- * and compares simulated runs against the published phenomena.
+ * The simulator's validation suite (docs/validation.md, "The checks"): each
+ * check V1-V22 is one cmocka test and one ctest case (`test_validation V7` runs
+ * only V7). A check changes the shipped expert mapper the way its row says -- a
+ * statement given in a check replaces the expert's statement with the same key:
+ * since the first binding wins (docs/dsl.md, "Rules shared by all statements"),
+ * it is put in front of the expert's text -- and compares simulated runs
+ * against the published phenomena.
  *
  * Criteria are never weakened here: a check that fails is a model or
  * calibration problem, recorded in docs/validation.md.
@@ -134,7 +135,7 @@ static outcome simulate(const run_cfg *c) {
   assert_int_equal(mapopt_sim_run(o.ctx, m, run, prog, &c->opts, &o.res),
                    MAPOPT_OK);
   o.timed = run->iterations_timed;
-  if (o.res->error == MAPOPT_SIM_NONE) /* §6: never above the elapsed time */
+  if (o.res->error == MAPOPT_SIM_NONE) /* never above the elapsed time */
     assert_true(o.res->lower_bound_ns <= o.res->elapsed_ns);
   mapopt_dsl_free(prog);
   mapopt_app_run_free(run);
@@ -1128,7 +1129,7 @@ static void gemm3d(void **state) {
   }
 }
 
-/* Every shipped expert runs on each required machine (BENCHMARKS.md), in
+/* Every shipped expert runs on each required machine (docs/benchmarks.md), in
  * exactly the simulated time pinned here: a change to the cost model or
  * the engine that moves one of them fails this check, and the new time is
  * then reviewed and written here (as the golden logs of tests/sim are). */
