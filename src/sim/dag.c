@@ -354,15 +354,24 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   for (int64_t k = 0; k < naf; k++)
     an.af[k] = (af_state){-1, -1, -1, -1, -1};
   /* Every (atom, field) of every requirement has one entry in need: its
-   * length is known, so it is allocated once. */
-  int64_t nreqs = 0, nneed = 0;
+   * length is known, so it is allocated once. So is a bound on the
+   * versions: a write or fill touch makes one, and a reduction set is
+   * closed into one at most once per reduce touch that opened or joined
+   * it. A list grown by doubling touches twice its final size of fresh
+   * memory, and on this kind of machine fresh memory is most of a plan's
+   * build (docs/sim.md, "Benchmarks"). */
+  int64_t nreqs = 0, nneed = 0, nwrites = 0;
   for (int64_t i = 0; i < n; i++) {
     const mapopt_app_op *o = &run->ops[i];
     dag->req_off[i] = nreqs;
     nreqs += (int64_t)o->nreqs;
-    for (size_t r = 0; r < o->nreqs; r++)
-      nneed += (int64_t)o->reqs[r].piece->natoms *
-               __builtin_popcountll(o->reqs[r].fields);
+    for (size_t r = 0; r < o->nreqs; r++) {
+      int64_t touches = (int64_t)o->reqs[r].piece->natoms *
+                        __builtin_popcountll(o->reqs[r].fields);
+      nneed += touches;
+      if (o->kind == MAPOPT_OP_FILL || o->reqs[r].priv != MAPOPT_PRIV_RO)
+        nwrites += touches;
+    }
     an.mark[i] = -1;
     an.rawmark[i] = -1;
   }
@@ -372,7 +381,10 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
   an.need.cap = nneed ? nneed : 1;
   an.need.data = mapopt__arena_alloc(arena, (size_t)an.need.cap * 8);
-  if (!dag->need_off || !dag->raw_off || !an.need.data)
+  an.versions_cap = nwrites ? nwrites : 1;
+  an.versions = mapopt__arena_alloc(arena, (size_t)an.versions_cap *
+                                               sizeof(mapopt__version));
+  if (!dag->need_off || !dag->raw_off || !an.need.data || !an.versions)
     goto done;
   for (int64_t i = 0; i < n && !an.failed; i++)
     analyse_op(&an, dag, i);
@@ -384,9 +396,6 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->need = final_list(&an, &an.need);
   dag->raw = final_list(&an, &an.raw);
   dag->reducers = final_list(&an, &an.reducers);
-  if (!an.versions)
-    an.versions =
-        grow(&an, arena, NULL, &an.versions_cap, 1, sizeof(mapopt__version));
   dag->versions = an.versions;
   dag->nversions = an.nversions;
   st = an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;

@@ -344,6 +344,7 @@ typedef struct req_policy {
   mapopt_mem_kind mem;
   mapopt_layout layout;
   bool collect;
+  bool can_lay_out; /* Legion can lay out mem's Layout answer (mapping.c) */
 } req_policy;
 
 enum { POLICY_WAYS = 4 }; /* launches of one task with different names */

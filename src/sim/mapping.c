@@ -323,6 +323,25 @@ static bool same_names(const req_policy *v, const mapopt_app_req *req) {
   return true;
 }
 
+/*
+ * Whether Legion can build the instance that the DSL mapper asks for with
+ * the Layout answer for an argument in memory mem (docs/legion.md): for an
+ * AOS instance whose order is F -- given, or the DSL mapper's default when
+ * the statement gives none -- it asks for the dimension order F, Y, Z, ...
+ * without X, which Legion cannot lay out. With mapopt_aos_order, the order
+ * is the mapping language's F, X, Y, ... and every layout can be built.
+ */
+static bool legion_can_lay_out(const sim_t *s, const char *task,
+                               const mapopt_region_keys *keys,
+                               mapopt_mem_kind mem, int kind) {
+  mapopt_layout l;
+  if (s->opts->mapopt_aos_order ||
+      !mapopt_policy_layout(s->prog, task, keys, mem, (mapopt_proc_kind)kind,
+                            &l))
+    return true;
+  return l.soa != MAPOPT_LAYOUT_NO || l.c_order == MAPOPT_LAYOUT_YES;
+}
+
 const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
                                            const mapopt_app_req *req,
                                            int kind) {
@@ -352,26 +371,8 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
                                (mapopt_proc_kind)kind, s->run->default_c_order,
                                &v->layout);
   v->collect = mapopt_policy_collect(s->prog, tn, &keys);
+  v->can_lay_out = legion_can_lay_out(s, tn, &keys, v->mem, kind);
   return v;
-}
-
-/*
- * Whether Legion can build the instance that the DSL mapper asks for with
- * the Layout answer for an argument in memory mem (docs/legion.md): for an
- * AOS instance whose order is F -- given, or the DSL mapper's default when
- * the statement gives none -- it asks for the dimension order F, Y, Z, ...
- * without X, which Legion cannot lay out. With mapopt_aos_order, the order
- * is the mapping language's F, X, Y, ... and every layout can be built.
- */
-static bool legion_can_lay_out(const sim_t *s, const char *task,
-                               const mapopt_region_keys *keys,
-                               mapopt_mem_kind mem, int kind) {
-  mapopt_layout l;
-  if (s->opts->mapopt_aos_order ||
-      !mapopt_policy_layout(s->prog, task, keys, mem, (mapopt_proc_kind)kind,
-                            &l))
-    return true;
-  return l.soa != MAPOPT_LAYOUT_NO || l.c_order == MAPOPT_LAYOUT_YES;
 }
 
 /* Allocates the instances of a mapped task (§4.2 steps 3-4, §4.4). */
@@ -420,7 +421,10 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
       mapopt_policy_resolve_layout(s->prog, t->name, &keys, mk,
                                    (mapopt_proc_kind)o->kind,
                                    s->run->default_c_order, &l);
-    if (!legion_can_lay_out(s, t->name, &keys, mk, o->kind)) {
+    /* The policy's memory has its answer cached with the others; asking
+     * the program per op was most of a simulation's instructions. */
+    if (mk == pol->mem ? !pol->can_lay_out
+                       : !legion_can_lay_out(s, t->name, &keys, mk, o->kind)) {
       mapopt__sim_error(
           s, MAPOPT_SIM_LAYOUT,
           "Invalid layout: task %s, region requirement %zu (%s), AOS "
