@@ -6,7 +6,8 @@
  * sanitizers, so that a crash is a real signal and not a sanitizer report.
  *
  * With EVALPROG_READY set to a path, that file is created once the mode has
- * started, for a test that must act while the program runs.
+ * started (flee-hang: once its descendant's pid is written), for a test
+ * that must act while the program runs.
  *
  * `evalprog mapper FILE` takes its mode from the mapper file, for the
  * tuner's tests (tests/unit/test_tune.c), whose candidates differ only in
@@ -61,6 +62,16 @@ static void flee(const char *how) {
   char c;
   if (read(ready[0], &c, 1) != 1)
     exit(4);
+}
+
+/* Creates the file $EVALPROG_READY names, if set. */
+static void mark_ready(void) {
+  const char *ready = getenv("EVALPROG_READY");
+  if (!ready)
+    return;
+  int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close(fd);
 }
 
 /* The number after "value=" in the mapper file path, or -1. */
@@ -147,12 +158,10 @@ int main(int argc, char **argv) {
     return usage();
   const char *mode = argv[1];
   const char *arg = argc > 2 ? argv[2] : "";
-  const char *ready = getenv("EVALPROG_READY");
-  if (ready && strcmp(mode, "mapper")) {
-    int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0)
-      close(fd);
-  }
+  /* flee-hang is ready once its descendant has written its pid: a test
+   * that stops it then finds the pid in the output. */
+  if (strcmp(mode, "mapper") && strcmp(mode, "flee-hang"))
+    mark_ready();
   if (!strcmp(mode, "mapper")) {
     return by_mapper(argv[0], arg);
   } else if (!strcmp(mode, "value")) { /* the metric is written in the mapper */
@@ -191,6 +200,7 @@ int main(int argc, char **argv) {
     printf("ELAPSED TIME = 0.500 s\n");
   } else if (!strcmp(mode, "flee-hang")) {
     flee(arg);
+    mark_ready();
     printf("hanging\n");
     fflush(stdout);
     hang();
