@@ -558,13 +558,19 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
 /* Writes the best mapper with a comment saying where it comes from. */
 static int write_best(const tune_args *a, const char *out,
                       const mapopt_tune_outcome *o) {
-  char head[1024];
+  char head[1024], screened[96] = "";
+  /* Screened: more evaluations than the budget's runs. */
+  if (o->screened)
+    snprintf(screened, sizeof screened,
+             " (%lld of them screened out by the model, not run)",
+             (long long)o->screened);
   int n = snprintf(head, sizeof head,
                    "# The best mapper of `mapopt tune %s` on %s (run %lld "
-                   "in %s): evaluation %lld of %lld by %s, seed %lld.\n",
+                   "in %s): evaluation %lld of %lld%s by %s, seed %lld.\n",
                    a->app, a->set.machine, (long long)o->run, a->set.db,
-                   (long long)o->best + 1, (long long)a->set.budget,
-                   a->optimizer, (long long)a->set.seed);
+                   (long long)o->best + 1,
+                   (long long)(o->screened ? o->evaluations : a->set.budget),
+                   screened, a->optimizer, (long long)a->set.seed);
   size_t tl = strlen(o->best_text);
   char *data = malloc((size_t)n + tl + 1);
   if (!data) {
@@ -790,11 +796,14 @@ int cli_tune(int argc, char **argv) {
     fprintf(stderr, "run %lld resumed: %lld evaluations were recorded\n",
             (long long)o.run, (long long)o.replayed);
   if (o.end == MAPOPT_TUNE_END_INTERRUPTED) {
+    /* With screening the budget counts the real runs. */
     fprintf(stderr,
-            "mapopt tune: interrupted after %lld of %lld evaluations, all "
+            "mapopt tune: interrupted after %lld of %lld %s, all "
             "recorded in run %lld of %s; continue with:\n  ",
-            (long long)o.evaluations, (long long)a.set.budget, (long long)o.run,
-            a.set.db);
+            (long long)(o.evaluations - o.screened), (long long)a.set.budget,
+            a.run.screen ? "real runs (and their screened-out candidates)"
+                         : "evaluations",
+            (long long)o.run, a.set.db);
     print_rerun(stderr, &a, out, false, true);
   } else if (o.best >= 0) {
     rc = write_best(&a, out, &o);

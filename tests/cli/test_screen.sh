@@ -72,6 +72,10 @@ done
 best=$(sed -n 's/^best: evaluation \([0-9]*\),.*/\1/p' out)
 [ "$(sqlite3 s.db "SELECT status FROM evaluations WHERE iteration = $best - 1")" = ok ] &&
   ok || bad "the best, evaluation $best, is not a real run"
+# The report and the best's file count them apart too.
+expect_rc 0 "$M" report s.db --html r.html
+expect_in r.html "3 real runs, $screened screened out by the model"
+expect_in s.db.map "($screened of them screened out by the model, not run)"
 # Interrupted at its second real run (the program's fourth), the run
 # resumes to the records of the uninterrupted one.
 mkdir klog
