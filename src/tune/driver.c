@@ -329,6 +329,9 @@ static mapopt_status note_unchanged(driver *d, slot *s) {
   if (!r || s->out.ev.status != MAPOPT_TUNE_OK || !s->out.findings || !s->key)
     return MAPOPT_OK;
   s->profile = mapopt_guide_profile_signature(r);
+  /* A prediction's feedback keeps its first line (screen_out). */
+  if (s->screened)
+    return MAPOPT_OK;
   const known *same = NULL;
   for (size_t i = 0; i < d->knowns.len && !same; i++) {
     const known *k = MAPOPT__VEC_AT(&d->knowns, known *, i);

@@ -48,6 +48,10 @@ expect_in out "summa on p100x4: 3 real runs by random, $screened screened out by
 [ "$(sqlite3 s.db "SELECT COUNT(*) FROM evaluations WHERE status = 'screened'
   AND (metric != 0 OR predicted IS NULL OR score_high != 0)")" = 0 ] &&
   ok || bad "a screened row carries a metric or lacks its prediction"
+# Its feedback, what the optimizer was told, says it is a prediction.
+[ "$(sqlite3 s.db "SELECT COUNT(*) FROM evaluations WHERE status = 'screened'
+  AND feedback NOT LIKE 'Screened out: the machine model predicted%'")" = 0 ] &&
+  ok || bad "a screened row's feedback does not say it is a prediction"
 # Only the best K predicted of each round ran: no screened candidate of a
 # round (iterations 8r to 8r + 7) was predicted above one that ran.
 [ "$(sqlite3 s.db "SELECT COUNT(*) FROM evaluations AS s JOIN evaluations AS r
