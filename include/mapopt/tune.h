@@ -198,10 +198,15 @@ typedef enum mapopt_tune_status {
   MAPOPT_TUNE_INVALID, /* the text does not compile */
   MAPOPT_TUNE_FAILED,  /* the run failed (OOM, mapping error, ...) */
   MAPOPT_TUNE_TIMEOUT, /* the run exceeded its time limit */
-  MAPOPT_TUNE_CRASH    /* the program died (real runs) */
+  MAPOPT_TUNE_CRASH,   /* the program died (real runs) */
+  /* Real runs with screening (mapopt_tune_command.screen): simulated on
+   * the machine model and not run, its predicted score below the round's
+   * best K. Recorded, never told: the optimizer is told the prediction
+   * (mapopt_evaluation.predicted). It never becomes the best. */
+  MAPOPT_TUNE_SCREENED
 } mapopt_tune_status;
 
-/* "ok", "invalid", "failed", "timeout", "crash". */
+/* "ok", "invalid", "failed", "timeout", "crash", "screened". */
 MAPOPT_API const char *mapopt_tune_status_name(mapopt_tune_status s);
 
 struct mapopt_findings; /* AutoGuide's findings (include/mapopt/guide.h) */
@@ -227,6 +232,10 @@ typedef struct mapopt_evaluation {
    * interval [score, score]. */
   int runs;
   double score_low, score_high;
+  /* Screened out (mapopt_tune_command.screen): status and score are the
+   * machine model's prediction, not a measurement (docs/real.md section
+   * 15). */
+  bool predicted;
 } mapopt_evaluation;
 
 typedef struct mapopt_optimizer mapopt_optimizer;
@@ -409,6 +418,12 @@ typedef struct mapopt_tune_command {
    * -1: no final check). */
   int repeat_max;
   int check_rounds;
+  /* Screening (docs/real.md section 15), 0: none. Each round the optimizer
+   * proposes 4 * screen candidates, each is simulated on the problem's
+   * machine (the model), and only the screen best by predicted score run;
+   * the others are recorded as MAPOPT_TUNE_SCREENED. The budget then
+   * counts the real runs. */
+  int screen;
 } mapopt_tune_command;
 
 #define MAPOPT_TUNE_REPEAT_MAX 10
@@ -496,6 +511,10 @@ typedef struct mapopt_tune_progress {
   double best_score;
   double expert_score;  /* 0 when there is none */
   double default_score; /* 0 when it failed */
+  /* What the budget counts so far: with screening the real runs (a
+   * screened-out evaluation's is predicted), else iteration + 1. */
+  int64_t spent;
+  bool screening;
 } mapopt_tune_progress;
 
 typedef void (*mapopt_tune_progress_fn)(void *ud,
@@ -545,6 +564,7 @@ typedef struct mapopt_tune_outcome {
   int64_t evaluations; /* recorded for the run */
   int64_t replayed;    /* of which were recorded before this call */
   int64_t duplicates;  /* proposals not run: their text had been */
+  int64_t screened;    /* of the evaluations: screened out, not run */
   int64_t best;        /* iteration of the best successful one, -1 none */
   double best_score;   /* its metric (throughput: higher is better) */
   double best_elapsed_s;
@@ -616,6 +636,7 @@ typedef struct mapopt_tune_run_info {
   /* Of the evaluations: those whose mapper compiled (not invalid) and
    * those that ran to completion (ok). */
   int64_t compiled, succeeded;
+  int64_t screened; /* screened out by the model: not run */
   /* The llm optimizer's settings (NULL and 0 for the others) and its
    * calls. */
   const char *llm_model;
@@ -658,6 +679,10 @@ typedef struct mapopt_tune_eval_info {
   int runs;
   double score_low, score_high;
   char *scores;
+  /* With screening: the model's predicted score, in the run's unit (the
+   * default mapper's measured over predicted score scales it; 0: predicted
+   * to fail); -1 without screening. A prediction, never a metric. */
+  double predicted;
 } mapopt_tune_eval_info;
 
 /* Iteration `iteration` of run `run` into *out, freed with

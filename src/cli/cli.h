@@ -249,6 +249,7 @@ typedef struct cli_eval_settings {
   /* tune only (docs/real.md, "Noise"): racing's most runs per candidate
    * and the final check's rounds (0: the defaults; check -1: none). */
   int repeat_max, check_rounds;
+  int screen; /* tune only: --screen K (docs/real.md section 15); 0: none */
   const char *env[CLI_MAX_ENV + 1];
   size_t nenv;
   /* The options as given (argv words), for a command line giving them

@@ -302,8 +302,16 @@ static void runs_table(FILE *f, const cli_group *g) {
       esc(f, g->rows[r].label);
       fprintf(f, "</td><td>%llu</td><td>", (unsigned long long)ru->seed);
       esc(f, ru->status);
-      fprintf(f, "</td><td>%lld</td><td>%lld</td>", (long long)ru->evaluations,
-              (long long)ru->duplicates);
+      /* Screened-out evaluations were predicted, not run: apart. */
+      if (ru->screened)
+        fprintf(f,
+                "</td><td>%lld real runs, %lld screened out by the "
+                "model</td><td>%lld</td>",
+                (long long)(ru->evaluations - ru->screened),
+                (long long)ru->screened, (long long)ru->duplicates);
+      else
+        fprintf(f, "</td><td>%lld</td><td>%lld</td>",
+                (long long)ru->evaluations, (long long)ru->duplicates);
       if (ru->best >= 0)
         fprintf(f, "<td>%.3f</td><td>%lld</td></tr>\n",
                 cli_normalized(ru, ru->best_score, &base),
@@ -454,9 +462,11 @@ static const char script_tail[] =
 static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
                        mapopt_diags *diags, const char *dbpath,
                        const mapopt_tune_history *h, const cli_table *t) {
-  int64_t evals = 0;
-  for (size_t i = 0; i < mapopt_tune_history_count(h); i++)
+  int64_t evals = 0, screened = 0;
+  for (size_t i = 0; i < mapopt_tune_history_count(h); i++) {
     evals += mapopt_tune_history_run(h, i)->evaluations;
+    screened += mapopt_tune_history_run(h, i)->screened;
+  }
   fprintf(f,
           "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
           "charset=\"utf-8\">\n<title>mapopt tuning report</title>\n"
@@ -464,11 +474,16 @@ static bool write_page(FILE *f, mapopt_ctx *ctx, mapopt_tune_db *db,
           "<h1>mapopt tuning report</h1>\n<p class=\"meta\">",
           style, script_head);
   esc(f, dbpath);
+  fprintf(f, ": %zu runs, %lld evaluations", mapopt_tune_history_count(h),
+          (long long)evals);
+  if (screened)
+    fprintf(f, " (%lld real runs, %lld screened out by the model, not run)",
+            (long long)(evals - screened), (long long)screened);
   fprintf(f,
-          ": %zu runs, %lld evaluations, %zu benchmarks. Throughput is "
+          ", %zu benchmarks. Throughput is "
           "normalized to the expert mapper where the application ships one, "
           "else to the default mapper (higher is better).</p>\n",
-          mapopt_tune_history_count(h), (long long)evals, t->ngroups);
+          t->ngroups);
   for (size_t gi = 0; gi < t->ngroups; gi++) {
     const cli_group *g = &t->groups[gi];
     fprintf(f, "<section class=\"benchmark\" id=\"b%zu\" data-app=\"", gi + 1);

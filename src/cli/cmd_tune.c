@@ -279,7 +279,11 @@ const char cli_tune_usage[] =
     "and up to --repeat-max N (default 10) while its interval reaches the\n"
     "best's; it is better only when its interval lies above; at the end\n"
     "the best and the default (and expert) mappers run interleaved\n"
-    "--check N rounds (default 5, 0: none) for the speedup's interval.\n\n"
+    "--check N rounds (default 5, 0: none) for the speedup's interval.\n"
+    "Screening (docs/real.md section 15): --screen K, 1 to 64, proposes 4K\n"
+    "candidates a round, simulates each on --machine (the model: give it a\n"
+    "calibrated one) and runs only the K best predicted; the others are\n"
+    "recorded as screened, never best. The budget counts the real runs.\n\n"
     "Progress goes to stderr: a bar on a terminal, else one line per\n"
     "evaluation. Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops: simulations in\n"
     "flight finish and are kept, real runs in flight are ended (--resume\n"
@@ -513,11 +517,11 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
   if (pr->tty) {
     enum { W = 30 };
     char bar[W + 1];
-    int64_t done = (p->iteration + 1) * W / p->budget;
+    int64_t done = p->spent * W / p->budget;
     for (int i = 0; i < W; i++)
       bar[i] = i < done ? '#' : '-';
     bar[W] = 0;
-    fprintf(stderr, "\r[%s] %lld/%lld  best ", bar, (long long)p->iteration + 1,
+    fprintf(stderr, "\r[%s] %lld/%lld  best ", bar, (long long)p->spent,
             (long long)p->budget);
     if (p->best >= 0)
       put_score(stderr, p->best_score, p);
@@ -527,10 +531,20 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
     pr->drawn = true;
     return;
   }
-  fprintf(stderr, "evaluation %lld/%lld [%s]: %s", (long long)p->iteration + 1,
-          (long long)p->budget, p->candidate->note ? p->candidate->note : "",
-          mapopt_tune_status_name(e->status));
-  if (e->status == MAPOPT_TUNE_OK) {
+  if (p->screening)
+    fprintf(stderr, "evaluation %lld (real run %lld/%lld) [%s]: %s",
+            (long long)p->iteration + 1, (long long)p->spent,
+            (long long)p->budget, p->candidate->note ? p->candidate->note : "",
+            e->predicted ? "screened out, not run: predicted"
+                         : mapopt_tune_status_name(e->status));
+  else
+    fprintf(stderr, "evaluation %lld/%lld [%s]: %s",
+            (long long)p->iteration + 1, (long long)p->budget,
+            p->candidate->note ? p->candidate->note : "",
+            mapopt_tune_status_name(e->status));
+  if (e->predicted && e->status != MAPOPT_TUNE_OK) {
+    fprintf(stderr, " to be %s", mapopt_tune_status_name(e->status));
+  } else if (e->status == MAPOPT_TUNE_OK) {
     fputc(' ', stderr);
     put_score(stderr, e->score, p);
   }
@@ -544,13 +558,19 @@ static void on_progress(void *ud, const mapopt_tune_progress *p) {
 /* Writes the best mapper with a comment saying where it comes from. */
 static int write_best(const tune_args *a, const char *out,
                       const mapopt_tune_outcome *o) {
-  char head[1024];
+  char head[1024], screened[96] = "";
+  /* Screened: more evaluations than the budget's runs. */
+  if (o->screened)
+    snprintf(screened, sizeof screened,
+             " (%lld of them screened out by the model, not run)",
+             (long long)o->screened);
   int n = snprintf(head, sizeof head,
                    "# The best mapper of `mapopt tune %s` on %s (run %lld "
-                   "in %s): evaluation %lld of %lld by %s, seed %lld.\n",
+                   "in %s): evaluation %lld of %lld%s by %s, seed %lld.\n",
                    a->app, a->set.machine, (long long)o->run, a->set.db,
-                   (long long)o->best + 1, (long long)a->set.budget,
-                   a->optimizer, (long long)a->set.seed);
+                   (long long)o->best + 1,
+                   (long long)(o->screened ? o->evaluations : a->set.budget),
+                   screened, a->optimizer, (long long)a->set.seed);
   size_t tl = strlen(o->best_text);
   char *data = malloc((size_t)n + tl + 1);
   if (!data) {
@@ -599,13 +619,22 @@ static void print_outcome_text(const tune_args *a, const char *file,
                                const char *out, const cli_target *t,
                                const mapopt_tune_outcome *o) {
   const char *unit = o->unit ? o->unit : "";
-  printf("%s on %s: %lld evaluations by %s, %lld duplicate proposals not "
-         "run%s\n",
-         t->name, a->set.machine, (long long)o->evaluations, a->optimizer,
-         (long long)o->duplicates,
-         o->end == MAPOPT_TUNE_END_EXHAUSTED
-             ? " (the optimizer had nothing new left to propose)"
-             : "");
+  if (o->screened)
+    printf("%s on %s: %lld real runs by %s, %lld screened out by the model, "
+           "%lld duplicate proposals not run%s\n",
+           t->name, a->set.machine, (long long)(o->evaluations - o->screened),
+           a->optimizer, (long long)o->screened, (long long)o->duplicates,
+           o->end == MAPOPT_TUNE_END_EXHAUSTED
+               ? " (the optimizer had nothing new left to propose)"
+               : "");
+  else
+    printf("%s on %s: %lld evaluations by %s, %lld duplicate proposals not "
+           "run%s\n",
+           t->name, a->set.machine, (long long)o->evaluations, a->optimizer,
+           (long long)o->duplicates,
+           o->end == MAPOPT_TUNE_END_EXHAUSTED
+               ? " (the optimizer had nothing new left to propose)"
+               : "");
   if (o->best < 0) {
     printf("no valid mapper found\n");
   } else {
@@ -660,6 +689,7 @@ static void print_outcome_json(const tune_args *a, const char *out,
   json_object_set_new(j, "batch", json_integer(a->set.batch));
   json_object_set_new(j, "feedback", json_string(a->set.feedback));
   json_object_set_new(j, "evaluations", json_integer(o->evaluations));
+  json_object_set_new(j, "screened", json_integer(o->screened));
   json_object_set_new(j, "replayed", json_integer(o->replayed));
   json_object_set_new(j, "duplicates", json_integer(o->duplicates));
   json_object_set_new(j, "unit", o->unit ? json_string(o->unit) : json_null());
@@ -738,7 +768,8 @@ int cli_tune(int argc, char **argv) {
   mapopt_tune_command cmd = {.eval = &a.run.opts,
                              .timeout_s = a.run.timeout_s,
                              .repeat_max = a.run.repeat_max,
-                             .check_rounds = a.run.check_rounds};
+                             .check_rounds = a.run.check_rounds,
+                             .screen = a.run.screen};
   mapopt_tune_problem p = {t.sim.machine, t.sim.run, t.expert, t.deflt,
                            a.run.opts.run ? &cmd : NULL};
   mapopt_tune_config c = {t.name,
@@ -765,11 +796,14 @@ int cli_tune(int argc, char **argv) {
     fprintf(stderr, "run %lld resumed: %lld evaluations were recorded\n",
             (long long)o.run, (long long)o.replayed);
   if (o.end == MAPOPT_TUNE_END_INTERRUPTED) {
+    /* With screening the budget counts the real runs. */
     fprintf(stderr,
-            "mapopt tune: interrupted after %lld of %lld evaluations, all "
+            "mapopt tune: interrupted after %lld of %lld %s, all "
             "recorded in run %lld of %s; continue with:\n  ",
-            (long long)o.evaluations, (long long)a.set.budget, (long long)o.run,
-            a.set.db);
+            (long long)(o.evaluations - o.screened), (long long)a.set.budget,
+            a.run.screen ? "real runs (and their screened-out candidates)"
+                         : "evaluations",
+            (long long)o.run, a.set.db);
     print_rerun(stderr, &a, out, false, true);
   } else if (o.best >= 0) {
     rc = write_best(&a, out, &o);

@@ -26,9 +26,9 @@ static void keep(cli_eval_settings *s, const char *o, const char *v) {
 int cli_eval_option(const char *cmd, int argc, char **argv, int *i,
                     cli_eval_settings *s, bool *taken) {
   static const char *const valued[] = {
-      "--run",       "--timeout",    "--grace",  "--metric",
-      "--direction", "--repeat",     "--tmpdir", "--workdir",
-      "--env",       "--repeat-max", "--check",  NULL};
+      "--run",    "--timeout", "--grace",   "--metric", "--direction",
+      "--repeat", "--tmpdir",  "--workdir", "--env",    "--repeat-max",
+      "--check",  "--screen",  NULL};
   static const char *const flags[] = {"--shell", "--keep", NULL};
   const char *o = argv[*i], *v = NULL;
   *taken = false;
@@ -64,15 +64,20 @@ int cli_eval_option(const char *cmd, int argc, char **argv, int *i,
     if (!cli_parse_i64(v, 1, 1000, &n))
       return cli_usage_error(cmd, "--repeat must be 1 to 1000");
     s->opts.repeat = (int)n;
-  } else if (!strcmp(o, "--repeat-max") || !strcmp(o, "--check")) {
-    bool check = !strcmp(o, "--check");
+  } else if (!strcmp(o, "--repeat-max") || !strcmp(o, "--check") ||
+             !strcmp(o, "--screen")) {
+    bool check = !strcmp(o, "--check"), screen = !strcmp(o, "--screen");
     if (strcmp(cmd, "tune"))
       return cli_usage_error(cmd, "%s is an option of mapopt tune --run", o);
-    if (!cli_parse_i64(v, check ? 0 : 1, 1000, &n))
-      return cli_usage_error(cmd, "%s must be %s to 1000", o,
-                             check ? "0 (no final check)" : "1");
+    /* Screening's real runs of a round are at most the most --jobs. */
+    if (!cli_parse_i64(v, check ? 0 : 1, screen ? 64 : 1000, &n))
+      return cli_usage_error(cmd, "%s must be %s to %d", o,
+                             check ? "0 (no final check)" : "1",
+                             screen ? 64 : 1000);
     if (check)
       s->check_rounds = n ? (int)n : -1;
+    else if (screen)
+      s->screen = (int)n;
     else
       s->repeat_max = (int)n;
   } else if (!strcmp(o, "--keep")) {

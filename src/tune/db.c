@@ -35,9 +35,9 @@
 
 #include "tune/tune.h"
 
-/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 4 and
- * reads 1 to 4. */
-enum { FORMAT_VERSION = 4 };
+/* The value of meta.format is mapopt-tune/N; this mapopt writes N = 5 and
+ * reads 1 to 5. */
+enum { FORMAT_VERSION = 5 };
 static const char format_prefix[] = "mapopt-tune/";
 
 /* Every table, as a fresh database has them; each statement creates what is
@@ -66,6 +66,7 @@ static const char schema[] =
     " feedback TEXT, note TEXT,"
     " wall REAL NOT NULL, finished REAL NOT NULL,"
     " runs INTEGER, score_low REAL, score_high REAL, scores TEXT,"
+    " predicted REAL,"
     " PRIMARY KEY (run, iteration));"
     "CREATE INDEX IF NOT EXISTS evaluations_hash ON evaluations(hash);"
     "CREATE TABLE IF NOT EXISTS llm_calls ("
@@ -105,14 +106,16 @@ static const char migrate_v1[] = "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
                                  "ALTER TABLE runs ADD COLUMN evaluator TEXT;";
 
 /* What a database before mapopt-tune/4 lacks: the noise of real runs
- * (docs/real.md section 13); its final checks come with the schema. Each
- * column is added where it is missing. */
-static const char *const columns_v4[][3] = {
+ * (docs/real.md section 13; its final checks come with the schema), and
+ * before /5 the predicted score of screening (section 15). Each column is
+ * added where it is missing. */
+static const char *const added_columns[][3] = {
     {"runs", "expert_low", "REAL"},        {"runs", "expert_high", "REAL"},
     {"runs", "expert_runs", "INTEGER"},    {"runs", "default_low", "REAL"},
     {"runs", "default_high", "REAL"},      {"runs", "default_runs", "INTEGER"},
     {"evaluations", "runs", "INTEGER"},    {"evaluations", "score_low", "REAL"},
-    {"evaluations", "score_high", "REAL"}, {"evaluations", "scores", "TEXT"}};
+    {"evaluations", "score_high", "REAL"}, {"evaluations", "scores", "TEXT"},
+    {"evaluations", "predicted", "REAL"}};
 
 void mapopt__tune_hash(const char *text, size_t len, char out[17]) {
   snprintf(out, 17, "%016llx",
@@ -276,23 +279,23 @@ static mapopt_status probe(mapopt_tune_db *db, mapopt_diags *diags,
   if (n > FORMAT_VERSION && !*end)
     return refuse(db, diags,
                   "written by a newer mapopt (format '%s'): this one reads "
-                  "mapopt-tune/1 to mapopt-tune/4",
+                  "mapopt-tune/1 to mapopt-tune/5",
                   format);
   return refuse(db, diags, "not a mapopt tuning database (format '%s')",
                 format);
 }
 
-/* Adds the columns of columns_v4 that the tables lack. */
+/* Adds the columns of added_columns that the tables lack. */
 static mapopt_status add_columns(mapopt_tune_db *db, mapopt_diags *diags) {
   mapopt_status s = MAPOPT_OK;
-  for (size_t i = 0; i < sizeof columns_v4 / sizeof columns_v4[0]; i++) {
+  for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
     sqlite3_stmt *st;
     s = mapopt__db_prepare(
         db, diags, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", &st);
     if (s != MAPOPT_OK)
       return s;
-    mapopt__db_bind_text(st, 1, columns_v4[i][0]);
-    mapopt__db_bind_text(st, 2, columns_v4[i][1]);
+    mapopt__db_bind_text(st, 1, added_columns[i][0]);
+    mapopt__db_bind_text(st, 2, added_columns[i][1]);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -301,8 +304,8 @@ static mapopt_status add_columns(mapopt_tune_db *db, mapopt_diags *diags) {
       continue;
     char sql[160];
     snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s",
-             columns_v4[i][0], columns_v4[i][1], columns_v4[i][2]);
-    if ((s = exec_sql(db, diags, sql, "cannot migrate to mapopt-tune/4")) !=
+             added_columns[i][0], added_columns[i][1], added_columns[i][2]);
+    if ((s = exec_sql(db, diags, sql, "cannot migrate to mapopt-tune/5")) !=
         MAPOPT_OK)
       return s;
   }
@@ -321,7 +324,7 @@ static mapopt_status make_current(mapopt_tune_db *db, mapopt_diags *diags,
   s = probe(db, diags, &version);
   if (s == MAPOPT_OK && version == 1)
     s = exec_sql(db, diags, migrate_v1, "cannot migrate from mapopt-tune/1");
-  if (s == MAPOPT_OK && version >= 1 && version < 4)
+  if (s == MAPOPT_OK && version >= 1 && version < FORMAT_VERSION)
     s = add_columns(db, diags);
   if (s == MAPOPT_OK && version < FORMAT_VERSION)
     s = exec_sql(db, diags, schema, "cannot create the tables");
@@ -745,8 +748,8 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
       db, diags,
       "INSERT INTO evaluations (run, iteration, text, hash, status, metric,"
       " elapsed, lower_bound, feedback, note, wall, finished, score_low,"
-      " score_high, runs, scores) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-      " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+      " score_high, runs, scores, predicted) VALUES (?1, ?2, ?3, ?4, ?5,"
+      " ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
       &st);
   if (s != MAPOPT_OK)
     return s;
@@ -764,6 +767,10 @@ static mapopt_status insert_evaluation(mapopt_tune_db *db, int64_t run,
   sqlite3_bind_double(st, 12, e->finished);
   bind_noise(st, 13, e->score_low, e->score_high, e->runs);
   mapopt__db_bind_text(st, 16, e->scores);
+  if (e->predicted >= 0)
+    sqlite3_bind_double(st, 17, e->predicted);
+  else
+    sqlite3_bind_null(st, 17);
   return mapopt__db_exec(db, diags, st, "cannot record an evaluation");
 }
 

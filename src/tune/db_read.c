@@ -109,14 +109,15 @@ void mapopt_tune_eval_info_free(mapopt_ctx *ctx, mapopt_tune_eval_info *e) {
 }
 
 static mapopt_tune_status status_of(const char *name) {
-  for (int s = MAPOPT_TUNE_OK; s <= MAPOPT_TUNE_CRASH; s++)
+  for (int s = MAPOPT_TUNE_OK; s <= MAPOPT_TUNE_SCREENED; s++)
     if (name && !strcmp(name, mapopt_tune_status_name((mapopt_tune_status)s)))
       return (mapopt_tune_status)s;
   return MAPOPT_TUNE_FAILED;
 }
 
 /* The columns eval_row reads: the common ones, then a real run's output
- * (none in a mapopt-tune/1 database) and its noise (none before /4). */
+ * (none in a mapopt-tune/1 database), its noise (none before /4) and its
+ * prediction (none before /5). */
 static const char eval_columns[] =
     "SELECT e.run, e.iteration, status, metric, elapsed, lower_bound, wall,"
     " finished, text, hash, feedback, note, ";
@@ -124,8 +125,11 @@ static const char eval_outputs[] =
     "o.output, o.exit_status, o.signal, o.timed_out, ";
 static const char eval_outputs_v1[] = "NULL, NULL, 0, 0, ";
 static const char eval_noise[] =
-    "e.runs, e.score_low, e.score_high, e.scores FROM evaluations AS e";
-static const char eval_noise_v3[] = "0, NULL, NULL, NULL FROM evaluations AS e";
+    "e.runs, e.score_low, e.score_high, e.scores, ";
+static const char eval_noise_v3[] = "0, NULL, NULL, NULL, ";
+/* And screening's prediction (none before /5). */
+static const char eval_predicted[] = "e.predicted FROM evaluations AS e";
+static const char eval_predicted_v4[] = "NULL FROM evaluations AS e";
 static const char eval_join[] = " LEFT JOIN outputs AS o ON o.run = e.run"
                                 " AND o.iteration = e.iteration";
 
@@ -168,6 +172,9 @@ static mapopt_status eval_row(mapopt_ctx *ctx, sqlite3_stmt *st,
                       ? e->metric
                       : sqlite3_column_double(st, 18);
   e->scores = mapopt__db_column_dup(ctx, NULL, st, 19, &ok);
+  e->predicted = sqlite3_column_type(st, 20) == SQLITE_NULL
+                     ? -1
+                     : sqlite3_column_double(st, 20);
   if (!ok || !e->text || !e->hash) {
     mapopt_tune_eval_info_free(ctx, e);
     return MAPOPT_ENOMEM;
@@ -183,10 +190,11 @@ static mapopt_status select_evaluations(mapopt_tune_db *db, int64_t run,
                                         mapopt__vec *out) {
   char sql[1024];
   snprintf(sql, sizeof sql,
-           "%s%s%s%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) ORDER "
-           "BY e.iteration",
+           "%s%s%s%s%s WHERE e.run = ?1 AND (?2 < 0 OR e.iteration = ?2) "
+           "ORDER BY e.iteration",
            eval_columns, db->version == 1 ? eval_outputs_v1 : eval_outputs,
            db->version < 4 ? eval_noise_v3 : eval_noise,
+           db->version < 5 ? eval_predicted_v4 : eval_predicted,
            db->version == 1 ? "" : eval_join);
   sqlite3_stmt *st;
   mapopt_status s = mapopt__db_prepare(db, diags, sql, &st);
@@ -346,11 +354,12 @@ static mapopt_status count_evaluations(mapopt_tune_db *db, int64_t run,
  * Fills each run's scores, best and counts from one pass over the
  * evaluations (numbers only: the texts stay in the database). Scores are
  * indexed by iteration, sized by the evaluations recorded, never by the
- * budget (which may be 10^8, with a few hundred recorded): a run's
- * iterations run from 0 with at most one round's worth of gaps, the
- * evaluations in flight when it was interrupted (at most 64, the most
- * --jobs), so an iteration past count + 64 is no evaluation of the run (a
- * damaged database) and is left out.
+ * budget (which may be 10^8, with a few hundred recorded; and a screened
+ * run records more than its budget): a run's iterations run from 0 with
+ * at most one round's worth of gaps, the evaluations in flight when it was
+ * interrupted (at most 64, the most --jobs or --screen), so an iteration
+ * past count + 64 is no evaluation of the run (a damaged database) and is
+ * left out.
  */
 static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
                                  mapopt_tune_history *h) {
@@ -362,9 +371,7 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
     mapopt_status s = count_evaluations(db, r->id, diags, &rows);
     if (s != MAPOPT_OK)
       return s;
-    int64_t bound = r->budget <= 0               ? 0
-                    : rows < r->budget - MAX_GAP ? rows + MAX_GAP
-                                                 : r->budget;
+    int64_t bound = r->budget <= 0 ? 0 : rows + MAX_GAP;
     sqlite3_stmt *st;
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -399,6 +406,7 @@ static mapopt_status load_scores(mapopt_tune_db *db, mapopt_diags *diags,
       r->evaluations++;
       r->compiled += stat && strcmp(stat, "invalid");
       r->succeeded += ok;
+      r->screened += stat && !strcmp(stat, "screened");
       if (ok && take_best(&best, it, sqlite3_column_double(st, 5),
                           sqlite3_column_double(st, 6))) {
         r->best = it;
@@ -518,11 +526,12 @@ static mapopt_status read_references(mapopt_tune_db *db, int64_t run,
       db->version < 4
           ? "SELECT expert_score, default_score, unit, duplicates,"
             " (SELECT COUNT(*) FROM evaluations WHERE run = ?1), NULL, NULL,"
-            " 0, NULL, NULL, 0 FROM runs WHERE id = ?1"
+            " 0, NULL, NULL, 0, 0 FROM runs WHERE id = ?1"
           : "SELECT expert_score, default_score, unit, duplicates,"
             " (SELECT COUNT(*) FROM evaluations WHERE run = ?1), expert_low,"
             " expert_high, expert_runs, default_low, default_high,"
-            " default_runs FROM runs WHERE id = ?1",
+            " default_runs, (SELECT COUNT(*) FROM evaluations WHERE run = ?1"
+            " AND status = 'screened') FROM runs WHERE id = ?1",
       &st);
   if (s != MAPOPT_OK)
     return s;
@@ -537,6 +546,7 @@ static mapopt_status read_references(mapopt_tune_db *db, int64_t run,
   s = dup_into(db->ctx, (const char *)sqlite3_column_text(st, 2), &out->unit);
   out->duplicates = sqlite3_column_int64(st, 3);
   out->evaluations = sqlite3_column_int64(st, 4);
+  out->screened = sqlite3_column_int64(st, 11);
   mapopt__noise_est *est[2] = {expert, deflt};
   double score[2] = {out->expert_score, out->default_score};
   for (int i = 0; i < 2; i++) {

@@ -48,6 +48,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -88,6 +89,11 @@ typedef struct slot {
   bool evaluated;   /* out is final (set under the lock) */
   bool recorded;    /* written or checked against the record */
   uint64_t profile; /* mapopt_guide_profile_signature of its result, or 0 */
+  /* Screening: the model's score in the run's unit (-1: not simulated),
+   * and whether it ranked below the round's best K (not run; out is the
+   * prediction). */
+  double predicted;
+  bool screened;
 } slot;
 
 typedef struct driver {
@@ -125,6 +131,15 @@ typedef struct driver {
   int64_t next_iteration, dups, dup_streak;
   int64_t best;
   double best_score, best_low, best_high; /* and its interval */
+  /* Screening (docs/real.md section 15): K, the simulator on the model
+   * (the problem without its command), the default mapper's predicted
+   * score, and the candidates run for real, which the budget counts. */
+  int screen;
+  mapopt_tune_problem model;
+  mapopt__tune_evaluator *screener;
+  double default_predicted;
+  int64_t real_runs;
+  size_t nrecord_at; /* record_at's length */
   /* The round. */
   slot *slots;
   size_t nslots, cap;
@@ -219,9 +234,10 @@ static mapopt_status evaluate(const mapopt__tune_evaluator *ev, slot *s) {
 
 /* ---- the round's workers ------------------------------------------------- */
 
-/* Whether slot s needs the evaluator: a new candidate that compiles. */
+/* Whether slot s needs the evaluator: a new candidate that compiles (and
+ * was not screened out). */
 static bool needs_eval(const slot *s) {
-  return s->iteration >= 0 && s->prog;
+  return s->iteration >= 0 && s->prog && !s->screened;
 }
 
 static void *worker(void *arg) {
@@ -246,6 +262,19 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* Refuses to resume run d->run: the diagnostic says why (printf's
+ * format, after "cannot be resumed: "). MAPOPT_EINVAL. */
+static mapopt_status cannot_resume(driver *d, const char *fmt, ...) {
+  char why[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", d->db->path, 0, 0,
+                   "run %lld cannot be resumed: %s", (long long)d->run, why);
+  return MAPOPT_EINVAL;
+}
+
 /* Checks a replayed evaluation against its record: the same status and,
  * to rounding, the same metric. The optimizer is then told the recorded
  * numbers, exactly what it was told the first time. */
@@ -262,14 +291,13 @@ static mapopt_status check_replay(driver *d, slot *s) {
     e->lower_bound_s = r->lower_bound_s;
     return MAPOPT_OK;
   }
-  mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", d->db->path, 0, 0,
-                   "run %lld cannot be resumed: evaluation %lld was recorded "
-                   "as %s %.17g and is now %s %.17g (the model, the machine "
-                   "or mapopt changed since)",
-                   (long long)d->run, (long long)r->iteration,
-                   mapopt_tune_status_name(r->status), r->metric,
-                   mapopt_tune_status_name(e->status), score);
-  return MAPOPT_EINVAL;
+  return cannot_resume(d,
+                       "evaluation %lld was recorded as %s %.17g and is now "
+                       "%s %.17g (the model, the machine or mapopt changed "
+                       "since)",
+                       (long long)r->iteration,
+                       mapopt_tune_status_name(r->status), r->metric,
+                       mapopt_tune_status_name(e->status), score);
 }
 
 /* An evaluator's error: a command that cannot be run says why. */
@@ -301,6 +329,9 @@ static mapopt_status note_unchanged(driver *d, slot *s) {
   if (!r || s->out.ev.status != MAPOPT_TUNE_OK || !s->out.findings || !s->key)
     return MAPOPT_OK;
   s->profile = mapopt_guide_profile_signature(r);
+  /* A prediction's feedback keeps its first line (screen_out). */
+  if (s->screened)
+    return MAPOPT_OK;
   const known *same = NULL;
   for (size_t i = 0; i < d->knowns.len && !same; i++) {
     const known *k = MAPOPT__VEC_AT(&d->knowns, known *, i);
@@ -322,6 +353,24 @@ static mapopt_status note_unchanged(driver *d, slot *s) {
   return MAPOPT_OK;
 }
 
+/* Checks a replayed candidate of a screened run against its record: run
+ * or screened out alike, with the same prediction. */
+static mapopt_status check_screening(driver *d, const slot *s) {
+  const mapopt_tune_eval_info *r = s->record;
+  bool was = r->status == MAPOPT_TUNE_SCREENED;
+  double tol = 1e-9 * fmax(fabs(r->predicted), fabs(s->predicted));
+  if (was == s->screened &&
+      (s->predicted < 0 || fabs(r->predicted - s->predicted) <= tol))
+    return MAPOPT_OK;
+  return cannot_resume(d,
+                       "evaluation %lld was %s with a predicted score of "
+                       "%.17g and now is %s with %.17g (the model or mapopt "
+                       "changed since)",
+                       (long long)r->iteration, was ? "screened out" : "run",
+                       r->predicted, s->screened ? "screened out" : "run",
+                       s->predicted);
+}
+
 /* Records (or, replayed, checks) one finished evaluation. */
 static mapopt_status record(driver *d, slot *s) {
   s->recorded = true;
@@ -330,21 +379,27 @@ static mapopt_status record(driver *d, slot *s) {
   if (s->out.interrupted)
     return MAPOPT_OK; /* a stop ended it: nothing to record */
   mapopt_status nst = note_unchanged(d, s);
+  if (nst == MAPOPT_OK && s->record && d->screen)
+    nst = check_screening(d, s);
   if (nst != MAPOPT_OK)
     return nst;
   if (s->record)
-    return check_replay(d, s);
+    return s->screened ? MAPOPT_OK : check_replay(d, s);
   const mapopt_evaluation *e = &s->out.ev;
   const char *unit = NULL;
-  if (learn_unit(d, &s->out) != MAPOPT_OK)
+  /* A prediction's unit is the model's, not the run's. */
+  if (!s->screened && learn_unit(d, &s->out) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   if (d->unit && !d->unit_in_db)
     unit = d->unit;
+  /* A screened-out candidate is no measurement: no metric, no interval;
+   * its prediction has a column of its own. */
+  bool measured = e->status == MAPOPT_TUNE_OK && !s->screened;
   mapopt_tune_eval_info info = {.run = d->run,
                                 .iteration = s->iteration,
-                                .status = e->status,
-                                .metric =
-                                    e->status == MAPOPT_TUNE_OK ? e->score : 0,
+                                .status = s->screened ? MAPOPT_TUNE_SCREENED
+                                                      : e->status,
+                                .metric = measured ? e->score : 0,
                                 .elapsed_s = e->elapsed_s,
                                 .lower_bound_s = e->lower_bound_s,
                                 .wall_s = s->wall_s,
@@ -358,9 +413,10 @@ static mapopt_status record(driver *d, slot *s) {
                                 .signal = s->out.signal,
                                 .timed_out = s->out.timed_out,
                                 .runs = e->runs,
-                                .score_low = e->score_low,
-                                .score_high = e->score_high,
-                                .scores = s->out.scores};
+                                .score_low = measured ? e->score_low : 0,
+                                .score_high = measured ? e->score_high : 0,
+                                .scores = s->out.scores,
+                                .predicted = s->predicted};
   mapopt_status st = mapopt__db_record(d->db, d->run, &info, unit, d->diags);
   if (st == MAPOPT_OK && unit)
     d->unit_in_db = true;
@@ -425,6 +481,114 @@ static mapopt_status run_round(driver *d, bool *complete) {
   return st;
 }
 
+/* ---- screening ----------------------------------------------------------- */
+
+/* The candidates a screened round holds: four for each real run, so that
+ * the model's choice is a real one, or the optimizer's batch when that is
+ * wider (docs/real.md section 15). */
+static int64_t screen_width(const driver *d) {
+  int64_t w = 4 * (int64_t)d->screen;
+  return d->cfg.batch > w ? d->cfg.batch : w;
+}
+
+/* The proposals a screened run asks at most: ceil(budget / K) rounds'
+ * worth. Rounds in which candidates do not compile run fewer than K, so
+ * such a run may end with fewer real runs (exhausted). */
+static int64_t screen_proposals(const driver *d) {
+  return (d->cfg.budget + d->screen - 1) / d->screen * screen_width(d);
+}
+
+/* What the budget counts: the real runs when screening, else every new
+ * candidate. */
+static int64_t spent(const driver *d) {
+  return d->screen ? d->real_runs : d->next_iteration;
+}
+
+/* A model's score in the run's unit: scaled by the default mapper's
+ * measured over predicted score (1 while either is unknown), so that a
+ * prediction told to the optimizer compares with its measurements. */
+static double in_run_unit(const driver *d, const mapopt__tune_eval *pred) {
+  if (pred->ev.status != MAPOPT_TUNE_OK)
+    return 0;
+  double scale = d->deflt > 0 && d->default_predicted > 0
+                     ? d->deflt / d->default_predicted
+                     : 1;
+  return pred->ev.score * scale;
+}
+
+/* Ranks slot indices by predicted score, best first; ties (and predicted
+ * failures, all 0) in the order asked. */
+static void rank_predicted(const driver *d, size_t *idx, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i;
+         j > 0 && d->slots[idx[j]].predicted > d->slots[idx[j - 1]].predicted;
+         j--) {
+      size_t t = idx[j];
+      idx[j] = idx[j - 1];
+      idx[j - 1] = t;
+    }
+}
+
+/* Marks a screened-out slot: its prediction is its evaluation, told as
+ * one (mapopt_evaluation.predicted), its feedback saying so. */
+static mapopt_status screen_out(driver *d, slot *s) {
+  static const char head[] = "Screened out: the machine model predicted this "
+                             "mapper below the round's best; it was not run "
+                             "and the score is a prediction.\n";
+  mapopt_evaluation *e = &s->out.ev;
+  s->screened = true;
+  s->evaluated = true;
+  e->predicted = true;
+  e->runs = 0;
+  e->score = e->score_low = e->score_high = s->predicted;
+  char *fb = mapopt__text_printf(d->ctx, "%s%s", head,
+                                 s->out.feedback ? s->out.feedback : "");
+  if (!fb)
+    return MAPOPT_ENOMEM;
+  mapopt_text_free(s->out.feedback);
+  s->out.feedback = fb;
+  e->feedback = fb;
+  return MAPOPT_OK;
+}
+
+/*
+ * Screens the round: simulates each new candidate that compiles on the
+ * model, runs the best K by prediction (fewer when the budget ends) and
+ * screens the others out. The choice depends only on the model, so a
+ * resumed run makes it again. MAPOPT_ENOMEM.
+ */
+static mapopt_status screen_round(driver *d) {
+  size_t n = 0;
+  size_t *idx = mapopt__calloc(d->ctx, d->nslots + 1, sizeof *idx);
+  if (!idx)
+    return MAPOPT_ENOMEM;
+  mapopt_status st = MAPOPT_OK;
+  for (size_t i = 0; i < d->nslots && st == MAPOPT_OK; i++) {
+    slot *s = &d->slots[i];
+    if (!needs_eval(s))
+      continue;
+    st = evaluate(d->screener, s);
+    s->predicted = in_run_unit(d, &s->out);
+    idx[n++] = i;
+  }
+  rank_predicted(d, idx, n);
+  int64_t run = d->cfg.budget - d->real_runs;
+  if (run > d->screen)
+    run = d->screen;
+  for (size_t r = 0; r < n && st == MAPOPT_OK; r++) {
+    slot *s = &d->slots[idx[r]];
+    if ((int64_t)r < run) {
+      /* To be run: the prediction was only for the choice. */
+      mapopt__tune_eval_clear(&s->out);
+      d->real_runs++;
+    } else {
+      st = screen_out(d, s);
+    }
+  }
+  mapopt__free(d->ctx, idx, (d->nslots + 1) * sizeof *idx);
+  return st;
+}
+
 /* ---- asking and telling -------------------------------------------------- */
 
 static void clear_slot(driver *d, slot *s) {
@@ -452,7 +616,7 @@ static slot *push_slot(driver *d) {
     d->cap = cap;
   }
   slot *s = &d->slots[d->nslots++];
-  *s = (slot){0};
+  *s = (slot){.predicted = -1};
   return s;
 }
 
@@ -464,18 +628,15 @@ static mapopt_status admit(driver *d, slot *s, const char *diag_text,
   s->wall_s = compile_s;
   mapopt__tune_hash(s->key, s->keylen, s->hash);
   d->dup_streak = 0;
-  if (d->record_at && d->record_at[s->iteration]) {
+  if ((size_t)s->iteration < d->nrecord_at && d->record_at[s->iteration]) {
     s->record = d->record_at[s->iteration];
     d->replayed++;
-    if (strcmp(s->record->hash, s->hash)) {
-      mapopt_diags_add(d->diags, MAPOPT_SEV_ERROR, "", d->db->path, 0, 0,
-                       "run %lld cannot be resumed: evaluation %lld was "
-                       "recorded with hash %s and is now %s (the optimizer "
-                       "or the model changed since)",
-                       (long long)d->run, (long long)s->iteration,
-                       s->record->hash, s->hash);
-      return MAPOPT_EINVAL;
-    }
+    if (strcmp(s->record->hash, s->hash))
+      return cannot_resume(d,
+                           "evaluation %lld was recorded with hash %s and "
+                           "is now %s (the optimizer or the model changed "
+                           "since)",
+                           (long long)s->iteration, s->record->hash, s->hash);
   }
   if (s->prog)
     return MAPOPT_OK;
@@ -544,6 +705,8 @@ static mapopt_status fill_round(driver *d, bool *exhausted, bool *failed) {
   int64_t room = d->cfg.budget - d->next_iteration;
   if (room > d->jobs)
     room = d->jobs;
+  if (d->screen)
+    room = screen_width(d);
   int64_t fresh = 0;
   *exhausted = *failed = false;
   while (fresh < room) {
@@ -684,6 +847,15 @@ static mapopt_status tell_duplicate(driver *d, const mapopt_candidate *c,
   return mapopt_optimizer_tell(d->opt, c, &ev);
 }
 
+/* The real runs up to and including slot s of the round: those of the
+ * rounds before, and this round's run slots up to s. */
+static int64_t spent_before(const driver *d, const slot *s) {
+  int64_t later = 0;
+  for (const slot *t = s + 1; t < d->slots + d->nslots; t++)
+    later += needs_eval(t);
+  return d->real_runs - later;
+}
+
 /* Tells the round's results in the order they were asked. */
 static mapopt_status tell_round(driver *d) {
   for (size_t i = 0; i < d->nslots; i++) {
@@ -705,8 +877,9 @@ static mapopt_status tell_round(driver *d) {
     st = mapopt_optimizer_tell(d->opt, &s->cand, &ev);
     if (st != MAPOPT_OK)
       return st;
-    /* Better only when the intervals say so (docs/real.md section 13). */
-    if (ev.status == MAPOPT_TUNE_OK &&
+    /* Better only when the intervals say so (docs/real.md section 13);
+     * a prediction never is. */
+    if (ev.status == MAPOPT_TUNE_OK && !ev.predicted &&
         (d->best < 0 || mapopt__noise_better(ev.score_low, ev.score_high,
                                              d->best_low, d->best_high))) {
       d->best = s->iteration;
@@ -716,9 +889,19 @@ static mapopt_status tell_round(driver *d) {
       mapopt__tune_evaluator_race(d->eval, fmax(d->best_low, d->bar_ref));
     }
     if (d->opts->progress) {
-      mapopt_tune_progress p = {
-          d->run, s->iteration, d->cfg.budget, s->record != NULL, &s->cand,
-          &ev,    d->best,      d->best_score, d->expert,         d->deflt};
+      mapopt_tune_progress p = {d->run,
+                                s->iteration,
+                                d->cfg.budget,
+                                s->record != NULL,
+                                &s->cand,
+                                &ev,
+                                d->best,
+                                d->best_score,
+                                d->expert,
+                                d->deflt,
+                                d->screen ? spent_before(d, s)
+                                          : s->iteration + 1,
+                                d->screen > 0};
       d->opts->progress(d->opts->progress_ud, &p);
     }
     st = remember(d, s);
@@ -732,8 +915,14 @@ static mapopt_status tell_round(driver *d) {
  * stop is requested. */
 static mapopt_status drive(driver *d, mapopt_tune_end *end) {
   for (;;) {
-    if (d->next_iteration >= d->cfg.budget) {
+    if (spent(d) >= d->cfg.budget) {
       *end = MAPOPT_TUNE_END_DONE;
+      return MAPOPT_OK;
+    }
+    /* Rounds whose candidates do not compile run fewer: a screened run
+     * asks at most screen_proposals. */
+    if (d->screen && d->next_iteration >= screen_proposals(d)) {
+      *end = MAPOPT_TUNE_END_EXHAUSTED;
       return MAPOPT_OK;
     }
     if (stop_requested(d)) {
@@ -746,6 +935,8 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
       *end = failed ? MAPOPT_TUNE_END_INTERRUPTED : MAPOPT_TUNE_END_EXHAUSTED;
       return MAPOPT_OK;
     }
+    if (st == MAPOPT_OK && d->screen)
+      st = screen_round(d);
     if (st == MAPOPT_OK)
       st = run_round(d, &complete);
     if (st == MAPOPT_OK && complete)
@@ -758,8 +949,8 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
       return MAPOPT_OK;
     }
     if (exhausted) {
-      *end = d->next_iteration >= d->cfg.budget ? MAPOPT_TUNE_END_DONE
-                                                : MAPOPT_TUNE_END_EXHAUSTED;
+      *end = spent(d) >= d->cfg.budget ? MAPOPT_TUNE_END_DONE
+                                       : MAPOPT_TUNE_END_EXHAUSTED;
       return MAPOPT_OK;
     }
   }
@@ -767,17 +958,18 @@ static mapopt_status drive(driver *d, mapopt_tune_end *end) {
 
 /* ---- setting a run up ---------------------------------------------------- */
 
-/* Evaluates a reference mapper (expert or default): its score with its
- * interval, 0 when it fails or does not compile. The unit is taken from it
- * when still unknown. A real run of it sets the first time limits of the
- * candidates, and gets the most runs (no best to race against yet). A
- * stop that ends it leaves *stopped set (and the score unknown). The
- * default mapper's evaluation (baseline) is told to the optimizer with its
- * canonical text, whose comments, which may name the benchmark, are gone;
- * the expert's never is: an optimizer never sees the expert. */
-static mapopt_status reference(driver *d, const char *text,
-                               mapopt__noise_est *score, bool *stopped,
-                               bool baseline) {
+/* Evaluates a reference mapper (expert or default) with ev (the run's
+ * evaluator, or the screener for the default's prediction): its score
+ * with its interval, 0 when it fails or does not compile. The unit is
+ * taken from the run's evaluation when still unknown. A real run of it sets the
+ * first time limits of the candidates, and gets the most runs (no best to race
+ * against yet). A stop that ends it leaves *stopped set (and the score
+ * unknown). The default mapper's evaluation (baseline) is told to the optimizer
+ * with its canonical text, whose comments, which may name the benchmark, are
+ * gone; the expert's never is: an optimizer never sees the expert. */
+static mapopt_status reference(driver *d, const mapopt__tune_evaluator *ev,
+                               const char *text, mapopt__noise_est *score,
+                               bool *stopped, bool baseline) {
   *score = (mapopt__noise_est){0};
   if (!text || *stopped)
     return MAPOPT_OK;
@@ -787,13 +979,13 @@ static mapopt_status reference(driver *d, const char *text,
   mapopt_text_free(diag_text);
   if (st == MAPOPT_OK && s.prog) {
     s.cand.text = (char *)text;
-    st = evaluate(d->eval, &s);
+    st = evaluate(ev, &s);
     s.cand.text = NULL;
     *stopped = st == MAPOPT_OK && s.out.interrupted;
     if (st == MAPOPT_OK && !*stopped && s.out.ev.status == MAPOPT_TUNE_OK) {
       *score = (mapopt__noise_est){s.out.ev.score, s.out.ev.score_low,
                                    s.out.ev.score_high, s.out.ev.runs};
-      st = learn_unit(d, &s.out);
+      st = ev == d->eval ? learn_unit(d, &s.out) : MAPOPT_OK;
     }
     if (st == MAPOPT_OK && !*stopped && baseline) {
       mapopt_evaluation told = s.out.ev;
@@ -887,6 +1079,9 @@ static mapopt_status check_config(driver *d, const mapopt_tune_config *c) {
   else if (d->opts->jobs < 0 || d->opts->jobs > MAPOPT_TUNE_MAX_JOBS)
     bad = "jobs must be 0 to " MAPOPT__STR(
         MAPOPT_TUNE_MAX_JOBS) " evaluations at once";
+  else if (d->problem->command && (d->problem->command->screen < 0 ||
+                                   d->problem->command->screen > 64))
+    bad = "screening runs 1 to 64 candidates a round (0: no screening)";
   else if (mapopt_guide_level_parse(d->cfg.feedback, &d->level) != MAPOPT_OK)
     bad = "unknown feedback level (raw, explain, suggest or full)";
   else if (d->vt == &mapopt__opt_llm && !c->llm)
@@ -911,14 +1106,22 @@ static mapopt_status load_records(driver *d) {
       mapopt__db_evaluations(d->db, d->run, d->diags, &d->records);
   if (st != MAPOPT_OK)
     return st;
-  d->record_at =
-      mapopt__calloc(d->ctx, (size_t)d->cfg.budget, sizeof *d->record_at);
+  /* Iterations run past the budget when screening: the records bound
+   * them. */
+  d->nrecord_at = 1;
+  for (size_t i = 0; i < d->records.len; i++) {
+    const mapopt_tune_eval_info *r =
+        MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i);
+    if (r->iteration >= 0 && (size_t)r->iteration >= d->nrecord_at)
+      d->nrecord_at = (size_t)r->iteration + 1;
+  }
+  d->record_at = mapopt__calloc(d->ctx, d->nrecord_at, sizeof *d->record_at);
   if (!d->record_at)
     return MAPOPT_ENOMEM;
   for (size_t i = 0; i < d->records.len; i++) {
     mapopt_tune_eval_info *r =
         MAPOPT__VEC_AT(&d->records, mapopt_tune_eval_info *, i);
-    if (r->iteration >= 0 && r->iteration < d->cfg.budget)
+    if (r->iteration >= 0)
       d->record_at[r->iteration] = r;
   }
   /* The llm optimizer's recorded replies, replayed instead of asked. */
@@ -944,8 +1147,21 @@ static mapopt_status prepare(driver *d) {
   if (st == MAPOPT_OK)
     st = mapopt__tune_evaluator_new(d->ctx, p, d->level, d->opts->stop,
                                     d->diags, &d->eval);
+  /* Screening simulates on the machine the candidates are compiled for:
+   * --machine is the model, the command the truth. */
+  d->model = *p;
+  d->model.command = NULL;
+  if (st == MAPOPT_OK && d->screen)
+    st = mapopt__tune_evaluator_new(d->ctx, &d->model, d->level, d->opts->stop,
+                                    d->diags, &d->screener);
   mapopt_optimizer_options oo = {d->cfg.seed, d->cfg.budget, d->cfg.batch,
                                  d->cfg.llm, d->opts->stop};
+  /* Screening: batches of the round's width, and the proposals of every
+   * round the budget allows, ceil(budget / K) of them. */
+  if (d->screen) {
+    oo.batch = (int)screen_width(d);
+    oo.budget = screen_proposals(d);
+  }
   if (st == MAPOPT_OK)
     st = mapopt__optimizer_create(d->ctx, d->vt, d->space, &oo, &d->opt);
   if (st == MAPOPT_OK) {
@@ -978,8 +1194,8 @@ static void destroy(driver *d) {
         &MAPOPT__VEC_AT(&d->llm_replies, mapopt__llm_reply_rec, i));
   mapopt__vec_destroy(&d->llm_replies, d->ctx);
   if (d->record_at)
-    mapopt__free(d->ctx, d->record_at,
-                 (size_t)d->cfg.budget * sizeof *d->record_at);
+    mapopt__free(d->ctx, d->record_at, d->nrecord_at * sizeof *d->record_at);
+  mapopt__tune_evaluator_free(d->screener);
   mapopt_text_free(d->unit);
   mapopt_optimizer_free(d->opt);
   mapopt__tune_evaluator_free(d->eval);
@@ -1014,9 +1230,11 @@ static mapopt_status start_run(driver *d) {
   mapopt__noise_est expert, deflt;
   bool stopped = stop_requested(d);
   d->starting = true; /* until the references are recorded */
-  mapopt_status st = reference(d, d->problem->expert, &expert, &stopped, false);
+  mapopt_status st =
+      reference(d, d->eval, d->problem->expert, &expert, &stopped, false);
   if (st == MAPOPT_OK)
-    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
+    st =
+        reference(d, d->eval, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK && !stopped)
     st =
         mapopt__db_start_run(d->db, d->run, &expert, &deflt, d->unit, d->diags);
@@ -1040,7 +1258,8 @@ static mapopt_status continue_run(driver *d) {
   bool stopped = stop_requested(d);
   mapopt__noise_est deflt;
   if (st == MAPOPT_OK && d->opt->baseline)
-    st = reference(d, default_text(d->problem), &deflt, &stopped, true);
+    st =
+        reference(d, d->eval, default_text(d->problem), &deflt, &stopped, true);
   if (st == MAPOPT_OK)
     st = load_records(d);
   if (st == MAPOPT_OK)
@@ -1132,6 +1351,7 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
     return st;
   }
   d.jobs = opts->jobs < 1 ? 1 : opts->jobs;
+  d.screen = problem->command ? problem->command->screen : 0;
   char start_hash[17];
   if (d.cfg.start_text)
     mapopt__tune_hash(d.cfg.start_text, d.cfg.start_len, start_hash);
@@ -1146,15 +1366,21 @@ mapopt_status mapopt__tune_run_with(mapopt_ctx *ctx, mapopt_tune_db *db,
   if (st == MAPOPT_OK && d.starting)
     end = MAPOPT_TUNE_END_INTERRUPTED;
   else if (st == MAPOPT_OK && !finished) {
-    st = drive(&d, &end);
+    /* Screening scales its predictions by the default mapper's. */
+    mapopt__noise_est predicted = {0};
+    bool no_stop = false;
+    if (d.screen)
+      st = reference(&d, d.screener, default_text(problem), &predicted,
+                     &no_stop, false);
+    d.default_predicted = predicted.score;
+    if (st == MAPOPT_OK)
+      st = drive(&d, &end);
     if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
-        d.replayed < (int64_t)d.records.len) {
-      mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", db->path, 0, 0,
-                       "run %lld cannot be resumed: the replay ended after "
-                       "%lld of its %zu recorded evaluations",
-                       (long long)d.run, (long long)d.replayed, d.records.len);
-      st = MAPOPT_EINVAL;
-    }
+        d.replayed < (int64_t)d.records.len)
+      st = cannot_resume(&d,
+                         "the replay ended after %lld of its %zu recorded "
+                         "evaluations",
+                         (long long)d.replayed, d.records.len);
     if (st == MAPOPT_OK && end != MAPOPT_TUNE_END_INTERRUPTED &&
         problem->command)
       st = final_check(&d);

@@ -531,6 +531,9 @@ mapopt_status mapopt__tune_evaluator_id(mapopt_ctx *ctx,
   json_object_set_new(o, "repeat", json_integer(e->repeat < 1 ? 1 : e->repeat));
   if (c->repeat_max > 0)
     json_object_set_new(o, "repeat_max", json_integer(c->repeat_max));
+  /* Screening changes which candidates run: another run. */
+  if (c->screen > 0)
+    json_object_set_new(o, "screen", json_integer(c->screen));
   json_object_set_new(o, "workdir", str_or_null(e->workdir));
   json_object_set_new(o, "env", env);
   json_object_set_new(o, "output_cap", json_integer((json_int_t)e->output_cap));

@@ -15,8 +15,8 @@
 #include "tune/tune.h"
 
 const char *mapopt_tune_status_name(mapopt_tune_status s) {
-  static const char *const n[] = {"ok", "invalid", "failed", "timeout",
-                                  "crash"};
+  static const char *const n[] = {"ok",      "invalid", "failed",
+                                  "timeout", "crash",   "screened"};
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : NULL;
 }
 

@@ -158,7 +158,7 @@ expect_rc 0 "$M" tune circuit:small --optimizer random --budget 1 --db old.db \
   --out old.map --quiet
 [ "$(sqlite3 old.db "SELECT value FROM meta WHERE key = 'format';
                      SELECT COUNT(*) FROM runs WHERE llm_model IS NULL")" \
-  = "mapopt-tune/4
+  = "mapopt-tune/5
 2" ] && ok || bad "the old database was not migrated"
 
 finish

@@ -43,7 +43,7 @@ static unsigned byte(input *in) {
   return *in->p++;
 }
 
-/* The tables and columns a database may have, as mapopt-tune/4 has them. */
+/* The tables and columns a database may have, as mapopt-tune/5 has them. */
 static const struct table {
   const char *name;
   const char *const cols[32];
@@ -64,7 +64,7 @@ static const struct table {
     {"evaluations",
      {"run", "iteration", "text", "hash", "status", "metric", "elapsed",
       "lower_bound", "feedback", "note", "wall", "finished", "runs",
-      "score_low", "score_high", "scores", NULL},
+      "score_low", "score_high", "scores", "predicted", NULL},
      "run, iteration"},
     {"llm_calls",
      {"run", "step", "call", "status", "http_status", "attempts", "samples",
@@ -87,11 +87,17 @@ enum { NTABLES = sizeof tables / sizeof tables[0] };
 static const char *const types[] = {
     "",      " INTEGER",          " REAL",         " TEXT",
     " BLOB", " INTEGER NOT NULL", " TEXT NOT NULL"};
-static const char *const formats[] = {"mapopt-tune/1",  "mapopt-tune/2",
-                                      "mapopt-tune/3",  "mapopt-tune/4",
-                                      "mapopt-tune/5",  "mapopt-tune/0",
-                                      "mapopt-tune/03", "mapopt-tune/",
-                                      "other/2",        ""};
+static const char *const formats[] = {"mapopt-tune/1",
+                                      "mapopt-tune/2",
+                                      "mapopt-tune/3",
+                                      "mapopt-tune/4",
+                                      "mapopt-tune/5",
+                                      "mapopt-tune/6",
+                                      "mapopt-tune/0",
+                                      "mapopt-tune/03",
+                                      "mapopt-tune/",
+                                      "other/2",
+                                      ""};
 static const char *const words[] = {
     "ok",      "invalid",  "failed",    "timeout",     "crash",     "done",
     "running", "starting", "exhausted", "interrupted", "circuit",   "p100x4",

@@ -137,11 +137,11 @@ static void test_refused_unchanged(void **state) {
 
   fixture_sql(path,
               "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-              "INSERT INTO meta VALUES ('format', 'mapopt-tune/5');");
+              "INSERT INTO meta VALUES ('format', 'mapopt-tune/6');");
   for (int reader = 0; reader < 2; reader++)
     refused_unchanged(path, reader,
-                      "written by a newer mapopt (format 'mapopt-tune/5'): "
-                      "this one reads mapopt-tune/1 to mapopt-tune/4; nothing "
+                      "written by a newer mapopt (format 'mapopt-tune/6'): "
+                      "this one reads mapopt-tune/1 to mapopt-tune/5; nothing "
                       "was changed");
   fixture_db_remove(path);
 
@@ -157,7 +157,7 @@ static void test_refused_unchanged(void **state) {
   assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/4");
+               "mapopt-tune/5");
   fixture_db_remove(path);
 }
 
@@ -286,6 +286,15 @@ static void read_as_is(const char *path, const char *format) {
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'", format);
 }
 
+/* A writer opens the database at path: it is then of the current format. */
+static void write_current(const char *path) {
+  mapopt_tune_db *db;
+  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  mapopt_tune_db_close(db);
+  expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
+               "mapopt-tune/5");
+}
+
 /* Every older format is read as it is (mapopt-tune/1 and /2 by a reader,
  * unchanged) and brought up to date by a writer, its rows kept. */
 static void test_older_formats(void **state) {
@@ -299,17 +308,31 @@ static void test_older_formats(void **state) {
   check_v1_run(db);
   mapopt_tune_db_close(db);
   expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/4");
+               "mapopt-tune/5");
   expect_query(path, "SELECT COUNT(*) FROM owners", "0");
   /* A mapopt-tune/2 database: what /3 adds is the owners table. */
   fixture_sql(path,
               "DROP TABLE owners;"
               "UPDATE meta SET value = 'mapopt-tune/2' WHERE key = 'format';");
   read_as_is(path, "mapopt-tune/2");
-  assert_int_equal(mapopt_tune_db_open(ctx, path, diags, &db), MAPOPT_OK);
+  write_current(path);
+  expect_query(path, "SELECT COUNT(*) FROM evaluations", "2");
+  /* A mapopt-tune/4 database: what /5 adds is screening's prediction. */
+  fixture_sql(path,
+              "ALTER TABLE evaluations DROP COLUMN predicted;"
+              "UPDATE meta SET value = 'mapopt-tune/4' WHERE key = 'format';");
+  read_as_is(path, "mapopt-tune/4");
+  write_current(path);
+  assert_int_equal(mapopt_tune_db_open_read(ctx, path, diags, &db), MAPOPT_OK);
+  mapopt_tune_eval_info *e;
+  assert_int_equal(mapopt_tune_db_evaluation(db, 1, 1, diags, &e), MAPOPT_OK);
+  assert_true(e->predicted == -1); /* recorded without screening */
+  mapopt_tune_eval_info_free(ctx, e);
   mapopt_tune_db_close(db);
-  expect_query(path, "SELECT value FROM meta WHERE key = 'format'",
-               "mapopt-tune/4");
+  expect_query(path,
+               "SELECT COUNT(*) FROM pragma_table_info('evaluations') WHERE "
+               "name = 'predicted'",
+               "1");
   expect_query(path, "SELECT COUNT(*) FROM evaluations", "2");
   fixture_db_remove(path);
 }
