@@ -105,6 +105,15 @@ MAPOPT_API void mapopt_shape_default(mapopt_machine_shape *shape);
 MAPOPT_API mapopt_status mapopt_shape_parse(const char *text,
                                             mapopt_machine_shape *shape,
                                             char *err, size_t errlen);
+/* The runtime's default memory of a processor kind on a machine of this
+ * shape, where a mapper's Region lists choose none (docs/dsl.md, "Region:
+ * memory of each data argument"): a GPU's FBMEM; an OMP processor's
+ * SOCKMEM where it can reach one, else SYSMEM; SYSMEM for the other kinds.
+ * The one statement of the rule: the DSL, the search space and the
+ * simulator all ask it. */
+MAPOPT_API mapopt_mem_kind mapopt_shape_default_memory(
+    const mapopt_machine_shape *shape, mapopt_proc_kind k);
+
 /* Formats a shape back to the one-line form (round trip with _parse);
  * writes as snprintf does and returns the full length. */
 MAPOPT_API int mapopt_shape_format(const mapopt_machine_shape *shape, char *buf,

@@ -632,11 +632,7 @@ mapopt_mem_kind mapopt_policy_select_memory(const mapopt_program *prog,
   memory_walk(prog, task, keys, kind, memory_first_available, &p);
   if (p.found != MAPOPT_MEM_KIND_COUNT)
     return p.found;
-  if (kind == MAPOPT_PROC_GPU)
-    return MAPOPT_MEM_FBMEM;
-  if (kind == MAPOPT_PROC_OMP && mem_available(prog, kind, MAPOPT_MEM_SOCKMEM))
-    return MAPOPT_MEM_SOCKMEM;
-  return MAPOPT_MEM_SYSMEM;
+  return mapopt_shape_default_memory(&prog->shape, kind);
 }
 
 void mapopt_policy_resolve_layout(const mapopt_program *prog, const char *task,

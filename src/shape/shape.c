@@ -30,6 +30,15 @@ const char *mapopt_shape_mem_name(mapopt_mem_kind k) {
   return (unsigned)k < MAPOPT_MEM_KIND_COUNT ? mem_names[k] : NULL;
 }
 
+mapopt_mem_kind mapopt_shape_default_memory(const mapopt_machine_shape *shape,
+                                            mapopt_proc_kind k) {
+  if (k == MAPOPT_PROC_GPU)
+    return MAPOPT_MEM_FBMEM;
+  if (k == MAPOPT_PROC_OMP && (shape->affinity[k] >> MAPOPT_MEM_SOCKMEM) & 1u)
+    return MAPOPT_MEM_SOCKMEM;
+  return MAPOPT_MEM_SYSMEM;
+}
+
 /* Lower case of an ASCII letter; anything else unchanged. */
 static char lower(char c) {
   return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;

@@ -404,7 +404,7 @@ bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
     }
     int64_t mem = mem_for(s, p, mk);
     if (mem < 0 || !s->m->affinity[o->kind][mk].present) {
-      mk = o->kind == MAPOPT_PROC_GPU ? MAPOPT_MEM_FBMEM : MAPOPT_MEM_SYSMEM;
+      mk = mapopt_shape_default_memory(&s->shape, (mapopt_proc_kind)o->kind);
       mem = mem_for(s, p, mk);
     }
     if (mem < 0) {

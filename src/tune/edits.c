@@ -73,11 +73,7 @@ static int value_or_default(const mapopt_space *sp, const mapopt_space_param *p,
 
 static const char *default_memory_name(const mapopt_space *sp,
                                        mapopt_proc_kind k) {
-  if (k == MAPOPT_PROC_GPU)
-    return "FBMEM";
-  if (k == MAPOPT_PROC_OMP && sp->machine->mems[MAPOPT_MEM_SOCKMEM].present)
-    return "SOCKMEM";
-  return "SYSMEM";
+  return mapopt_shape_mem_name(mapopt_shape_default_memory(&sp->shape, k));
 }
 
 /* The space's value name for an AutoGuide index-mapping template. */

@@ -67,16 +67,6 @@ const char *mapopt_param_kind_name(mapopt_param_kind k) {
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : NULL;
 }
 
-/* The runtime's default memory of a processor kind (docs/dsl.md). */
-static mapopt_mem_kind default_memory(const mapopt_machine *m,
-                                      mapopt_proc_kind k) {
-  if (k == MAPOPT_PROC_GPU)
-    return MAPOPT_MEM_FBMEM;
-  if (k == MAPOPT_PROC_OMP && m->mems[MAPOPT_MEM_SOCKMEM].present)
-    return MAPOPT_MEM_SOCKMEM;
-  return MAPOPT_MEM_SYSMEM;
-}
-
 /* The default processor-kind order of docs/dsl.md. */
 static const mapopt_proc_kind kind_order[] = {
     MAPOPT_PROC_GPU, MAPOPT_PROC_OMP, MAPOPT_PROC_CPU,
@@ -430,7 +420,7 @@ static mapopt_status derive(mapopt_space *sp) {
           continue;
         size_t n = 0;
         vals[n++] = "default";
-        mapopt_mem_kind def = default_memory(m, k);
+        mapopt_mem_kind def = mapopt_shape_default_memory(&sp->shape, k);
         for (int mk = 0; mk < MAPOPT_MEM_KIND_COUNT; mk++)
           if (mk != MAPOPT_MEM_VIRTUAL && m->mems[mk].present &&
               m->affinity[k][mk].present && (base || mk != (int)def))
