@@ -1,9 +1,10 @@
 /*
  * Throughput of the machine-model hot paths (src/dsl/mspace.c, factor.c):
  * the inverse mapping on the base model and on the 2-D tile model of
- * DSL.md §5.9 (what an IndexTaskMap function does per point), the forward
- * mapping, and the factorization algorithms on small and on 63-bit inputs.
- * Run by hand: ./bench_factor [iterations].
+ * docs/dsl.md, "Transformations reshape the grid" (what an IndexTaskMap
+ * function does per point), the forward mapping, and the factorization
+ * algorithms on small and on 63-bit inputs. Run by hand: ./bench_factor
+ * [iterations].
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /*
- * Simulator benchmark (numbers go in issue notes, not in tests; SIMULATOR.md
- * §7): events per second per core on generated graphs of about 1e4, 1e5
- * and 1e6 point tasks, and the memory a simulation takes per op.
+ * Simulator benchmark (numbers go in issue notes, not in tests; the
+ * goals are in docs/sim.md, "Benchmarks"): events per second per core on
+ * generated graphs of about 1e4, 1e5 and 1e6 point tasks, and the memory a
+ * simulation takes per op.
  *
  * The graph is the 1-D halo-exchange stencil of gen_graph.h, block-mapped
  * onto the GPUs of a multi-node machine (lassen:nodes=16 by default: 64

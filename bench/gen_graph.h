@@ -12,7 +12,7 @@
  *                  WD  its own halo edges 2i and 2i+1
  * so the run has 2 * P * S point tasks (plus the two initial fills).
  *
- * The dependences that the logical analysis of SIMULATOR.md §4.3 derives
+ * The dependences that the logical analysis of the simulator derives
  * (and gen_preds lists, transitively reduced):
  *   relax(t, i)   <- publish(t-1, i)         WAR on tile i (same GPU)
  *                 <- publish(t-1, i-1), publish(t-1, i+1)

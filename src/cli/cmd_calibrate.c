@@ -1,6 +1,6 @@
 /*
  * `mapopt calibrate`: fits the machine model to the real runs recorded in
- * a tuning database (docs/real.md section 14).
+ * a tuning database (docs/real.md, "Calibrating the model").
  *
  * The successful evaluations of the database's real-run tuning runs (those
  * with an evaluator: `tune --run`) of one application on one machine are

@@ -591,7 +591,7 @@ static int write_best(const tune_args *a, const char *out,
 
 /* The best against a baseline: the ratio alone when simulated; for real
  * runs with its interval, and "within noise" when the interval holds 1
- * (docs/real.md section 13). */
+ * (docs/real.md, "Noise"). */
 static void put_speedup(const mapopt_tune_speedup *sp, const char *name,
                         double score, const char *unit) {
   if (sp->low == sp->high && sp->rounds == 0) {

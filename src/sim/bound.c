@@ -26,7 +26,7 @@
 /* The kinds a variant can have that the machine models (CPU, GPU, OMP are
  * the first three values of mapopt_proc_kind). */
 #define NKINDS 3
-/* The simplex grid of §6.2: mu_k = i_k / GRID. */
+/* The simplex grid of the work bound: mu_k = i_k / GRID. */
 #define GRID 64
 
 /* One op of the window with its costs. */
@@ -116,9 +116,10 @@ static int64_t grid_term(int64_t i, int64_t c, int64_t n) {
 }
 
 /*
- * LB_work of §6.2 over the distinct cost vectors vecs[0..nvec): the best
- * point of the grid mu_k = i_k / GRID over the kinds present. A kind with
- * i_k = 0 charges nothing, so an op whose kinds all have i_k = 0 adds 0.
+ * LB_work (the work term of docs/sim.md, "The lower bound") over the distinct
+ * cost vectors vecs[0..nvec): the best point of the grid mu_k = i_k / GRID over
+ * the kinds present. A kind with i_k = 0 charges nothing, so an op whose kinds
+ * all have i_k = 0 adds 0.
  */
 static int64_t work_bound(const lb_vec *vecs, size_t nvec,
                           const int64_t n[NKINDS]) {
@@ -374,13 +375,14 @@ static int64_t fold_join(lb_ctx *L, const lb_op *g, size_t ng, const int64_t *F,
 }
 
 /*
- * LB_cp of §6.3 over the ops g[0..ng) (sorted by op index): F[y] bounds
- * y's completion from the start of the window. A leaf, fill, fence or
- * future reduction starts after every predecessor in the window is
- * COMPLETE. An inner task needs its predecessors only MAPPED (fences
- * excepted, §4.1), so only fences chain into it; it is COMPLETE no earlier
- * than any of its descendants, which the walk up the parent chain records.
- * stamp[op] == tag marks the ops of the window.
+ * LB_cp (the critical-path term of docs/sim.md, "The lower bound") over the ops
+ * g[0..ng) (sorted by op index): F[y] bounds y's completion from the start of
+ * the window. A leaf, fill, fence or future reduction starts after every
+ * predecessor in the window is COMPLETE. An inner task needs its predecessors
+ * only MAPPED (fences excepted: a fence holds back what follows), so only
+ * fences chain into it; it is COMPLETE no earlier than any of its descendants,
+ * which the walk up the parent chain records. stamp[op] == tag marks the ops of
+ * the window.
  */
 static int64_t cp_bound(lb_ctx *L, const lb_op *g, size_t ng, int64_t *F,
                         int64_t *stamp, int64_t tag) {

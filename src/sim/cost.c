@@ -1,7 +1,7 @@
 /*
- * Cost formulas of the simulator (SIMULATOR.md §4.9, §4.13): the duration
- * of a copy, the execution time of a leaf task on a processor, the layout
- * factor of a requirement, and the best-case cost c(p, k) that the lower
+ * Cost formulas of the simulator (docs/sim.md, "How it models a run"): the
+ * duration of a copy, the execution time of a leaf task on a processor, the
+ * layout factor of a requirement, and the best-case cost c(p, k) that the lower
  * bound (bound.c) is built from.
  *
  * Everything is integer: rates are MB/s, MFLOP/s and accesses per ms,
@@ -60,13 +60,13 @@ static int64_t peak_mflops(const mapopt_machine_procs *pk,
   return pk->mflops_f64;
 }
 
-/* The flop term C of §4.13. */
+/* The flop term C of the roofline. */
 static int64_t flop_ns(int64_t flops, int64_t peak, int64_t eff_ppm) {
   return mapopt__muldiv_ceil(mapopt__muldiv_ceil(flops, 1000, peak), PPM,
                              eff_ppm);
 }
 
-/* The bandwidth term M_r of §4.13. */
+/* The bandwidth term M_r of the roofline. */
 static int64_t mem_term_ns(int64_t bytes, int64_t bw_mbps, int64_t l_ppm,
                            int64_t eff_ppm) {
   int64_t t = mapopt__muldiv_ceil(bytes, 1000, bw_mbps);
@@ -74,7 +74,7 @@ static int64_t mem_term_ns(int64_t bytes, int64_t bw_mbps, int64_t l_ppm,
   return mapopt__muldiv_ceil(t, PPM, eff_ppm);
 }
 
-/* The access term G_r of §4.13: gathers and atomics rounded separately. */
+/* The access term G_r: gathers and atomics rounded separately. */
 static int64_t access_term_ns(const mapopt_app_req *req,
                               const mapopt_affinity *e) {
   return mapopt__sat_add(
@@ -135,7 +135,7 @@ static int64_t combine(int64_t overhead, int64_t fixed, int64_t c, int64_t msum,
       gsum);
 }
 
-/* The noise multiplier of §4.9 applied to t. */
+/* The noise multiplier (`--noise`) applied to t. */
 static int64_t apply_noise(int64_t t, int64_t noise_ppm, uint64_t seed,
                            int64_t op) {
   if (noise_ppm <= 0)
@@ -149,7 +149,7 @@ static int64_t apply_noise(int64_t t, int64_t noise_ppm, uint64_t seed,
   return mapopt__muldiv_ceil(t, factor, PPM);
 }
 
-/* T of §4.9 without noise for a leaf variant v of in's op, with M_r and
+/* T without noise for a leaf variant v of in's op, with M_r and
  * G_r per requirement; parts when no memory is missing. *missing: some
  * requirement is in a memory the kind cannot reach (T is then INT64_MAX,
  * which the engine never lets happen: it rejects the mapping first). */
@@ -220,11 +220,11 @@ static int64_t inner_ns(const mapopt__task_cost_in *in,
 }
 
 /*
- * T of §4.9 for one op on one processor kind, with the memories and layout
- * factors the engine chose. Inner variants take the kind's inner overhead
- * (their requirements are virtual: M_r = G_r = 0) and no noise: the noise
- * of §4.9 jitters the leaf formula's T, and the engine prices inner tasks
- * the same way.
+ * T (docs/sim.md, "How it models a run") for one op on one processor kind, with
+ * the memories and layout factors the engine chose. Inner variants take the
+ * kind's inner overhead (their requirements are virtual: M_r = G_r = 0) and no
+ * noise: the noise jitters the leaf formula's T, and the engine prices inner
+ * tasks the same way.
  */
 int64_t mapopt__sim_task_ns(const mapopt__task_cost_in *in, int64_t *mem_ns,
                             int64_t *access_ns,
@@ -325,8 +325,9 @@ static int64_t sector_bytes(const mapopt_app_region *reg, uint64_t mask) {
 }
 
 /*
- * L_r of §4.9's table. Unset layout components take their defaults (SOA,
- * the app's default order), although the engine passes resolved layouts.
+ * L_r, the layout factor (docs/sim.md, "A GPU reads in 32-byte sectors"). Unset
+ * layout components take their defaults (SOA, the app's default order),
+ * although the engine passes resolved layouts.
  */
 int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
                                int variant, int r, const mapopt_layout *layout,
@@ -371,7 +372,8 @@ int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
   return l;
 }
 
-/* Processors of kind k per address space (SIMULATOR.md §2.5). */
+/* Processors of kind k per address space (docs/machines.md, "Naming a machine":
+ * ranks_per_node). */
 static int64_t procs_per_rank(const mapopt_machine *m, int64_t ranks,
                               mapopt_proc_kind k) {
   int64_t n = m->procs[k].count;
@@ -402,7 +404,8 @@ int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
 /*
  * The smallest layout factor any layout can give requirement r: 1, or less
  * if the variant declares a preference whose "penalty" is below 1. Floors
- * instead of rounding so the result never exceeds what §4.9 computes.
+ * instead of rounding so the result never exceeds what the cost of a task
+ * computes.
  */
 static int64_t best_layout_ppm(const mapopt_app_variant *v, size_t r) {
   int64_t l = PPM;
@@ -415,11 +418,11 @@ static int64_t best_layout_ppm(const mapopt_app_variant *v, size_t r) {
 }
 
 /*
- * c(p, k) of §6.1. Each requirement gets, independently, the least M_r and
- * the least G_r over the memories kind k has affinity to -- the fastest
- * memory (FB for a GPU, SOCKMEM or SYSMEM for a CPU) when one memory is
- * best at both, and never more than any single memory would cost, so c is
- * a lower bound on T whatever the mapping.
+ * c(p, k), the best-case cost of docs/sim.md, "The lower bound". Each
+ * requirement gets, independently, the least M_r and the least G_r over the
+ * memories kind k has affinity to -- the fastest memory (FB for a GPU, SOCKMEM
+ * or SYSMEM for a CPU) when one memory is best at both, and never more than any
+ * single memory would cost, so c is a lower bound on T whatever the mapping.
  */
 /* c(p, k), or with requirement force (>= 0) in memory kind fmem: its M_r
  * and G_r are that memory's, -1 when k cannot reach it. */

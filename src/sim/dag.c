@@ -1,8 +1,8 @@
 /*
- * Dependence analysis (SIMULATOR.md §4.3): the logical DAG of a run and the
- * version of every (atom, field) each requirement needs. It depends only on
- * the application, never on the mapping, so one DAG serves every
- * evaluation of the same run.
+ * Dependence analysis (docs/sim.md, "How it models a run"): the logical DAG of
+ * a run and the version of every (atom, field) each requirement needs. It
+ * depends only on the application, never on the mapping, so one DAG serves
+ * every evaluation of the same run.
  *
  * Ops are analysed in canonical order. Per (atom, field) the analysis keeps
  * the current version, the ops that produced it, the readers since, and the

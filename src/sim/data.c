@@ -1,6 +1,6 @@
 /*
- * The data of a simulation (SIMULATOR.md §4.4-§4.7): instances in memories
- * (reuse, creation, garbage collection when a memory is full), which
+ * The data of a simulation (docs/sim.md, "How it models a run"): instances in
+ * memories (reuse, creation, garbage collection when a memory is full), which
  * instance holds which version of every (atom, field), and the records of
  * copies -- what each moves, from which source, after which other copies --
  * with the reservation of their ports. Deciding which copies an op needs,
@@ -55,7 +55,7 @@ static bool entirely_stale(sim_t *s, const sim_inst *in) {
 }
 
 /* Frees stale, unused instances of memory mem, least recently used first,
- * until need bytes fit (SIMULATOR.md §4.7). */
+ * until need bytes fit (its stale unused instances). */
 static void collect_garbage(sim_t *s, int64_t mem, int64_t need) {
   sim_mem *mm = &s->mems[mem];
   while (mapopt__sat_add(mm->live, need) > mm->capacity) {
@@ -126,7 +126,7 @@ static int64_t inst_bytes(const sim_t *s, const mapopt_app_piece *pc,
 }
 
 /* Whether instance in covers piece pc: the identical piece, or whole
- * atoms that include every atom of pc (§4.4 step 1). */
+ * atoms that include every atom of pc. */
 static bool covers(const sim_t *s, const sim_inst *in,
                    const mapopt_app_piece *pc) {
   if (in->piece == pc)
@@ -256,7 +256,7 @@ static bool index_instance(sim_t *s, int64_t id) {
 /* Whether in, live, may serve r besides covering its piece: an instance of
  * its kind (a reduction instance with r's operator for a REDUCE
  * requirement, a normal one not being collected otherwise) of the region,
- * with the fields, layout and alignment asked for (§4.4 step 1). */
+ * with the fields, layout and alignment asked for. */
 static bool serves(const sim_inst *in, const mapopt_app_req *r,
                    const mapopt_layout *l, int64_t want_align) {
   bool reduce = r->priv == MAPOPT_PRIV_REDUCE;
@@ -297,7 +297,7 @@ static int64_t first_in_list(sim_t *s, uint64_t key, const mapopt_app_req *r,
   return -1;
 }
 
-/* Finds a reusable instance for the requirement in mem (§4.4 step 1): the
+/* Finds a reusable instance for the requirement in mem: the
  * first in creation order that serves it and covers its piece, or -1. */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
@@ -340,7 +340,8 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
   return first;
 }
 
-/* Creates an instance; OOM (with the §5.3 message) when it cannot fit. */
+/* Creates an instance; OOM (with the default mapper's message) when it cannot
+ * fit. */
 int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
                                     int64_t mem, const mapopt_app_piece *pc,
                                     int region, uint64_t fields,
@@ -428,7 +429,7 @@ void mapopt__sim_hold(sim_t *s, int64_t inst, int64_t atom, int f, int64_t v) {
 }
 
 /* Whether inst is the only holder of the newest version of some (atom,
- * field): such an instance is never collected (§4.7). */
+ * field): such an instance is never collected (its data is nowhere else). */
 bool mapopt__sim_only_newest_holder(sim_t *s, int64_t i) {
   sim_inst *in = inst_at(s, i);
   const mapopt_app_region *rg = &s->run->regions[in->region];
@@ -549,7 +550,7 @@ static bool better_source(sim_t *s, int64_t i, int64_t t, int64_t best,
 }
 
 /* A complete holder of v that can serve piece `want`: it holds the whole
- * atom or is an instance of the identical piece (§4.5). The earliest
+ * atom or is an instance of the identical piece. The earliest
  * estimated finish wins; ties go to (node, memory, instance). */
 int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
                                 const mapopt_app_piece *want, int64_t atom,

@@ -1,8 +1,8 @@
 /*
- * The discrete-event engine (SIMULATOR.md §4), its top: issues the ops of
- * a run, has them placed and mapped (mapping.c), plans the copies each
- * needs (data.c), schedules tasks on processors, completes ops, and stops
- * at the end of the run or at the first error, which it words as a real
+ * The discrete-event engine (docs/sim.md, "How it models a run"), its top:
+ * issues the ops of a run, has them placed and mapped (mapping.c), plans the
+ * copies each needs (data.c), schedules tasks on processors, completes ops, and
+ * stops at the end of the run or at the first error, which it words as a real
  * runtime would. It also owns the event loop and mapopt_sim_run_plan, and
  * lends a plan's workspace to each run.
  *
@@ -43,8 +43,8 @@ static void try_start(sim_t *s, int64_t proc);
 /*
  * Runs a context's body forward, within its window: each launch statement
  * is placed when the body reaches it (so the default round-robin follows
- * program order, §4.10), and its ops are issued once the runtime's launch
- * work on a UTIL processor ends (§4.1). The body does not wait for that
+ * program order), and its ops are issued once the runtime's launch
+ * work on a UTIL processor ends. The body does not wait for that
  * work, as a task's body does not wait for the runtime's analysis.
  *
  * A fence is different: the program waits for it (a Regent blocking fence;
@@ -329,7 +329,7 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
       mapopt__sim_schedule(s, s->now, EV_COPY_READY, p.copy[i]);
 }
 
-/* Plans the copies of requirement r of op (§4.5), once it is mapped and its
+/* Plans the copies of requirement r of op, once it is mapped and its
  * data exists. Idempotent: what is held or in flight is not planned again. */
 static void plan_copies(sim_t *s, int64_t op, int64_t r) {
   sim_op *o = &s->ops[op];
@@ -480,7 +480,7 @@ static void try_ready(sim_t *s, int64_t op) {
   }
 }
 
-/* Checks the variant's layout requirements (§4.9): a violation is the
+/* Checks the variant's layout requirements: a violation is the
  * kernel's error when the task starts. */
 static bool check_layout(sim_t *s, int64_t op) {
   const sim_op *o = &s->ops[op];
@@ -562,7 +562,7 @@ static void start_task(sim_t *s, int64_t op) {
   p->free_at = mapopt__sat_add(s->now, dur);
   mapopt__sim_schedule(s, p->free_at, EV_TASK_END, op);
   if (t->inner) {
-    /* The body is issued from this task's address space (§4.1). */
+    /* The body is issued from this task's address space. */
     sim_ctx *c = ctx_of(s, op);
     c->as = o->as;
     c->replicated = mapopt_policy_replicated(s->prog, t->name, false, s->nas);
@@ -580,7 +580,7 @@ static void try_start(sim_t *s, int64_t proc) {
     start_task(s, op);
 }
 
-/* Writers' instances hold the versions they produced (§4.5). */
+/* Writers' instances hold the versions they produced. */
 static void publish_writes(sim_t *s, int64_t op) {
   const mapopt_app_op *ao = &s->run->ops[op];
   sim_op *o = &s->ops[op];
@@ -615,7 +615,7 @@ static void task_end(sim_t *s, int64_t op) {
   o->state = OS_EXECUTED;
   o->end_at = s->now;
   publish_writes(s, op);
-  /* Instances: users, CollectMemory (§4.7). */
+  /* Instances: users, CollectMemory (docs/dsl.md, "CollectMemory"). */
   for (size_t r = 0; r < ao->nreqs; r++) {
     if (!o->inst || o->inst[r] < 0)
       continue;
@@ -623,10 +623,10 @@ static void task_end(sim_t *s, int64_t op) {
     const req_policy *pol =
         mapopt__sim_req_decision(s, ao->task, r, req, o->kind);
     /* CollectMemory untracks the instance now, unless it is the only
-     * holder of the newest data (§4.7); it is freed when its last user is
+     * holder of the newest data; it is freed when its last user is
      * done, and no later op reuses it. Only copies are collected: the
      * instance the data was written or filled in is its home, which the
-     * mapper keeps (the expert's footprint of BENCHMARKS.md §6.4). */
+     * mapper keeps. */
     if (req->priv == MAPOPT_PRIV_RO && pol && pol->collect &&
         inst_at(s, o->inst[r])->copied &&
         !mapopt__sim_only_newest_holder(s, o->inst[r]))
@@ -700,7 +700,7 @@ static void op_complete(sim_t *s, int64_t op) {
 
 /* ---- setup and the workspace --------------------------------------------- */
 
-/* The per-evaluation state (§7: only mapping results, instances, copies
+/* The per-evaluation state (only mapping results, instances, copies
  * and events). */
 static mapopt_status setup(sim_t *s) {
   const mapopt_app_run *run = s->run;

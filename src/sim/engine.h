@@ -96,7 +96,8 @@ enum {
 };
 
 /* What held an op back, when it was not its predecessors, copies or
- * mapping (the critical-path walk of §5.1 tells those apart by time). */
+ * mapping (the critical-path walk, docs/sim.md, "The critical path adds up",
+ * tells those apart by time). */
 enum { CAUSE_NONE, CAUSE_QUEUE, CAUSE_BACKPRESSURE };
 
 typedef struct sim_op {
@@ -170,7 +171,7 @@ typedef struct inst_list {
 /* ---- issue contexts: the top level (-1) and each inner op ---------------- */
 
 /* A per-evaluation arena kept between evaluations: reset, never freed, so
- * repeated evaluations reuse warm memory (§7). */
+ * repeated evaluations reuse warm memory (docs/sim.md, "From C"). */
 typedef struct pooled_arena {
   mapopt__arena arena;
   /* The growable state of an evaluation, emptied but kept for the next. */
@@ -404,8 +405,8 @@ static inline mapopt_proc_kind dsl_kind(int cls) {
                          : MAPOPT_PROC_CPU;
 }
 
-/* The memory of kind k that processor p uses, or -1 (DSL.md §1.2); from
- * the table built once per run. */
+/* The memory of kind k that processor p uses, or -1 (docs/dsl.md, "How the
+ * memory is chosen"); from the table built once per run. */
 static inline int64_t mem_for(const sim_t *s, const sim_proc *p,
                               mapopt_mem_kind k) {
   return s->proc_mem[(p - s->procs) * MAPOPT_MEM_KIND_COUNT + k];
@@ -471,7 +472,7 @@ void mapopt__sim_schedule(sim_t *s, int64_t t, int type, int64_t id);
  * into the simulation's arena. MAPOPT_ENOMEM on failure. */
 mapopt_status mapopt__sim_build_machine(sim_t *s);
 /* Classifies a copy between two memories (its kind) and fills its ports,
- * bandwidth and latency (SIMULATOR.md §2.3, §4.5). */
+ * bandwidth and latency (docs/sim.md, "Copies share the links they use"). */
 void mapopt__sim_copy_path(const sim_t *s, sim_copy *c, int64_t *bw,
                            int64_t *lat);
 /* A fill of the copy's destination: its port and bandwidth. */
@@ -489,14 +490,14 @@ int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
 
 /* Frees an instance's bytes in its memory (once). */
 void mapopt__sim_mem_release(sim_t *s, int64_t i);
-/* A reusable instance for requirement r in memory mem (§4.4 step 1), or
+/* A reusable instance for requirement r in memory mem, or
  * -1: for a REDUCE requirement, a reduction instance with its operator
  * (docs/sim.md, "Reduction instances are reused"). */
 int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
                                   const mapopt_app_req *r,
                                   const mapopt_layout *l);
 /* Creates an instance of the piece's fields in mem for requirement r of op,
- * collecting stale ones first (§4.7); -1 with an OOM error when it cannot
+ * collecting stale ones first; -1 with an OOM error when it cannot
  * fit. */
 int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
                                     int64_t mem, const mapopt_app_piece *pc,
@@ -505,7 +506,8 @@ int64_t mapopt__sim_create_instance(sim_t *s, int64_t op, int64_t r,
 /* Marks (atom, field) of inst as holding version v, now complete. */
 void mapopt__sim_hold(sim_t *s, int64_t inst, int64_t atom, int f, int64_t v);
 /* Whether instance i is the only holder of the newest version of some
- * (atom, field): such an instance is never collected (§4.7). */
+ * (atom, field): such an instance is never collected (its data is nowhere
+ * else). */
 bool mapopt__sim_only_newest_holder(sim_t *s, int64_t i);
 /* One user (an op or a copy) of instance i is done with it. */
 void mapopt__sim_release_user(sim_t *s, int64_t i);
@@ -522,7 +524,7 @@ void mapopt__sim_copy_add_af(sim_t *s, int64_t c, int64_t atom, int f,
 int64_t mapopt__sim_copy_producer(const sim_t *s, const sim_copy *c);
 /* Copy c starts only after copy on is done. */
 void mapopt__sim_copy_depends(sim_t *s, int64_t c, int64_t on);
-/* The complete holder of v that serves piece want best (§4.5), or -1. */
+/* The complete holder of v that serves piece want best, or -1. */
 int64_t mapopt__sim_best_source(sim_t *s, int64_t v,
                                 const mapopt_app_piece *want, int64_t atom,
                                 int f, int64_t dst_mem, int64_t bytes);
@@ -548,20 +550,20 @@ bool mapopt__sim_flow_end(sim_t *s, int64_t id);
 
 /* ---- mapping.c: placement and mapping ------------------------------------ */
 
-/* Places every point of the index launch starting at op first (§4.2,
- * §4.8). */
+/* Places every point of the index launch starting at op first. */
 void mapopt__sim_place_index_launch(sim_t *s, int64_t first);
-/* Places a single task (§4.2 step 2, DSL.md §4.7); false on an error. */
+/* Places a single task (docs/dsl.md, "SingleTaskMap"); false on an error. */
 bool mapopt__sim_place_single(sim_t *s, int64_t op);
 /* Starts mapping op once its predecessors are mapped (and InstanceLimit
  * admits it). */
 void mapopt__sim_try_mappable(sim_t *s, int64_t op);
-/* Charges op's mapping work on a UTIL processor (§4.1). */
+/* Charges op's mapping work on a UTIL processor (docs/sim.md, "How it models a
+ * run"). */
 void mapopt__sim_admit(sim_t *s, int64_t op);
 /* The policy's answers for requirement r of task on kind, asked once. */
 const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
                                            const mapopt_app_req *req, int kind);
-/* Allocates the instances of a mapped task op (§4.2 steps 3-4, §4.4);
+/* Allocates the instances of a mapped task op;
  * false on an error. */
 bool mapopt__sim_map_instances(sim_t *s, int64_t op);
 

@@ -1,11 +1,11 @@
 /*
  * Ports as shared links. A copy, fill or fold that is under way is a flow
- * through its ports (SIMULATOR.md §2.3: copy engines, host links, peer
- * links, the memory bus, the network interfaces); the flows on a port
- * share its bandwidth, max-min fairly as real links and SimGrid's flow
- * model do, and each flow is further capped by its own path's bandwidth
- * (a cross-socket peer copy, say). So eight copies over two ports take
- * about the most loaded port's time, instead of queueing behind each other
+ * through its ports (docs/sim.md, "Copies share the links they use": copy
+ * engines, host links, peer links, the memory bus, the network interfaces); the
+ * flows on a port share its bandwidth, max-min fairly as real links and
+ * SimGrid's flow model do, and each flow is further capped by its own path's
+ * bandwidth (a cross-socket peer copy, say). So eight copies over two ports
+ * take about the most loaded port's time, instead of queueing behind each other
  * as whole-path reservations would make them.
  *
  * A copy first spends its latency, then becomes a flow. Whenever a flow

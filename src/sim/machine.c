@@ -1,6 +1,6 @@
 /*
- * The engine's base (SIMULATOR.md §2, §4.1, §4.5): the concrete machine a
- * run executes on -- the processors of every address space (DSL kinds and
+ * The engine's base (docs/sim.md, "How it models a run"): the concrete machine
+ * a run executes on -- the processors of every address space (DSL kinds and
  * UTIL), the memories with their capacities, the copy ports of every node
  * -- and the classification of a copy into its channel, ports, bandwidth
  * and latency. Also the two primitives every other stage uses: recording
@@ -50,8 +50,9 @@ static int64_t per_rank(int cls, int64_t count, int64_t ranks) {
   }
 }
 
-/* The memory of kind k that processor p uses, or -1 (DSL.md §1.2): the
- * table mem_for reads is built from this once per run. */
+/* The memory of kind k that processor p uses, or -1 (docs/dsl.md, "How the
+ * memory is chosen"): the table mem_for reads is built from this once per run.
+ */
 static int64_t find_mem(const sim_t *s, const sim_proc *p, mapopt_mem_kind k) {
   for (int64_t i = 0; i < s->nmems; i++) {
     const sim_mem *mm = &s->mems[i];

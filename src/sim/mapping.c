@@ -1,5 +1,5 @@
 /*
- * Placement and mapping (SIMULATOR.md §4.2, §4.8; DSL.md §4): the
+ * Placement and mapping (docs/dsl.md, "Statements"): the
  * processor kind of each task, the processor of each index point and
  * single task through the mapping functions (with the substrate's
  * defaults), the InstanceLimit back-pressure, the runtime's mapping work,
@@ -33,7 +33,8 @@ static void dsl_error(sim_t *s, mapopt_sim_error e, size_t from) {
   s->error_time = s->now;
 }
 
-/* The class of a DSL mapping error by its R-code (§4.12). */
+/* The class of a DSL mapping error by its R-code (docs/dsl.md, "Errors raised
+ * while running mapper code"). */
 static mapopt_sim_error class_of(const mapopt_diags *d, size_t from) {
   for (size_t i = from; i < mapopt_diags_count(d); i++) {
     const char *c = mapopt_diags_get(d, i)->code;
@@ -46,7 +47,7 @@ static mapopt_sim_error class_of(const mapopt_diags *d, size_t from) {
   return MAPOPT_SIM_POLICY;
 }
 
-/* The processor kind of a task, selected once (§4.2 step 1). */
+/* The processor kind of a task, selected once. */
 static int task_kind(sim_t *s, int task) {
   if (s->task_kind[task] != -1)
     return s->task_kind[task];
@@ -106,7 +107,8 @@ static const mapopt_task_ref *parent_ref(sim_t *s, int64_t op,
 }
 
 /* Places every point of an index launch (index placement depends only on
- * the policy), then applies the back-pressure rule of §4.8. */
+ * the policy), then applies the back-pressure rule of InstanceLimit
+ * (docs/dsl.md, "InstanceLimit"). */
 void mapopt__sim_place_index_launch(sim_t *s, int64_t first) {
   const mapopt_app_op *f = &s->run->ops[first];
   int kind = task_kind(s, f->task);
@@ -170,7 +172,7 @@ void mapopt__sim_place_index_launch(sim_t *s, int64_t first) {
   }
 }
 
-/* Places a single task (§4.2 step 2, DSL.md §4.7). */
+/* Places a single task (docs/dsl.md, "SingleTaskMap"). */
 bool mapopt__sim_place_single(sim_t *s, int64_t op) {
   const mapopt_app_op *o = &s->run->ops[op];
   int kind = task_kind(s, o->task);
@@ -224,7 +226,8 @@ bool mapopt__sim_place_single(sim_t *s, int64_t op) {
     size_t best = 0;
     for (size_t i = 0; i < n; i++) {
       if (set[i].node != as) {
-        /* R18 is the substrate's check (DSL.md §4.7), with N03. */
+        /* R18 is the substrate's check (docs/dsl.md, "SingleTaskMap"), with
+         * N03. */
         mapopt__sim_error(
             s, MAPOPT_SIM_INDEX,
             MAPOPT_DSL_TEMPLATE(
@@ -283,7 +286,7 @@ void mapopt__sim_try_mappable(sim_t *s, int64_t op) {
 }
 
 /* Charges the mapping work on a UTIL processor of the mapping address
- * space (§4.1). */
+ * space. */
 void mapopt__sim_admit(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];
@@ -375,7 +378,7 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
   return v;
 }
 
-/* Allocates the instances of a mapped task (§4.2 steps 3-4, §4.4). */
+/* Allocates the instances of a mapped task. */
 bool mapopt__sim_map_instances(sim_t *s, int64_t op) {
   sim_op *o = &s->ops[op];
   const mapopt_app_op *ao = &s->run->ops[op];

@@ -1,8 +1,8 @@
 /*
- * Outputs of a simulation (SIMULATOR.md §5): the raw log that imitates a
- * real run's output, the JSON report, and the Chrome trace-event file that
- * Perfetto opens. Floating point appears only here, printed with fixed
- * precision, so outputs stay byte-identical across runs and platforms.
+ * Outputs of a simulation (docs/sim.md, "What comes out"): the raw log that
+ * imitates a real run's output, the JSON report, and the Chrome trace-event
+ * file that Perfetto opens. Floating point appears only here, printed with
+ * fixed precision, so outputs stay byte-identical across runs and platforms.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -64,7 +64,8 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   const char *style = run->log_style ? run->log_style : "";
   if (strcmp(style, "circuit") == 0 && param(run, "P") > 0 &&
       param(run, "pps") > 0)
-    /* The settings line circuit_sparse.rg prints first (§5.2). */
+    /* The settings line circuit_sparse.rg prints first (docs/sim.md, "The raw
+     * log"). */
     mapopt__sb_printf(b,
                       "circuit settings: loops=%" PRId64 " prune=%" PRId64
                       " pieces=%" PRId64 " superpieces=%" PRId64

@@ -1,5 +1,5 @@
 /*
- * Simulation plans (SIMULATOR.md §7): the mapping-independent part of
+ * Simulation plans (docs/sim.md, "From C"): the mapping-independent part of
  * simulating a run -- its dependence graph, the lists derived from it
  * (successors, RAW consumers, produced versions, sibling order, issue
  * contexts) and the lower bound per machine -- built once and shared
@@ -82,7 +82,7 @@ mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *cplan,
   return MAPOPT_OK;
 }
 
-/* The mapping-independent part of a simulation (§7): the DAG and the lists
+/* The mapping-independent part of a simulation: the DAG and the lists
  * derived from it, built once per run and shared by every evaluation; what
  * only building them needs is in scratch. */
 static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {

@@ -1,5 +1,5 @@
 /*
- * Reading a simulation report (SIMULATOR.md §5.1, the JSON that
+ * Reading a simulation report (docs/sim.md, "The report", the JSON that
  * mapopt_sim_report_json writes) back into a mapopt_sim_result, so that a
  * saved run can be analysed later (`mapopt explain --report`) exactly as
  * the run itself would have been. Every field the writer emits is read

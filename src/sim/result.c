@@ -1,5 +1,5 @@
 /*
- * The results of a simulation (SIMULATOR.md §4.11, §5.1, §6): the timed
+ * The results of a simulation (docs/sim.md, "What comes out"): the timed
  * window(s) and elapsed time, the metric, per-processor, per-channel and
  * per-memory statistics, the critical path and its attribution (attrib.c),
  * the busiest tasks with their requirements, the decisions applied (for
@@ -309,9 +309,9 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   res->elapsed_ns = failed(s) ? 0 : elapsed;
   res->iterations_timed = run->iterations_timed;
   res->iterations_warmup = run->iterations_warmup;
-  /* Events as §7 counts them: ops, copies, fills and folds. */
+  /* Events: ops, copies, fills and folds. */
   res->events = s->ops_done + (int64_t)s->copies.len;
-  /* Metric (§4.11). */
+  /* Metric. */
   double secs = (double)elapsed / 1e9;
   if (run->metric_gflops) {
     res->metric_name = "gflops";

@@ -1,9 +1,9 @@
 /*
  * Setting up a simulation: an app instantiated for the machine it is
  * simulated on, and the one rule for the rank split a run uses
- * (SIMULATOR.md §2.5): the split the app asks for (DISTAL's one rank per
- * GPU), else the machine's. The machine itself is never changed: the
- * engine, the costs and the mappers' shape all take the split from
+ * (docs/machines.md, "Naming a machine"): the split the app asks for (DISTAL's
+ * one rank per GPU), else the machine's. The machine itself is never changed:
+ * the engine, the costs and the mappers' shape all take the split from
  * mapopt__sim_ranks.
  */
 #include <inttypes.h>

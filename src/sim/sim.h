@@ -13,7 +13,8 @@
 /* ---- setup (setup.c) ----------------------------------------------------- */
 
 /* Ranks per node of run on machine: the app's split, else the machine's
- * (SIMULATOR.md §2.5); at least 1. The only place this rule is made. */
+ * (docs/machines.md, "Naming a machine"); at least 1. The only place this rule
+ * is made. */
 int64_t mapopt__sim_ranks(const mapopt_machine *machine,
                           const mapopt_app_run *run);
 
@@ -25,7 +26,7 @@ mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);
  * the report they came from; NULL on ENOMEM. */
 const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str);
 
-/* ---- dependence analysis (SIMULATOR.md §4.3) ----------------------------- */
+/* ---- dependence analysis ------------------------------------------------- */
 
 /* How a version of an (atom, field) was produced. */
 typedef enum mapopt__vkind_sim {
@@ -74,7 +75,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
                                     const mapopt_app_run *run,
                                     mapopt__sim_dag *dag);
 
-/* ---- costs (SIMULATOR.md §4.9, §4.13) ------------------------------------ */
+/* ---- costs ------------------------------------------------------------- */
 
 /* ceil(a * b / c) for non-negative operands, saturating at INT64_MAX. */
 int64_t mapopt__muldiv_ceil(int64_t a, int64_t b, int64_t c);
@@ -141,18 +142,20 @@ int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
                                  mapopt__task_cost_parts *parts);
 
 /*
- * L_r in ppm for requirement r of op under a layout (SIMULATOR.md §4.9's
- * table, preferences included; requirements are checked elsewhere).
- * fields_in_instance: the mask of fields the instance holds.
+ * L_r in ppm for requirement r of op under a layout (the layout factor of
+ * docs/sim.md, "How it models a run", preferences included; requirements are
+ * checked elsewhere). fields_in_instance: the mask of fields the instance
+ * holds.
  */
 int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
                                int variant, int r, const mapopt_layout *layout,
                                uint64_t fields_in_instance);
 
 /*
- * Best-case cost c(p, k) of §6.1: op on kind k with every requirement in
- * the fastest memory k has affinity to, the best layout, no noise.
- * -1 when the op's task has no variant of kind k (or k has no processors).
+ * Best-case cost c(p, k) of docs/sim.md, "The lower bound": op on kind k with
+ * every requirement in the fastest memory k has affinity to, the best layout,
+ * no noise. -1 when the op's task has no variant of kind k (or k has no
+ * processors).
  */
 int64_t mapopt__sim_best_cost(const mapopt_machine *machine,
                               const mapopt_app_run *run, int64_t op,
@@ -170,17 +173,17 @@ int64_t mapopt__sim_best_cost_in(const mapopt_machine *machine,
 
 /*
  * Processors of kind k in the whole machine as the engine models them:
- * nodes x ranks x the per-rank count of §2.5 (ranks: the run's
+ * nodes x ranks x the per-rank count of ranks_per_node (ranks: the run's
  * ranks_per_node, else the machine's). 0 when k has none.
  */
 int64_t mapopt__sim_proc_total(const mapopt_machine *machine,
                                const mapopt_app_run *run, mapopt_proc_kind k);
 
 /*
- * The lower bound of §6 over the ops of the timed window (window mode) or
- * summed over the timed repetitions (fenced mode), into *out. Scratch
- * memory comes from ctx and is freed before returning. MAPOPT_ENOMEM on
- * allocation failure (*out untouched).
+ * The lower bound (docs/sim.md, "The lower bound") over the ops of the timed
+ * window (window mode) or summed over the timed repetitions (fenced mode), into
+ * *out. Scratch memory comes from ctx and is freed before returning.
+ * MAPOPT_ENOMEM on allocation failure (*out untouched).
  */
 mapopt_status mapopt__sim_lower_bound(mapopt_ctx *ctx,
                                       const mapopt_machine *machine,

@@ -106,9 +106,9 @@ static const char migrate_v1[] = "ALTER TABLE runs ADD COLUMN llm_model TEXT;"
                                  "ALTER TABLE runs ADD COLUMN evaluator TEXT;";
 
 /* What a database before mapopt-tune/4 lacks: the noise of real runs
- * (docs/real.md section 13; its final checks come with the schema), and
- * before /5 the predicted score of screening (section 15). Each column is
- * added where it is missing. */
+ * (docs/real.md, "Noise"; its final checks come with the schema), and
+ * before /5 the predicted score of screening (docs/real.md, "Screening
+ * candidates on the model"). Each column is added where it is missing. */
 static const char *const added_columns[][3] = {
     {"runs", "expert_low", "REAL"},        {"runs", "expert_high", "REAL"},
     {"runs", "expert_runs", "INTEGER"},    {"runs", "default_low", "REAL"},

@@ -131,9 +131,10 @@ typedef struct driver {
   int64_t next_iteration, dups, dup_streak;
   int64_t best;
   double best_score, best_low, best_high; /* and its interval */
-  /* Screening (docs/real.md section 15): K, the simulator on the model
-   * (the problem without its command), the default mapper's predicted
-   * score, and the candidates run for real, which the budget counts. */
+  /* Screening (docs/real.md, "Screening candidates on the model"): K, the
+   * simulator on the model (the problem without its command), the default
+   * mapper's predicted score, and the candidates run for real, which the budget
+   * counts. */
   int screen;
   mapopt_tune_problem model;
   mapopt__tune_evaluator *screener;
@@ -485,7 +486,7 @@ static mapopt_status run_round(driver *d, bool *complete) {
 
 /* The candidates a screened round holds: four for each real run, so that
  * the model's choice is a real one, or the optimizer's batch when that is
- * wider (docs/real.md section 15). */
+ * wider (docs/real.md, "Screening candidates on the model"). */
 static int64_t screen_width(const driver *d) {
   int64_t w = 4 * (int64_t)d->screen;
   return d->cfg.batch > w ? d->cfg.batch : w;
@@ -877,7 +878,7 @@ static mapopt_status tell_round(driver *d) {
     st = mapopt_optimizer_tell(d->opt, &s->cand, &ev);
     if (st != MAPOPT_OK)
       return st;
-    /* Better only when the intervals say so (docs/real.md section 13);
+    /* Better only when the intervals say so (docs/real.md, "Noise");
      * a prediction never is. */
     if (ev.status == MAPOPT_TUNE_OK && !ev.predicted &&
         (d->best < 0 || mapopt__noise_better(ev.score_low, ev.score_high,
@@ -1006,7 +1007,7 @@ static const char *default_text(const mapopt_tune_problem *p) {
 }
 
 /*
- * The final check of a real-run tuning (docs/real.md section 13): the best
+ * The final check of a real-run tuning (docs/real.md, "Noise"): the best
  * and the baselines run interleaved, one run each a round, and the best's
  * speedup over each, with its interval, is recorded. A stop during it
  * leaves no check: the speedups then come from the evaluations' own

@@ -1,10 +1,10 @@
 /*
- * Noise in real runs (docs/real.md, section 13): what one evaluation's
+ * Noise in real runs (docs/real.md, "Noise"): what one evaluation's
  * runs say about its score, when a candidate is worth running again, and
  * what a speedup is once noise is counted.
  *
  * The estimate of a mapper's score is the median of its runs' scores (a
- * run's score is its throughput, docs/real.md section 12), and its
+ * run's score is its throughput, docs/real.md, "Tuning real runs"), and its
  * interval the distribution-free confidence interval of the median from
  * order statistics: with n runs sorted, [x(k), x(n+1-k)] for the largest k
  * for which the chance that the true median lies outside is at most 5%

@@ -45,40 +45,15 @@ if [ -e "${TMPDIR:-/tmp}/check_docs.$$" ]; then
   status=1
 fi
 
-# issue 24, second round: these files still cite the design documents
-# (by name or by section sign). Other branches were editing them when the
-# rest of the tree was cleaned, so the three source checks below skip them
-# for now; delete a file's line once it is clean, and this list with the
-# last one.
-second_round='
-src/sim/bound.c
-src/sim/cost.c
-src/sim/dag.c
-src/sim/data.c
-src/sim/engine.c
-src/sim/engine.h
-src/sim/flow.c
-src/sim/machine.c
-src/sim/mapping.c
-src/sim/out.c
-src/sim/plan.c
-src/sim/report_read.c
-src/sim/result.c
-src/sim/setup.c
-src/sim/sim.h
-'
 TMP=${TMPDIR:-/tmp}/check_docs.d.$$
 mkdir -p "$TMP" || exit 2
 trap 'rm -rf "$TMP"' EXIT
 # This script and its test (test_check_docs.sh), whose text shows the
 # forms it checks and bad citations on purpose, are not checked.
 printf '%s\n' tests/style/check_docs.sh tests/style/test_check_docs.sh \
-  $second_round >"$TMP/skip"
+  >"$TMP/skip"
 LC_ALL=C grep -rlI "" src include tests | LC_ALL=C sort |
   grep -vxF -f "$TMP/skip" >"$TMP/sources"
-for f in $second_round; do
-  [ -e "$f" ] || echo "note: $f (second round) no longer exists"
-done
 # (b) No section signs (the sign is written as its UTF-8 bytes here).
 sect=$(printf '\302\247')
 LC_ALL=C xargs grep -nHIF "$sect" <"$TMP/sources" >"$TMP/sect"
