@@ -22,19 +22,33 @@ static mapopt_llm_verdict verdict_of(const char *name) {
   return MAPOPT_LLM_NO_MAPPER;
 }
 
+/* The one integer that sql, with run bound to ?1, selects (NULL reads as 0);
+ * an error naming what when the query yields no row. */
+static mapopt_status run_integer(mapopt_tune_db *db, mapopt_diags *diags,
+                                 const char *sql, int64_t run, const char *what,
+                                 int64_t *out) {
+  sqlite3_stmt *st;
+  *out = 0;
+  mapopt_status s = mapopt__db_prepare(db, diags, sql, &st);
+  if (s != MAPOPT_OK)
+    return s;
+  sqlite3_bind_int64(st, 1, run);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? MAPOPT_OK : mapopt__db_error(db, diags, what);
+}
+
 mapopt_status mapopt__db_llm_replay(mapopt_tune_db *db, int64_t run,
                                     mapopt_diags *diags, mapopt__vec *replies,
                                     int64_t *next_step) {
   sqlite3_stmt *st;
-  *next_step = 0;
-  mapopt_status s = mapopt__db_prepare(
-      db, diags, "SELECT MAX(step) + 1 FROM llm_calls WHERE run = ?1", &st);
+  mapopt_status s = run_integer(
+      db, diags, "SELECT MAX(step) + 1 FROM llm_calls WHERE run = ?1", run,
+      "cannot read the llm calls", next_step);
   if (s != MAPOPT_OK)
     return s;
-  sqlite3_bind_int64(st, 1, run);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    *next_step = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
   s = mapopt__db_prepare(
       db, diags,
       "SELECT step, sample, call, truncated, verdict, reply FROM"
@@ -336,18 +350,9 @@ static mapopt_status load_runs(mapopt_tune_db *db, mapopt_diags *diags,
 /* The recorded evaluations of run (the bound on its iterations). */
 static mapopt_status count_evaluations(mapopt_tune_db *db, int64_t run,
                                        mapopt_diags *diags, int64_t *n) {
-  sqlite3_stmt *st;
-  mapopt_status s = mapopt__db_prepare(
-      db, diags, "SELECT COUNT(*) FROM evaluations WHERE run = ?1", &st);
-  if (s != MAPOPT_OK)
-    return s;
-  sqlite3_bind_int64(st, 1, run);
-  int rc = sqlite3_step(st);
-  *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-  sqlite3_finalize(st);
-  return rc == SQLITE_ROW
-             ? MAPOPT_OK
-             : mapopt__db_error(db, diags, "cannot count the evaluations");
+  return run_integer(db, diags,
+                     "SELECT COUNT(*) FROM evaluations WHERE run = ?1", run,
+                     "cannot count the evaluations", n);
 }
 
 /*
