@@ -430,12 +430,13 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
     if (tp.is_index)
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
                          NULL, "affinity/consumer");
-  } else if (other && producer_reads && tp.is_index && c->in->run &&
-             !writes_others(c->in->run, prod, g->task, g->arg)) {
-    /* Read on several processors, one of them where it is written: which
-     * reader the write serves decides which copy the path waits for. The
-     * reader of the earliest step (affinity/consumer) takes the local
-     * read; the later steps' copies then overlap the first steps' work. */
+  } else if (other && producer_reads && tp.is_index && !tc.is_index &&
+             c->in->run && !writes_others(c->in->run, prod, g->task, g->arg)) {
+    /* Read on several processors, one of them where it is written, by a
+     * task its parents launch step by step: which reader the write serves
+     * decides which copy the path waits for. The reader of the earliest
+     * step (affinity/consumer) takes the local read; the later steps'
+     * copies then overlap the first steps' work. */
     fix(c, &x, g->exposed,
         P("write each piece of %s where its reader of the earliest step "
           "runs (the search's affinity/consumer): the read that waits "
