@@ -88,19 +88,27 @@ typedef struct target {
   uint16_t choice[64];
 } target;
 
-static void target_open(target *g, const char *machine) {
+/* The space of the application model text on machine. */
+static void target_open_model(target *g, const char *machine,
+                              const char *text) {
   memset(g, 0, sizeof *g);
   assert_int_equal(mapopt_machine_resolve(ctx, machine, diags, &g->m),
                    MAPOPT_OK);
-  assert_int_equal(mapopt_app_load_json(ctx, "flow.json", model, strlen(model),
-                                        diags, &g->app),
-                   MAPOPT_OK);
+  if (mapopt_app_load_json(ctx, "model.json", text, strlen(text), diags,
+                           &g->app) != MAPOPT_OK) {
+    fixture_print_diags();
+    fail();
+  }
   mapopt_app_options ao = {.iterations = -1, .warmup = -1};
   assert_int_equal(mapopt_sim_instantiate(g->m, g->app, &ao, diags, &g->run),
                    MAPOPT_OK);
   assert_int_equal(mapopt_space_new(ctx, g->run, g->m, NULL, diags, &g->sp),
                    MAPOPT_OK);
   assert_true(mapopt_space_nparams(g->sp) <= 64);
+}
+
+static void target_open(target *g, const char *machine) {
+  target_open_model(g, machine, model);
 }
 
 static void target_close(target *g) {
@@ -399,19 +407,7 @@ static const char steps_model[] =
 static void test_earliest_step(void **state) {
   (void)state;
   target g;
-  memset(&g, 0, sizeof g);
-  assert_int_equal(mapopt_machine_resolve(ctx, "p100x4", diags, &g.m),
-                   MAPOPT_OK);
-  if (mapopt_app_load_json(ctx, "steps.json", steps_model, strlen(steps_model),
-                           diags, &g.app) != MAPOPT_OK) {
-    fixture_print_diags();
-    fail();
-  }
-  mapopt_app_options ao = {.iterations = -1, .warmup = -1};
-  assert_int_equal(mapopt_sim_instantiate(g.m, g.app, &ao, diags, &g.run),
-                   MAPOPT_OK);
-  assert_int_equal(mapopt_space_new(ctx, g.run, g.m, NULL, diags, &g.sp),
-                   MAPOPT_OK);
+  target_open_model(&g, "p100x4", steps_model);
   set(&g, "map.walk", "cyclic");
   set(&g, "follow.leaf", "parent");
   set(&g, "map.fill", "affinity/consumer");

@@ -29,16 +29,24 @@
 
 #define C(x) MAPOPT_GUIDE_CODE_##x
 
+/* The application app names (a built-in or a file, with its size); the
+ * size in *spec. */
+static mapopt_app *resolve(const char *app, const char **spec) {
+  mapopt_app *a = NULL;
+  *spec = NULL;
+  mapopt_diags_clear(diags);
+  if (mapopt_app_resolve(ctx, app, diags, &a, spec) != MAPOPT_OK)
+    fixture_print_diags();
+  assert_non_null(a);
+  return a;
+}
+
 /* The findings on app (a built-in, with its size) under one of its
  * built-in mappers, on machine m (taken); the result in *res. */
 static mapopt_findings *analyze(const char *app, mapopt_machine *m,
                                 const char *mapper, mapopt_sim_result **res) {
-  mapopt_app *a = NULL;
-  const char *spec = NULL;
-  mapopt_diags_clear(diags);
-  if (mapopt_app_resolve(ctx, app, diags, &a, &spec) != MAPOPT_OK)
-    fixture_print_diags();
-  assert_non_null(a);
+  const char *spec;
+  mapopt_app *a = resolve(app, &spec);
   const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), mapper);
   assert_non_null(text);
   return fixture_analyze_text(m, a, spec, text, res);
@@ -268,13 +276,9 @@ static void test_first_read_affinity(void **state) {
       "    q = (p[0] + s[0] * p[1]) % (mo_gpu.size[0] * mo_gpu.size[1]);\n"
       "    return mo_gpu[q / mo_gpu.size[1], q % mo_gpu.size[1]];\n}\n"
       "IndexTaskMap generate f;\n";
-  mapopt_app *a = NULL;
-  const char *spec = NULL;
-  mapopt_diags_clear(diags);
-  if (mapopt_app_resolve(ctx, MAPOPT_SOURCE_DIR "/apps/corpus/cholesky.json",
-                         diags, &a, &spec) != MAPOPT_OK)
-    fixture_print_diags();
-  assert_non_null(a);
+  const char *spec;
+  mapopt_app *a =
+      resolve(MAPOPT_SOURCE_DIR "/apps/corpus/cholesky.json", &spec);
   mapopt_sim_result *res;
   mapopt_findings *f =
       fixture_analyze_text(machine("p100x4"), a, spec, cyclic, &res);
@@ -327,12 +331,8 @@ static const char follow_parent[] =
 
 static mapopt_findings *analyze_text(const char *app, const char *text,
                                      mapopt_sim_result **res) {
-  mapopt_app *a = NULL;
-  const char *spec = NULL;
-  mapopt_diags_clear(diags);
-  if (mapopt_app_resolve(ctx, app, diags, &a, &spec) != MAPOPT_OK)
-    fixture_print_diags();
-  assert_non_null(a);
+  const char *spec;
+  mapopt_app *a = resolve(app, &spec);
   return fixture_analyze_text(machine("p100x4"), a, spec, text, res);
 }
 
