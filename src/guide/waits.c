@@ -564,6 +564,24 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
         tr.kind == tq.kind)
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
                          NULL, NULL, P("like:%s", w->other));
+    /* Point by point: each reader where the last contribution in program
+     * order is made (the search's affinity/producer), which is the one
+     * that ends last when the contributions run alike. */
+    if (tr.known && tr.is_index)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
+                         NULL, NULL, "affinity/producer");
+  } else if (own && late && home && tr.known && tr.is_index && g->spread >= 2) {
+    /* The slow fold is not of the last contribution: a home where one
+     * of the contributions is made folds that one locally; the search's
+     * affinity/producer takes the last in program order. */
+    fix(c, &x, g->exposed,
+        P("make %s's home the processor of one of its contributions, so "
+          "that its fold is local and the path waits for one crossing "
+          "fold at most: each point of %s where the last contribution in "
+          "program order is made (the search's affinity/producer)",
+          region, g->task));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+                       NULL, "affinity/producer");
   } else if (!own && tr.known) {
     fix(c, &x, g->exposed,
         P("read %s where the folds go: run %s's points where the first "
