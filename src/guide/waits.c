@@ -23,6 +23,13 @@
  * holds the critical path back for 5% of the run: less is the noise of a
  * halo exchange or of a pipeline's first step. */
 #define WAIT_MIN_SHARE 0.05
+/* Copies of another argument of the same task that waited at least this
+ * share of what an exposed group's waited, though the attribution charged
+ * them nothing, ran beside those (two arguments copied side by side, the
+ * later arrival charged): fixing the exposed ones alone would leave these
+ * on the path. They are a finding too, ranked BESIDE_RANK times lower. */
+#define BESIDE_SHARE 0.25
+#define BESIDE_RANK 0.5
 /* A wait for a processor is a finding from a tenth of the run (a busy
  * processor is also what a well-balanced run looks like). */
 #define PROCESSOR_MIN_SHARE 0.10
@@ -36,6 +43,9 @@ typedef struct group {
   int arg;
   int64_t exposed, waited, copies, bytes, spread, pieces;
   const mapopt_sim_wait *main; /* its largest exposed entry */
+  /* The exposed group of the same task whose waits these run beside
+   * (for_groups), or NULL. */
+  const struct group *beside;
 } group;
 
 typedef struct ctx {
@@ -72,7 +82,8 @@ static size_t groups_of(const mapopt_sim_result *r,
     if (k == n) {
       if (n == cap)
         continue;
-      out[n++] = (group){w->task, w->arg_name, w->arg, 0, 0, 0, 0, 0, 0, w};
+      out[n++] =
+          (group){w->task, w->arg_name, w->arg, 0, 0, 0, 0, 0, 0, w, NULL};
     }
     group *g = &out[k];
     g->exposed += w->exposed_ns;
@@ -262,6 +273,45 @@ static bool writes_others(const mapopt_app_run *run, const char *prod,
   return false;
 }
 
+/* A task that could make the copy of argument arg of task ahead of time:
+ * an index-launched leaf task that writes nothing and reads the region
+ * of that argument after prod first writes it and before task first
+ * reads it. Placed where the piece's other reader runs (the search's
+ * affinity/prefetch, docs/tuning.md), its own read moves the piece there
+ * before the reader needs it. NULL when none or unknown; the region in
+ * *region_out. */
+static const char *prefetcher(const mapopt_app_run *run, const char *prod,
+                              const char *task, int arg, int *region_out) {
+  const mapopt_app_op *op = mapopt__guide_first_op(run, task);
+  if (!op || !prod || arg < 0 || (size_t)arg >= op->nreqs)
+    return NULL;
+  int region = *region_out = op->reqs[arg].piece->region;
+  bool written = false;
+  for (int64_t i = 0; i < run->nops && &run->ops[i] != op; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK)
+      continue;
+    const mapopt_app_task *t = &run->tasks[o->task];
+    bool reads = false, writes = false;
+    for (size_t r = 0; r < o->nreqs; r++) {
+      if (!o->reqs[r].fields)
+        continue;
+      if (o->reqs[r].priv != MAPOPT_PRIV_RO)
+        writes = true;
+      else if (o->reqs[r].piece->region == region)
+        reads = true;
+    }
+    if (!strcmp(t->name, prod)) {
+      written = written || writes;
+      continue;
+    }
+    if (written && reads && !writes && o->is_index && o->parent < 0 &&
+        !t->inner && strcmp(t->name, task) != 0)
+      return t->name;
+  }
+  return NULL;
+}
+
 /* The finding of code for group g when its waits cost the critical path
  * WAIT_MIN_SHARE of the run (NULL otherwise, or out of memory), with its
  * impact and subject; the argument's name in *region. */
@@ -272,6 +322,8 @@ static mapopt_guide_finding *group_finding(const ctx *c, const group *g,
   double impact = (double)g->exposed / c->elapsed;
   if (impact < WAIT_MIN_SHARE)
     return NULL;
+  if (g->beside)
+    impact *= BESIDE_RANK;
   *region = g->arg_name && g->arg_name[0] ? g->arg_name : P("%d", g->arg);
   mapopt_guide_finding *fd =
       mapopt__guide_add(f, MAPOPT_GUIDE_PERFORMANCE, code);
@@ -293,9 +345,14 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
   char moved[32];
   mapopt__guide_fmt_bytes(moved, sizeof moved, g->bytes);
   const char *chan = mapopt_sim_copy_kind_name(w->channel);
-  fd->message = P("%s waits %s on copies of %s from %s to %s (%s%s); %s "
+  const char *waits =
+      g->beside ? P("also waits (up to %s once those of %s are gone)",
+                    cost(c, g->exposed),
+                    g->beside->arg_name ? g->beside->arg_name : "another")
+                : P("waits %s", cost(c, g->exposed));
+  fd->message = P("%s %s on copies of %s from %s to %s (%s%s); %s "
                   "moved in %" PRId64 " copies",
-                  g->task, cost(c, g->exposed), region, end_words(f, &w->from),
+                  g->task, waits, region, end_words(f, &w->from),
                   end_words(f, &w->to), chan ? chan : "?",
                   prod ? P(", written by %s", prod) : "", moved, g->copies);
   /* What the data flow allows: a piece read on several processors
@@ -321,10 +378,17 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
               "whatever the placement, one fewer than now.",
               region, g->spread, prod ? prod : "its producer", g->spread - 1,
               g->spread - 1 == 1 ? "y" : "ies");
-  fd->explain = P("The critical path runs through these copies: %s cannot "
-                  "start before its %s arrives, and nothing on that path "
-                  "runs meanwhile. %s",
-                  g->task, region, flow);
+  fd->explain =
+      g->beside
+          ? P("These copies run beside those of %s, which the critical path "
+              "is charged for (%s waits for both): removing those alone "
+              "would leave these on the path. %s",
+              g->beside->arg_name ? g->beside->arg_name : "another argument",
+              g->task, flow)
+          : P("The critical path runs through these copies: %s cannot "
+              "start before its %s arrives, and nothing on that path runs "
+              "meanwhile. %s",
+              g->task, region, flow);
   fixes x = {"", 0};
   bool other = prod && strcmp(prod, g->task) != 0 && tp.known;
   bool same_kind = other && tp.kind == tc.kind;
@@ -366,6 +430,40 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
     if (tp.is_index)
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
                          NULL, "affinity/consumer");
+  } else if (other && producer_reads && tp.is_index && !tc.is_index &&
+             c->in->run && !writes_others(c->in->run, prod, g->task, g->arg)) {
+    /* Read on several processors, one of them where it is written, by a
+     * task its parents launch step by step: which reader the write serves
+     * decides which copy the path waits for. The reader of the earliest
+     * step (affinity/consumer) takes the local read; the later steps'
+     * copies then overlap the first steps' work. */
+    fix(c, &x, g->exposed,
+        P("write each piece of %s where its reader of the earliest step "
+          "runs (the search's affinity/consumer): the read that waits "
+          "here is not served by %s's write, and if it comes at an earlier "
+          "step than the read that is, the copies move to later steps, "
+          "behind the first steps' work",
+          region, prod));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+                       NULL, "affinity/consumer");
+  }
+  /* A piece read on several processors crosses anyway; what a placement
+   * can still do is make that copy before the reader waits for it. */
+  int ahead_region = 0;
+  const char *ahead =
+      spread && other && c->in->run
+          ? prefetcher(c->in->run, prod, g->task, g->arg, &ahead_region)
+          : NULL;
+  if (ahead) {
+    fix(c, &x, g->exposed,
+        P("copy the pieces ahead of time: %s reads %s after %s writes it "
+          "and before %s does, so running each point of %s where the "
+          "piece's next reader runs (not where %s wrote it) makes the copy "
+          "then, off this path (the search's affinity/prefetch)",
+          ahead, c->in->run->regions[ahead_region].name, prod, g->task, ahead,
+          prod));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, ahead, NULL, NULL,
+                       NULL, "affinity/prefetch");
   }
   if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
     const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),
@@ -466,6 +564,24 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
         tr.kind == tq.kind)
       mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
                          NULL, NULL, P("like:%s", w->other));
+    /* Point by point: each reader where the last contribution in program
+     * order is made (the search's affinity/producer), which is the one
+     * that ends last when the contributions run alike. */
+    if (tr.known && tr.is_index)
+      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
+                         NULL, NULL, "affinity/producer");
+  } else if (own && late && home && tr.known && tr.is_index && g->spread >= 2) {
+    /* The slow fold is not of the last contribution: a home where one
+     * of the contributions is made folds that one locally; the search's
+     * affinity/producer takes the last in program order. */
+    fix(c, &x, g->exposed,
+        P("make %s's home the processor of one of its contributions, so "
+          "that its fold is local and the path waits for one crossing "
+          "fold at most: each point of %s where the last contribution in "
+          "program order is made (the search's affinity/producer)",
+          region, g->task));
+    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+                       NULL, "affinity/producer");
   } else if (!own && tr.known) {
     fix(c, &x, g->exposed,
         P("read %s where the folds go: run %s's points where the first "
@@ -590,13 +706,28 @@ static void processor_waits(ctx *c) {
   }
 }
 
-/* The finding of each group of the family's waits that costs enough. */
+/* The finding of each group of the family's waits that costs enough;
+ * with beside, also of each group that ran beside one that does
+ * (BESIDE_SHARE), charged the time of that one. */
 static void for_groups(ctx *c, bool (*family)(mapopt_sim_cause),
-                       mapopt_guide_code code,
+                       mapopt_guide_code code, bool beside,
                        void (*rule)(ctx *, const group *,
                                     mapopt_guide_finding *, const char *)) {
   group gs[32];
   size_t n = groups_of(c->res, family, gs, 32);
+  for (size_t i = 0; beside && i < n; i++) {
+    const group *top = &gs[i];
+    if ((double)top->exposed < WAIT_MIN_SHARE * c->elapsed || top->beside)
+      continue;
+    for (size_t j = i + 1; j < n; j++) {
+      group *g = &gs[j];
+      if (g->exposed == 0 && !g->beside && same(g->task, top->task) &&
+          (double)g->waited >= BESIDE_SHARE * (double)top->waited) {
+        g->beside = top;
+        g->exposed = top->exposed;
+      }
+    }
+  }
   for (size_t i = 0; i < n; i++) {
     const char *region;
     mapopt_guide_finding *fd = group_finding(c, &gs[i], code, &region);
@@ -611,7 +742,8 @@ void mapopt__guide_wait_rules(const mapopt_guide_input *in,
   if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
     return;
   ctx c = {in, res, f, (double)res->elapsed_ns};
-  for_groups(&c, reduction_family, C(REDUCTION_BOUND), reduction_finding);
-  for_groups(&c, copy_family, C(COPY_BOUND), copy_finding);
+  for_groups(&c, reduction_family, C(REDUCTION_BOUND), false,
+             reduction_finding);
+  for_groups(&c, copy_family, C(COPY_BOUND), true, copy_finding);
   processor_waits(&c);
 }

@@ -1,14 +1,18 @@
 /*
  * Data-affinity placements (docs/tuning.md, "Placements near the data"):
- * the values "affinity/consumer" and "affinity/producer" of a task's
- * index-map parameter.
+ * the values "affinity/consumer", "affinity/producer" and
+ * "affinity/prefetch" of a task's index-map parameter.
  *
  * They come from the instantiated run's data flow alone: which piece each
  * point of each index launch writes and reads, in the order of the ops.
  * A point that writes a piece goes where the first other task's point
  * that reads it runs (so the read needs no copy, and starts as soon as
  * the write ends); a point that reads goes where the last other task's
- * point that wrote its first read piece ran (owner computes). Where that
+ * point that wrote its first read piece ran (owner computes); a point of
+ * a task that only reads goes where the first later reader of its first
+ * piece runs that is not where the piece was written, so that the copy
+ * that reader needs is made ahead of it (a prefetch: the point's own read
+ * brings the piece there while the reader's predecessors run). Where that
  * other point runs is a matter of the candidate: its own placement, with
  * every affinity value taken as the default (so that two affinity values
  * never wait on each other). No closed form is looked for: the function
@@ -80,15 +84,40 @@ static bool reads(mapopt_priv p) {
 /* The per-atom state of the pass of mapopt__space_derive_affinity. */
 typedef struct atom_flow {
   int64_t last_writer; /* op of the last leaf that wrote it, or -1 */
-  int64_t unread;      /* op of the last write no other task has read since,
-                          by a point of a task with a table; or -1 */
+  int64_t unread;      /* op of the last write, by a point of a task with a
+                          table; or -1 */
+  int watch_task;      /* the read-only task whose point watch_point lists
+                          the later readers of the atom, or -1 */
+  int64_t watch_point;
 } atom_flow;
+
+/* nreaders' mark of a point whose readers are not watched yet. */
+enum { UNWATCHED = 0xff };
+
+/* Appends op i to the readers of the point that watches f, if another
+ * task's and not there yet. */
+static void note_reader(const mapopt_space *sp, int64_t i, const atom_flow *f) {
+  if (f->watch_task < 0 || f->watch_task == sp->run->ops[i].task)
+    return;
+  space_affinity *a = sp->tasks[f->watch_task].affinity;
+  int64_t *r = &a->readers[f->watch_point * SPACE_AFFINITY_READERS];
+  uint8_t *n = &a->nreaders[f->watch_point];
+  if (*n < SPACE_AFFINITY_READERS && (*n == 0 || r[*n - 1] != i)) {
+    r[(*n)++] = i;
+    a->any_prefetch = true;
+  }
+}
 
 /* Records in the tables of o's task, if it has them, its producer, from
  * its first argument that reads (the last other task's point that wrote
- * any of its atoms), and in the tables of the unread writers of the atoms
- * it reads, o as their consumer. */
-static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
+ * any of its atoms), and in the tables of the writers of the atoms it
+ * reads that nothing rewrote since, o as their consumer if it runs before
+ * the consumer they have: its step (step[i], how many ops its parent
+ * launched before it) is lower, so it is ready earlier, whatever the
+ * program order of the parents' bodies (the first step of each point of
+ * an index launch comes before the second step of any). */
+static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
+                       atom_flow *flow) {
   const mapopt_app_run *run = sp->run;
   const mapopt_app_op *o = &run->ops[i];
   space_affinity *own = o->is_index ? sp->tasks[o->task].affinity : NULL;
@@ -100,6 +129,7 @@ static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
     int64_t writer = -1;
     for (size_t a = 0; a < q->piece->natoms; a++) {
       atom_flow *f = &flow[q->piece->atoms[a].atom];
+      note_reader(sp, i, f);
       if (f->last_writer > writer && run->ops[f->last_writer].task != o->task)
         writer = f->last_writer;
       if (f->unread < 0 || run->ops[f->unread].task == o->task)
@@ -107,17 +137,25 @@ static void note_reads(const mapopt_space *sp, int64_t i, atom_flow *flow) {
       const mapopt_app_op *w = &run->ops[f->unread];
       space_affinity *wa = sp->tasks[w->task].affinity;
       int64_t wl = linear_point(w);
-      if (wa->consumer[wl] < 0) {
+      if (wa->consumer[wl] < 0 || step[i] < step[wa->consumer[wl]]) {
         wa->consumer[wl] = i;
         wa->any_consumer = true;
       }
-      f->unread = -1;
     }
+    int64_t l = own ? linear_point(o) : -1;
     if (first && own && writer >= 0) {
-      int64_t l = linear_point(o);
       if (own->producer[l] < 0) {
         own->producer[l] = writer;
         own->any_producer = true;
+      }
+    }
+    /* The first launch of a read-only point watches its first piece. */
+    if (first && own && own->readers && own->nreaders[l] == UNWATCHED) {
+      own->nreaders[l] = 0;
+      for (size_t a = 0; a < q->piece->natoms; a++) {
+        atom_flow *f = &flow[q->piece->atoms[a].atom];
+        f->watch_task = o->task;
+        f->watch_point = l;
       }
     }
     first = false;
@@ -136,8 +174,22 @@ static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
       atom_flow *f = &flow[q->piece->atoms[a].atom];
       f->last_writer = i;
       f->unread = tabled ? i : -1;
+      f->watch_task = -1;
     }
   }
+}
+
+/* Whether some launch of task t writes a piece. */
+static bool task_writes(const mapopt_app_run *run, int t) {
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->kind != MAPOPT_OP_TASK || o->task != t)
+      continue;
+    for (size_t r = 0; r < o->nreqs; r++)
+      if (o->reqs[r].fields && writes(o->reqs[r].priv))
+        return true;
+  }
+  return false;
 }
 
 mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
@@ -151,17 +203,35 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     if (!a || !(shape.consumer = mapopt__arena_alloc(&sp->arena, bytes)) ||
         !(shape.producer = mapopt__arena_alloc(&sp->arena, bytes)))
       return MAPOPT_ENOMEM;
+    if (!task_writes(run, t) &&
+        (!(shape.readers = mapopt__arena_alloc(
+               &sp->arena, bytes * SPACE_AFFINITY_READERS)) ||
+         !(shape.nreaders =
+               mapopt__arena_alloc(&sp->arena, (size_t)shape.npoints))))
+      return MAPOPT_ENOMEM;
     for (int64_t k = 0; k < shape.npoints; k++)
       shape.consumer[k] = shape.producer[k] = -1;
+    if (shape.nreaders)
+      memset(shape.nreaders, UNWATCHED, (size_t)shape.npoints);
     *a = shape;
     sp->tasks[t].affinity = a;
   }
+  size_t nsteps = (size_t)run->nops + 1;
+  int64_t *step = mapopt__calloc(sp->ctx, nsteps, sizeof *step);
+  int64_t *launched = mapopt__calloc(sp->ctx, nsteps, sizeof *launched);
   atom_flow *flow = mapopt__calloc(
       sp->ctx, (size_t)(run->natoms > 0 ? run->natoms : 1), sizeof *flow);
-  if (!flow)
+  if (!flow || !step || !launched) {
+    mapopt__free(sp->ctx, step, nsteps * sizeof *step);
+    mapopt__free(sp->ctx, launched, nsteps * sizeof *launched);
+    mapopt__free(sp->ctx, flow,
+                 (size_t)(run->natoms > 0 ? run->natoms : 1) * sizeof *flow);
     return MAPOPT_ENOMEM;
+  }
+  for (int64_t i = 0; i < run->nops; i++)
+    step[i] = launched[run->ops[i].parent + 1]++;
   for (int64_t k = 0; k < run->natoms; k++)
-    flow[k] = (atom_flow){-1, -1};
+    flow[k] = (atom_flow){-1, -1, -1, 0};
   /* Only leaf tasks count on either side: an inner task's arguments pass
    * its children's privileges on, the children use the data (docs/sim.md).
    * A leaf launched alone counts as a neighbour (where it runs follows
@@ -170,11 +240,19 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
-    note_reads(sp, i, flow);
+    note_reads(sp, i, step, flow);
     note_writes(sp, i, flow);
   }
   mapopt__free(sp->ctx, flow,
                (size_t)(run->natoms > 0 ? run->natoms : 1) * sizeof *flow);
+  mapopt__free(sp->ctx, step, nsteps * sizeof *step);
+  mapopt__free(sp->ctx, launched, nsteps * sizeof *launched);
+  for (int t = 0; t < run->ntasks; t++) {
+    space_affinity *a = sp->tasks[t].affinity;
+    for (int64_t k = 0; a && a->nreaders && k < a->npoints; k++)
+      if (a->nreaders[k] == UNWATCHED)
+        a->nreaders[k] = 0;
+  }
   return MAPOPT_OK;
 }
 

@@ -48,6 +48,7 @@ typedef struct move {
   int64_t order; /* insertion order: earlier first among equals */
   bool repair;   /* it repairs a failed move: not repaired again */
   bool followup; /* it follows a move that changed nothing */
+  bool finding;  /* one of the findings' edits (moves_from) */
   char note[200];
 } move;
 
@@ -71,6 +72,8 @@ enum { ARM_WALK, ARM_SWEEP, ARM_RESTART, NARMS };
  * its bandit's window and exploration constant (OpenTuner's). */
 enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
 #define BANDIT_C 0.05
+/* A score within this share of the best is level with it (guided_tell). */
+#define LEVEL_SHARE 0.01
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -195,10 +198,12 @@ static mapopt_status add_move(mapopt_optimizer *opt, const move *mv) {
 
 /* Turns the findings of an evaluation into moves (over the space's
  * parameters, relative to any base) with their promise; with prefix (a
- * failed move), each keeps the prefix's changes and is a repair. */
+ * failed move, or one that left the score level), each keeps the
+ * prefix's changes, is not extended again (a repair), goes weight times
+ * ahead of a plain finding's move and has label in its note. */
 static mapopt_status moves_from(mapopt_optimizer *opt,
-                                const mapopt_evaluation *e,
-                                const move *prefix) {
+                                const mapopt_evaluation *e, const move *prefix,
+                                double weight, const char *label) {
   tune_edit edits[64];
   size_t n = mapopt__guide_edits(e, edits, 64);
   for (size_t i = 0; i < n; i++) {
@@ -210,9 +215,10 @@ static mapopt_status moves_from(mapopt_optimizer *opt,
     /* Earlier findings and larger stakes first; repairs of a failed move
      * ahead of everything else. */
     mv.priority =
-        (prefix ? 4.0 : 1.0) * (1.0 + edits[i].impact) - 1e-3 * (double)i;
+        (prefix ? weight : 1.0) * (1.0 + edits[i].impact) - 1e-3 * (double)i;
     mv.repair = prefix != NULL;
-    snprintf(mv.note, sizeof mv.note, "guided: %s%s", prefix ? "repair: " : "",
+    mv.finding = true;
+    snprintf(mv.note, sizeof mv.note, "guided: %s%s", prefix ? label : "",
              edits[i].text);
     mapopt_status st = add_move(opt, &mv);
     if (st != MAPOPT_OK)
@@ -539,7 +545,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     mapopt_status st =
         single ? analogies(opt, pm.mv.delta.param[0], pm.mv.delta.value[0])
                : MAPOPT_OK;
-    return st == MAPOPT_OK ? moves_from(opt, e, NULL) : st;
+    return st == MAPOPT_OK ? moves_from(opt, e, NULL, 1.0, "") : st;
   }
   if (!ok && pm.tag >= 0 && pm.single != SIZE_MAX) {
     int cause = e->result ? (int)e->result->error : 100 + (int)e->status;
@@ -551,11 +557,21 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */
-    mapopt_status st = moves_from(opt, e, &pm.mv);
+    mapopt_status st = moves_from(opt, e, &pm.mv, 4.0, "repair: ");
     if (st != MAPOPT_OK)
       return st;
   }
   bool single = pm.tag >= 0 && pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0;
+  if (ok && s->have_best && single && pm.mv.finding && !pm.mv.repair &&
+      e->score >= s->best_score * (1 - LEVEL_SHARE)) {
+    /* A finding's fix that left the score level (within LEVEL_SHARE) may
+     * have removed its wait only for another path as long to take over
+     * (two arguments copied side by side): the new path's own findings
+     * are tried with the fix kept, ahead of older moves. */
+    mapopt_status st = moves_from(opt, e, &pm.mv, 2.0, "with the last fix: ");
+    if (st != MAPOPT_OK)
+      return st;
+  }
   if (ok && s->have_best && e->score == s->best_score && single)
     s->neutral[pm.mv.delta.param[0]]++;
   if (ok && s->have_best && e->score == s->best_score && single &&

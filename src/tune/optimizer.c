@@ -55,34 +55,25 @@ static mapopt_status candidate_copy(mapopt_ctx *ctx, const mapopt_candidate *c,
   return MAPOPT_OK;
 }
 
-static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
-                             const char *text, const char *failure,
-                             const char *note, int64_t *tag) {
+/* A new planned candidate with its note and the next tag, its mapper
+ * still to be given; NULL when out of memory. */
+static mapopt_candidate *planned_new(mapopt_optimizer *opt, const char *note) {
   mapopt_candidate *c = mapopt__vec_push(&opt->planned, opt->ctx);
   if (!c)
-    return MAPOPT_ENOMEM;
+    return NULL;
   *c = (mapopt_candidate){.tag = opt->next_tag};
-  size_t n = mapopt_space_nparams(opt->space);
   c->note = mapopt__strndup(opt->ctx, note, strlen(note));
-  bool ok = c->note != NULL;
-  if (ok && choice) {
-    c->nchoice = n;
-    c->choice = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *choice);
-    ok = c->choice != NULL;
-    if (ok) {
-      /* The space's feasibility filter, for every optimizer (decide.c). */
-      memcpy(c->choice, choice, n * sizeof *choice);
-      mapopt__space_make_feasible(opt->space, c->choice);
-      size_t len;
-      ok = mapopt_space_render(opt->space, c->choice, &c->text, &len) ==
-           MAPOPT_OK;
-    }
-  } else if (ok) {
-    c->text = mapopt__text_new(opt->ctx, text, strlen(text));
-    if (failure)
-      c->failure = mapopt__text_new(opt->ctx, failure, strlen(failure));
-    ok = c->text != NULL && (!failure || c->failure);
+  if (!c->note) {
+    opt->planned.len--;
+    return NULL;
   }
+  return c;
+}
+
+/* Keeps the last planned candidate c if ok (its tag in *tag, when given),
+ * else drops it: MAPOPT_ENOMEM. */
+static mapopt_status planned_done(mapopt_optimizer *opt, mapopt_candidate *c,
+                                  bool ok, int64_t *tag) {
   if (!ok) {
     mapopt_candidate_clear(opt->ctx, c);
     opt->planned.len--;
@@ -96,13 +87,34 @@ static mapopt_status propose(mapopt_optimizer *opt, const uint16_t *choice,
 
 mapopt_status mapopt__propose(mapopt_optimizer *opt, const uint16_t *choice,
                               const char *note, int64_t *tag) {
-  return propose(opt, choice, NULL, NULL, note, tag);
+  mapopt_candidate *c = planned_new(opt, note);
+  if (!c)
+    return MAPOPT_ENOMEM;
+  size_t n = mapopt_space_nparams(opt->space);
+  c->nchoice = n;
+  c->choice = mapopt__malloc(opt->ctx, (n ? n : 1) * sizeof *choice);
+  bool ok = c->choice != NULL;
+  if (ok) {
+    /* The space's feasibility filter, for every optimizer (decide.c). */
+    memcpy(c->choice, choice, n * sizeof *choice);
+    mapopt__space_make_feasible(opt->space, c->choice);
+    size_t len;
+    ok =
+        mapopt_space_render(opt->space, c->choice, &c->text, &len) == MAPOPT_OK;
+  }
+  return planned_done(opt, c, ok, tag);
 }
 
 mapopt_status mapopt__propose_text(mapopt_optimizer *opt, const char *text,
                                    const char *failure, const char *note,
                                    int64_t *tag) {
-  return propose(opt, NULL, text, failure, note, tag);
+  mapopt_candidate *c = planned_new(opt, note);
+  if (!c)
+    return MAPOPT_ENOMEM;
+  c->text = mapopt__text_new(opt->ctx, text, strlen(text));
+  if (failure)
+    c->failure = mapopt__text_new(opt->ctx, failure, strlen(failure));
+  return planned_done(opt, c, c->text != NULL && (!failure || c->failure), tag);
 }
 
 /* Frees the candidates of the finished batch. */

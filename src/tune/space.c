@@ -41,6 +41,7 @@ enum { T_DEFAULT, T_CYCLIC, T_BLOCK, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
  * Cannon-style alignment), reads where the blocks already are. */
 static const char affinity_consumer[] = "affinity/consumer";
 static const char affinity_producer[] = "affinity/producer";
+static const char affinity_prefetch[] = "affinity/prefetch";
 static const char *const skew_values[] = {"skew/0+1", "skew/1+0"};
 
 static const char *const limit_values[] = {"default", "1", "2", "4"};
@@ -463,7 +464,7 @@ static mapopt_status derive(mapopt_space *sp) {
     if (!tk->used)
       continue;
     if (tk->index_dims >= 1 && tk->index_dims <= MAPOPT_APP_MAX_DIMS) {
-      const char *mv[NTEMPLATES + 4];
+      const char *mv[NTEMPLATES + 5];
       size_t n = 0;
       for (; n < NTEMPLATES; n++)
         mv[n] = map_templates[n];
@@ -471,6 +472,8 @@ static mapopt_status derive(mapopt_space *sp) {
         mv[n++] = affinity_consumer;
       if (tk->affinity && tk->affinity->any_producer)
         mv[n++] = affinity_producer;
+      if (tk->affinity && tk->affinity->any_prefetch)
+        mv[n++] = affinity_prefetch;
       for (size_t k = 0; tk->index_dims >= 2 && k < 2; k++)
         mv[n++] = skew_values[k];
       snprintf(name, sizeof name, "map.%s", tn);
@@ -869,13 +872,49 @@ static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
   return false;
 }
 
+/* Where op o runs under ref: its kind, node and local index; false when
+ * ref does not place it (neighbour_of). */
+static bool runs_on(const mapopt_space *sp, const mapopt_program *ref,
+                    const uint16_t *ref_choice, int64_t op, int64_t where[3]) {
+  if (op < 0)
+    return false;
+  const mapopt_app_op *o = &sp->run->ops[op];
+  where[0] = mapopt__space_kind_of(sp, ref_choice, o->task);
+  return neighbour_of(sp, ref, ref_choice, o, &where[1], &where[2]);
+}
+
+/* The op whose processor point k of a goes to under value val: the
+ * consumer or producer of its table, or for a prefetch the first of its
+ * later readers that ref places elsewhere than the piece's producer
+ * (affinity.c); -1 when there is none. */
+static int64_t affinity_partner(const mapopt_space *sp,
+                                const mapopt_program *ref,
+                                const uint16_t *ref_choice,
+                                const space_affinity *a, const char *val,
+                                int64_t k) {
+  if (!strcmp(val, affinity_consumer))
+    return a->consumer[k];
+  if (!strcmp(val, affinity_producer))
+    return a->producer[k];
+  int64_t home[3] = {-1, -1, -1}, there[3];
+  if (!runs_on(sp, ref, ref_choice, a->producer[k], home))
+    home[0] = -1;
+  for (int r = 0; r < a->nreaders[k]; r++) {
+    int64_t op = a->readers[k * SPACE_AFFINITY_READERS + r];
+    if (runs_on(sp, ref, ref_choice, op, there) &&
+        memcmp(there, home, sizeof home))
+      return op;
+  }
+  return -1;
+}
+
 /* Writes, into sb, mapping function fn of task t on the machine model mv
- * of kind: each point on the processor ref places the op table[point] on
- * (the same node, the local index modulo kind's count), else where the
- * default placement puts it (affinity.c). */
+ * of kind: each point on the processor ref places its partner under val
+ * (affinity_partner) on (the same node, the local index modulo kind's
+ * count), else where the default placement puts it (affinity.c). */
 static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
                            const uint16_t *ref_choice, int t, int kind,
-                           const int64_t *table, const char *fn, const char *mv,
+                           const char *val, const char *fn, const char *mv,
                            mapopt__strbuf *sb) {
   const space_affinity *a = sp->tasks[t].affinity;
   int64_t procs = sp->shape.procs[kind];
@@ -893,9 +932,9 @@ static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
       mapopt_policy_default_index_place(a->dims, point, a->extents,
                                         sp->shape.nodes, procs, &node[k],
                                         &local[k]);
-      int64_t n, l;
-      if (table[k] >= 0 &&
-          neighbour_of(sp, ref, ref_choice, &sp->run->ops[table[k]], &n, &l)) {
+      int64_t n, l, partner = affinity_partner(sp, ref, ref_choice, a, val, k);
+      if (partner >= 0 &&
+          neighbour_of(sp, ref, ref_choice, &sp->run->ops[partner], &n, &l)) {
         node[k] = n;
         local[k] = l % procs;
       }
@@ -1019,12 +1058,8 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
           if (!ref &&
               (st = reference(sp, choice, &ref_choice, &ref)) != MAPOPT_OK)
             break;
-          const space_affinity *a = sp->tasks[t].affinity;
           snprintf(fn, sizeof fn, "mo_near_%s_%zu", val + 9, i);
-          write_affinity(sp, ref, ref_choice, t, k,
-                         !strcmp(val, affinity_consumer) ? a->consumer
-                                                         : a->producer,
-                         fn, mv, &fns);
+          write_affinity(sp, ref, ref_choice, t, k, val, fn, mv, &fns);
         }
         mapopt__sb_printf(&maps, "IndexTaskMap %s %s;\n", p->task, fn);
         break;

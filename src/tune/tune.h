@@ -69,8 +69,19 @@ typedef struct space_affinity {
   /* Per point: the op of the last leaf of another task that wrote the
    * first piece the point reads; or -1. */
   int64_t *producer;
-  bool any_consumer, any_producer;
+  /* Only where no launch of the task writes: per point, the ops of the
+   * first SPACE_AFFINITY_READERS leaves of other tasks that read the
+   * first piece the point reads after it, before anything rewrites the
+   * piece (readers[point * SPACE_AFFINITY_READERS + k], k < nreaders
+   * [point]); NULL otherwise. The first of them that runs away from the
+   * piece's producer is where a copy made ahead of time helps
+   * ("affinity/prefetch"). */
+  int64_t *readers;
+  uint8_t *nreaders;
+  bool any_consumer, any_producer, any_prefetch;
 } space_affinity;
+
+enum { SPACE_AFFINITY_READERS = 8 };
 
 /* One distinct index launch of the run: its task, and its points, ops
  * first .. first + count - 1. Launches of the same task, nesting and

@@ -5,8 +5,11 @@
  * reader of its piece runs under the candidate's placement of the reader,
  * affinity/producer puts each reader where the last writer of its piece
  * ran, a skew is offered on 2-D launches only and places by the skewed
- * point, a launch with no data-flow neighbour gets no affinity value, and
- * every rendering passes the portable check without a warning.
+ * point, a launch with no data-flow neighbour gets no affinity value,
+ * affinity/prefetch puts a read-only point where the next reader of its
+ * piece runs when that is not where the piece was written, the consumer
+ * of a piece read at several steps is its reader of the earliest step,
+ * and every rendering passes the portable check without a warning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,19 +88,27 @@ typedef struct target {
   uint16_t choice[64];
 } target;
 
-static void target_open(target *g, const char *machine) {
+/* The space of the application model text on machine. */
+static void target_open_model(target *g, const char *machine,
+                              const char *text) {
   memset(g, 0, sizeof *g);
   assert_int_equal(mapopt_machine_resolve(ctx, machine, diags, &g->m),
                    MAPOPT_OK);
-  assert_int_equal(mapopt_app_load_json(ctx, "flow.json", model, strlen(model),
-                                        diags, &g->app),
-                   MAPOPT_OK);
+  if (mapopt_app_load_json(ctx, "model.json", text, strlen(text), diags,
+                           &g->app) != MAPOPT_OK) {
+    fixture_print_diags();
+    fail();
+  }
   mapopt_app_options ao = {.iterations = -1, .warmup = -1};
   assert_int_equal(mapopt_sim_instantiate(g->m, g->app, &ao, diags, &g->run),
                    MAPOPT_OK);
   assert_int_equal(mapopt_space_new(ctx, g->run, g->m, NULL, diags, &g->sp),
                    MAPOPT_OK);
   assert_true(mapopt_space_nparams(g->sp) <= 64);
+}
+
+static void target_open(target *g, const char *machine) {
+  target_open_model(g, machine, model);
 }
 
 static void target_close(target *g) {
@@ -335,12 +346,87 @@ static void test_single_reader(void **state) {
   target_close(&g);
 }
 
+/* use writes nothing: its point j reads tile j + 1 before grid does.
+ * Under grid's skew/0+1 the tile x + 2 y is read on GPU (x + y) mod 2 +
+ * 2 y: tiles 2 and 3 away from fill's point (GPU t), tiles 0 and 1 where
+ * fill wrote them. use's points 1 and 2 (tiles 2, 3) go to grid's GPUs 3
+ * and 2; points 0 and 3 have no reader elsewhere and keep the default
+ * placement (GPU j). fill writes, so it is offered no prefetch. */
+static void test_prefetch(void **state) {
+  (void)state;
+  target g;
+  target_open(&g, "p100x4");
+  assert_int_equal(value_of(&g, param(&g, "map.fill"), "affinity/prefetch"),
+                   -1);
+  set(&g, "map.grid", "skew/0+1");
+  set(&g, "map.use", "affinity/prefetch");
+  int64_t use[4];
+  placements(&g, "use", 4, 0, use);
+  static const int64_t want[4] = {0, 3, 2, 3};
+  for (int64_t j = 0; j < 4; j++)
+    assert_int_equal(use[j], want[j]);
+  /* Where grid reads every tile where it was written, nothing moves. */
+  set(&g, "map.grid", "default");
+  placements(&g, "use", 4, 0, use);
+  for (int64_t j = 0; j < 4; j++)
+    assert_int_equal(use[j], j);
+  target_close(&g);
+}
+
+/* Two tiles; walk's point j reads tile (j + s) mod 2 at its step s. In
+ * program order the first reader of tile 1 is walk's point 0 (its step
+ * 1), but point 1 reads it at step 0, before: fill's point 1 goes where
+ * walk's point 1 runs. */
+static const char steps_model[] =
+    "{\"format\": \"mapopt-app/1\", \"name\": \"steps\",\n"
+    " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+    " \"regions\": [{\"name\": \"a\", \"fields\": [[\"x\", 8]], "
+    "\"atoms\": {\"groups\": [{\"group\": \"tile\", \"count\": 2, "
+    "\"elements\": 4096}]}}],\n"
+    " \"partitions\": [{\"name\": \"pa\", \"region\": \"a\", "
+    "\"kind\": \"group\", \"group\": \"tile\"}],\n"
+    " \"tasks\": [\n"
+    "  {\"name\": \"fill\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"leaf\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"walk\", \"point\": [\"j\"], \"variants\": "
+    "[{\"kind\": \"GPU\", \"inner\": true}], \"body\": [{\"op\": "
+    "\"loop\", \"var\": \"s\", \"count\": 2, \"body\": [{\"op\": "
+    "\"single\", \"task\": \"leaf\", \"args\": [{\"part\": \"pa\", "
+    "\"proj\": [\"(j + s) % 2\"], \"priv\": \"RO\", \"fields\": "
+    "[\"x\"]}]}]}]}],\n"
+    " \"program\": [\n"
+    "  {\"op\": \"index\", \"task\": \"fill\", \"domain\": [2], "
+    "\"args\": [{\"part\": \"pa\", \"priv\": \"WD\", \"fields\": "
+    "[\"x\"]}]},\n"
+    "  {\"op\": \"loop\", \"var\": \"k\", \"count\": 1, \"warmup\": "
+    "0, \"timed\": true, \"body\": [\n"
+    "   {\"op\": \"index\", \"task\": \"walk\", \"domain\": [2], "
+    "\"args\": [{\"part\": \"pa\", \"priv\": \"RO\", \"fields\": "
+    "[\"x\"]}]}]}]}\n";
+
+static void test_earliest_step(void **state) {
+  (void)state;
+  target g;
+  target_open_model(&g, "p100x4", steps_model);
+  set(&g, "map.walk", "cyclic");
+  set(&g, "follow.leaf", "parent");
+  set(&g, "map.fill", "affinity/consumer");
+  int64_t walk[2], fill[2];
+  placements(&g, "walk", 2, 0, walk);
+  placements(&g, "fill", 2, 0, fill);
+  assert_int_not_equal(walk[0], walk[1]);
+  assert_int_equal(fill[0], walk[0]);
+  assert_int_equal(fill[1], walk[1]);
+  target_close(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_consumer),      cmocka_unit_test(test_producer),
       cmocka_unit_test(test_mutual),        cmocka_unit_test(test_skew),
       cmocka_unit_test(test_offered),       cmocka_unit_test(test_two_nodes),
-      cmocka_unit_test(test_single_reader),
+      cmocka_unit_test(test_single_reader), cmocka_unit_test(test_prefetch),
+      cmocka_unit_test(test_earliest_step),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }

@@ -10,6 +10,10 @@
  * contribution to A_blk starts late, the run is 1.223x the expert; on
  * B_blk's GPUs, 1.000x. The slower one's first profile finding names
  * A_blk's folds and what they cost.
+ *
+ * Copies the path waits for side by side with the charged ones are a
+ * finding of their own, and a copy that a read-only task in between
+ * could make ahead of time offers that task's affinity/prefetch.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,16 +29,24 @@
 
 #define C(x) MAPOPT_GUIDE_CODE_##x
 
+/* The application app names (a built-in or a file, with its size); the
+ * size in *spec. */
+static mapopt_app *resolve(const char *app, const char **spec) {
+  mapopt_app *a = NULL;
+  *spec = NULL;
+  mapopt_diags_clear(diags);
+  if (mapopt_app_resolve(ctx, app, diags, &a, spec) != MAPOPT_OK)
+    fixture_print_diags();
+  assert_non_null(a);
+  return a;
+}
+
 /* The findings on app (a built-in, with its size) under one of its
  * built-in mappers, on machine m (taken); the result in *res. */
 static mapopt_findings *analyze(const char *app, mapopt_machine *m,
                                 const char *mapper, mapopt_sim_result **res) {
-  mapopt_app *a = NULL;
-  const char *spec = NULL;
-  mapopt_diags_clear(diags);
-  if (mapopt_app_resolve(ctx, app, diags, &a, &spec) != MAPOPT_OK)
-    fixture_print_diags();
-  assert_non_null(a);
+  const char *spec;
+  mapopt_app *a = resolve(app, &spec);
   const char *text = mapopt_app_builtin_mapper(mapopt_app_name(a), mapper);
   assert_non_null(text);
   return fixture_analyze_text(m, a, spec, text, res);
@@ -264,13 +276,9 @@ static void test_first_read_affinity(void **state) {
       "    q = (p[0] + s[0] * p[1]) % (mo_gpu.size[0] * mo_gpu.size[1]);\n"
       "    return mo_gpu[q / mo_gpu.size[1], q % mo_gpu.size[1]];\n}\n"
       "IndexTaskMap generate f;\n";
-  mapopt_app *a = NULL;
-  const char *spec = NULL;
-  mapopt_diags_clear(diags);
-  if (mapopt_app_resolve(ctx, MAPOPT_SOURCE_DIR "/apps/corpus/cholesky.json",
-                         diags, &a, &spec) != MAPOPT_OK)
-    fixture_print_diags();
-  assert_non_null(a);
+  const char *spec;
+  mapopt_app *a =
+      resolve(MAPOPT_SOURCE_DIR "/apps/corpus/cholesky.json", &spec);
   mapopt_sim_result *res;
   mapopt_findings *f =
       fixture_analyze_text(machine("p100x4"), a, spec, cyclic, &res);
@@ -295,6 +303,103 @@ static void test_first_read_affinity(void **state) {
   mapopt_sim_result_free(res);
 }
 
+/* The first finding of code on region (any when NULL) with an edit of the
+ * index mapping of task to value, or NULL. */
+static const mapopt_guide_finding *
+with_map_edit(const mapopt_findings *f, mapopt_guide_code code,
+              const char *region, const char *task, const char *value) {
+  for (size_t i = 0; i < mapopt_findings_count(f); i++) {
+    const mapopt_guide_finding *g = mapopt_findings_get(f, i);
+    if (g->code != code ||
+        (region && (!g->region || strcmp(g->region, region))))
+      continue;
+    for (size_t k = 0; k < g->nedits; k++)
+      if (g->edits[k].kind == MAPOPT_GUIDE_EDIT_INDEX_MAP &&
+          !strcmp(g->edits[k].task, task) && !strcmp(g->edits[k].value, value))
+        return g;
+  }
+  return NULL;
+}
+
+/* The mapper that runs every nested task_4 where its parent runs: what
+ * guided starts from on the GEMM models. */
+static const char follow_parent[] =
+    "mo_gpu = Machine(GPU);\n"
+    "def mo_parent_gpu(Task t) {\n"
+    "    return mo_gpu[*t.parent.processor(mo_gpu)];\n}\n"
+    "SingleTaskMap task_4 mo_parent_gpu;\n";
+
+static mapopt_findings *analyze_text(const char *app, const char *text,
+                                     mapopt_sim_result **res) {
+  const char *spec;
+  mapopt_app *a = resolve(app, &spec);
+  return fixture_analyze_text(machine("p100x4"), a, spec, text, res);
+}
+
+/* On pumma, task_4 waits on copies of B_half that taco_fill wrote on
+ * another GPU; task_2 reads B in between and writes nothing, so the
+ * finding offers to make the copy ahead of time through it: the edit
+ * affinity/prefetch of task_2. */
+static void test_prefetch_fix(void **state) {
+  (void)state;
+  mapopt_sim_result *res;
+  mapopt_findings *f = analyze_text("pumma", follow_parent, &res);
+  const mapopt_guide_finding *g =
+      with_map_edit(f, C(COPY_BOUND), NULL, "task_2", "affinity/prefetch");
+  if (!g || !strstr(g->suggest, "ahead of time")) {
+    print_all(f);
+    fail_msg("no copy finding offers task_2's prefetch");
+  }
+  expect_costs_in_time(f);
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
+/* On solomonik, task_4 waits for B_chunk and C_chunk side by side; the
+ * attribution charges one of them. The other is a finding too, ranked
+ * after the charged one, and each offers its writer's affinity/consumer
+ * (the reader of the earliest step takes the local read). */
+static void test_copies_beside(void **state) {
+  (void)state;
+  mapopt_sim_result *res;
+  mapopt_findings *f = analyze_text("solomonik", follow_parent, &res);
+  const mapopt_guide_finding *b = with_map_edit(f, C(COPY_BOUND), NULL,
+                                                "task_2", "affinity/consumer"),
+                             *c = with_map_edit(f, C(COPY_BOUND), NULL,
+                                                "task_3", "affinity/consumer");
+  if (!b || !c) {
+    print_all(f);
+    fail_msg("not both writers' affinity/consumer offered");
+  }
+  const mapopt_guide_finding *charged = b->impact >= c->impact ? b : c,
+                             *beside = charged == b ? c : b;
+  assert_true(beside->impact < charged->impact);
+  assert_non_null(strstr(beside->message, "also waits"));
+  assert_non_null(strstr(beside->explain, "beside"));
+  assert_null(strstr(charged->message, "also waits"));
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
+/* cosma's default mapper on h100x8: the fold that holds task_1 back is
+ * not of the last contribution (it is slow itself), so moving the home to
+ * the last one is not claimed; a home where one contribution is made is
+ * offered point by point (affinity/producer of task_1, which guided takes
+ * to the expert's 187858 GFLOP/s per node from 171727). */
+static void test_fold_home_producer(void **state) {
+  (void)state;
+  mapopt_sim_result *res;
+  mapopt_findings *f = analyze("cosma", machine("h100x8"), "default", &res);
+  const mapopt_guide_finding *g = with_map_edit(f, C(REDUCTION_BOUND), "A_blk",
+                                                "task_1", "affinity/producer");
+  if (!g || strstr(g->suggest, "instead of")) {
+    print_all(f);
+    fail_msg("no fold finding offers task_1's affinity/producer");
+  }
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cosma_pair),
@@ -303,6 +408,9 @@ int main(void) {
       cmocka_unit_test(test_memory_that_pays),
       cmocka_unit_test(test_machine_without_cpus),
       cmocka_unit_test(test_first_read_affinity),
+      cmocka_unit_test(test_prefetch_fix),
+      cmocka_unit_test(test_copies_beside),
+      cmocka_unit_test(test_fold_home_producer),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
