@@ -113,12 +113,18 @@ typedef struct mapopt_sim_mem_stats {
   int64_t capacity, peak_bytes, peak_instances;
 } mapopt_sim_mem_stats;
 
-/* The fixed sizes of the arrays in a result: requirements recorded per task
- * (statistics and decisions; later ones are left out), segments of the
- * critical path and busiest tasks kept. */
-#define MAPOPT_SIM_MAX_REQS 8
+/* The two lists of a result that are capped by design, each a "top N":
+ * the longest segments of the critical path and the busiest tasks. What
+ * does not fit is counted (segments_left_out, top_tasks_left_out), never
+ * dropped unsaid. Every other list holds all its entries: a task's
+ * requirements (statistics and decisions) are all of its region
+ * arguments. */
 #define MAPOPT_SIM_MAX_SEGMENTS 10
 #define MAPOPT_SIM_MAX_TOP_TASKS 10
+/* The most region requirements an op may have (the simulator's masks of
+ * requirements hold 64): mapopt_sim_run refuses an op with more, and a
+ * report's task with more requirements is malformed. */
+#define MAPOPT_SIM_MAX_OP_REQS 64
 
 typedef struct mapopt_sim_req_stats {
   int index;
@@ -163,8 +169,10 @@ typedef struct mapopt_sim_task_stats {
    * then, ready, for their processor (wait_proc_ns). */
   int64_t overhead_ns, compute_ns, memory_ns;
   int64_t wait_data_ns, wait_proc_ns;
+  /* One per region argument, in argument order, owned by the result; read
+   * them with mapopt_sim_task_nreqs and mapopt_sim_task_req. */
   int nreqs;
-  mapopt_sim_req_stats reqs[MAPOPT_SIM_MAX_REQS];
+  mapopt_sim_req_stats *reqs;
 } mapopt_sim_task_stats;
 
 /* One op or copy on the critical path. */
@@ -178,6 +186,9 @@ typedef struct mapopt_sim_critical_path {
   int64_t length_ns, compute_ns, copy_ns, runtime_ns, queue_ns, backpressure_ns;
   size_t nsegments;
   mapopt_sim_segment segments[MAPOPT_SIM_MAX_SEGMENTS]; /* the longest */
+  /* The path's other segments, shorter than those kept. A report does not
+   * record it: 0 in a result read back from one. */
+  size_t segments_left_out;
 } mapopt_sim_critical_path;
 
 /*
@@ -280,6 +291,14 @@ typedef struct mapopt_sim_wait {
   mapopt_sim_end first_reader;
 } mapopt_sim_wait;
 
+/* What the mapper decided for one region argument of a task op. */
+typedef struct mapopt_sim_decision_req {
+  const char *name;       /* first mapper-visible name */
+  mapopt_mem_kind memory; /* VIRTUAL for inner tasks */
+  mapopt_layout layout;
+  int64_t instance_bytes;
+} mapopt_sim_decision_req;
+
 /* What the mapper decided for one task op, as the simulation applied it. */
 typedef struct mapopt_sim_decision {
   int64_t op;
@@ -289,13 +308,8 @@ typedef struct mapopt_sim_decision {
   int64_t point[MAPOPT_APP_MAX_DIMS];
   mapopt_proc_point proc;
   bool inner;
-  int nreqs; /* at most MAPOPT_SIM_MAX_REQS are recorded */
-  struct {
-    const char *name;       /* first mapper-visible name */
-    mapopt_mem_kind memory; /* VIRTUAL for inner tasks */
-    mapopt_layout layout;
-    int64_t instance_bytes;
-  } reqs[MAPOPT_SIM_MAX_REQS];
+  int nreqs; /* all its region arguments, owned by the result */
+  mapopt_sim_decision_req *reqs;
 } mapopt_sim_decision;
 
 typedef struct mapopt_sim_result {
@@ -313,8 +327,14 @@ typedef struct mapopt_sim_result {
   size_t nmems;
   mapopt_sim_mem_stats *mems;
   mapopt_sim_critical_path critical_path;
+  /* The busiest (task, processor kind) entries, busiest first; read them
+   * with mapopt_sim_result_ntop and mapopt_sim_result_top_task. The
+   * timed entries beyond the first MAPOPT_SIM_MAX_TOP_TASKS are counted
+   * in top_tasks_left_out (a report does not record it: 0 in a result
+   * read back from one). */
   size_t ntop;
   mapopt_sim_task_stats top_tasks[MAPOPT_SIM_MAX_TOP_TASKS];
+  size_t top_tasks_left_out;
   int64_t lower_bound_ns;
   double efficiency;
   int64_t events;
@@ -371,7 +391,7 @@ MAPOPT_API void mapopt_sim_shape(const mapopt_machine *machine,
  * is not a failure of this call: it returns MAPOPT_OK with result->error
  * set and the log ending in the error lines. Errors, *out untouched:
  * MAPOPT_EINVAL for a NULL ctx, machine, run, prog or out, or an op with
- * more than 64 requirements; MAPOPT_ENOMEM.
+ * more than MAPOPT_SIM_MAX_OP_REQS requirements; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
                                         const mapopt_machine *machine,
@@ -382,12 +402,30 @@ MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
 MAPOPT_API void mapopt_sim_result_free(mapopt_sim_result *r);
 
 /*
+ * Reading a result's busiest tasks and their arguments: what AutoGuide and
+ * the tuner read of them, without indexing the result's arrays. The
+ * entries kept, busiest first (0 for a NULL r); the i-th of them, NULL
+ * when i is out of range; the busiest entry of the task named task, NULL
+ * when it is not among them.
+ */
+MAPOPT_API size_t mapopt_sim_result_ntop(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_task_stats *
+mapopt_sim_result_top_task(const mapopt_sim_result *r, size_t i);
+MAPOPT_API const mapopt_sim_task_stats *
+mapopt_sim_result_task_named(const mapopt_sim_result *r, const char *task);
+/* A task entry's region arguments (0 for a NULL t) and the i-th of them,
+ * in argument order; NULL when i is out of range. */
+MAPOPT_API size_t mapopt_sim_task_nreqs(const mapopt_sim_task_stats *t);
+MAPOPT_API const mapopt_sim_req_stats *
+mapopt_sim_task_req(const mapopt_sim_task_stats *t, size_t i);
+
+/*
  * A plan: the mapping-independent part of simulating a run (its dependence
  * graph and derived lists), built once and shared read-only by any number of
  * concurrent mapopt_sim_run_plan calls -- what a tuner evaluating thousands of
  * mappers uses. The run must outlive it; *out is owned by the caller
  * (mapopt_sim_plan_free). Errors: MAPOPT_EINVAL for a NULL argument or an op
- * with more than 64 requirements; MAPOPT_ENOMEM.
+ * with more than MAPOPT_SIM_MAX_OP_REQS requirements; MAPOPT_ENOMEM.
  */
 typedef struct mapopt_sim_plan mapopt_sim_plan;
 MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,

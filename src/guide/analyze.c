@@ -90,12 +90,12 @@ static void metric_against_bound(const mapopt_sim_result *res,
         "Nothing in the profile stands out and the run is within %s of "
         "the lower bound: keep this mapping.",
         percent(f, 1 - eff));
-  else if (res->ntop)
+  else if (mapopt_sim_result_ntop(res))
     m->suggest = mapopt__guide_printf(
         f,
         "Nothing in the profile stands out; try other placements and "
         "memories for the busiest task, %s.",
-        res->top_tasks[0].task);
+        mapopt_sim_result_top_task(res, 0)->task);
 }
 
 mapopt_status mapopt_guide_analyze(mapopt_ctx *ctx,

@@ -87,10 +87,11 @@ static void zc_hot(prof *p) {
   mapopt_findings *f = p->f;
   const mapopt_machine *m = p->in->machine;
   double gpu_time = (double)p->load[MAPOPT_PROC_GPU].n * p->elapsed;
-  for (size_t i = 0; i < p->res->ntop; i++) {
-    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
-    for (int r = 0; t->kind == MAPOPT_PROC_GPU && r < t->nreqs; r++) {
-      const mapopt_sim_req_stats *q = &t->reqs[r];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(p->res); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(p->res, i);
+    for (size_t r = 0;
+         t->kind == MAPOPT_PROC_GPU && r < mapopt_sim_task_nreqs(t); r++) {
+      const mapopt_sim_req_stats *q = mapopt_sim_task_req(t, r);
       int64_t zc = q->mem_ns + q->access_ns;
       double impact = share(zc, gpu_time);
       if (q->memory != MAPOPT_MEM_ZCMEM ||
@@ -148,8 +149,8 @@ static void cpu_on_critical_path(prof *p) {
   const mapopt_sim_critical_path *cp = &p->res->critical_path;
   if (p->load[MAPOPT_PROC_GPU].n == 0 || cp->length_ns <= 0)
     return;
-  for (size_t i = 0; i < p->res->ntop; i++) {
-    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(p->res); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(p->res, i);
     if (t->kind == MAPOPT_PROC_GPU ||
         !(t->variant_kinds >> MAPOPT_PROC_GPU & 1u))
       continue;
@@ -203,8 +204,8 @@ static void imbalance(prof *p) {
     /* The task that loads the busiest processors beyond its fair share. */
     const mapopt_sim_task_stats *worst = NULL;
     double excess = 0;
-    for (size_t i = 0; i < p->res->ntop; i++) {
-      const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+    for (size_t i = 0; i < mapopt_sim_result_ntop(p->res); i++) {
+      const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(p->res, i);
       double x = (double)t->proc_max_ns - (double)t->busy_ns / (double)l->n;
       if (t->kind == kinds[k] && x > excess) {
         worst = t;
@@ -274,10 +275,11 @@ static void imbalance(prof *p) {
 static void aos_few_fields(prof *p) {
   mapopt_findings *f = p->f;
   double gpu_time = (double)p->load[MAPOPT_PROC_GPU].n * p->elapsed;
-  for (size_t i = 0; i < p->res->ntop; i++) {
-    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
-    for (int r = 0; t->kind == MAPOPT_PROC_GPU && r < t->nreqs; r++) {
-      const mapopt_sim_req_stats *q = &t->reqs[r];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(p->res); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(p->res, i);
+    for (size_t r = 0;
+         t->kind == MAPOPT_PROC_GPU && r < mapopt_sim_task_nreqs(t); r++) {
+      const mapopt_sim_req_stats *q = mapopt_sim_task_req(t, r);
       if (q->layout.soa != MAPOPT_LAYOUT_NO || q->fields >= q->region_fields ||
           q->layout_ppm <= 1000000)
         continue;
@@ -339,8 +341,8 @@ static void overhead_bound(prof *p) {
   const mapopt_sim_task_stats *rest[MAPOPT_SIM_MAX_TOP_TASKS];
   size_t nrest = 0;
   double rest_impact = 0;
-  for (size_t i = 0; m && i < p->res->ntop; i++) {
-    const mapopt_sim_task_stats *t = &p->res->top_tasks[i];
+  for (size_t i = 0; m && i < mapopt_sim_result_ntop(p->res); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(p->res, i);
     const kind_load *l = &p->load[t->kind];
     int64_t ovh = m->procs[t->kind].overhead_ns;
     if (t->points < 2 || ovh <= 0 || l->n <= 0)
@@ -442,21 +444,22 @@ static void fb_near_capacity(prof *p) {
   const mapopt_sim_task_stats *t = NULL;
   const mapopt_sim_req_stats *big = NULL;
   int64_t most_in = 0;
-  for (size_t i = 0; i < p->res->ntop && !t; i++)
-    for (int r = 0; r < p->res->top_tasks[i].nreqs; r++) {
-      const mapopt_sim_req_stats *q = &p->res->top_tasks[i].reqs[r];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(p->res) && !t; i++) {
+    const mapopt_sim_task_stats *ti = mapopt_sim_result_top_task(p->res, i);
+    for (size_t r = 0; r < mapopt_sim_task_nreqs(ti); r++) {
+      const mapopt_sim_req_stats *q = mapopt_sim_task_req(ti, r);
       int64_t in = 0;
       for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
         in += q->copy_in_bytes[k];
-      if (p->res->top_tasks[i].kind == MAPOPT_PROC_GPU &&
-          q->priv == MAPOPT_PRIV_RO && q->memory == MAPOPT_MEM_FBMEM &&
-          in > most_in) {
+      if (ti->kind == MAPOPT_PROC_GPU && q->priv == MAPOPT_PRIV_RO &&
+          q->memory == MAPOPT_MEM_FBMEM && in > most_in) {
         most_in = in;
         big = q;
       }
-      if (r + 1 == p->res->top_tasks[i].nreqs && big)
-        t = &p->res->top_tasks[i];
+      if (r + 1 == mapopt_sim_task_nreqs(ti) && big)
+        t = ti;
     }
+  }
   mapopt_guide_finding *g =
       add(p, C(FB_NEAR_CAPACITY), 0, t ? t->task : NULL, NULL, NULL);
   if (!g)

@@ -74,8 +74,8 @@ static size_t kind_loads(const mapopt_sim_result *r, kind_load *out,
 /* The width of the name column: the longest task name, within bounds. */
 static int name_width(const mapopt_sim_result *r, int least) {
   int w = least;
-  for (size_t i = 0; i < r->ntop; i++) {
-    int n = (int)strlen(r->top_tasks[i].task);
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    int n = (int)strlen(mapopt_sim_result_top_task(r, i)->task);
     if (n > w)
       w = n;
   }
@@ -156,8 +156,8 @@ static void tasks_table(sb_t *b, const mapopt_sim_result *r) {
   put_pad(b, "busiest tasks", w + 2);
   mapopt__sb_puts(b, " kind points       busy overhead compute memory"
                      "   waited for data, a processor\n");
-  for (size_t i = 0; i < r->ntop; i++) {
-    const mapopt_sim_task_stats *t = &r->top_tasks[i];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);
     char busy[32];
     mapopt__guide_fmt_ns(busy, sizeof busy, t->busy_ns);
     mapopt__sb_puts(b, "    ");
@@ -240,15 +240,18 @@ static int64_t copied_in(const mapopt_sim_req_stats *q) {
 
 static void data_table(sb_t *b, const mapopt_sim_result *r) {
   enum { MAX_SHOWN = 8 };
-  hot_req hot[MAPOPT_SIM_MAX_TOP_TASKS * MAPOPT_SIM_MAX_REQS];
+  hot_req hot[MAPOPT_SIM_MAX_TOP_TASKS * MAPOPT_SIM_MAX_OP_REQS];
   size_t n = 0;
-  for (size_t i = 0; i < r->ntop; i++)
-    for (int q = 0; q < r->top_tasks[i].nreqs; q++) {
-      const mapopt_sim_req_stats *rq = &r->top_tasks[i].reqs[q];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);
+    for (size_t q = 0; q < mapopt_sim_task_nreqs(t); q++) {
+      const mapopt_sim_req_stats *rq = mapopt_sim_task_req(t, q);
       int64_t access = rq->mem_ns + rq->access_ns, copied = copied_in(rq);
-      if (rq->memory != MAPOPT_MEM_VIRTUAL && (access > 0 || copied > 0))
-        hot[n++] = (hot_req){&r->top_tasks[i], rq, access, copied};
+      if (rq->memory != MAPOPT_MEM_VIRTUAL && (access > 0 || copied > 0) &&
+          n < sizeof hot / sizeof hot[0])
+        hot[n++] = (hot_req){t, rq, access, copied};
     }
+  }
   if (!n)
     return;
   /* Rank by time, ties by task then argument order (stable by index). */
@@ -432,14 +435,6 @@ static void put_change(sb_t *b, int64_t x, int64_t y) {
   mapopt__sb_putc(b, ')');
 }
 
-static const mapopt_sim_task_stats *find_task(const mapopt_sim_result *r,
-                                              const char *name) {
-  for (size_t i = 0; i < r->ntop; i++)
-    if (strcmp(r->top_tasks[i].task, name) == 0)
-      return &r->top_tasks[i];
-  return NULL;
-}
-
 /* A task of either run: its time on its busiest processor, and what the
  * mappers decided differently for it. */
 static void task_diff(diffs *d, const mapopt_sim_task_stats *ta,
@@ -477,8 +472,10 @@ static void task_diff(diffs *d, const mapopt_sim_task_stats *ta,
     }
     /* The memories chosen for its arguments, and layouts that cost
      * differently (a 1-D region's order, say, does not). */
-    for (int q = 0; q < ta->nreqs && q < tb->nreqs; q++) {
-      const mapopt_sim_req_stats *qa = &ta->reqs[q], *qb = &tb->reqs[q];
+    for (size_t q = 0;
+         q < mapopt_sim_task_nreqs(ta) && q < mapopt_sim_task_nreqs(tb); q++) {
+      const mapopt_sim_req_stats *qa = mapopt_sim_task_req(ta, q),
+                                 *qb = mapopt_sim_task_req(tb, q);
       bool mem = qa->memory != qb->memory;
       bool lay =
           qa->layout.soa != qb->layout.soa || qa->layout_ppm != qb->layout_ppm;
@@ -531,12 +528,14 @@ static void memory_use(const mapopt_sim_result *r, int64_t *access,
                        int64_t *peak) {
   for (int k = 0; k < MAPOPT_MEM_KIND_COUNT; k++)
     access[k] = peak[k] = 0;
-  for (size_t i = 0; i < r->ntop; i++)
-    for (int q = 0; q < r->top_tasks[i].nreqs; q++) {
-      const mapopt_sim_req_stats *rq = &r->top_tasks[i].reqs[q];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);
+    for (size_t q = 0; q < mapopt_sim_task_nreqs(t); q++) {
+      const mapopt_sim_req_stats *rq = mapopt_sim_task_req(t, q);
       if ((unsigned)rq->memory < MAPOPT_MEM_KIND_COUNT)
         access[rq->memory] += rq->mem_ns + rq->access_ns;
     }
+  }
   for (size_t i = 0; i < r->nmems; i++)
     if ((unsigned)r->mems[i].kind < MAPOPT_MEM_KIND_COUNT &&
         r->mems[i].peak_bytes > peak[r->mems[i].kind])
@@ -620,11 +619,15 @@ static void compare(sb_t *b, diffs *d, const mapopt_sim_result *a,
     put_delta_ns(b, gap);
     mapopt__sb_puts(b, " from A to B).\n");
   }
-  for (size_t i = 0; i < a->ntop; i++)
-    task_diff(d, &a->top_tasks[i], find_task(r, a->top_tasks[i].task));
-  for (size_t i = 0; i < r->ntop; i++)
-    if (!find_task(a, r->top_tasks[i].task))
-      task_diff(d, NULL, &r->top_tasks[i]);
+  for (size_t i = 0; i < mapopt_sim_result_ntop(a); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(a, i);
+    task_diff(d, t, mapopt_sim_result_task_named(r, t->task));
+  }
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);
+    if (!mapopt_sim_result_task_named(a, t->task))
+      task_diff(d, NULL, t);
+  }
   channel_diffs(d, a, r);
   memory_diffs(d, a, r);
   path_diffs(d, &a->critical_path, &r->critical_path);

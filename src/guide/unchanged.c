@@ -75,18 +75,19 @@ uint64_t mapopt_guide_profile_signature(const mapopt_sim_result *r) {
     mix(&s, (uint64_t)w->waited_ns);
     mix(&s, (uint64_t)w->bytes);
   }
-  for (size_t i = 0; i < r->ntop; i++) {
-    const mapopt_sim_task_stats *t = &r->top_tasks[i];
+  for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
+    const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);
     mix_str(&s, t->task);
     mix(&s, (uint64_t)t->kind);
     mix(&s, (uint64_t)t->busy_ns);
     mix(&s, (uint64_t)t->procs_used);
     mix(&s, (uint64_t)t->proc_max_ns);
-    for (int q = 0; q < t->nreqs; q++) {
-      mix(&s, (uint64_t)t->reqs[q].memory);
-      mix(&s, (uint64_t)t->reqs[q].layout.soa);
-      mix(&s, (uint64_t)t->reqs[q].layout.c_order);
-      mix(&s, (uint64_t)t->reqs[q].instance_bytes);
+    for (size_t q = 0; q < mapopt_sim_task_nreqs(t); q++) {
+      const mapopt_sim_req_stats *rq = mapopt_sim_task_req(t, q);
+      mix(&s, (uint64_t)rq->memory);
+      mix(&s, (uint64_t)rq->layout.soa);
+      mix(&s, (uint64_t)rq->layout.c_order);
+      mix(&s, (uint64_t)rq->instance_bytes);
     }
   }
   return s.h;

@@ -105,14 +105,6 @@ static size_t groups_of(const mapopt_sim_result *r,
   return n;
 }
 
-static const mapopt_sim_task_stats *stats_of(const mapopt_sim_result *r,
-                                             const char *task) {
-  for (size_t i = 0; task && i < r->ntop; i++)
-    if (strcmp(r->top_tasks[i].task, task) == 0)
-      return &r->top_tasks[i];
-  return NULL;
-}
-
 /* What is known of a task: its kind in this run and whether it is index
  * launched, from the busiest tasks or else the application. */
 typedef struct task_facts {
@@ -124,7 +116,7 @@ typedef struct task_facts {
 
 static task_facts facts(const ctx *c, const char *task) {
   task_facts t = {0};
-  const mapopt_sim_task_stats *s = stats_of(c->res, task);
+  const mapopt_sim_task_stats *s = mapopt_sim_result_task_named(c->res, task);
   if (s)
     return (task_facts){true, s->is_index, s->kind, s->variant_kinds,
                         s->busy_ns};
@@ -236,12 +228,12 @@ static int64_t zc_loss(const ctx *c, const char *task, const char *root) {
   int64_t zc = m->affinity[MAPOPT_PROC_GPU][MAPOPT_MEM_ZCMEM].bw_mbps;
   if (fb <= 0 || zc <= 0)
     return -1;
-  const mapopt_sim_task_stats *t = stats_of(c->res, task);
+  const mapopt_sim_task_stats *t = mapopt_sim_result_task_named(c->res, task);
   if (!t || t->kind != MAPOPT_PROC_GPU)
     return 0;
   double loss = 0;
-  for (int q = 0; q < t->nreqs; q++) {
-    const mapopt_sim_req_stats *rq = &t->reqs[q];
+  for (size_t q = 0; q < mapopt_sim_task_nreqs(t); q++) {
+    const mapopt_sim_req_stats *rq = mapopt_sim_task_req(t, q);
     if (rq->index < 0 || (size_t)rq->index >= op->nreqs ||
         rq->memory != MAPOPT_MEM_FBMEM ||
         strcmp(c->in->run->regions[op->reqs[rq->index].piece->region].name,
@@ -649,7 +641,8 @@ static void processor_waits(ctx *c) {
                     "running %s: the critical path queues there.",
                     w->task, where, w->other ? w->other : "other work");
     task_facts t = facts(c, w->task);
-    const mapopt_sim_task_stats *s = stats_of(c->res, w->task);
+    const mapopt_sim_task_stats *s =
+        mapopt_sim_result_task_named(c->res, w->task);
     int64_t procs = mapopt__guide_procs_of(c->in, t.kind);
     fixes x = {"", 0};
     /* Queued behind its own points with processors idle elsewhere: its

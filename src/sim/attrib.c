@@ -183,21 +183,25 @@ static what about(int task, int cause) {
                 .copy = -1};
 }
 
-/* Keeps the MAPOPT_SIM_MAX_SEGMENTS longest segments of the path; the
- * result keeps the names of those it keeps. */
+/* Keeps the MAPOPT_SIM_MAX_SEGMENTS longest segments of the path and
+ * counts the others; the result keeps the names of those it keeps. */
 static void add_segment(mapopt_sim_result *res, const char *kind,
                         const char *name, int64_t start, int64_t dur) {
   mapopt_sim_critical_path *cp = &res->critical_path;
   size_t n = cp->nsegments, at = n;
   while (at > 0 && cp->segments[at - 1].duration_ns < dur)
     at--;
-  if (at >= MAPOPT_SIM_MAX_SEGMENTS)
+  if (at >= MAPOPT_SIM_MAX_SEGMENTS) {
+    cp->segments_left_out++;
     return;
+  }
   name = mapopt__sim_result_string(res, name);
   if (!name)
     name = "";
-  if (n == MAPOPT_SIM_MAX_SEGMENTS)
+  if (n == MAPOPT_SIM_MAX_SEGMENTS) { /* the shortest kept one goes */
     n--;
+    cp->segments_left_out++;
+  }
   memmove(&cp->segments[at + 1], &cp->segments[at],
           (n - at) * sizeof cp->segments[0]);
   cp->segments[at] = (mapopt_sim_segment){kind, name, start, dur};

@@ -90,7 +90,7 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   mapopt__arena *a = &pl->arena;
   pl->max_reqs = 1;
   for (int64_t i = 0; i < run->nops; i++) {
-    if (run->ops[i].nreqs > 64) /* requirement masks hold 64 */
+    if (run->ops[i].nreqs > MAPOPT_SIM_MAX_OP_REQS)
       return MAPOPT_EINVAL;
     if ((int64_t)run->ops[i].nreqs > pl->max_reqs)
       pl->max_reqs = (int64_t)run->ops[i].nreqs;

@@ -496,8 +496,16 @@ static void read_task(reader *R, const mapopt__json *e,
     }
     t->variant_kinds |= 1u << pk;
   }
-  const mapopt__json *a = array(R, e, "requirements", w, MAPOPT_SIM_MAX_REQS);
-  for (size_t i = 0; a && i < a->u.arr.n && R->jr.status == MAPOPT_OK; i++) {
+  const mapopt__json *a =
+      array(R, e, "requirements", w, MAPOPT_SIM_MAX_OP_REQS);
+  if (!a || a->u.arr.n == 0)
+    return;
+  t->reqs = mapopt__sim_result_alloc(R->res, a->u.arr.n, sizeof *t->reqs);
+  if (!t->reqs) {
+    R->jr.status = MAPOPT_ENOMEM;
+    return;
+  }
+  for (size_t i = 0; i < a->u.arr.n && R->jr.status == MAPOPT_OK; i++) {
     read_req(R, a->u.arr.items[i], &t->reqs[i]);
     t->nreqs = (int)i + 1;
   }

@@ -1,8 +1,9 @@
 /*
  * A result's memory: the result as the library allocates it (the public
- * struct first, then the arena that owns the names it points to), the
- * names it keeps, and its freeing. Below everything that fills a result
- * (result.c, attrib.c) or reads one back (report_read.c).
+ * struct first, then the arena that owns the names and argument lists it
+ * points to), the names it keeps, its freeing, and the accessors that read
+ * its busiest tasks. Below everything that fills a result (result.c,
+ * attrib.c) or reads one back (report_read.c).
  */
 #include <string.h>
 
@@ -13,7 +14,7 @@
 typedef struct result_impl {
   mapopt_sim_result pub;
   mapopt_ctx *ctx;
-  mapopt__arena strings; /* owns the names the result points to */
+  mapopt__arena owned; /* the names and argument lists it points to */
 } result_impl;
 
 mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
@@ -21,13 +22,20 @@ mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx) {
   if (!r)
     return NULL;
   r->ctx = ctx;
-  mapopt__arena_init(&r->strings, ctx);
+  mapopt__arena_init(&r->owned, ctx);
   return &r->pub;
 }
 
 const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str) {
   result_impl *r = (result_impl *)res;
-  return mapopt__arena_strndup(&r->strings, str, strlen(str));
+  return mapopt__arena_strndup(&r->owned, str, strlen(str));
+}
+
+void *mapopt__sim_result_alloc(mapopt_sim_result *res, size_t n, size_t size) {
+  result_impl *r = (result_impl *)res;
+  if (n == 0 || n > SIZE_MAX / size)
+    return NULL;
+  return mapopt__arena_zalloc(&r->owned, n * size);
 }
 
 void mapopt_sim_result_free(mapopt_sim_result *r) {
@@ -45,6 +53,34 @@ void mapopt_sim_result_free(mapopt_sim_result *r) {
     mapopt__free(ctx, r->trace, strlen(r->trace) + 1);
   mapopt__free(ctx, r->decisions, r->ndecisions * sizeof *r->decisions);
   mapopt__free(ctx, r->waits, r->nwaits * sizeof *r->waits);
-  mapopt__arena_destroy(&impl->strings);
+  mapopt__arena_destroy(&impl->owned);
   mapopt__free(ctx, impl, sizeof *impl);
+}
+
+/* ---- reading the busiest tasks ------------------------------------------ */
+
+size_t mapopt_sim_result_ntop(const mapopt_sim_result *r) {
+  return r ? r->ntop : 0;
+}
+
+const mapopt_sim_task_stats *
+mapopt_sim_result_top_task(const mapopt_sim_result *r, size_t i) {
+  return r && i < r->ntop ? &r->top_tasks[i] : NULL;
+}
+
+const mapopt_sim_task_stats *
+mapopt_sim_result_task_named(const mapopt_sim_result *r, const char *task) {
+  for (size_t i = 0; task && i < mapopt_sim_result_ntop(r); i++)
+    if (strcmp(r->top_tasks[i].task, task) == 0)
+      return &r->top_tasks[i];
+  return NULL;
+}
+
+size_t mapopt_sim_task_nreqs(const mapopt_sim_task_stats *t) {
+  return t && t->nreqs > 0 ? (size_t)t->nreqs : 0;
+}
+
+const mapopt_sim_req_stats *mapopt_sim_task_req(const mapopt_sim_task_stats *t,
+                                                size_t i) {
+  return i < mapopt_sim_task_nreqs(t) ? &t->reqs[i] : NULL;
 }

@@ -70,25 +70,25 @@ static int cmp_task_stats(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
-/* A timed copy into one of the first MAPOPT_SIM_MAX_REQS arguments of its
- * op (not a fill). */
+/* A timed copy into an argument of its op (not a fill). */
 static bool timed_copy_in(const sim_t *s, const sim_copy *c) {
   return c->kind != COPY_FILL && c->src_mem >= 0 &&
-         c->req < MAPOPT_SIM_MAX_REQS && mapopt__sim_timed_copy(s, c);
+         mapopt__sim_timed_copy(s, c);
 }
 
 /* For the busiest tasks chosen by top_tasks: how their points spread over
  * the processors, and which task produced what each argument copied in. */
-static void top_task_sources(sim_t *s, mapopt_sim_result *res) {
+static mapopt_status top_task_sources(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
+  size_t max_reqs = (size_t)s->plan->max_reqs;
   size_t nt = (size_t)run->ntasks, nstats = nt * MAPOPT_PROC_KIND_COUNT;
   int *top_of = mapopt__arena_alloc(&s->arena, nstats * sizeof *top_of);
   int64_t *busy = mapopt__arena_zalloc(
       &s->arena, res->ntop * (size_t)s->nprocs * sizeof *busy);
-  int64_t *prod = mapopt__arena_zalloc(
-      &s->arena, res->ntop * MAPOPT_SIM_MAX_REQS * nt * sizeof *prod);
+  int64_t *prod =
+      mapopt__arena_zalloc(&s->arena, res->ntop * max_reqs * nt * sizeof *prod);
   if (!top_of || !busy || !prod)
-    return;
+    return MAPOPT_ENOMEM;
   for (size_t i = 0; i < nstats; i++)
     top_of[i] = -1;
   for (size_t k = 0; k < res->ntop; k++)
@@ -119,17 +119,15 @@ static void top_task_sources(sim_t *s, mapopt_sim_result *res) {
     int k = top_of[ao->task * MAPOPT_PROC_KIND_COUNT + s->ops[cp->op].kind];
     int64_t p = mapopt__sim_copy_producer(s, cp);
     if (k >= 0 && p >= 0 && run->ops[p].kind == MAPOPT_OP_TASK) {
-      int64_t *sum =
-          &prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)cp->req) * nt +
-                (size_t)run->ops[p].task];
+      int64_t *sum = &prod[((size_t)k * max_reqs + (size_t)cp->req) * nt +
+                           (size_t)run->ops[p].task];
       *sum = mapopt__sat_add(*sum, cp->bytes);
     }
   }
   for (size_t k = 0; k < res->ntop; k++) {
     mapopt_sim_task_stats *t = &res->top_tasks[k];
     for (int r = 0; r < t->nreqs; r++) {
-      const int64_t *b =
-          &prod[((size_t)k * MAPOPT_SIM_MAX_REQS + (size_t)r) * nt];
+      const int64_t *b = &prod[((size_t)k * max_reqs + (size_t)r) * nt];
       size_t best = 0;
       for (size_t j = 1; j < nt; j++)
         if (b[j] > b[best])
@@ -144,17 +142,28 @@ static void top_task_sources(sim_t *s, mapopt_sim_result *res) {
       q->producer_bytes = b[best];
     }
   }
+  return MAPOPT_OK;
 }
 
-static void top_tasks(sim_t *s, mapopt_sim_result *res) {
+/* The statistics of every timed (task, processor kind), each with room for
+ * the most region arguments of the task's ops (in the run's arena); the
+ * busiest of them go into the result. */
+static mapopt_status top_tasks(sim_t *s, mapopt_sim_result *res) {
   const mapopt_app_run *run = s->run;
   int64_t nstats = run->ntasks * MAPOPT_PROC_KIND_COUNT;
   mapopt_sim_task_stats *all =
       mapopt__arena_zalloc(&s->arena, (size_t)(nstats + 1) * sizeof *all);
   mapopt__task_cost_memo *memo =
       mapopt__arena_zalloc(&s->arena, (size_t)(run->ntasks + 1) * sizeof *memo);
-  if (!all || !memo)
-    return;
+  size_t *task_reqs = mapopt__arena_zalloc(
+      &s->arena, (size_t)(run->ntasks + 1) * sizeof *task_reqs);
+  if (!all || !memo || !task_reqs)
+    return MAPOPT_ENOMEM;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const mapopt_app_op *ao = &run->ops[i];
+    if (ao->kind == MAPOPT_OP_TASK && ao->nreqs > task_reqs[ao->task])
+      task_reqs[ao->task] = ao->nreqs;
+  }
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     const sim_op *o = &s->ops[i];
@@ -162,8 +171,13 @@ static void top_tasks(sim_t *s, mapopt_sim_result *res) {
       continue;
     mapopt_sim_task_stats *t =
         &all[ao->task * MAPOPT_PROC_KIND_COUNT + o->kind];
-    if (!t->task) /* once per entry: the result keeps one copy */
+    if (!t->task) { /* once per entry: the result keeps one copy */
       t->task = result_string(res, run->tasks[ao->task].name);
+      t->reqs = mapopt__arena_zalloc(&s->arena, (task_reqs[ao->task] + 1) *
+                                                    sizeof *t->reqs);
+      if (!t->reqs)
+        return MAPOPT_ENOMEM;
+    }
     t->kind = (mapopt_proc_kind)o->kind;
     t->variant_kinds = run->tasks[ao->task].variant_kinds;
     t->is_index |= ao->is_index;
@@ -200,7 +214,7 @@ static void top_tasks(sim_t *s, mapopt_sim_result *res) {
     t->overhead_ns += over;
     t->memory_ns += mem;
     t->compute_ns += d - over - mem;
-    for (size_t r = 0; r < n && r < MAPOPT_SIM_MAX_REQS; r++) {
+    for (size_t r = 0; r < n; r++) {
       mapopt_sim_req_stats *q = &t->reqs[r];
       const mapopt_app_req *rq = &ao->reqs[r];
       if ((int)r >= t->nreqs) {
@@ -237,10 +251,22 @@ static void top_tasks(sim_t *s, mapopt_sim_result *res) {
     }
   }
   qsort(all, (size_t)nstats, sizeof *all, cmp_task_stats);
-  for (int64_t k = 0; k < nstats && res->ntop < MAPOPT_SIM_MAX_TOP_TASKS; k++)
-    if (all[k].points)
-      res->top_tasks[res->ntop++] = all[k];
-  top_task_sources(s, res);
+  for (int64_t k = 0; k < nstats; k++) {
+    if (!all[k].points)
+      continue;
+    if (res->ntop == MAPOPT_SIM_MAX_TOP_TASKS) {
+      res->top_tasks_left_out++;
+      continue;
+    }
+    mapopt_sim_task_stats *t = &res->top_tasks[res->ntop++];
+    *t = all[k];
+    t->reqs = mapopt__sim_result_alloc(res, (size_t)t->nreqs, sizeof *t->reqs);
+    if (!t->reqs && t->nreqs > 0)
+      return MAPOPT_ENOMEM;
+    if (t->nreqs > 0)
+      memcpy(t->reqs, all[k].reqs, (size_t)t->nreqs * sizeof *t->reqs);
+  }
+  return top_task_sources(s, res);
 }
 
 /* The decisions applied to every mapped task op, for `mapopt show`. */
@@ -267,8 +293,10 @@ static mapopt_status record_decisions(sim_t *s, mapopt_sim_result *res) {
         (mapopt_proc_point){(mapopt_proc_kind)o->kind, s->procs[o->proc].as,
                             s->procs[o->proc].local};
     d->inner = run->tasks[ao->task].inner;
-    d->nreqs =
-        ao->nreqs < MAPOPT_SIM_MAX_REQS ? (int)ao->nreqs : MAPOPT_SIM_MAX_REQS;
+    d->nreqs = (int)ao->nreqs;
+    d->reqs = mapopt__sim_result_alloc(res, ao->nreqs, sizeof *d->reqs);
+    if (!d->reqs && ao->nreqs > 0)
+      return MAPOPT_ENOMEM;
     for (int r = 0; r < d->nreqs; r++) {
       d->reqs[r].name =
           result_string(res, ao->reqs[r].nnames ? ao->reqs[r].names[0] : "");
@@ -388,9 +416,9 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
       if (!s->on_path_op || !s->on_path_copy)
         return MAPOPT_ENOMEM;
     }
-    if (mapopt__sim_attribute(s, res) != MAPOPT_OK)
+    if (mapopt__sim_attribute(s, res) != MAPOPT_OK ||
+        top_tasks(s, res) != MAPOPT_OK)
       return MAPOPT_ENOMEM;
-    top_tasks(s, res);
   }
   if (mapopt__sim_plan_lower_bound(s->plan, s->ctx, s->m,
                                    &res->lower_bound_ns) != MAPOPT_OK)

@@ -25,6 +25,9 @@ mapopt_sim_result *mapopt__sim_result_new(mapopt_ctx *ctx);
 /* A copy of str owned by res (freed with it), so names outlive the run or
  * the report they came from; NULL on ENOMEM. */
 const char *mapopt__sim_result_string(mapopt_sim_result *res, const char *str);
+/* n zeroed entries of size bytes owned by res (freed with it): the lists
+ * of a task's or a decision's arguments; NULL on ENOMEM (or n == 0). */
+void *mapopt__sim_result_alloc(mapopt_sim_result *res, size_t n, size_t size);
 
 /* ---- dependence analysis ------------------------------------------------- */
 

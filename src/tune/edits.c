@@ -319,11 +319,11 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
       break;
     }
   }
-  for (size_t k = 0; k < r->ntop; k++) {
-    const mapopt_sim_task_stats *ts = &r->top_tasks[k];
+  for (size_t k = 0; k < mapopt_sim_result_ntop(r); k++) {
+    const mapopt_sim_task_stats *ts = mapopt_sim_result_top_task(r, k);
     bool mine = p->task && !strcmp(ts->task, p->task);
-    for (int q = 0; q < ts->nreqs; q++) {
-      const mapopt_sim_req_stats *rq = &ts->reqs[q];
+    for (size_t q = 0; q < mapopt_sim_task_nreqs(ts); q++) {
+      const mapopt_sim_req_stats *rq = mapopt_sim_task_req(ts, q);
       switch (p->kind) {
       case MAPOPT_PARAM_MEMORY:
         if (mine && arg_is(&sp->tasks[t], p->region, rq))

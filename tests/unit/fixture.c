@@ -42,6 +42,23 @@ void fixture_print_diags(void) {
   }
 }
 
+void fixture_expect_report_error(const char *text, const char *want) {
+  mapopt_sim_result *r = NULL;
+  mapopt_diags_clear(diags);
+  assert_int_equal(
+      mapopt_sim_report_read(ctx, "r.json", text, strlen(text), diags, &r),
+      MAPOPT_EINVAL);
+  assert_null(r);
+  assert_true(mapopt_diags_count(diags) > 0);
+  char line[512];
+  mapopt_diag_format(mapopt_diags_get(diags, 0), line, sizeof line);
+  if (!strstr(line, want)) {
+    print_message("got: %s\nwant: %s\n", line, want);
+    fail();
+  }
+  mapopt_diags_clear(diags);
+}
+
 mapopt_tune_db *fixture_db_new(char path[64]) {
   snprintf(path, 64, "/tmp/mapopt-test-tune-XXXXXX");
   int fd = mkstemp(path);

@@ -20,6 +20,9 @@ int fixture_teardown(void **state);
 
 /* Prints every diagnostic in diags through cmocka's message stream. */
 void fixture_print_diags(void);
+/* Reading the report text fails with MAPOPT_EINVAL, no result, and a first
+ * diagnostic that contains want. */
+void fixture_expect_report_error(const char *text, const char *want);
 
 /* A fresh tuning database in a new file, whose name is written to path;
  * and the database closed with its file and WAL companions removed. */

@@ -808,37 +808,24 @@ static void test_report_round_trip(void **state) {
   }
 }
 
-static void expect_read_error(const char *text, const char *want) {
-  mapopt_sim_result *r = NULL;
-  mapopt_diags_clear(diags);
-  assert_int_equal(
-      mapopt_sim_report_read(ctx, "r.json", text, strlen(text), diags, &r),
-      MAPOPT_EINVAL);
-  assert_null(r);
-  assert_true(mapopt_diags_count(diags) > 0);
-  char line[512];
-  mapopt_diag_format(mapopt_diags_get(diags, 0), line, sizeof line);
-  if (!strstr(line, want)) {
-    print_message("got: %s\nwant: %s\n", line, want);
-    fail();
-  }
-  mapopt_diags_clear(diags);
-}
-
 static void test_report_errors(void **state) {
   (void)state;
   /* Each starts with the format (29 more characters), without which a
    * report is refused (test_attrib's test_old_report_refused). */
 #define F "{\"format\": \"mapopt-report/2\", "
-  expect_read_error(F "\"status\": ", "r.json:1:41: error:");
-  expect_read_error("[]", "r.json:1:1: error: the report must be an object");
-  expect_read_error(F "\"status\": \"ok\", \"bogus\": 1}",
-                    "r.json:1:47: error: unknown key \"bogus\" in the report");
-  expect_read_error(F "\"status\": \"ok\", \"error_class\": \"NOPE\"}",
-                    "r.json:1:62: error: \"error_class\" in the report has an "
-                    "unknown value \"NOPE\"");
-  expect_read_error(F "\"status\": \"error\", \"error_class\": \"NONE\"}",
-                    "r.json:1:41: error: \"status\" must be \"ok\"");
+  fixture_expect_report_error(F "\"status\": ", "r.json:1:41: error:");
+  fixture_expect_report_error(
+      "[]", "r.json:1:1: error: the report must be an object");
+  fixture_expect_report_error(
+      F "\"status\": \"ok\", \"bogus\": 1}",
+      "r.json:1:47: error: unknown key \"bogus\" in the report");
+  fixture_expect_report_error(
+      F "\"status\": \"ok\", \"error_class\": \"NOPE\"}",
+      "r.json:1:62: error: \"error_class\" in the report has an "
+      "unknown value \"NOPE\"");
+  fixture_expect_report_error(
+      F "\"status\": \"error\", \"error_class\": \"NONE\"}",
+      "r.json:1:41: error: \"status\" must be \"ok\"");
 #undef F
   /* A real report with one value broken. */
   sim_case c = {"circuit:small", "expert", NULL, NULL, NULL};
@@ -854,7 +841,8 @@ static void test_report_errors(void **state) {
   char *broken = malloc(n);
   snprintf(broken, n, "%.*s\"busy_ns\": true%s", (int)(p - report), report,
            p + 12);
-  expect_read_error(broken, "\"busy_ns\" in a processor must be an integer");
+  fixture_expect_report_error(broken,
+                              "\"busy_ns\" in a processor must be an integer");
   free(broken);
   mapopt_text_free(report);
   simmed_free(&s);
