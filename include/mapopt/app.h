@@ -216,6 +216,9 @@ typedef struct mapopt_app_run {
   bool per_node;
   int64_t flops_per_iteration; /* gflops metric */
   const char *log_style;       /* "regent-time", "circuit", "distal", or NULL */
+  /* The settings line the application's log prints first ("log_settings" of
+   * "timing", its expressions evaluated; no newline), or NULL. */
+  const char *log_settings;
   int64_t iterations_warmup, iterations_timed;
   /* The model. */
   int nregions;
