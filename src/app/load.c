@@ -7,10 +7,12 @@
  * cannot see at the place it is used. Loading goes on after an error where it
  * safely can, so that one pass reports most problems.
  *
- * Once the model is walked, check.c checks the scope of every expression
- * and collects the task names mappers are checked against. Value-dependent
- * checks (colours inside colour spaces, whole atoms under writes, totality
- * of expressions) happen at instantiation (inst.c).
+ * params.c loads the parameters, the derived parameters and the sizes, and
+ * orders the derived parameters once the scopes are checked; loader.c
+ * holds the helpers both use. Once the model is walked, check.c checks the
+ * scope of every expression and collects the task names mappers are checked
+ * against. Value-dependent checks (colours inside colour spaces, whole atoms
+ * under writes, totality of expressions) happen at instantiation (inst.c).
  *
  * The JSON tree lives in a scratch arena freed before returning; the model
  * copies what it keeps into its own arena.
@@ -33,83 +35,6 @@ typedef struct wait_ref {
   int future;
   int line, col;
 } wait_ref;
-
-void mapopt__ld_nomem(loader *L) {
-  L->nomem = true;
-  if (L->jr.status == MAPOPT_OK)
-    L->jr.status = MAPOPT_ENOMEM;
-}
-
-const char *mapopt__ld_dup(loader *L, const char *s) {
-  char *d = mapopt__arena_strndup(L->a, s, strlen(s));
-  if (!d)
-    mapopt__ld_nomem(L);
-  return d;
-}
-
-void *mapopt__ld_zalloc(loader *L, size_t n, size_t size) {
-  if (n == 0)
-    n = 1;
-  if (size && n > SIZE_MAX / size) {
-    mapopt__ld_nomem(L);
-    return NULL;
-  }
-  void *p = mapopt__arena_zalloc(L->a, n * size);
-  if (!p)
-    mapopt__ld_nomem(L);
-  return p;
-}
-
-const char *mapopt__ld_fmt(loader *L, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  const char *s = mapopt__arena_vprintf(L->a, f, ap);
-  va_end(ap);
-  if (!s)
-    mapopt__ld_nomem(L);
-  return s;
-}
-
-/* ---- symbols ------------------------------------------------------------- */
-
-static int32_t intern(void *ud, const char *s, size_t n) {
-  mapopt_app *app = ud;
-  mapopt__map_entry *e = mapopt__map_find(&app->symtab, s, n);
-  if (e)
-    return (int32_t)(intptr_t)e->value - 1;
-  if (app->nsyms >= INT32_MAX - 1)
-    return -1;
-  char *key = mapopt__arena_strndup(&app->arena, s, n);
-  const char **slot = mapopt__vec_push(&app->symnames, app->ctx);
-  if (!key || !slot)
-    return -1;
-  *slot = key;
-  bool ins;
-  e = mapopt__map_upsert(&app->symtab, app->ctx, key, n, &ins);
-  if (!e) {
-    app->symnames.len--;
-    return -1;
-  }
-  e->value = (void *)(intptr_t)(app->nsyms + 1);
-  return app->nsyms++;
-}
-
-int32_t mapopt__ld_intern(loader *L, const char *s) {
-  int32_t sym = intern(L->app, s, strlen(s));
-  if (sym < 0)
-    mapopt__ld_nomem(L);
-  return sym;
-}
-
-bool mapopt__ld_is_ident(const char *s) {
-  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-    return false;
-  for (s++; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          (*s >= '0' && *s <= '9') || *s == '_'))
-      return false;
-  return true;
-}
 
 /* Registers name -> index+1 in m; false (and an error) for a duplicate. */
 static bool define(loader *L, mapopt__map *m, const char *name, int idx,
@@ -143,59 +68,6 @@ static const char *str(loader *L, const mapopt__json *obj, const char *key,
   if (!mapopt__jr_str(&L->jr, obj, key, what, required, &s) || !s)
     return NULL;
   return s;
-}
-
-/* An expression from a JSON value (a string, or an integer constant). */
-mapopt__app_expr *mapopt__ld_expr(loader *L, const mapopt__json *v,
-                                  const char *key, const char *what) {
-  mapopt__app_expr *e = mapopt__ld_zalloc(L, 1, sizeof *e);
-  if (!e)
-    return NULL;
-  e->line = v->line;
-  e->col = v->col;
-  e->what = key ? mapopt__ld_fmt(L, "\"%s\" of %s", key, what) : what;
-  if (v->type == MAPOPT_JSON_INT) {
-    e->text = mapopt__ld_fmt(L, "%" PRId64, v->u.num.i);
-    mapopt__app_ex_node *n = mapopt__ld_zalloc(L, 1, sizeof *n);
-    if (!n || !e->text)
-      return NULL;
-    n->op = EX_INT;
-    n->v = v->u.num.i;
-    e->root = n;
-    return e;
-  }
-  if (v->type != MAPOPT_JSON_STRING) {
-    if (key)
-      mapopt__jr_error(&L->jr, v,
-                       "\"%s\" in %s must be an expression (a string or an "
-                       "integer)",
-                       key, what);
-    else
-      mapopt__jr_error(
-          &L->jr, v, "%s must be an expression (a string or an integer)", what);
-    return NULL;
-  }
-  e->quoted = true;
-  e->text = mapopt__arena_strndup(L->a, v->u.str.s, v->u.str.len);
-  if (!e->text) {
-    mapopt__ld_nomem(L);
-    return NULL;
-  }
-  const char *msg;
-  uint32_t off;
-  bool nm;
-  char ex[MAPOPT__APP_EXCERPT];
-  if (!mapopt__app_expr_parse(L->a, intern, L->app, e->text, v->u.str.len,
-                              &e->root, &off, &msg, &nm)) {
-    if (nm)
-      mapopt__ld_nomem(L);
-    else
-      mapopt__jr_error_at(&L->jr, e->line, mapopt__app_expr_col(e, off),
-                          "syntax error in expression \"%s\": %s",
-                          mapopt__app_expr_excerpt(e, ex), msg);
-    return NULL;
-  }
-  return e;
 }
 
 static bool get_expr(loader *L, const mapopt__json *obj, const char *key,
@@ -586,11 +458,12 @@ static void load_rules(loader *L, const mapopt__json *v, const char *key,
         return;
       for (size_t j = 0; j < args->u.arr.n; j++) {
         const mapopt__json *x = args->u.arr.items[j];
-        if (x->type != MAPOPT_JSON_INT || x->u.num.i < 0 || x->u.num.i > 63) {
+        if (x->type != MAPOPT_JSON_INT || x->u.num.i < 0 ||
+            x->u.num.i >= MAPOPT_APP_MAX_ARGS) {
           mapopt__jr_error(&L->jr, x,
                            "\"args\" in %s must list argument "
-                           "positions in [0, 63]",
-                           rw);
+                           "positions in [0, %d]",
+                           rw, MAPOPT_APP_MAX_ARGS - 1);
           continue;
         }
         ru->args |= UINT64_C(1) << x->u.num.i;
@@ -998,9 +871,11 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
   }
   const mapopt__json *args = mapopt__jr_array(&L->jr, v, "args", what, false);
   if (args) {
-    if (args->u.arr.n > 64) {
-      mapopt__jr_error(&L->jr, args, "%s has %zu arguments (at most 64)", what,
-                       args->u.arr.n);
+    if (args->u.arr.n > MAPOPT_APP_MAX_ARGS) {
+      mapopt__jr_error(&L->jr, args,
+                       "%s has %zu arguments (at most %d, the requirements "
+                       "the simulator tracks per task)",
+                       what, args->u.arr.n, MAPOPT_APP_MAX_ARGS);
       return;
     }
     st->args = mapopt__ld_zalloc(L, args->u.arr.n, sizeof *st->args);

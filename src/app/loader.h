@@ -1,7 +1,8 @@
 /*
  * Internal header of the `mapopt-app/1` loader: its state and the helpers
- * that load.c (the structure of a model) and params.c (its parameters,
- * derived parameters, sizes and the log's settings line) share. Every
+ * (loader.c) that load.c (the structure of a model) and params.c (its
+ * parameters, derived parameters, sizes and the log's settings line) share;
+ * load.c calls params.c, and both call loader.c. Every
  * helper reports running out of memory through the loader (its status
  * becomes MAPOPT_ENOMEM) and returns NULL or -1 then.
  */

@@ -53,8 +53,7 @@ static void load_plain_params(loader *L, const mapopt__json *root) {
         continue;
       }
       int32_t sym = mapopt__ld_intern(L, m->key);
-      if (sym >= 0 && (sym < SLOT__MACHINE ||
-                       (sym >= app->csym[0] && sym <= app->csym[2]))) {
+      if (reserved(app, sym)) {
         mapopt__jr_error_at(&L->jr, m->line, m->col,
                             "parameter name \"%s\" is reserved", m->key);
         continue;
