@@ -353,6 +353,15 @@ typedef struct err_case {
   const char *want;      /* the first diagnostic */
 } err_case;
 
+/* 1, after reporting case i of a table of kind, when got is not want. */
+static int mismatch(const char *kind, size_t i, const char *got,
+                    const char *want) {
+  if (strcmp(got, want) == 0)
+    return 0;
+  fprintf(stderr, "%s case %zu:\n  got  %s\n  want %s\n", kind, i, got, want);
+  return 1;
+}
+
 static void test_load_errors(void **state) {
   fixture *f = *state;
   static const err_case cases[] = {
@@ -448,11 +457,7 @@ static void test_load_errors(void **state) {
   int bad = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *got = load_err(f, edit(M, cases[i].from, cases[i].to));
-    if (strcmp(got, cases[i].want) != 0) {
-      fprintf(stderr, "case %zu:\n  got  %s\n  want %s\n", i, got,
-              cases[i].want);
-      bad++;
-    }
+    bad += mismatch("load", i, got, cases[i].want);
   }
   assert_int_equal(bad, 0);
 }
@@ -524,11 +529,7 @@ static void test_inst_errors(void **state) {
     mapopt_app *app = load(f, "m.json", text);
     mapopt_app_options o = {cases[i].spec, -1, -1, 0, 0};
     const char *got = inst_err(f, app, &o);
-    if (strcmp(got, cases[i].want) != 0) {
-      fprintf(stderr, "case %zu:\n  got  %s\n  want %s\n", i, got,
-              cases[i].want);
-      bad++;
-    }
+    bad += mismatch("inst", i, got, cases[i].want);
     mapopt_app_free(app);
   }
   assert_int_equal(bad, 0);
@@ -1299,11 +1300,7 @@ static void test_derived(void **state) {
     snprintf(text, sizeof text, "%s", with_derived(DERIVED_OF_M, NULL));
     const char *got =
         load_err(f, edit(text, load_cases[i].from, load_cases[i].to));
-    if (strcmp(got, load_cases[i].want) != 0) {
-      fprintf(stderr, "load case %zu:\n  got  %s\n  want %s\n", i, got,
-              load_cases[i].want);
-      bad++;
-    }
+    bad += mismatch("load", i, got, load_cases[i].want);
   }
   for (size_t i = 0; i < sizeof settings_cases / sizeof settings_cases[0];
        i++) {
@@ -1311,11 +1308,7 @@ static void test_derived(void **state) {
              with_derived("\"derived\": {\"c\": \"1\"},", settings_timing));
     const char *got =
         load_err(f, edit(text, settings_cases[i].from, settings_cases[i].to));
-    if (strcmp(got, settings_cases[i].want) != 0) {
-      fprintf(stderr, "settings case %zu:\n  got  %s\n  want %s\n", i, got,
-              settings_cases[i].want);
-      bad++;
-    }
+    bad += mismatch("settings", i, got, settings_cases[i].want);
   }
   /* Errors of the values, located in the derived parameter's expression,
    * whether or not anything uses it. */
@@ -1333,11 +1326,7 @@ static void test_derived(void **state) {
         load(f, "m.json", edit(text, inst_cases[i].from, inst_cases[i].to));
     mapopt_app_options none = {NULL, -1, -1, 0, 0};
     const char *got = inst_err(f, bad_app, &none);
-    if (strcmp(got, inst_cases[i].want) != 0) {
-      fprintf(stderr, "inst case %zu:\n  got  %s\n  want %s\n", i, got,
-              inst_cases[i].want);
-      bad++;
-    }
+    bad += mismatch("inst", i, got, inst_cases[i].want);
     mapopt_app_free(bad_app);
   }
   assert_int_equal(bad, 0);
