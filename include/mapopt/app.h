@@ -30,6 +30,10 @@ extern "C" {
 
 #define MAPOPT_APP_MAX_DIMS 3
 #define MAPOPT_APP_MAX_FIELDS 64
+/* Arguments (requirements) of one launch, so of one op: the simulator keeps
+ * a bit per requirement position in 64-bit masks and packs a position into
+ * 6 bits beside an op's index (src/sim/engine.h, SIM_REQ_BITS). */
+#define MAPOPT_APP_MAX_ARGS 64
 /* The depth of an expression's tree: operators, calls, conditionals and
  * parentheses together, a flat chain `1+1+...+1` counting one level per
  * operator. Deeper expressions are refused with a located error. */
@@ -216,6 +220,9 @@ typedef struct mapopt_app_run {
   bool per_node;
   int64_t flops_per_iteration; /* gflops metric */
   const char *log_style;       /* "regent-time", "circuit", "distal", or NULL */
+  /* The settings line the application's log prints first ("log_settings" of
+   * "timing", its expressions evaluated; no newline), or NULL. */
+  const char *log_settings;
   int64_t iterations_warmup, iterations_timed;
   /* The model. */
   int nregions;

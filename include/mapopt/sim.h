@@ -121,10 +121,6 @@ typedef struct mapopt_sim_mem_stats {
  * arguments. */
 #define MAPOPT_SIM_MAX_SEGMENTS 10
 #define MAPOPT_SIM_MAX_TOP_TASKS 10
-/* The most region requirements an op may have (the simulator's masks of
- * requirements hold 64): mapopt_sim_run refuses an op with more, and a
- * report's task with more requirements is malformed. */
-#define MAPOPT_SIM_MAX_OP_REQS 64
 
 typedef struct mapopt_sim_req_stats {
   int index;
@@ -391,7 +387,7 @@ MAPOPT_API void mapopt_sim_shape(const mapopt_machine *machine,
  * is not a failure of this call: it returns MAPOPT_OK with result->error
  * set and the log ending in the error lines. Errors, *out untouched:
  * MAPOPT_EINVAL for a NULL ctx, machine, run, prog or out, or an op with
- * more than MAPOPT_SIM_MAX_OP_REQS requirements; MAPOPT_ENOMEM.
+ * more than MAPOPT_APP_MAX_ARGS requirements; MAPOPT_ENOMEM.
  */
 MAPOPT_API mapopt_status mapopt_sim_run(mapopt_ctx *ctx,
                                         const mapopt_machine *machine,
@@ -425,7 +421,7 @@ mapopt_sim_task_req(const mapopt_sim_task_stats *t, size_t i);
  * concurrent mapopt_sim_run_plan calls -- what a tuner evaluating thousands of
  * mappers uses. The run must outlive it; *out is owned by the caller
  * (mapopt_sim_plan_free). Errors: MAPOPT_EINVAL for a NULL argument or an op
- * with more than MAPOPT_SIM_MAX_OP_REQS requirements; MAPOPT_ENOMEM.
+ * with more than MAPOPT_APP_MAX_ARGS requirements; MAPOPT_ENOMEM.
  */
 typedef struct mapopt_sim_plan mapopt_sim_plan;
 MAPOPT_API mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx,

@@ -276,8 +276,29 @@ typedef struct mapopt__app_size {
   int64_t *value;
 } mapopt__app_size;
 
-/* Parameter slots after the model's own: the machine facts. */
+/* A derived parameter (docs/apps.md, "Derived parameters"): a name for the
+ * value of an expression over the parameters, the machine facts and other
+ * derived parameters, evaluated once per run. */
+typedef struct mapopt__app_derived {
+  const char *name;
+  int32_t sym;
+  int line, col; /* of its key */
+  mapopt__app_expr *expr;
+} mapopt__app_derived;
+
+/* The settings line of the raw log ("log_settings" of "timing"): literal
+ * text and expressions in turn, text[0] expr[0] text[1] ... text[n]. */
+typedef struct mapopt__app_template {
+  const char *source; /* as written, for the writer */
+  int nexprs;
+  const char **text; /* nexprs + 1 pieces */
+  mapopt__app_expr **expr;
+} mapopt__app_template;
+
+/* Parameter slots after the model's own: the machine facts, then the
+ * derived parameters (slot SLOT_DERIVED(app, j) holds derived[j]). */
 enum { SLOT_NODES, SLOT_GPUS, SLOT_RANKS, SLOT__MACHINE };
+#define SLOT_DERIVED(app, j) ((app)->nparams + SLOT__MACHINE + (j))
 
 struct mapopt_app {
   mapopt_ctx *ctx;
@@ -286,6 +307,10 @@ struct mapopt_app {
   const char *name;
   int nparams;
   mapopt__app_param *params;
+  int nderived;
+  mapopt__app_derived *derived; /* in the file's order */
+  int *derived_order;           /* indices into derived, each after those it
+                                   uses: the order of evaluation */
   int nsizes;
   mapopt__app_size *sizes;
   bool default_c_order;
@@ -293,6 +318,7 @@ struct mapopt_app {
   bool metric_gflops, per_node;
   mapopt__app_expr *timing_flops;
   const char *log_style;
+  mapopt__app_template *log_settings; /* NULL: none */
   mapopt__app_expr *ranks_per_node;
   int nregions;
   mapopt__app_region *regions;

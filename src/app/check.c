@@ -244,6 +244,10 @@ void mapopt__app_check_scopes(mapopt_app *app, mapopt__jr *jr) {
     return;
   }
   s->n = 0;
+  for (int j = 0; j < app->nderived; j++)
+    check_expr(ck, s, app->derived[j].expr, -1, NULL);
+  for (int i = 0; app->log_settings && i < app->log_settings->nexprs; i++)
+    check_expr(ck, s, app->log_settings->expr[i], -1, NULL);
   check_expr(ck, s, app->timing_flops, -1, NULL);
   check_expr(ck, s, app->ranks_per_node, -1, NULL);
   for (int i = 0; i < app->nregions; i++) {

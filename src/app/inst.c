@@ -286,6 +286,13 @@ static bool apply_spec(inst *I, const char *spec) {
           if (strlen(app->params[q].name) == kn &&
               memcmp(app->params[q].name, p, kn) == 0)
             k = q;
+        for (int j = 0; k < 0 && j < app->nderived; j++)
+          if (strlen(app->derived[j].name) == kn &&
+              memcmp(app->derived[j].name, p, kn) == 0)
+            return ierr(I, 0, 0,
+                        "parameter \"%.*s\" of \"%s\" is derived: it is "
+                        "computed from its expression, not set",
+                        (int)kn, p, app->name);
         if (k < 0) {
           mapopt__strbuf list;
           mapopt__sb_init(&list, I->ri->ctx);
@@ -1177,12 +1184,32 @@ static bool expand_stmts(inst *I, const mapopt__app_stmt *sts, int n,
 
 /* ---- the entry point ----------------------------------------------------- */
 
+/* The settings line of the log: the template's text with each expression
+ * replaced by its value. */
+static bool settings_line(inst *I, const mapopt__app_template *t) {
+  mapopt__strbuf sb;
+  mapopt__sb_init(&sb, I->ri->ctx);
+  bool ok = true;
+  for (int i = 0; ok && i <= t->nexprs; i++) {
+    mapopt__sb_puts(&sb, t->text[i]);
+    int64_t v;
+    if (i < t->nexprs && (ok = eval(I, t->expr[i], &v)))
+      mapopt__sb_printf(&sb, "%" PRId64, v);
+  }
+  if (ok && sb.failed)
+    ok = nomem(I);
+  if (ok)
+    I->run->log_settings = rdup(I, sb.data ? sb.data : "");
+  mapopt__sb_destroy(&sb);
+  return ok && I->status == MAPOPT_OK;
+}
+
 static bool setup(inst *I, const mapopt_app_options *opts,
                   const mapopt_app_machine *mach) {
   const mapopt_app *app = I->app;
   mapopt_app_run *run = I->run;
   int np = app->nparams;
-  I->params = balloc(I, np + SLOT__MACHINE, sizeof *I->params);
+  I->params = balloc(I, SLOT_DERIVED(app, app->nderived), sizeof *I->params);
   if (!I->params)
     return false;
   for (int i = 0; i < np; i++)
@@ -1195,6 +1222,13 @@ static bool setup(inst *I, const mapopt_app_options *opts,
   I->env.slot_of = app->slot_of;
   I->env.nsyms = app->nsyms;
   if (!apply_spec(I, opts ? opts->spec : NULL))
+    return false;
+  for (int k = 0; k < app->nderived; k++) {
+    int j = app->derived_order[k]; /* each after the ones it uses */
+    if (!eval(I, app->derived[j].expr, &I->params[SLOT_DERIVED(app, j)]))
+      return false;
+  }
+  if (app->log_settings && !settings_line(I, app->log_settings))
     return false;
   run->name = rdup(I, app->name);
   run->default_c_order = app->default_c_order;

@@ -488,6 +488,21 @@ mapopt_status mapopt_app_to_json(mapopt_ctx *ctx, const mapopt_app *app,
     mapopt__sb_printf(&w.sb, "%" PRId64, app->params[i].value);
   }
   mapopt__sb_putc(&w.sb, '}');
+  if (app->nderived) {
+    key(&w, &f, "derived");
+    mapopt__sb_putc(&w.sb, '{');
+    w.indent++;
+    for (int j = 0; j < app->nderived; j++) {
+      if (j)
+        mapopt__sb_putc(&w.sb, ',');
+      nl(&w);
+      str(&w, app->derived[j].name);
+      mapopt__sb_puts(&w.sb, ": ");
+      expr(&w, app->derived[j].expr);
+    }
+    w.indent--;
+    mapopt__sb_putc(&w.sb, '}');
+  }
   if (app->nsizes) {
     key(&w, &f, "sizes");
     mapopt__sb_putc(&w.sb, '{');
@@ -529,6 +544,10 @@ mapopt_status mapopt_app_to_json(mapopt_ctx *ctx, const mapopt_app *app,
   if (app->log_style) {
     ikey(&w, &g, "log");
     str(&w, app->log_style);
+  }
+  if (app->log_settings) {
+    ikey(&w, &g, "log_settings");
+    str(&w, app->log_settings->source);
   }
   mapopt__sb_putc(&w.sb, '}');
   if (app->ranks_per_node) {

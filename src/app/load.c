@@ -7,15 +7,17 @@
  * cannot see at the place it is used. Loading goes on after an error where it
  * safely can, so that one pass reports most problems.
  *
- * Once the model is walked, check.c checks the scope of every expression
- * and collects the task names mappers are checked against. Value-dependent
- * checks (colours inside colour spaces, whole atoms under writes, totality
- * of expressions) happen at instantiation (inst.c).
+ * params.c loads the parameters, the derived parameters and the sizes, and
+ * orders the derived parameters once the scopes are checked; loader.c
+ * holds the helpers both use. Once the model is walked, check.c checks the
+ * scope of every expression and collects the task names mappers are checked
+ * against. Value-dependent checks (colours inside colour spaces, whole atoms
+ * under writes, totality of expressions) happen at instantiation (inst.c).
  *
  * The JSON tree lives in a scratch arena freed before returning; the model
  * copies what it keeps into its own arena.
  */
-#include "app/app.h"
+#include "app/loader.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,98 +36,6 @@ typedef struct wait_ref {
   int line, col;
 } wait_ref;
 
-typedef struct loader {
-  mapopt_app *app;
-  mapopt__arena *a;
-  mapopt__jr jr;
-  bool nomem;
-  mapopt__map regions, parts, tasks, futures;
-  mapopt__vec futvec;   /* const char * */
-  mapopt__vec produced; /* bool per future */
-  mapopt__vec waits;    /* wait_ref */
-  bool saw_timed;       /* a timed block in the time-step loop */
-  int tsline, tscol;
-} loader;
-
-static void nomem(loader *L) {
-  L->nomem = true;
-  if (L->jr.status == MAPOPT_OK)
-    L->jr.status = MAPOPT_ENOMEM;
-}
-
-static const char *dup(loader *L, const char *s) {
-  char *d = mapopt__arena_strndup(L->a, s, strlen(s));
-  if (!d)
-    nomem(L);
-  return d;
-}
-
-static void *zalloc(loader *L, size_t n, size_t size) {
-  if (n == 0)
-    n = 1;
-  if (size && n > SIZE_MAX / size) {
-    nomem(L);
-    return NULL;
-  }
-  void *p = mapopt__arena_zalloc(L->a, n * size);
-  if (!p)
-    nomem(L);
-  return p;
-}
-
-static const char *fmt(loader *L, const char *f, ...)
-    __attribute__((format(printf, 2, 3)));
-static const char *fmt(loader *L, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  const char *s = mapopt__arena_vprintf(L->a, f, ap);
-  va_end(ap);
-  if (!s)
-    nomem(L);
-  return s;
-}
-
-/* ---- symbols ------------------------------------------------------------- */
-
-static int32_t intern(void *ud, const char *s, size_t n) {
-  mapopt_app *app = ud;
-  mapopt__map_entry *e = mapopt__map_find(&app->symtab, s, n);
-  if (e)
-    return (int32_t)(intptr_t)e->value - 1;
-  if (app->nsyms >= INT32_MAX - 1)
-    return -1;
-  char *key = mapopt__arena_strndup(&app->arena, s, n);
-  const char **slot = mapopt__vec_push(&app->symnames, app->ctx);
-  if (!key || !slot)
-    return -1;
-  *slot = key;
-  bool ins;
-  e = mapopt__map_upsert(&app->symtab, app->ctx, key, n, &ins);
-  if (!e) {
-    app->symnames.len--;
-    return -1;
-  }
-  e->value = (void *)(intptr_t)(app->nsyms + 1);
-  return app->nsyms++;
-}
-
-static int32_t intern_s(loader *L, const char *s) {
-  int32_t sym = intern(L->app, s, strlen(s));
-  if (sym < 0)
-    nomem(L);
-  return sym;
-}
-
-static bool is_ident(const char *s) {
-  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-    return false;
-  for (s++; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          (*s >= '0' && *s <= '9') || *s == '_'))
-      return false;
-  return true;
-}
-
 /* Registers name -> index+1 in m; false (and an error) for a duplicate. */
 static bool define(loader *L, mapopt__map *m, const char *name, int idx,
                    const mapopt__json *at, const char *kind) {
@@ -133,7 +43,7 @@ static bool define(loader *L, mapopt__map *m, const char *name, int idx,
   mapopt__map_entry *e =
       mapopt__map_upsert(m, L->app->ctx, name, strlen(name), &ins);
   if (!e) {
-    nomem(L);
+    mapopt__ld_nomem(L);
     return false;
   }
   if (!ins) {
@@ -160,59 +70,6 @@ static const char *str(loader *L, const mapopt__json *obj, const char *key,
   return s;
 }
 
-/* An expression from a JSON value (a string, or an integer constant). */
-static mapopt__app_expr *mkexpr(loader *L, const mapopt__json *v,
-                                const char *key, const char *what) {
-  mapopt__app_expr *e = zalloc(L, 1, sizeof *e);
-  if (!e)
-    return NULL;
-  e->line = v->line;
-  e->col = v->col;
-  e->what = key ? fmt(L, "\"%s\" of %s", key, what) : what;
-  if (v->type == MAPOPT_JSON_INT) {
-    e->text = fmt(L, "%" PRId64, v->u.num.i);
-    mapopt__app_ex_node *n = zalloc(L, 1, sizeof *n);
-    if (!n || !e->text)
-      return NULL;
-    n->op = EX_INT;
-    n->v = v->u.num.i;
-    e->root = n;
-    return e;
-  }
-  if (v->type != MAPOPT_JSON_STRING) {
-    if (key)
-      mapopt__jr_error(&L->jr, v,
-                       "\"%s\" in %s must be an expression (a string or an "
-                       "integer)",
-                       key, what);
-    else
-      mapopt__jr_error(
-          &L->jr, v, "%s must be an expression (a string or an integer)", what);
-    return NULL;
-  }
-  e->quoted = true;
-  e->text = mapopt__arena_strndup(L->a, v->u.str.s, v->u.str.len);
-  if (!e->text) {
-    nomem(L);
-    return NULL;
-  }
-  const char *msg;
-  uint32_t off;
-  bool nm;
-  char ex[MAPOPT__APP_EXCERPT];
-  if (!mapopt__app_expr_parse(L->a, intern, L->app, e->text, v->u.str.len,
-                              &e->root, &off, &msg, &nm)) {
-    if (nm)
-      nomem(L);
-    else
-      mapopt__jr_error_at(&L->jr, e->line, mapopt__app_expr_col(e, off),
-                          "syntax error in expression \"%s\": %s",
-                          mapopt__app_expr_excerpt(e, ex), msg);
-    return NULL;
-  }
-  return e;
-}
-
 static bool get_expr(loader *L, const mapopt__json *obj, const char *key,
                      const char *what, bool required, mapopt__app_expr **out) {
   const mapopt__json *v = mapopt__json_get(obj, key);
@@ -221,7 +78,7 @@ static bool get_expr(loader *L, const mapopt__json *obj, const char *key,
       mapopt__jr_error(&L->jr, obj, "missing key \"%s\" in %s", key, what);
     return !required;
   }
-  *out = mkexpr(L, v, key, what);
+  *out = mapopt__ld_expr(L, v, key, what);
   return *out != NULL;
 }
 
@@ -238,8 +95,8 @@ static int get_exprs(loader *L, const mapopt__json *obj, const char *key,
     return 0;
   }
   for (size_t i = 0; i < v->u.arr.n; i++) {
-    const char *w = fmt(L, "\"%s\"[%zu] of %s", key, i, what);
-    out[i] = w ? mkexpr(L, v->u.arr.items[i], NULL, w) : NULL;
+    const char *w = mapopt__ld_fmt(L, "\"%s\"[%zu] of %s", key, i, what);
+    out[i] = w ? mapopt__ld_expr(L, v->u.arr.items[i], NULL, w) : NULL;
     if (!out[i])
       return 0;
   }
@@ -253,7 +110,7 @@ static const char **get_strs(loader *L, const mapopt__json *obj,
   const mapopt__json *v = mapopt__jr_array(&L->jr, obj, key, what, false);
   if (!v)
     return NULL;
-  const char **out = zalloc(L, v->u.arr.n, sizeof *out);
+  const char **out = mapopt__ld_zalloc(L, v->u.arr.n, sizeof *out);
   if (!out)
     return NULL;
   for (size_t i = 0; i < v->u.arr.n; i++) {
@@ -262,7 +119,7 @@ static const char **get_strs(loader *L, const mapopt__json *obj,
       mapopt__jr_error(&L->jr, s, "\"%s\" in %s must list strings", key, what);
       return NULL;
     }
-    out[i] = dup(L, s->u.str.s);
+    out[i] = mapopt__ld_dup(L, s->u.str.s);
   }
   *n = v->u.arr.n;
   return out;
@@ -303,7 +160,7 @@ const char *mapopt_app_priv_name(mapopt_priv p) {
 static void load_region(loader *L, const mapopt__json *v, int idx) {
   mapopt__app_region *r = &L->app->regions[idx];
   static const char *const keys[] = {"name", "fields", "atoms", "names", NULL};
-  const char *what = fmt(L, "region %d", idx);
+  const char *what = mapopt__ld_fmt(L, "region %d", idx);
   if (!what || !mapopt__jr_object(&L->jr, v, what, keys))
     return;
   r->line = v->line;
@@ -311,8 +168,8 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
   const char *name = str(L, v, "name", what, true);
   if (!name)
     return;
-  r->name = dup(L, name);
-  what = fmt(L, "region \"%s\"", name);
+  r->name = mapopt__ld_dup(L, name);
+  what = mapopt__ld_fmt(L, "region \"%s\"", name);
   if (!r->name || !what)
     return;
   define(L, &L->regions, r->name, idx, mapopt__json_get(v, "name"), "region");
@@ -328,8 +185,8 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
                        name, n, MAPOPT_APP_MAX_FIELDS);
       return;
     }
-    r->field_names = zalloc(L, n, sizeof *r->field_names);
-    r->field_bytes = zalloc(L, n, sizeof *r->field_bytes);
+    r->field_names = mapopt__ld_zalloc(L, n, sizeof *r->field_names);
+    r->field_bytes = mapopt__ld_zalloc(L, n, sizeof *r->field_bytes);
     if (!r->field_names || !r->field_bytes)
       return;
     for (size_t i = 0; i < n; i++) {
@@ -350,7 +207,7 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
         if (r->field_names[j] && strcmp(r->field_names[j], fname) == 0)
           mapopt__jr_error(&L->jr, f->u.arr.items[0],
                            "duplicate field name \"%s\" in %s", fname, what);
-      r->field_names[i] = dup(L, fname);
+      r->field_names[i] = mapopt__ld_dup(L, fname);
       r->field_bytes[i] = f->u.arr.items[1]->u.num.i;
     }
     r->nfields = (int)n;
@@ -358,7 +215,7 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
   const mapopt__json *atoms = mapopt__jr_child(&L->jr, v, "atoms", what, true);
   if (!atoms)
     return;
-  const char *awhat = fmt(L, "\"atoms\" of %s", what);
+  const char *awhat = mapopt__ld_fmt(L, "\"atoms\" of %s", what);
   const mapopt__json *groups = mapopt__json_get(atoms, "groups");
   if (groups) {
     static const char *const akeys[] = {"groups", NULL};
@@ -367,14 +224,14 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
     groups = mapopt__jr_array(&L->jr, atoms, "groups", awhat, true);
     if (!groups)
       return;
-    r->groups = zalloc(L, groups->u.arr.n, sizeof *r->groups);
+    r->groups = mapopt__ld_zalloc(L, groups->u.arr.n, sizeof *r->groups);
     if (!r->groups)
       return;
     r->ngroups = (int)groups->u.arr.n;
     for (size_t i = 0; i < groups->u.arr.n; i++) {
       const mapopt__json *g = groups->u.arr.items[i];
       static const char *const gkeys[] = {"group", "count", "elements", NULL};
-      const char *gw = fmt(L, "group %zu of %s", i, what);
+      const char *gw = mapopt__ld_fmt(L, "group %zu of %s", i, what);
       if (!gw || !mapopt__jr_object(&L->jr, g, gw, gkeys))
         continue;
       const char *gname = str(L, g, "group", gw, true);
@@ -384,8 +241,8 @@ static void load_region(loader *L, const mapopt__json *v, int idx) {
         if (r->groups[j].name && strcmp(r->groups[j].name, gname) == 0)
           mapopt__jr_error(&L->jr, mapopt__json_get(g, "group"),
                            "duplicate group name \"%s\" in %s", gname, what);
-      r->groups[i].name = dup(L, gname);
-      gw = fmt(L, "group \"%s\" of %s", gname, what);
+      r->groups[i].name = mapopt__ld_dup(L, gname);
+      gw = mapopt__ld_fmt(L, "group \"%s\" of %s", gname, what);
       if (!gw)
         continue;
       get_expr(L, g, "count", gw, true, &r->groups[i].count);
@@ -438,7 +295,7 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
   static const char *const keys[] = {"name",    "region", "kind", "names",
                                      "group",   "colors", "lo",   "hi",
                                      "entries", NULL};
-  const char *what = fmt(L, "partition %d", idx);
+  const char *what = mapopt__ld_fmt(L, "partition %d", idx);
   p->region = -1;
   if (!what || !mapopt__jr_object(&L->jr, v, what, keys))
     return;
@@ -447,8 +304,8 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
   const char *name = str(L, v, "name", what, true);
   if (!name)
     return;
-  p->name = dup(L, name);
-  what = fmt(L, "partition \"%s\"", name);
+  p->name = mapopt__ld_dup(L, name);
+  what = mapopt__ld_fmt(L, "partition \"%s\"", name);
   if (!p->name || !what)
     return;
   define(L, &L->parts, p->name, idx, mapopt__json_get(v, "name"), "partition");
@@ -525,7 +382,7 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
       mapopt__jr_array(&L->jr, v, "entries", what, true);
   if (!entries)
     return;
-  p->entries = zalloc(L, entries->u.arr.n, sizeof *p->entries);
+  p->entries = mapopt__ld_zalloc(L, entries->u.arr.n, sizeof *p->entries);
   if (!p->entries)
     return;
   p->nentries = (int)entries->u.arr.n;
@@ -533,7 +390,7 @@ static void load_part(loader *L, const mapopt__json *v, int idx) {
     const mapopt__json *e = entries->u.arr.items[i];
     mapopt__app_entry *en = &p->entries[i];
     static const char *const ekeys[] = {"group", "atom", "count", NULL};
-    const char *ew = fmt(L, "entry %zu of %s", i, what);
+    const char *ew = mapopt__ld_fmt(L, "entry %zu of %s", i, what);
     if (!ew || !mapopt__jr_object(&L->jr, e, ew, ekeys))
       continue;
     en->group = -1;
@@ -581,14 +438,14 @@ static void load_rules(loader *L, const mapopt__json *v, const char *key,
   const mapopt__json *arr = mapopt__jr_array(&L->jr, v, key, what, false);
   if (!arr)
     return;
-  mapopt__app_rule *rules = zalloc(L, arr->u.arr.n, sizeof *rules);
+  mapopt__app_rule *rules = mapopt__ld_zalloc(L, arr->u.arr.n, sizeof *rules);
   if (!rules)
     return;
   for (size_t i = 0; i < arr->u.arr.n; i++) {
     const mapopt__json *r = arr->u.arr.items[i];
     static const char *const rk[] = {"args", "soa", "order", "error", NULL};
     static const char *const pk[] = {"args", "soa", "order", "penalty", NULL};
-    const char *rw = fmt(L, "\"%s\"[%zu] of %s", key, i, what);
+    const char *rw = mapopt__ld_fmt(L, "\"%s\"[%zu] of %s", key, i, what);
     mapopt__app_rule *ru = &rules[i];
     ru->soa = ru->c_order = MAPOPT_LAYOUT_UNSET;
     ru->penalty = 1.0;
@@ -596,16 +453,17 @@ static void load_rules(loader *L, const mapopt__json *v, const char *key,
       continue;
     const mapopt__json *args = mapopt__jr_array(&L->jr, r, "args", rw, true);
     if (args) {
-      ru->args_listed = zalloc(L, args->u.arr.n, sizeof(int64_t));
+      ru->args_listed = mapopt__ld_zalloc(L, args->u.arr.n, sizeof(int64_t));
       if (!ru->args_listed)
         return;
       for (size_t j = 0; j < args->u.arr.n; j++) {
         const mapopt__json *x = args->u.arr.items[j];
-        if (x->type != MAPOPT_JSON_INT || x->u.num.i < 0 || x->u.num.i > 63) {
+        if (x->type != MAPOPT_JSON_INT || x->u.num.i < 0 ||
+            x->u.num.i >= MAPOPT_APP_MAX_ARGS) {
           mapopt__jr_error(&L->jr, x,
                            "\"args\" in %s must list argument "
-                           "positions in [0, 63]",
-                           rw);
+                           "positions in [0, %d]",
+                           rw, MAPOPT_APP_MAX_ARGS - 1);
           continue;
         }
         ru->args |= UINT64_C(1) << x->u.num.i;
@@ -638,7 +496,8 @@ static void load_variant(loader *L, mapopt__app_task *t, const mapopt__json *v,
   static const char *const keys[] = {
       "kind",    "inner",    "flops", "precision", "matrix",  "flops_eff",
       "mem_eff", "fixed_ns", "reuse", "requires",  "prefers", NULL};
-  const char *what = fmt(L, "variant %d of task \"%s\"", idx, t->name);
+  const char *what =
+      mapopt__ld_fmt(L, "variant %d of task \"%s\"", idx, t->name);
   va->flops_eff = va->mem_eff = 1.0;
   va->line = v->line;
   va->col = v->col;
@@ -655,7 +514,7 @@ static void load_variant(loader *L, mapopt__app_task *t, const mapopt__json *v,
     mapopt__jr_error(&L->jr, mapopt__json_get(v, "kind"),
                      "task \"%s\" has two %s variants", t->name, kinds[k]);
   t->kinds |= 1u << va->kind;
-  what = fmt(L, "the %s variant of task \"%s\"", kinds[k], t->name);
+  what = mapopt__ld_fmt(L, "the %s variant of task \"%s\"", kinds[k], t->name);
   if (!what)
     return;
   mapopt__jr_bool(&L->jr, v, "inner", what, false, &va->inner);
@@ -693,7 +552,7 @@ static void declare_task(loader *L, const mapopt__json *v, int idx) {
   const mapopt__json *n = mapopt__json_get(v, "name");
   if (!n || n->type != MAPOPT_JSON_STRING)
     return;
-  t->name = dup(L, n->u.str.s);
+  t->name = mapopt__ld_dup(L, n->u.str.s);
   if (!t->name)
     return;
   if (strcmp(t->name, "main") == 0) {
@@ -708,14 +567,14 @@ static void declare_task(loader *L, const mapopt__json *v, int idx) {
 static void load_task(loader *L, const mapopt__json *v, int idx) {
   mapopt__app_task *t = &L->app->tasks[idx];
   static const char *const keys[] = {"name", "variants", "body", "point", NULL};
-  const char *what = fmt(L, "task %d", idx);
+  const char *what = mapopt__ld_fmt(L, "task %d", idx);
   if (!what || !mapopt__jr_object(&L->jr, v, what, keys))
     return;
   t->line = v->line;
   t->col = v->col;
   if (!str(L, v, "name", what, true) || !t->name)
     return;
-  what = fmt(L, "task \"%s\"", t->name);
+  what = mapopt__ld_fmt(L, "task \"%s\"", t->name);
   if (!what)
     return;
   size_t np = 0;
@@ -729,20 +588,20 @@ static void load_task(loader *L, const mapopt__json *v, int idx) {
   for (size_t i = 0; i < np; i++) {
     if (!pt[i])
       return;
-    if (!is_ident(pt[i])) {
+    if (!mapopt__ld_is_ident(pt[i])) {
       mapopt__jr_error(&L->jr, mapopt__json_get(v, "point"),
                        "\"%s\" in \"point\" of %s is not a name", pt[i], what);
       return;
     }
     t->point[i] = pt[i];
-    t->point_sym[i] = intern_s(L, pt[i]);
+    t->point_sym[i] = mapopt__ld_intern(L, pt[i]);
   }
   t->npoint = (int)np;
   const mapopt__json *vs = mapopt__jr_array(&L->jr, v, "variants", what, true);
   if (vs) {
     if (vs->u.arr.n == 0)
       mapopt__jr_error(&L->jr, vs, "%s has no variants", what);
-    t->variants = zalloc(L, vs->u.arr.n, sizeof *t->variants);
+    t->variants = mapopt__ld_zalloc(L, vs->u.arr.n, sizeof *t->variants);
     if (!t->variants)
       return;
     t->nvariants = (int)vs->u.arr.n;
@@ -752,8 +611,8 @@ static void load_task(loader *L, const mapopt__json *v, int idx) {
   const mapopt__json *body = mapopt__json_get(v, "body");
   t->has_body = body != NULL;
   if (body)
-    load_stmts(L, body, fmt(L, "\"body\" of %s", what), IN_BODY, &t->nbody,
-               &t->body);
+    load_stmts(L, body, mapopt__ld_fmt(L, "\"body\" of %s", what), IN_BODY,
+               &t->nbody, &t->body);
   t->inner = t->nvariants > 0;
   for (int i = 0; i < t->nvariants; i++) {
     const mapopt__app_variant *va = &t->variants[i];
@@ -777,11 +636,11 @@ static int future_index(loader *L, const char *name) {
   int i = lookup(&L->futures, name);
   if (i >= 0)
     return i;
-  const char *d = dup(L, name);
+  const char *d = mapopt__ld_dup(L, name);
   const char **slot = mapopt__vec_push(&L->futvec, L->app->ctx);
   bool *pr = mapopt__vec_push(&L->produced, L->app->ctx);
   if (!d || !slot || !pr) {
-    nomem(L);
+    mapopt__ld_nomem(L);
     return -1;
   }
   *slot = d;
@@ -790,7 +649,7 @@ static int future_index(loader *L, const char *name) {
   mapopt__map_entry *e =
       mapopt__map_upsert(&L->futures, L->app->ctx, d, strlen(d), &ins);
   if (!e) {
-    nomem(L);
+    mapopt__ld_nomem(L);
     return -1;
   }
   e->value = (void *)(intptr_t)(i + 1);
@@ -936,7 +795,7 @@ static void load_req(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
   /* Mapper-visible names, key order, without repeats. */
   const mapopt__app_part *p = rq->part >= 0 ? &L->app->parts[rq->part] : NULL;
   size_t cap = 2 + rq->nnames + r->nnames + (p ? p->nnames : 0);
-  rq->all = zalloc(L, cap, sizeof *rq->all);
+  rq->all = mapopt__ld_zalloc(L, cap, sizeof *rq->all);
   if (!rq->all)
     return;
 #define ADD(s)                                                                 \
@@ -963,11 +822,12 @@ static void load_req(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
 
 static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
                         const char *opname) {
-  const char *tn = str(L, v, "task", fmt(L, "%s launch", opname), true);
+  const char *tn =
+      str(L, v, "task", mapopt__ld_fmt(L, "%s launch", opname), true);
   if (!tn)
     return;
   st->task = lookup(&L->tasks, tn);
-  const char *what = fmt(L, "%s launch of \"%s\"", opname, tn);
+  const char *what = mapopt__ld_fmt(L, "%s launch of \"%s\"", opname, tn);
   if (!what)
     return;
   if (st->task < 0) {
@@ -992,7 +852,7 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
       for (size_t i = 0; i < np && i < MAPOPT_APP_MAX_DIMS; i++) {
         if (!pt[i])
           return;
-        if (!is_ident(pt[i])) {
+        if (!mapopt__ld_is_ident(pt[i])) {
           mapopt__jr_error(&L->jr, mapopt__json_get(v, "point"),
                            "\"%s\" in \"point\" of %s is not a name", pt[i],
                            what);
@@ -1007,21 +867,23 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
     }
     for (int i = 0; i < st->ndims; i++)
       if (st->point[i])
-        st->point_sym[i] = intern_s(L, st->point[i]);
+        st->point_sym[i] = mapopt__ld_intern(L, st->point[i]);
   }
   const mapopt__json *args = mapopt__jr_array(&L->jr, v, "args", what, false);
   if (args) {
-    if (args->u.arr.n > 64) {
-      mapopt__jr_error(&L->jr, args, "%s has %zu arguments (at most 64)", what,
-                       args->u.arr.n);
+    if (args->u.arr.n > MAPOPT_APP_MAX_ARGS) {
+      mapopt__jr_error(&L->jr, args,
+                       "%s has %zu arguments (at most %d, the requirements "
+                       "the simulator tracks per task)",
+                       what, args->u.arr.n, MAPOPT_APP_MAX_ARGS);
       return;
     }
-    st->args = zalloc(L, args->u.arr.n, sizeof *st->args);
+    st->args = mapopt__ld_zalloc(L, args->u.arr.n, sizeof *st->args);
     if (!st->args)
       return;
     st->nargs = (int)args->u.arr.n;
     for (size_t i = 0; i < args->u.arr.n; i++) {
-      const char *aw = fmt(L, "argument %zu of %s", i, what);
+      const char *aw = mapopt__ld_fmt(L, "argument %zu of %s", i, what);
       if (!aw)
         return;
       load_req(L, st, args->u.arr.items[i], &st->args[i], aw, false);
@@ -1032,7 +894,7 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
   if (fu) {
     static const char *const ik[] = {"name", "redop", NULL};
     static const char *const sk[] = {"name", NULL};
-    const char *fw = fmt(L, "\"future\" of %s", what);
+    const char *fw = mapopt__ld_fmt(L, "\"future\" of %s", what);
     if (fw &&
         mapopt__jr_object(&L->jr, fu, fw, st->kind == ST_INDEX ? ik : sk)) {
       const char *fname = str(L, fu, "name", fw, true);
@@ -1047,7 +909,7 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
   }
   const mapopt__json *wa = mapopt__jr_array(&L->jr, v, "wait", what, false);
   if (wa) {
-    st->waits = zalloc(L, wa->u.arr.n, sizeof *st->waits);
+    st->waits = mapopt__ld_zalloc(L, wa->u.arr.n, sizeof *st->waits);
     if (!st->waits)
       return;
     for (size_t i = 0; i < wa->u.arr.n; i++) {
@@ -1060,7 +922,7 @@ static void load_launch(loader *L, mapopt__app_stmt *st, const mapopt__json *v,
       int f = future_index(L, w->u.str.s);
       wait_ref *ref = mapopt__vec_push(&L->waits, L->app->ctx);
       if (f < 0 || !ref) {
-        nomem(L);
+        mapopt__ld_nomem(L);
         return;
       }
       *ref = (wait_ref){f, w->line, w->col};
@@ -1094,7 +956,7 @@ static void load_stmt(loader *L, const mapopt__json *v, mapopt__app_stmt *st,
   if (op < 0)
     return;
   st->kind = (mapopt__app_stmt_kind)op;
-  const char *what = fmt(L, "%s statement", ops[op]);
+  const char *what = mapopt__ld_fmt(L, "%s statement", ops[op]);
   if (!what || !mapopt__jr_object(&L->jr, v, what, keys[op]))
     return;
   switch (st->kind) {
@@ -1105,7 +967,7 @@ static void load_stmt(loader *L, const mapopt__json *v, mapopt__app_stmt *st,
     load_launch(L, st, v, "single");
     break;
   case ST_FILL:
-    st->args = zalloc(L, 1, sizeof *st->args);
+    st->args = mapopt__ld_zalloc(L, 1, sizeof *st->args);
     if (!st->args)
       return;
     st->nargs = 1;
@@ -1117,14 +979,14 @@ static void load_stmt(loader *L, const mapopt__json *v, mapopt__app_stmt *st,
     const char *var = str(L, v, "var", "loop", true);
     if (!var)
       return;
-    if (!is_ident(var)) {
+    if (!mapopt__ld_is_ident(var)) {
       mapopt__jr_error(&L->jr, mapopt__json_get(v, "var"),
                        "loop variable \"%s\" is not a name", var);
       return;
     }
-    st->var = dup(L, var);
-    st->var_sym = intern_s(L, var);
-    what = fmt(L, "loop \"%s\"", var);
+    st->var = mapopt__ld_dup(L, var);
+    st->var_sym = mapopt__ld_intern(L, var);
+    what = mapopt__ld_fmt(L, "loop \"%s\"", var);
     if (!what)
       return;
     get_expr(L, v, "count", what, true, &st->count);
@@ -1159,7 +1021,7 @@ static void load_stmt(loader *L, const mapopt__json *v, mapopt__app_stmt *st,
     if (!body)
       mapopt__jr_error(&L->jr, v, "missing key \"body\" in %s", what);
     else
-      load_stmts(L, body, fmt(L, "\"body\" of %s", what),
+      load_stmts(L, body, mapopt__ld_fmt(L, "\"body\" of %s", what),
                  (flags & ~TOP) | IN_LOOP, &st->nbody, &st->body);
     break;
   }
@@ -1194,7 +1056,7 @@ static void load_stmts(loader *L, const mapopt__json *arr, const char *what,
     mapopt__jr_error(&L->jr, arr, "%s must be an array of statements", what);
     return;
   }
-  mapopt__app_stmt *sts = zalloc(L, arr->u.arr.n, sizeof *sts);
+  mapopt__app_stmt *sts = mapopt__ld_zalloc(L, arr->u.arr.n, sizeof *sts);
   if (!sts)
     return;
   for (size_t i = 0; i < arr->u.arr.n; i++)
@@ -1208,8 +1070,9 @@ static void load_stmts(loader *L, const mapopt__json *arr, const char *what,
 static void load_top(loader *L, const mapopt__json *root) {
   mapopt_app *app = L->app;
   static const char *const keys[] = {
-      "format",  "name",       "params", "sizes",   "default_order", "timing",
-      "regions", "partitions", "tasks",  "program", "run",           NULL};
+      "format",        "name",   "params",  "derived",    "sizes",
+      "default_order", "timing", "regions", "partitions", "tasks",
+      "program",       "run",    NULL};
   if (!mapopt__jr_object(&L->jr, root, "the application", keys))
     return;
   const char *format = str(L, root, "format", "the application", true);
@@ -1220,100 +1083,24 @@ static void load_top(loader *L, const mapopt__json *root) {
     return;
   }
   const char *name = str(L, root, "name", "the application", true);
-  app->name = name ? dup(L, name) : NULL;
+  app->name = name ? mapopt__ld_dup(L, name) : NULL;
   /* Reserved symbols first: the machine facts and c0 c1 c2. */
   static const char *const machine[] = {"nodes", "gpus", "ranks"};
   for (int i = 0; i < SLOT__MACHINE; i++)
-    intern_s(L, machine[i]);
+    mapopt__ld_intern(L, machine[i]);
   for (int d = 0; d < MAPOPT_APP_MAX_DIMS; d++) {
     char c[3] = {'c', (char)('0' + d), 0};
-    app->csym[d] = intern_s(L, c);
+    app->csym[d] = mapopt__ld_intern(L, c);
   }
-  /* Parameters. */
-  const mapopt__json *params =
-      mapopt__jr_child(&L->jr, root, "params", "the application", false);
-  if (params) {
-    app->params = zalloc(L, params->u.obj.n, sizeof *app->params);
-    if (!app->params)
-      return;
-    for (size_t i = 0; i < params->u.obj.n; i++) {
-      const mapopt__json_member *m = &params->u.obj.members[i];
-      mapopt__app_param *p = &app->params[app->nparams];
-      if (!is_ident(m->key)) {
-        mapopt__jr_error_at(&L->jr, m->line, m->col,
-                            "parameter name \"%s\" is not a name", m->key);
-        continue;
-      }
-      int32_t sym = intern_s(L, m->key);
-      if (sym >= 0 && (sym < SLOT__MACHINE ||
-                       (sym >= app->csym[0] && sym <= app->csym[2]))) {
-        mapopt__jr_error_at(&L->jr, m->line, m->col,
-                            "parameter name \"%s\" is reserved", m->key);
-        continue;
-      }
-      if (m->value->type != MAPOPT_JSON_INT) {
-        mapopt__jr_error(&L->jr, m->value,
-                         "parameter \"%s\" must be an "
-                         "integer",
-                         m->key);
-        continue;
-      }
-      p->name = dup(L, m->key);
-      p->value = m->value->u.num.i;
-      p->sym = sym;
-      app->nparams++;
-    }
-  }
-  /* Sizes. */
-  const mapopt__json *sizes =
-      mapopt__jr_child(&L->jr, root, "sizes", "the application", false);
-  if (sizes) {
-    app->sizes = zalloc(L, sizes->u.obj.n, sizeof *app->sizes);
-    if (!app->sizes)
-      return;
-    for (size_t i = 0; i < sizes->u.obj.n; i++) {
-      const mapopt__json_member *m = &sizes->u.obj.members[i];
-      mapopt__app_size *sz = &app->sizes[app->nsizes++];
-      sz->name = dup(L, m->key);
-      const char *sw = fmt(L, "size \"%s\"", m->key);
-      if (!sw || !mapopt__jr_object(&L->jr, m->value, sw, NULL))
-        continue;
-      size_t n = m->value->u.obj.n;
-      sz->param = zalloc(L, n, sizeof *sz->param);
-      sz->value = zalloc(L, n, sizeof *sz->value);
-      if (!sz->param || !sz->value)
-        return;
-      for (size_t j = 0; j < n; j++) {
-        const mapopt__json_member *pm = &m->value->u.obj.members[j];
-        int k = -1;
-        for (int q = 0; q < app->nparams; q++)
-          if (strcmp(app->params[q].name, pm->key) == 0)
-            k = q;
-        if (k < 0) {
-          mapopt__jr_error_at(&L->jr, pm->line, pm->col,
-                              "unknown parameter \"%s\" in %s", pm->key, sw);
-          continue;
-        }
-        if (pm->value->type != MAPOPT_JSON_INT) {
-          mapopt__jr_error(&L->jr, pm->value,
-                           "\"%s\" in %s must be an "
-                           "integer",
-                           pm->key, sw);
-          continue;
-        }
-        sz->param[sz->n] = k;
-        sz->value[sz->n++] = pm->value->u.num.i;
-      }
-    }
-  }
+  mapopt__ld_params(L, root);
   int o = word(L, root, "default_order", "the application", false, ORDERS);
   app->default_c_order = o == 1;
   /* Timing. */
   const mapopt__json *timing =
       mapopt__jr_child(&L->jr, root, "timing", "the application", false);
   if (timing) {
-    static const char *const tkeys[] = {"mode",     "metric", "flops",
-                                        "per_node", "log",    NULL};
+    static const char *const tkeys[] = {
+        "mode", "metric", "flops", "per_node", "log", "log_settings", NULL};
     if (mapopt__jr_object(&L->jr, timing, "\"timing\"", tkeys)) {
       static const char *const modes[] = {"window", "fenced", NULL};
       static const char *const metrics[] = {"time", "gflops", NULL};
@@ -1328,6 +1115,9 @@ static void load_top(loader *L, const mapopt__json *root) {
                       &app->per_node);
       int lg = word(L, timing, "log", "\"timing\"", false, logs);
       app->log_style = lg >= 0 ? logs[lg] : NULL;
+      const mapopt__json *ls = mapopt__json_get(timing, "log_settings");
+      if (ls)
+        mapopt__ld_log_settings(L, ls);
       get_expr(L, timing, "flops", "\"timing\"", app->metric_gflops,
                &app->timing_flops);
     }
@@ -1344,7 +1134,7 @@ static void load_top(loader *L, const mapopt__json *root) {
   const mapopt__json *regions =
       mapopt__jr_array(&L->jr, root, "regions", "the application", true);
   if (regions) {
-    app->regions = zalloc(L, regions->u.arr.n, sizeof *app->regions);
+    app->regions = mapopt__ld_zalloc(L, regions->u.arr.n, sizeof *app->regions);
     if (!app->regions)
       return;
     app->nregions = (int)regions->u.arr.n;
@@ -1354,7 +1144,7 @@ static void load_top(loader *L, const mapopt__json *root) {
   const mapopt__json *parts =
       mapopt__jr_array(&L->jr, root, "partitions", "the application", false);
   if (parts) {
-    app->parts = zalloc(L, parts->u.arr.n, sizeof *app->parts);
+    app->parts = mapopt__ld_zalloc(L, parts->u.arr.n, sizeof *app->parts);
     if (!app->parts)
       return;
     app->npartitions = (int)parts->u.arr.n;
@@ -1364,7 +1154,7 @@ static void load_top(loader *L, const mapopt__json *root) {
   const mapopt__json *tasks =
       mapopt__jr_array(&L->jr, root, "tasks", "the application", true);
   if (tasks) {
-    app->tasks = zalloc(L, tasks->u.arr.n, sizeof *app->tasks);
+    app->tasks = mapopt__ld_zalloc(L, tasks->u.arr.n, sizeof *app->tasks);
     if (!app->tasks)
       return;
     app->ntasks = (int)tasks->u.arr.n;
@@ -1397,23 +1187,10 @@ static void load_top(loader *L, const mapopt__json *root) {
                           MAPOPT__VEC_AT(&L->futvec, const char *, w->future));
   }
   app->nfutures = (int)L->futvec.len;
-  app->futures = zalloc(L, L->futvec.len, sizeof *app->futures);
+  app->futures = mapopt__ld_zalloc(L, L->futvec.len, sizeof *app->futures);
   if (app->futures)
     for (size_t i = 0; i < L->futvec.len; i++)
       app->futures[i] = MAPOPT__VEC_AT(&L->futvec, const char *, i);
-}
-
-static void build_slots(loader *L) {
-  mapopt_app *app = L->app;
-  app->slot_of = zalloc(L, (size_t)app->nsyms, sizeof *app->slot_of);
-  if (!app->slot_of)
-    return;
-  for (int32_t i = 0; i < app->nsyms; i++)
-    app->slot_of[i] = -1;
-  for (int i = 0; i < app->nparams; i++)
-    app->slot_of[app->params[i].sym] = i;
-  for (int i = 0; i < SLOT__MACHINE; i++)
-    app->slot_of[i] = app->nparams + i; /* symbols 0..2: nodes gpus ranks */
 }
 
 mapopt_status mapopt_app_load_json(mapopt_ctx *ctx, const char *file,
@@ -1451,9 +1228,11 @@ mapopt_status mapopt_app_load_json(mapopt_ctx *ctx, const char *file,
   if (st == MAPOPT_OK) {
     load_top(&L, root);
     if (L.jr.status == MAPOPT_OK)
-      build_slots(&L);
+      mapopt__ld_slots(&L);
     if (L.jr.status == MAPOPT_OK)
       mapopt__app_check_scopes(app, &L.jr);
+    if (L.jr.status == MAPOPT_OK)
+      mapopt__ld_derived_order(&L);
     if (L.jr.status == MAPOPT_OK)
       L.jr.status = mapopt__app_build_task_info(app);
     st = L.nomem ? MAPOPT_ENOMEM : L.jr.status;

@@ -240,7 +240,7 @@ static int64_t copied_in(const mapopt_sim_req_stats *q) {
 
 static void data_table(sb_t *b, const mapopt_sim_result *r) {
   enum { MAX_SHOWN = 8 };
-  hot_req hot[MAPOPT_SIM_MAX_TOP_TASKS * MAPOPT_SIM_MAX_OP_REQS];
+  hot_req hot[MAPOPT_SIM_MAX_TOP_TASKS * MAPOPT_APP_MAX_ARGS];
   size_t n = 0;
   for (size_t i = 0; i < mapopt_sim_result_ntop(r); i++) {
     const mapopt_sim_task_stats *t = mapopt_sim_result_top_task(r, i);

@@ -364,7 +364,8 @@ int64_t mapopt__sim_layout_ppm(const mapopt_app_run *run, int64_t op,
                      : layout->c_order == MAPOPT_LAYOUT_YES;
   for (size_t i = 0; i < v->nprefers; i++) {
     const mapopt_app_layout_rule *p = &v->prefers[i];
-    if (r >= 64 || !(p->args >> r & 1) || p->c_order == MAPOPT_LAYOUT_UNSET)
+    if (r >= MAPOPT_APP_MAX_ARGS || !(p->args >> r & 1) ||
+        p->c_order == MAPOPT_LAYOUT_UNSET)
       continue;
     if ((p->c_order == MAPOPT_LAYOUT_YES) != c_order)
       l = muldiv_round(l, p->penalty_ppm, PPM);
@@ -411,7 +412,7 @@ static int64_t best_layout_ppm(const mapopt_app_variant *v, size_t r) {
   int64_t l = PPM;
   for (size_t i = 0; i < v->nprefers; i++) {
     const mapopt_app_layout_rule *p = &v->prefers[i];
-    if (r < 64 && (p->args >> r & 1) && p->penalty_ppm < PPM)
+    if (r < MAPOPT_APP_MAX_ARGS && (p->args >> r & 1) && p->penalty_ppm < PPM)
       l = p->penalty_ppm <= 0 ? 0 : l * p->penalty_ppm / PPM;
   }
   return l;

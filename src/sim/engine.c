@@ -121,12 +121,15 @@ static void issue_op(sim_t *s, int64_t op) {
 
 /* ---- copies of requirements ---------------------------------------------- */
 
-/* The copies a plan is building: one per source instance and kind. */
+/* The copies a plan is building: one per source instance and kind. It
+ * remembers the first COPY_PLAN_SOURCES of them for sharing; a source past
+ * those gets a copy of its own, which costs time but changes no data. */
+enum { COPY_PLAN_SOURCES = 64 };
 typedef struct copy_plan {
   int64_t op, r, dst;
-  int64_t src[64];
-  int kind[64];
-  int64_t copy[64];
+  int64_t src[COPY_PLAN_SOURCES];
+  int kind[COPY_PLAN_SOURCES];
+  int64_t copy[COPY_PLAN_SOURCES];
   int n;
 } copy_plan;
 
@@ -144,7 +147,7 @@ static int64_t plan_copy(sim_t *s, copy_plan *p, int kind, int64_t src) {
     if (p->src[i] == src && p->kind[i] == kind)
       return p->copy[i];
   int64_t c = mapopt__sim_new_copy(s, kind, src, p->dst, p->op, p->r);
-  if (c >= 0 && p->n < 64) {
+  if (c >= 0 && p->n < COPY_PLAN_SOURCES) {
     p->src[p->n] = src;
     p->kind[p->n] = kind;
     p->copy[p->n++] = c;
@@ -158,7 +161,7 @@ static void add_waiter(sim_t *s, int64_t v, int64_t op, int64_t r) {
     mapopt__sim_out_of_memory(s);
     return;
   }
-  w->inst = op * 64 + r; /* requirement positions are < 64 */
+  w->inst = SIM_REQ_CODE(op, r);
   w->next = s->wait_head[v];
   s->wait_head[v] = (int64_t)s->waiters.len - 1;
   s->ops[op].pending++;
@@ -365,7 +368,7 @@ static void wake_waiters(sim_t *s, int64_t v, int64_t by) {
   s->wait_head[v] = -1;
   while (w >= 0) {
     hnode n = MAPOPT__VEC_AT(&s->waiters, hnode, w);
-    int64_t op = n.inst / 64, r = n.inst % 64;
+    int64_t op = SIM_REQ_CODE_OP(n.inst), r = SIM_REQ_CODE_POS(n.inst);
     s->ops[op].pending--;
     s->ops[op].woken_by = by;
     plan_copies(s, op, r);
@@ -488,7 +491,7 @@ static bool check_layout(sim_t *s, int64_t op) {
   const mapopt_app_variant *v = &s->run->tasks[ao->task].variants[o->variant];
   for (size_t k = 0; k < v->nrequires; k++) {
     const mapopt_app_layout_rule *rule = &v->requires[k];
-    for (size_t r = 0; r < ao->nreqs && r < 64; r++) {
+    for (size_t r = 0; r < ao->nreqs; r++) { /* < MAPOPT_APP_MAX_ARGS */
       if (!((rule->args >> r) & 1u) || o->inst[r] < 0)
         continue;
       const sim_inst *in = inst_at(s, o->inst[r]);
@@ -540,10 +543,9 @@ static void start_task(sim_t *s, int64_t op) {
   } else {
     if (!check_layout(s, op))
       return;
-    mapopt_mem_kind mems[64];
-    int64_t ppm[64];
-    size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
-    mapopt__sim_cost_inputs(s, op, mems, ppm, n);
+    mapopt_mem_kind mems[MAPOPT_APP_MAX_ARGS]; /* the plan's limit */
+    int64_t ppm[MAPOPT_APP_MAX_ARGS];
+    mapopt__sim_cost_inputs(s, op, mems, ppm, ao->nreqs);
     mapopt__task_cost_in in = {s->m,
                                s->run,
                                op,
@@ -672,7 +674,8 @@ static void op_complete(sim_t *s, int64_t op) {
   /* Consumers plan their copies first: a successor must not become ready
    * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
-    int64_t cop = s->rawsucc[k] >> 6, r = s->rawsucc[k] & 63;
+    int64_t cop = SIM_REQ_CODE_OP(s->rawsucc[k]),
+            r = SIM_REQ_CODE_POS(s->rawsucc[k]);
     if (s->ops[cop].state < OS_MAPPED)
       --s->ops[cop].raw_left[r];
     else if (--s->ops[cop].raw_left[r] == 0)

@@ -20,6 +20,19 @@
 
 #include "sim/sim.h"
 
+/* A requirement position of an op, packed beside the op's index into one
+ * integer (the waiters of a version, the consumers of an op's writes): an
+ * op has at most MAPOPT_APP_MAX_ARGS requirements, and the simulator's
+ * masks of positions (layout rules) are 64-bit words.
+ * mapopt_sim_plan_new refuses a run with an op over the limit. */
+#define SIM_REQ_BITS 6
+_Static_assert((1 << SIM_REQ_BITS) == MAPOPT_APP_MAX_ARGS &&
+                   MAPOPT_APP_MAX_ARGS <= 64,
+               "requirement positions fill SIM_REQ_BITS and fit a mask");
+#define SIM_REQ_CODE(op, r) ((op) << SIM_REQ_BITS | (r))
+#define SIM_REQ_CODE_OP(c) ((c) >> SIM_REQ_BITS)
+#define SIM_REQ_CODE_POS(c) ((c) & (MAPOPT_APP_MAX_ARGS - 1))
+
 /* Processor classes of the concrete machine: the DSL kinds that can run
  * tasks, plus the runtime's UTIL processors. */
 enum { PK_CPU, PK_GPU, PK_OMP, PK_UTIL, PK_COUNT };
@@ -193,7 +206,8 @@ struct mapopt_sim_plan {
   int64_t *next_sib, *first_child; /* first_child[parent + 1] */
   int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
-  int64_t max_reqs;   /* the most requirements an op has (1 to 64) */
+  int64_t max_reqs;   /* the most requirements an op has (at most
+                         MAPOPT_APP_MAX_ARGS) */
   int64_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;

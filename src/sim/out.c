@@ -28,14 +28,6 @@ static int64_t launches_per_iteration(const mapopt_app_run *run) {
   return n;
 }
 
-/* A run parameter by name, or -1. */
-static int64_t param(const mapopt_app_run *run, const char *name) {
-  for (size_t i = 0; i < run->nparams; i++)
-    if (strcmp(run->param_names[i], name) == 0)
-      return run->param_values[i];
-  return -1;
-}
-
 mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   const mapopt_machine *m = s->m;
   const mapopt_app_run *run = s->run;
@@ -62,18 +54,10 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
     mapopt__sb_putc(b, '\n');
   }
   const char *style = run->log_style ? run->log_style : "";
-  if (strcmp(style, "circuit") == 0 && param(run, "P") > 0 &&
-      param(run, "pps") > 0)
-    /* The settings line circuit_sparse.rg prints first (docs/sim.md, "The raw
-     * log"). */
-    mapopt__sb_printf(b,
-                      "circuit settings: loops=%" PRId64 " prune=%" PRId64
-                      " pieces=%" PRId64 " superpieces=%" PRId64
-                      " nodes/piece=%" PRId64 " wires/piece=%" PRId64
-                      " pct_in_piece=%" PRId64 "\n",
-                      param(run, "loops"), param(run, "prune"), param(run, "P"),
-                      param(run, "P") / param(run, "pps"), param(run, "npp"),
-                      param(run, "wpp"), param(run, "pct"));
+  if (run->log_settings)
+    /* The settings line the application prints first (docs/sim.md, "The raw
+     * log"), which the model's "log_settings" spells out. */
+    mapopt__sb_printf(b, "%s\n", run->log_settings);
   if (res->error != MAPOPT_SIM_NONE) {
     mapopt__sb_printf(b, "%s\n", res->error_text ? res->error_text : "error");
     mapopt__sb_printf(b, "[mapopt-sim] error class %s at t=%.6f s\n",

@@ -90,7 +90,7 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   mapopt__arena *a = &pl->arena;
   pl->max_reqs = 1;
   for (int64_t i = 0; i < run->nops; i++) {
-    if (run->ops[i].nreqs > MAPOPT_SIM_MAX_OP_REQS)
+    if (run->ops[i].nreqs > MAPOPT_APP_MAX_ARGS) /* SIM_REQ_BITS */
       return MAPOPT_EINVAL;
     if ((int64_t)run->ops[i].nreqs > pl->max_reqs)
       pl->max_reqs = (int64_t)run->ops[i].nreqs;
@@ -113,7 +113,7 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < n; i++)
     for (size_t r = 0; r < run->ops[i].nreqs; r++)
-      req_code[dag->req_off[i] + (int64_t)r] = i << 6 | (int64_t)r;
+      req_code[dag->req_off[i] + (int64_t)r] = SIM_REQ_CODE(i, (int64_t)r);
   for (int64_t i = 0; i <= n; i++)
     pl->first_child[i] = -1;
   for (int64_t i = n - 1; i >= 0; i--) {

@@ -3,8 +3,9 @@
  * loading `mapopt-app/1` JSON with exact located diagnostics, instantiation
  * (op counts, pieces, byte defaults, timing flags, sizes and overrides,
  * fenced-mode fences, inner bodies in depth-first order, futures), refusal
- * of absurd sizes, the to_json round trip, task info, and clean
- * out-of-memory failures at every allocation.
+ * of absurd sizes, the to_json round trip, task info, clean
+ * out-of-memory failures at every allocation, derived parameters and the
+ * log's settings line, and the limit on an op's requirements.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "app/app.h"
 #include "mapopt/app.h"
+#include "mapopt/sim.h"
 
 #include "failing_alloc.h"
 
@@ -351,6 +353,15 @@ typedef struct err_case {
   const char *want;      /* the first diagnostic */
 } err_case;
 
+/* 1, after reporting case i of a table of kind, when got is not want. */
+static int mismatch(const char *kind, size_t i, const char *got,
+                    const char *want) {
+  if (strcmp(got, want) == 0)
+    return 0;
+  fprintf(stderr, "%s case %zu:\n  got  %s\n  want %s\n", kind, i, got, want);
+  return 1;
+}
+
 static void test_load_errors(void **state) {
   fixture *f = *state;
   static const err_case cases[] = {
@@ -446,11 +457,7 @@ static void test_load_errors(void **state) {
   int bad = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *got = load_err(f, edit(M, cases[i].from, cases[i].to));
-    if (strcmp(got, cases[i].want) != 0) {
-      fprintf(stderr, "case %zu:\n  got  %s\n  want %s\n", i, got,
-              cases[i].want);
-      bad++;
-    }
+    bad += mismatch("load", i, got, cases[i].want);
   }
   assert_int_equal(bad, 0);
 }
@@ -522,11 +529,7 @@ static void test_inst_errors(void **state) {
     mapopt_app *app = load(f, "m.json", text);
     mapopt_app_options o = {cases[i].spec, -1, -1, 0, 0};
     const char *got = inst_err(f, app, &o);
-    if (strcmp(got, cases[i].want) != 0) {
-      fprintf(stderr, "case %zu:\n  got  %s\n  want %s\n", i, got,
-              cases[i].want);
-      bad++;
-    }
+    bad += mismatch("inst", i, got, cases[i].want);
     mapopt_app_free(app);
   }
   assert_int_equal(bad, 0);
@@ -1087,9 +1090,9 @@ static void test_performance(void **state) {
 /* ---- out of memory at every allocation
  * ------------------------------------------------ */
 
-static void test_oom(void **state) {
-  fixture *f = *state; /* diagnostics use the normal context */
-  char *ring = slurp("ring2.json");
+/* Loading, instantiating and writing text fail cleanly at every allocation
+ * (diagnostics use f's normal context). */
+static void oom_model(fixture *f, const char *file, const char *ring) {
   failing_alloc b = {.left = -1, .sticky = true};
   mapopt_ctx *ctx;
   assert_int_equal(mapopt_ctx_new(failing_realloc, &b, &ctx), MAPOPT_OK);
@@ -1098,8 +1101,8 @@ static void test_oom(void **state) {
     b.left = limit;
     mapopt_app *app = NULL;
     mapopt_diags_clear(f->diags);
-    mapopt_status st = mapopt_app_load_json(ctx, "ring2.json", ring,
-                                            strlen(ring), f->diags, &app);
+    mapopt_status st =
+        mapopt_app_load_json(ctx, file, ring, strlen(ring), f->diags, &app);
     if (st == MAPOPT_OK) {
       mapopt_app_free(app);
       break;
@@ -1110,9 +1113,9 @@ static void test_oom(void **state) {
   assert_true(fails > 10);
   b.left = -1;
   mapopt_app *app = NULL;
-  assert_int_equal(mapopt_app_load_json(ctx, "ring2.json", ring, strlen(ring),
-                                        f->diags, &app),
-                   MAPOPT_OK);
+  assert_int_equal(
+      mapopt_app_load_json(ctx, file, ring, strlen(ring), f->diags, &app),
+      MAPOPT_OK);
   fails = 0;
   for (long limit = 0;; limit++) {
     b.left = limit;
@@ -1142,6 +1145,11 @@ static void test_oom(void **state) {
   b.left = -1;
   mapopt_app_free(app);
   mapopt_ctx_free(ctx);
+}
+
+static void test_oom(void **state) {
+  char *ring = slurp("ring2.json");
+  oom_model(*state, "ring2.json", ring);
   free(ring);
 }
 
@@ -1194,6 +1202,186 @@ static void test_grid_lists(void **state) {
   round_trip(f, "g.json", edit(G, ", \"count\": \"2\"", ""), NULL);
 }
 
+/* ---- derived parameters and the settings line
+ * (docs/apps.md, "Derived parameters") ---------------------------------- */
+
+/* M with derived parameters given in an order that is not the order of
+ * evaluation (c uses b, which uses a), used by the time-step loop's
+ * flops and by the log's settings line. */
+#define DERIVED_OF_M                                                           \
+  "\"derived\": {\"c\": \"b * 2\", \"b\": \"a + T\", \"a\": \"n - 1\", "       \
+  "\"d\": \"nodes * gpus + c\"},\n"
+
+static const char *with_derived(const char *derived, const char *timing) {
+  static char buf[1 << 15];
+  const char *sizes = "\"sizes\":";
+  const char *p = strstr(M, sizes);
+  assert_non_null(p);
+  snprintf(buf, sizeof buf, "%.*s%s%s%s", (int)(p - M), M, derived,
+           timing ? timing : "", p);
+  return buf;
+}
+
+static void test_derived(void **state) {
+  fixture *f = *state;
+  static const char *const timing =
+      "\"timing\": {\"mode\": \"window\", \"metric\": \"time\", \"flops\": "
+      "\"d\", \"log_settings\": \"c={c} per tile={n / T} d={d}\"},\n";
+  char text[1 << 15];
+  snprintf(text, sizeof text, "%s", with_derived(DERIVED_OF_M, timing));
+  mapopt_app *app = load(f, "d.json", text);
+  /* a = 63, b = 67, c = 134; d = 1 * 4 + 134 without a machine. */
+  mapopt_app_run *run = inst(f, app, NULL);
+  assert_int_equal(run->flops_per_iteration, 138);
+  assert_string_equal(run->log_settings, "c=134 per tile=16 d=138");
+  assert_int_equal(run->nparams, 3); /* derived ones are not set: not listed */
+  mapopt_app_run_free(run);
+  /* A size and an override change what they are derived from. */
+  run = inst(f, app, "small,T=2");
+  assert_int_equal(run->flops_per_iteration, 4 + 2 * (16 - 1 + 2));
+  assert_string_equal(run->log_settings, "c=34 per tile=8 d=38");
+  mapopt_app_run_free(run);
+  mapopt_app_machine mach = {3, 2, 1};
+  mapopt_app_options o = {NULL, -1, -1, 0, 0};
+  assert_int_equal(mapopt_app_instantiate(app, &o, &mach, f->diags, &run),
+                   MAPOPT_OK);
+  assert_int_equal(run->flops_per_iteration, 3 * 2 + 134);
+  mapopt_app_run_free(run);
+  /* Setting one is an error, not an override. */
+  mapopt_app_options set = {"c=5", -1, -1, 0, 0};
+  assert_string_equal(inst_err(f, app, &set),
+                      "d.json: error: parameter \"c\" of \"m\" is derived: it "
+                      "is computed from its expression, not set");
+  mapopt_app_free(app);
+  round_trip(f, "d.json", text, "small");
+  oom_model(f, "d.json", text);
+
+  static const err_case load_cases[] = {
+      {"\"a\": \"n - 1\"", "\"a\": \"n - zz\"",
+       "m.json:3:51: error: undefined name \"zz\" in expression \"n - zz\""},
+      {"\"a\": \"n - 1\"", "\"a\": \"c0\"",
+       "m.json:3:47: error: undefined name \"c0\" in expression \"c0\""},
+      {"\"a\": \"n - 1\"", "\"a\": \"elems(0)\"",
+       "m.json:3:47: error: elems() is only allowed in task costs and "
+       "requirement annotations (expression \"elems(0)\")"},
+      {"\"a\": \"n - 1\"", "\"a\": \"c - 1\"",
+       "m.json:3:13: error: derived parameter \"c\" depends on itself: c -> b "
+       "-> a -> c"},
+      {"\"a\": \"n - 1\"", "\"a\": \"a\"",
+       "m.json:3:41: error: derived parameter \"a\" depends on itself: a -> a"},
+      {"\"a\": \"n - 1\"", "\"n\": \"T\"",
+       "m.json:3:41: error: derived parameter \"n\" has the name of a "
+       "parameter (a name is either set or derived)"},
+      {"\"a\": \"n - 1\"", "\"gpus\": \"2\"",
+       "m.json:3:41: error: derived parameter name \"gpus\" is reserved"},
+      {"\"a\": \"n - 1\"", "\"a\": \"n /\"",
+       "m.json:3:50: error: syntax error in expression \"n /\": expected an "
+       "operand, got the end of the expression"},
+      {"{\"n\": 16}", "{\"c\": 16}",
+       "m.json:4:21: error: \"c\" in size \"small\" is a derived parameter: it "
+       "is computed from its expression, not set"},
+  };
+  static const err_case settings_cases[] = {
+      {"{n / T}", "{n / T",
+       "m.json:3:84: error: '{' without '}' in \"log_settings\" of \"timing\""},
+      {"{n / T}", "n / T}",
+       "m.json:3:89: error: '}' without '{' in \"log_settings\" of "
+       "\"timing\""},
+      {"{n / T}", "{n / TT}",
+       "m.json:3:89: error: undefined name \"TT\" in expression \"n / TT\""},
+      {"\"log_settings\": \"c={c} per tile={n / T}\"", "\"log_settings\": 7",
+       "m.json:3:68: error: \"log_settings\" in \"timing\" must be a string"},
+  };
+  static const char *const settings_timing =
+      "\"timing\": {\"mode\": \"window\", \"log_settings\": \"c={c} per "
+      "tile={n / T}\"},\n";
+  int bad = 0;
+  for (size_t i = 0; i < sizeof load_cases / sizeof load_cases[0]; i++) {
+    snprintf(text, sizeof text, "%s", with_derived(DERIVED_OF_M, NULL));
+    const char *got =
+        load_err(f, edit(text, load_cases[i].from, load_cases[i].to));
+    bad += mismatch("load", i, got, load_cases[i].want);
+  }
+  for (size_t i = 0; i < sizeof settings_cases / sizeof settings_cases[0];
+       i++) {
+    snprintf(text, sizeof text, "%s",
+             with_derived("\"derived\": {\"c\": \"1\"},", settings_timing));
+    const char *got =
+        load_err(f, edit(text, settings_cases[i].from, settings_cases[i].to));
+    bad += mismatch("settings", i, got, settings_cases[i].want);
+  }
+  /* Errors of the values, located in the derived parameter's expression,
+   * whether or not anything uses it. */
+  static const err_case inst_cases[] = {
+      {"\"a\": \"n - 1\"", "\"a\": \"n / (T - 4)\"",
+       "m.json:3:49: error: division by zero in expression \"n / (T - 4)\" "
+       "(derived parameter \"a\")"},
+      {"\"a\": \"n - 1\"", "\"a\": \"n * 4611686018427387904\"",
+       "m.json:3:49: error: integer overflow in expression \"n * "
+       "4611686018427387904\" (derived parameter \"a\")"},
+  };
+  for (size_t i = 0; i < sizeof inst_cases / sizeof inst_cases[0]; i++) {
+    snprintf(text, sizeof text, "%s", with_derived(DERIVED_OF_M, NULL));
+    mapopt_app *bad_app =
+        load(f, "m.json", edit(text, inst_cases[i].from, inst_cases[i].to));
+    mapopt_app_options none = {NULL, -1, -1, 0, 0};
+    const char *got = inst_err(f, bad_app, &none);
+    bad += mismatch("inst", i, got, inst_cases[i].want);
+    mapopt_app_free(bad_app);
+  }
+  assert_int_equal(bad, 0);
+}
+
+/* An op has at most MAPOPT_APP_MAX_ARGS requirements: the loader refuses a
+ * launch with more, and the simulator refuses a run that has one. */
+static void test_max_args(void **state) {
+  fixture *f = *state;
+  char args[8192] = "";
+  size_t len = 0;
+  for (int i = 0; i <= MAPOPT_APP_MAX_ARGS; i++)
+    len += (size_t)snprintf(args + len, sizeof args - len,
+                            "%s{\"part\": \"p\", \"priv\": \"RO\"}",
+                            i ? ", " : "");
+  char to[8300];
+  snprintf(to, sizeof to, "\"args\": [%s]", args);
+  const char *text = edit(M,
+                          "\"args\": [{\"part\": \"p\", \"priv\": \"RW\"}, "
+                          "{\"part\": \"q\", \"priv\": \"RO\", \"fields\": "
+                          "[\"a\"]}]",
+                          to);
+  assert_string_equal(load_err(f, text),
+                      "m.json:14:57: error: index launch of \"t\" has 65 "
+                      "arguments (at most 64, the requirements the simulator "
+                      "tracks per task)");
+  /* A run made some other way with one op over the limit. */
+  mapopt_app *app = load(f, "m.json", M);
+  mapopt_app_run *run = inst(f, app, NULL);
+  mapopt_app_req reqs[MAPOPT_APP_MAX_ARGS + 1];
+  const mapopt_app_op *t = NULL;
+  for (int64_t i = 0; i < run->nops && !t; i++)
+    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].nreqs > 0)
+      t = &run->ops[i];
+  assert_non_null(t);
+  for (int i = 0; i <= MAPOPT_APP_MAX_ARGS; i++)
+    reqs[i] = t->reqs[0];
+  mapopt_app_op *ops = calloc((size_t)run->nops, sizeof *ops);
+  assert_non_null(ops);
+  memcpy(ops, run->ops, (size_t)run->nops * sizeof *ops);
+  mapopt_app_run over = *run;
+  over.ops = ops;
+  ops[t - run->ops].reqs = reqs;
+  ops[t - run->ops].nreqs = MAPOPT_APP_MAX_ARGS + 1;
+  mapopt_sim_plan *plan = NULL;
+  assert_int_equal(mapopt_sim_plan_new(f->ctx, &over, &plan), MAPOPT_EINVAL);
+  assert_null(plan);
+  ops[t - run->ops].nreqs = MAPOPT_APP_MAX_ARGS; /* at the limit: accepted */
+  assert_int_equal(mapopt_sim_plan_new(f->ctx, &over, &plan), MAPOPT_OK);
+  mapopt_sim_plan_free(plan);
+  free(ops);
+  mapopt_app_run_free(run);
+  mapopt_app_free(app);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expr_eval),
@@ -1209,6 +1397,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_performance, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_lists, setup, teardown),
       cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_derived, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_max_args, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,7 +180,7 @@ static void test_report_too_many_requirements(void **state) {
   assert_true(close && *close == '}');
   size_t one = (size_t)(close - first) + 1, len = strlen(json);
   size_t at = (size_t)(close + 1 - json),
-         copies = MAPOPT_SIM_MAX_OP_REQS + 1 - WIDE_ARGS;
+         copies = MAPOPT_APP_MAX_ARGS + 1 - WIDE_ARGS;
   char *big = malloc(len + copies * (one + 1) + 1);
   assert_non_null(big);
   memcpy(big, json, at);
