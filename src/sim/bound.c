@@ -305,7 +305,7 @@ static int64_t fold_join(lb_ctx *L, const lb_op *g, size_t ng, const int64_t *F,
   if (rq->priv != MAPOPT_PRIV_RO && rq->priv != MAPOPT_PRIV_RW)
     return 0;
   int64_t qi = dag->req_off[y] + (int64_t)q;
-  const int64_t *need = &dag->need[dag->need_off[qi]];
+  const int32_t *need = &dag->need[dag->need_off[qi]];
   const mapopt_app_region *reg = &run->regions[rq->piece->region];
   size_t n = 0, k = 0;
   for (size_t a = 0; a < rq->piece->natoms; a++)

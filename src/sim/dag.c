@@ -22,20 +22,20 @@
 #include "sim/sim.h"
 
 typedef struct reader {
-  int64_t op;
-  int64_t next; /* index in the reader pool, -1 ends */
+  int32_t op;
+  int32_t next; /* index in the reader pool, -1 ends */
 } reader;
 
 typedef struct af_state {
-  int64_t version;  /* current version id, -1: never written */
-  int64_t readers;  /* head in the reader pool, -1: none */
-  int64_t red_head; /* open reduction set: reducers in the pool */
-  int64_t red_base; /* version the open set reduces into */
+  int32_t version;  /* current version id, -1: never written */
+  int32_t readers;  /* head in the reader pool, -1: none */
+  int32_t red_head; /* open reduction set: reducers in the pool */
+  int32_t red_base; /* version the open set reduces into */
   int red_op;       /* its operator; -1: no open set */
 } af_state;
 
 typedef struct growable {
-  int64_t *data;
+  int32_t *data;
   int64_t len, cap;
 } growable;
 
@@ -50,12 +50,13 @@ typedef struct analysis {
   mapopt__version *versions;
   int64_t nversions, versions_cap;
   growable preds, raw, need, reducers;
-  int64_t *mark;    /* per op: the op whose pred list last included it */
-  int64_t *rawmark; /* per op: the requirement whose raw list includes it */
-  int64_t *fut_op;  /* per future: the op analysed so far that produced it */
+  int32_t *mark;    /* per op: the op whose pred list last included it */
+  int32_t *rawmark; /* per op: the requirement whose raw list includes it */
+  int32_t *fut_op;  /* per future: the op analysed so far that produced it */
   int64_t last_fence;
   int64_t fence_from; /* first op after the newest fence */
   bool failed;
+  bool too_big; /* a list outgrew MAPOPT__SIM_INDEX_MAX */
 } analysis;
 
 /* Grows data (cap elements of elem bytes) to hold need elements, doubling,
@@ -65,6 +66,10 @@ static void *grow(analysis *an, mapopt__arena *arena, void *data, int64_t *cap,
                   int64_t need, size_t elem) {
   if (need <= *cap)
     return data;
+  if (need > MAPOPT__SIM_INDEX_MAX) {
+    an->failed = an->too_big = true;
+    return NULL;
+  }
   int64_t ncap = *cap ? *cap : 64;
   while (ncap < need)
     ncap *= 2;
@@ -83,7 +88,7 @@ static void push(analysis *an, growable *g, int64_t v) {
     g->data[g->len++] = v;
     return;
   }
-  int64_t *d = grow(an, an->arena, g->data, &g->cap, g->len + 1, sizeof *d);
+  int32_t *d = grow(an, an->arena, g->data, &g->cap, g->len + 1, sizeof *d);
   if (!d)
     return;
   g->data = d;
@@ -96,7 +101,7 @@ static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
   if (!p)
     return -1;
   an->pool = p;
-  p[an->npool] = (reader){op, next};
+  p[an->npool] = (reader){(int32_t)op, (int32_t)next};
   return an->npool++;
 }
 
@@ -107,8 +112,8 @@ static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
   if (!v)
     return -1;
   an->versions = v;
-  v[an->nversions] = (mapopt__version){.atom = atom,
-                                       .producer = producer,
+  v[an->nversions] = (mapopt__version){.atom = (int32_t)atom,
+                                       .producer = (int32_t)producer,
                                        .base = -1,
                                        .field = (uint8_t)field,
                                        .kind = (uint8_t)kind};
@@ -127,7 +132,7 @@ static void add_pred(analysis *an, int64_t op, int64_t pred) {
   if (pred < 0 || pred == op || an->mark[pred] == op ||
       is_ancestor(an->run, pred, op))
     return;
-  an->mark[pred] = op;
+  an->mark[pred] = (int32_t)op;
   push(an, &an->preds, pred);
 }
 
@@ -139,7 +144,7 @@ static void add_raw(analysis *an, int64_t q, int64_t v) {
       for (int64_t i = 0; i < ver->nred; i++) {
         int64_t op = an->reducers.data[ver->red_off + i];
         if (an->rawmark[op] != q) {
-          an->rawmark[op] = q;
+          an->rawmark[op] = (int32_t)q;
           push(an, &an->raw, op);
         }
       }
@@ -147,7 +152,7 @@ static void add_raw(analysis *an, int64_t q, int64_t v) {
       continue;
     }
     if (ver->producer >= 0 && an->rawmark[ver->producer] != q) {
-      an->rawmark[ver->producer] = q;
+      an->rawmark[ver->producer] = (int32_t)q;
       push(an, &an->raw, ver->producer);
     }
     break;
@@ -180,12 +185,12 @@ static void close_reductions(analysis *an, af_state *s, int64_t atom,
   if (v < 0)
     return;
   an->versions[v].base = s->red_base;
-  an->versions[v].red_off = an->reducers.len;
+  an->versions[v].red_off = (int32_t)an->reducers.len;
   for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next) {
     push(an, &an->reducers, an->pool[r].op);
     an->versions[v].nred++;
   }
-  s->version = v;
+  s->version = (int32_t)v;
   s->red_op = -1;
   s->red_head = -1;
 }
@@ -213,7 +218,7 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       break;
     close_reductions(an, s, atom, field);
     need = s->version;
-    s->readers = pool_add(an, op, s->readers);
+    s->readers = (int32_t)pool_add(an, op, s->readers);
     break;
   case MAPOPT_PRIV_RW:
   case MAPOPT_PRIV_WD:
@@ -228,8 +233,8 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       s->red_op = -1; /* pending reductions are discarded */
       s->red_head = -1;
     }
-    s->version =
-        new_version(an, is_fill ? VER_FILL : VER_WRITE, atom, field, op);
+    s->version = (int32_t)new_version(an, is_fill ? VER_FILL : VER_WRITE, atom,
+                                      field, op);
     s->readers = -1;
     break;
   case MAPOPT_PRIV_REDUCE:
@@ -253,7 +258,7 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
      * one reducer of the set (its requirements are analysed one after the
      * other, so it would be the head). */
     if (s->red_head < 0 || an->pool[s->red_head].op != op)
-      s->red_head = pool_add(an, op, s->red_head);
+      s->red_head = (int32_t)pool_add(an, op, s->red_head);
     break;
   }
   return need < 0 || an->versions[need].kind == VER_NONE ? -1 : need;
@@ -275,7 +280,7 @@ static int64_t future_op(const analysis *an, int64_t i, int64_t f) {
 static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
   const mapopt_app_run *run = an->run;
   const mapopt_app_op *op = &run->ops[i];
-  dag->pred_off[i] = an->preds.len;
+  dag->pred_off[i] = (int32_t)an->preds.len;
   add_pred(an, i, an->last_fence);
   for (size_t w = 0; w < op->nwaits; w++)
     add_pred(an, i, future_op(an, i, op->waits[w]));
@@ -294,8 +299,8 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
   for (size_t r = 0; r < op->nreqs; r++) {
     int64_t q = dag->req_off[i] + (int64_t)r;
     const mapopt_app_req *req = &op->reqs[r];
-    dag->need_off[q] = an->need.len;
-    dag->raw_off[q] = an->raw.len;
+    dag->need_off[q] = (int32_t)an->need.len;
+    dag->raw_off[q] = (int32_t)an->raw.len;
     const mapopt_app_piece *pc = req->piece;
     for (size_t a = 0; a < pc->natoms; a++)
       for (uint64_t fm = req->fields; fm; fm &= fm - 1) {
@@ -307,11 +312,11 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
       }
   }
   if (op->future >= 0 && op->future < run->nfutures)
-    an->fut_op[op->future] = i;
+    an->fut_op[op->future] = (int32_t)i;
 }
 
 /* A growable list as the DAG keeps it: never NULL, even when empty. */
-static int64_t *final_list(analysis *an, growable *g) {
+static int32_t *final_list(analysis *an, growable *g) {
   if (!g->data)
     g->data = grow(an, an->arena, NULL, &g->cap, 1, sizeof *g->data);
   return g->data;
@@ -330,13 +335,16 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   memset(dag, 0, sizeof *dag);
   dag->nops = n;
   mapopt__arena *sa = &an.scratch;
+  mapopt_status st = MAPOPT_EINVAL;
+  if (n >= MAPOPT__SIM_INDEX_MAX || run->natoms >= MAPOPT__SIM_INDEX_MAX)
+    goto done;
   an.af_off = mapopt__arena_alloc(sa, (size_t)(run->natoms + 1) * 8);
-  an.mark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 8);
-  an.rawmark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 8);
-  an.fut_op = mapopt__arena_alloc(sa, (size_t)(run->nfutures + 1) * 8);
-  dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 8);
-  mapopt_status st = MAPOPT_ENOMEM;
+  an.mark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 4);
+  an.rawmark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 4);
+  an.fut_op = mapopt__arena_alloc(sa, (size_t)(run->nfutures + 1) * 4);
+  dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 4);
+  dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 4);
+  st = MAPOPT_ENOMEM;
   if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
       !dag->req_off || !an.fut_op)
     goto done;
@@ -363,7 +371,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   int64_t nreqs = 0, nneed = 0, nwrites = 0;
   for (int64_t i = 0; i < n; i++) {
     const mapopt_app_op *o = &run->ops[i];
-    dag->req_off[i] = nreqs;
+    dag->req_off[i] = (int32_t)nreqs;
     nreqs += (int64_t)o->nreqs;
     for (size_t r = 0; r < o->nreqs; r++) {
       int64_t touches = (int64_t)o->reqs[r].piece->natoms *
@@ -375,12 +383,17 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
     an.mark[i] = -1;
     an.rawmark[i] = -1;
   }
-  dag->req_off[n] = nreqs;
+  st = MAPOPT_EINVAL;
+  if (nreqs >= MAPOPT__SIM_INDEX_MAX || nneed >= MAPOPT__SIM_INDEX_MAX ||
+      nwrites >= MAPOPT__SIM_INDEX_MAX || naf >= MAPOPT__SIM_INDEX_MAX)
+    goto done;
+  st = MAPOPT_ENOMEM;
+  dag->req_off[n] = (int32_t)nreqs;
   dag->nreqs = nreqs;
-  dag->need_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
-  dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 8);
+  dag->need_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 4);
+  dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 4);
   an.need.cap = nneed ? nneed : 1;
-  an.need.data = mapopt__arena_alloc(arena, (size_t)an.need.cap * 8);
+  an.need.data = mapopt__arena_alloc(arena, (size_t)an.need.cap * 4);
   an.versions_cap = nwrites ? nwrites : 1;
   an.versions = mapopt__arena_alloc(arena, (size_t)an.versions_cap *
                                                sizeof(mapopt__version));
@@ -388,9 +401,9 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
     goto done;
   for (int64_t i = 0; i < n && !an.failed; i++)
     analyse_op(&an, dag, i);
-  dag->pred_off[n] = an.preds.len;
-  dag->need_off[nreqs] = an.need.len;
-  dag->raw_off[nreqs] = an.raw.len;
+  dag->pred_off[n] = (int32_t)an.preds.len;
+  dag->need_off[nreqs] = (int32_t)an.need.len;
+  dag->raw_off[nreqs] = (int32_t)an.raw.len;
   /* The lists were grown in the DAG's arena: they are the DAG's. */
   dag->preds = final_list(&an, &an.preds);
   dag->need = final_list(&an, &an.need);
@@ -398,7 +411,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->reducers = final_list(&an, &an.reducers);
   dag->versions = an.versions;
   dag->nversions = an.nversions;
-  st = an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
+  st = an.too_big ? MAPOPT_EINVAL : an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
 done:
   mapopt__arena_destroy(&an.scratch);
   return st;

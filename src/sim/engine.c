@@ -306,7 +306,7 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
   if (!s->plan->reads_reduction[q] || !o->inst || o->inst[r] < 0 ||
       req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
     return;
-  const int64_t *need = &s->dag.need[s->dag.need_off[q]];
+  const int32_t *need = &s->dag.need[s->dag.need_off[q]];
   copy_plan p;
   copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;
@@ -342,7 +342,7 @@ static void plan_copies(sim_t *s, int64_t op, int64_t r) {
   if (req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
     return;
   int64_t q = s->dag.req_off[op] + r;
-  const int64_t *need = &s->dag.need[s->dag.need_off[q]];
+  const int32_t *need = &s->dag.need[s->dag.need_off[q]];
   copy_plan p;
   copy_plan_init(&p, op, r, o->inst[r]);
   const mapopt_app_piece *pc = req->piece;

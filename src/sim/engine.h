@@ -201,14 +201,17 @@ struct mapopt_sim_plan {
   pooled_arena *pool;
   const mapopt_app_run *run;
   mapopt__sim_dag dag;
-  int64_t *succ_off, *succ, *rawsucc_off, *rawsucc;
-  int64_t *vprod_off, *vprod;
-  int64_t *next_sib, *first_child; /* first_child[parent + 1] */
-  int64_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
+  /* 32-bit, as the DAG's lists (sim.h); rawsucc's entries are
+   * (op << 6 | position), which need 64. */
+  int32_t *succ_off, *succ, *rawsucc_off;
+  int64_t *rawsucc;
+  int32_t *vprod_off, *vprod;
+  int32_t *next_sib, *first_child; /* first_child[parent + 1] */
+  int32_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
   int64_t max_reqs;   /* the most requirements an op has (at most
                          MAPOPT_APP_MAX_ARGS) */
-  int64_t *ctx_first; /* context -> its first op */
+  int32_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
   uint8_t *reads_reduction; /* per requirement: it needs a reduced version */
@@ -261,12 +264,14 @@ struct mapopt__sim {
   int64_t ports_per_node, gpus_per_node;
   /* Ops. */
   sim_op *ops;
-  int64_t *next_sib;
+  const int32_t *next_sib;
   sim_ctx *ctxs; /* [op + 1] for inner ops; [0] top level */
-  int64_t *succ_off, *succ;
-  int64_t *rawsucc_off, *rawsucc; /* producer -> its consumers' requirements,
-                                     each (op << 6 | position) */
-  int64_t *vprod_off, *vprod;     /* op -> versions it produces (write, fill) */
+  const int32_t *succ_off, *succ;
+  const int32_t *rawsucc_off;
+  const int64_t *rawsucc; /* producer -> its consumers' requirements, each
+                             (op << 6 | position) */
+  const int32_t *vprod_off, *vprod; /* op -> versions it produces (write,
+                                       fill) */
   int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
   int64_t *task_limit; /* per task: InstanceLimit, 0 none */
   struct req_policy *policy_cache; /* [((task * max_reqs + req) * kinds

@@ -22,28 +22,40 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__heap_init(&pa->events);
 }
 
-/* Inverts an adjacency list given as (off, list) over n nodes, into a (its
- * cursors in scratch): node i becomes map[i], or i without a map. */
+/* Inverts an adjacency list given as (off, list) over n nodes into a (its
+ * cursors in scratch): node i becomes map[i] in *out64, or i in *out32
+ * without a map. */
 static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
-                            const int64_t *off, const int64_t *list, int64_t m,
-                            const int64_t *map, int64_t **out_off,
-                            int64_t **out) {
-  int64_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * 8);
+                            const int32_t *off, const int32_t *list, int64_t m,
+                            const int64_t *map, int32_t **out_off,
+                            int32_t **out32, int64_t **out64) {
+  int32_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * sizeof *cnt);
   int64_t total = off[n];
-  int64_t *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * 8);
-  int64_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * 8);
+  size_t elem = map ? sizeof **out64 : sizeof **out32;
+  void *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * elem);
+  int32_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * sizeof *pos);
   if (!cnt || !res || !pos)
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < total; i++)
     cnt[list[i] + 1]++;
   for (int64_t j = 0; j < m; j++)
     cnt[j + 1] += cnt[j];
-  memcpy(pos, cnt, (size_t)(m + 1) * 8);
+  memcpy(pos, cnt, (size_t)(m + 1) * sizeof *pos);
+  int64_t *res64 = map ? res : NULL;
+  int32_t *res32 = map ? NULL : res;
   for (int64_t i = 0; i < n; i++)
-    for (int64_t k = off[i]; k < off[i + 1]; k++)
-      res[pos[list[k]]++] = map ? map[i] : i;
+    for (int64_t k = off[i]; k < off[i + 1]; k++) {
+      int32_t at = pos[list[k]]++;
+      if (map)
+        res64[at] = map[i];
+      else
+        res32[at] = (int32_t)i;
+    }
   *out_off = cnt;
-  *out = res;
+  if (map)
+    *out64 = res64;
+  else
+    *out32 = res32;
   return MAPOPT_OK;
 }
 
@@ -102,12 +114,12 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   int64_t n = run->nops, nv = dag->nversions;
   int64_t *req_code =
       mapopt__arena_alloc(scratch, (size_t)(dag->nreqs + 1) * 8);
-  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
-  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
+  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
+  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
   pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
-  pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 8);
-  pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
-  int64_t *fillp = mapopt__arena_alloc(scratch, (size_t)(n + 1) * 8);
+  pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 4);
+  pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 4);
+  int32_t *fillp = mapopt__arena_alloc(scratch, (size_t)(n + 1) * 4);
   if (!req_code || !pl->next_sib || !pl->first_child || !pl->af_off ||
       !pl->vprod_off || !pl->vprod || !fillp)
     return MAPOPT_ENOMEM;
@@ -119,10 +131,10 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   for (int64_t i = n - 1; i >= 0; i--) {
     int64_t c = run->ops[i].parent + 1;
     pl->next_sib[i] = pl->first_child[c];
-    pl->first_child[c] = i;
+    pl->first_child[c] = (int32_t)i;
   }
   /* Contexts: the top level and every op that can have children. */
-  pl->ctx_of_op = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
+  pl->ctx_of_op = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
   if (!pl->ctx_of_op)
     return MAPOPT_ENOMEM;
   pl->nctx = 1;
@@ -130,9 +142,9 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     const mapopt_app_op *o = &run->ops[i];
     bool parent = pl->first_child[i + 1] >= 0 ||
                   (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner);
-    pl->ctx_of_op[i] = parent ? pl->nctx++ : -1;
+    pl->ctx_of_op[i] = parent ? (int32_t)pl->nctx++ : -1;
   }
-  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 8);
+  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 4);
   if (!pl->ctx_first)
     return MAPOPT_ENOMEM;
   pl->ctx_first[0] = pl->first_child[0];
@@ -145,10 +157,10 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     pl->naf += run->regions[run->atom_region[at]].nfields;
   }
   st = invert(a, scratch, n, dag->pred_off, dag->preds, n, NULL, &pl->succ_off,
-              &pl->succ);
+              &pl->succ, NULL);
   if (st == MAPOPT_OK)
     st = invert(a, scratch, dag->nreqs, dag->raw_off, dag->raw, n, req_code,
-                &pl->rawsucc_off, &pl->rawsucc);
+                &pl->rawsucc_off, NULL, &pl->rawsucc);
   if (st != MAPOPT_OK)
     return st;
   /* The versions each op produces (writes and fills). */
@@ -157,10 +169,10 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
       pl->vprod_off[dag->versions[v].producer + 1]++;
   for (int64_t i = 0; i < n; i++)
     pl->vprod_off[i + 1] += pl->vprod_off[i];
-  memcpy(fillp, pl->vprod_off, (size_t)(n + 1) * 8);
+  memcpy(fillp, pl->vprod_off, (size_t)(n + 1) * sizeof *fillp);
   for (int64_t v = 0; v < nv; v++)
     if (dag->versions[v].kind != VER_REDUCTION)
-      pl->vprod[fillp[dag->versions[v].producer]++] = v;
+      pl->vprod[fillp[dag->versions[v].producer]++] = (int32_t)v;
   /* The requirements that read reduced data (their folds are planned as
    * their reducers complete, engine.c). */
   pl->reads_reduction = mapopt__arena_zalloc(a, (size_t)(dag->nreqs + 1));

@@ -39,12 +39,19 @@ typedef enum mapopt__vkind_sim {
   VER_REDUCTION /* base version plus the folds of a closed reduction set */
 } mapopt__ver_kind;
 
-/* One version of one (atom, field): 40 bytes, two or so per op. */
+/* The DAG's and the plan's indices (ops, requirements, versions, atoms and
+ * positions in their lists) are 32-bit: that halves the plan, whose memory
+ * is mostly fresh when it is built, and on the machines of docs/sim.md,
+ * "Benchmarks", first-touched memory is most of a plan's build. A run
+ * whose lists would not fit is refused (MAPOPT_EINVAL). */
+enum { MAPOPT__SIM_INDEX_MAX = INT32_MAX };
+
+/* One version of one (atom, field): 20 bytes, two or so per op. */
 typedef struct mapopt__version {
-  int64_t atom;
-  int64_t producer; /* VER_WRITE, VER_FILL: the op */
-  int64_t base;     /* VER_REDUCTION: version id of the base */
-  int64_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
+  int32_t atom;
+  int32_t producer; /* VER_WRITE, VER_FILL: the op */
+  int32_t base;     /* VER_REDUCTION: version id of the base */
+  int32_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
   int32_t nred;
   uint8_t field; /* < 64 */
   uint8_t kind;  /* mapopt__ver_kind */
@@ -60,20 +67,21 @@ typedef struct mapopt__version {
  */
 typedef struct mapopt__sim_dag {
   int64_t nops;
-  int64_t *pred_off; /* nops + 1 */
-  int64_t *preds;
-  int64_t *req_off; /* nops + 1 */
+  int32_t *pred_off; /* nops + 1 */
+  int32_t *preds;
+  int32_t *req_off; /* nops + 1 */
   int64_t nreqs;
-  int64_t *need_off; /* nreqs + 1 */
-  int64_t *need;
-  int64_t *raw_off; /* nreqs + 1 */
-  int64_t *raw;
+  int32_t *need_off; /* nreqs + 1 */
+  int32_t *need;
+  int32_t *raw_off; /* nreqs + 1 */
+  int32_t *raw;
   int64_t nversions;
   mapopt__version *versions;
-  int64_t *reducers; /* ops */
+  int32_t *reducers; /* ops */
 } mapopt__sim_dag;
 
-/* Builds the DAG of run in arena. MAPOPT_ENOMEM on failure. */
+/* Builds the DAG of run in arena. MAPOPT_ENOMEM on failure, MAPOPT_EINVAL
+ * when a list would outgrow MAPOPT__SIM_INDEX_MAX. */
 mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
                                     const mapopt_app_run *run,
                                     mapopt__sim_dag *dag);

@@ -672,7 +672,7 @@ typedef struct lbfix {
   int64_t flops[LB_MAXOPS][2];
   int64_t efrom[LB_MAXEDGES], eto[LB_MAXEDGES];
   int nedges;
-  int64_t pred_off[LB_MAXOPS + 1], preds[LB_MAXEDGES];
+  int32_t pred_off[LB_MAXOPS + 1], preds[LB_MAXEDGES];
   mapopt__sim_dag dag;
   mapopt_app_run run;
 } lbfix;
@@ -914,7 +914,7 @@ typedef struct rnd {
   mapopt_app_op ops[LB_MAXOPS];
   mapopt_app_req reqs[LB_MAXOPS][2];
   int64_t flops[LB_MAXOPS][3], fixed[LB_MAXOPS][3];
-  int64_t pred_off[LB_MAXOPS + 1], preds[LB_MAXEDGES];
+  int32_t pred_off[LB_MAXOPS + 1], preds[LB_MAXEDGES];
   mapopt__sim_dag dag;
   mapopt_app_run run;
 } rnd;
