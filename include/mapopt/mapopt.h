@@ -27,6 +27,7 @@
 #include "mapopt/dsl.h"
 #include "mapopt/sim.h"
 #include "mapopt/guide.h"
+#include "mapopt/chat.h"
 #include "mapopt/llm.h"
 #include "mapopt/eval.h"
 #include "mapopt/tune.h"

@@ -22,24 +22,33 @@ typedef struct cli_command {
   int (*run)(int argc, char **argv);
 } cli_command;
 
+/*
+ * The files of the CLI call one another without a circle (style/calls
+ * checks it); from the top: main.c (mapopt's own options and the
+ * dispatch), help.c (manual pages and completion), commands.c (the table),
+ * the commands (cmd_*.c) and what they share (pipeline.c, tune_common.c,
+ * eval_common.c, progress.c), then compile.c, context.c, json.c,
+ * options.c and, at the bottom, errors.c.
+ */
+
+/* ---- the commands (commands.c) ------------------------------------------- */
+
 /* The commands, and the one called name (NULL when there is none). */
 const cli_command *cli_commands(size_t *n);
 const cli_command *cli_find_command(const char *name);
+/* The command's name that name was probably meant to be; NULL: none is
+ * close. */
+const char *cli_suggest_command(const char *name);
 
-/* ---- the texts of --help (help.c) ---------------------------------------- */
+/* ---- manual pages and completion from --help (help.c) -------------------- */
 
-enum { CLI_MAX_OPTIONS = 64, CLI_OPTION_LEN = 32 };
-/* The options a --help text names ("--machine", "-i"), each once, in the
- * order they first appear, into names (at most CLI_MAX_OPTIONS). */
-size_t cli_usage_options(const char *usage, char (*names)[CLI_OPTION_LEN]);
-/* "unknown option 'OPT'" as command cmd's usage error, with the option of
- * its --help that was probably meant. Returns EXIT_USAGE. */
-int cli_unknown_option(const char *cmd, const char *opt);
 /* The manual page (roff) of command c, or of mapopt itself when c is NULL
  * (main_help: the text of `mapopt --help`). */
 void cli_write_man(FILE *f, const cli_command *c, const char *main_help);
 /* The bash completion script: commands, options, presets, applications. */
 void cli_write_completion(FILE *f, const char *main_help);
+
+/* ---- messages on stderr (errors.c) --------------------------------------- */
 
 /* Prints the formatted message and a newline on stderr, its control
  * characters written as \xNN (names from the command line or a file may
@@ -49,7 +58,23 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "mapopt NAME: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Prints every diagnostic of diags, GCC style, to f. */
+void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
+/* ---- arguments (options.c) ----------------------------------------------- */
+
+enum { CLI_MAX_OPTIONS = 64, CLI_OPTION_LEN = 32 };
+/* The options a --help text names ("--machine", "-i"), each once, in the
+ * order they first appear, into names (at most CLI_MAX_OPTIONS). */
+size_t cli_usage_options(const char *usage, char (*names)[CLI_OPTION_LEN]);
+/* The --help text of the command being run, whose options an unknown
+ * option is compared with; main() sets it before it runs the command (the
+ * commands do not look themselves up in the table, which refers to
+ * them). */
+void cli_set_command_usage(const char *usage);
+/* "unknown option 'OPT'" as command cmd's usage error, with the option of
+ * its --help that was probably meant. Returns EXIT_USAGE. */
+int cli_unknown_option(const char *cmd, const char *opt);
 /* Takes an argument that matched none of the command's options: an unknown
  * option is an error, else it becomes the command's one operand *slot
  * (`what` names the operand in the error for a second one). Returns
@@ -68,7 +93,11 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool cli_parse_double(const char *s, double lo, double hi, double *out);
 /* True when argv[i] is -h or --help. */
 bool cli_is_help(const char *arg);
-struct json_t;
+/* --region-keys auto|names|positions|both (mapopt_region_keys_mode); false
+ * for anything else. */
+bool cli_region_keys(const char *arg, mapopt_region_keys_mode *mode);
+
+/* ---- contexts (context.c) ------------------------------------------------ */
 
 /* Opens a context and a diagnostics list for one command; false when out
  * of memory (nothing to free then). */
@@ -86,10 +115,17 @@ typedef struct cli_budget {
  * must outlive the context. */
 bool cli_open_budget(mapopt_ctx **ctx, mapopt_diags **diags, cli_budget *b);
 void cli_close(mapopt_ctx *ctx, mapopt_diags *diags);
+
+/* ---- JSON on stdout (json.c) --------------------------------------------- */
+
+struct json_t;
 /* Prints {"key": value} as indented JSON on stdout; takes value. */
 void cli_print_json(const char *key, struct json_t *value);
 /* Prints value as indented JSON on stdout; takes it. */
 void cli_dump_json(struct json_t *value);
+
+/* ---- mappers and machines (compile.c) ------------------------------------ */
+
 /* Reads all of standard input (NUL-terminated; free it with free()) into
  * *text; NULL when out of memory. */
 char *cli_read_stdin(size_t *len);
@@ -103,11 +139,6 @@ mapopt_status cli_compile_file(mapopt_ctx *ctx, const char *path,
  * returns false: the command then exits with EXIT_INVALID, as every command
  * does for a machine it cannot load. */
 bool cli_machine_shape(const char *arg, mapopt_machine_shape *shape);
-/* --region-keys auto|names|positions|both (mapopt_region_keys_mode); false
- * for anything else. */
-bool cli_region_keys(const char *arg, mapopt_region_keys_mode *mode);
-/* Prints every diagnostic of diags, GCC style, to f. */
-void cli_print_diags(FILE *f, const mapopt_diags *diags, size_t from);
 
 /* ---- the progress line (progress.c) -------------------------------------- */
 

@@ -2,85 +2,16 @@
  * What the --help texts are also used for: each command's usage string
  * (cli_command.usage) is the one source of its documentation. From it
  * come the option names that an unknown option is compared with ("did you
- * mean '--mapper'?"), the manual pages that `mapopt --man` writes (roff,
- * installed as mapopt(1) and mapopt-COMMAND(1)), and the bash completion
- * that `mapopt --completion bash` writes. So a new option, once it is in
- * --help, is in all of them.
+ * mean '--mapper'?", options.c), the manual pages that `mapopt --man`
+ * writes (roff, installed as mapopt(1) and mapopt-COMMAND(1)), and the
+ * bash completion that `mapopt --completion bash` writes. So a new option,
+ * once it is in --help, is in all of them.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-
-/* ---- options ------------------------------------------------------------- */
-
-/* Adds the option at p (up to where it ends) to names, once. Returns its
- * end, or p + 1 when p starts no option. */
-static const char *take_option(const char *p, char (*names)[CLI_OPTION_LEN],
-                               size_t *n) {
-  const char *q = p + (p[1] == '-' ? 2 : 1);
-  if (p[0] != '-' || !islower((unsigned char)*q))
-    return p + 1;
-  while (islower((unsigned char)*q) || isdigit((unsigned char)*q) ||
-         (*q == '-' && islower((unsigned char)q[1])))
-    q++;
-  size_t len = (size_t)(q - p);
-  if (len >= CLI_OPTION_LEN || (*q && !strchr(" \n]),|=", *q)))
-    return q;
-  for (size_t i = 0; i < *n; i++)
-    if (strlen(names[i]) == len && memcmp(names[i], p, len) == 0)
-      return q;
-  if (*n < CLI_MAX_OPTIONS) {
-    memcpy(names[*n], p, len);
-    names[(*n)++][len] = '\0';
-  }
-  return q;
-}
-
-/* Options are named in the synopsis (the lines before the first blank
- * line) and at the start of the option lines ("  --point P --space S  an
- * index point"), never in the prose around them. */
-size_t cli_usage_options(const char *usage, char (*names)[CLI_OPTION_LEN]) {
-  size_t n = 0;
-  bool synopsis = true;
-  for (const char *l = usage; *l;) {
-    const char *e = strchr(l, '\n');
-    size_t len = e ? (size_t)(e - l) : strlen(l);
-    size_t ind = 0;
-    while (ind < len && l[ind] == ' ')
-      ind++;
-    if (ind == len)
-      synopsis = false;
-    /* The part that may name options: the whole synopsis line, or an
-     * option line's tag (up to its gap). */
-    size_t end = 0;
-    if (synopsis)
-      end = len;
-    else if (ind <= 2 && l[ind] == '-')
-      for (end = ind;
-           end < len && !(l[end] == ' ' && end + 1 < len && l[end + 1] == ' ');)
-        end++;
-    for (const char *p = l + ind; p < l + end;)
-      p = (p == l || strchr(" [|", p[-1])) ? take_option(p, names, &n) : p + 1;
-    l += len + (e ? 1 : 0);
-  }
-  return n;
-}
-
-int cli_unknown_option(const char *cmd, const char *opt) {
-  const cli_command *c = cli_find_command(cmd);
-  char names[CLI_MAX_OPTIONS][CLI_OPTION_LEN];
-  const char *list[CLI_MAX_OPTIONS];
-  size_t n = c ? cli_usage_options(c->usage, names) : 0;
-  for (size_t i = 0; i < n; i++)
-    list[i] = names[i];
-  const char *meant = mapopt_suggest(opt, strlen(opt), list, n);
-  if (meant)
-    return cli_usage_error(cmd, "unknown option '%s'; did you mean '%s'?", opt,
-                           meant);
-  return cli_usage_error(cmd, "unknown option '%s'", opt);
-}
 
 /* ---- manual pages -------------------------------------------------------- */
 

@@ -1,24 +1,14 @@
 /*
- * Internal interface of the llm module (mapopt/llm.h): the client's state,
- * shared by the chat call (client.c) and the step (step.c), and the
- * texts compiled into the library (the .md files of src/llm/prompt, by
- * cmake/embed.cmake).
+ * Internal interface of the llm module (mapopt/llm.h): the application
+ * section's pieces, and the texts compiled into the library (the .md files
+ * of src/llm/prompt, by cmake/embed.cmake). The client it asks is the chat
+ * module's, through mapopt/chat.h.
  */
 #ifndef MAPOPT_SRC_LLM_H
 #define MAPOPT_SRC_LLM_H
 
 #include "core/core.h"
 #include "mapopt/llm.h"
-
-struct mapopt_llm_client {
-  mapopt_ctx *ctx;
-  mapopt_llm_config cfg; /* strings point to the copies below */
-  char *base_url, *model, *api_key;
-  char *url; /* {base}/chat/completions */
-  char *auth_header;
-  mapopt_llm_transport *transport;
-  mapopt__rng rng; /* backoff jitter */
-};
 
 /* The application section's pieces (pieces.c). For argument arg of task
  * t, the piece each op uses as a function of its context, fitted to every

@@ -47,9 +47,9 @@ static mapopt_status take(mapopt_llm_client *c, mapopt_llm_chat_result *chat,
   for (size_t i = 0; i < chat->call.nchoices; i++) {
     const mapopt_llm_choice *ch = &chat->choices[i];
     mapopt_llm_candidate *cand = &r->candidates[r->ncandidates];
-    mapopt_status st =
-        mapopt_llm_reply_parse(c->ctx, ch->content, ch->len, ch->truncated,
-                               c->cfg.max_mapper_bytes, opts, cand);
+    mapopt_status st = mapopt_llm_reply_parse(
+        mapopt_llm_client_ctx(c), ch->content, ch->len, ch->truncated,
+        mapopt_llm_client_config(c)->max_mapper_bytes, opts, cand);
     if (st != MAPOPT_OK)
       return st;
     cand->call = index;
@@ -64,12 +64,13 @@ mapopt_status mapopt_llm_step(mapopt_llm_client *c,
                               mapopt_llm_step_result **out) {
   if (!c || !in)
     return MAPOPT_EINVAL;
-  mapopt_ctx *ctx = c->ctx;
+  mapopt_ctx *ctx = mapopt_llm_client_ctx(c);
+  const mapopt_llm_config *cfg = mapopt_llm_client_config(c);
   mapopt_llm_prompt prompt;
   mapopt_status st = mapopt_llm_prompt_build(ctx, in, &prompt);
   if (st != MAPOPT_OK)
     return st;
-  size_t cap = (size_t)c->cfg.samples;
+  size_t cap = (size_t)cfg->samples;
   step_impl *impl = mapopt__calloc(ctx, 1, sizeof *impl);
   mapopt_llm_step_result *r = impl ? &impl->pub : NULL;
   if (r) {
@@ -89,7 +90,7 @@ mapopt_status mapopt_llm_step(mapopt_llm_client *c,
    * answers n with fewer choices is asked again for the rest; one that
    * refuses n (400, as some local servers do) is asked one sample at a
    * time. */
-  bool use_n = c->cfg.use_n;
+  bool use_n = cfg->use_n;
   while (st == MAPOPT_OK && r->ncandidates < cap && r->ncalls < cap + 1) {
     int n = use_n ? (int)(cap - r->ncandidates) : 1;
     mapopt_llm_chat_result *chat;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/llm.h"
+#include "chat/chat.h"
 
 void mapopt_llm_config_init(mapopt_llm_config *cfg) {
   *cfg = (mapopt_llm_config){

@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "core/json.h"
-#include "llm/llm.h"
+#include "chat/chat.h"
 
 #define MAX_CHOICES 64
 #define MAX_SERVER_TEXT 300
@@ -153,6 +153,14 @@ mapopt_status mapopt_llm_client_new(mapopt_ctx *ctx,
 
 const char *mapopt_llm_client_url(const mapopt_llm_client *c) {
   return c->url;
+}
+
+mapopt_ctx *mapopt_llm_client_ctx(const mapopt_llm_client *c) {
+  return c->ctx;
+}
+
+const mapopt_llm_config *mapopt_llm_client_config(const mapopt_llm_client *c) {
+  return &c->cfg;
 }
 
 /* ---- safe text ----------------------------------------------------------- */

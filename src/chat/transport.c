@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "llm/llm.h"
+#include "chat/chat.h"
 
 #define MAX_HEADER_BYTES ((size_t)64 << 10)
 

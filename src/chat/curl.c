@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llm/llm.h"
+#include "chat/chat.h"
 
 typedef struct curl_transport {
   mapopt_llm_transport base;
