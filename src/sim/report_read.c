@@ -496,8 +496,7 @@ static void read_task(reader *R, const mapopt__json *e,
     }
     t->variant_kinds |= 1u << pk;
   }
-  const mapopt__json *a =
-      array(R, e, "requirements", w, MAPOPT_APP_MAX_ARGS);
+  const mapopt__json *a = array(R, e, "requirements", w, MAPOPT_APP_MAX_ARGS);
   if (!a || a->u.arr.n == 0)
     return;
   t->reqs = mapopt__sim_result_alloc(R->res, a->u.arr.n, sizeof *t->reqs);
