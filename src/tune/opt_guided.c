@@ -74,6 +74,10 @@ enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
 #define BANDIT_C 0.05
 /* A score within this share of the best is level with it (guided_tell). */
 #define LEVEL_SHARE 0.01
+/* A mapper under this share of the best is no second basin to walk. */
+#define SECOND_SHARE 0.5
+/* A kind this many times slower than the current one waits (next_neighbour). */
+#define KIND_SLOWER 4.0
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -296,6 +300,32 @@ static void weigh(mapopt_optimizer *opt, const mapopt_evaluation *e) {
   s->second_walk = (walk){0, 0};
 }
 
+/* A node's peak f64 rate of processor kind k (matrix rate where given). */
+static double kind_rate(const mapopt_machine *m, int k) {
+  if (k < 0)
+    return 0;
+  const mapopt_machine_procs *p = &m->procs[k];
+  return (double)p->count *
+         (double)(p->mflops_f64_matrix ? p->mflops_f64_matrix : p->mflops_f64);
+}
+
+/* Whether choice, one change from base at parameter i, moves a task to a
+ * kind whose processors together compute KIND_SLOWER times slower than
+ * its kind under base (a GPU task to the OMP processors): the walks and
+ * the sweep skip such a change; a finding's move may still make it (a
+ * task whose fixed cost per launch outweighs its work). */
+static bool to_slower_kind(const mapopt_optimizer *opt, const uint16_t *base,
+                           const uint16_t *choice, size_t i) {
+  const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+  int t = mapopt__space_task_of(opt->space, i);
+  if (p->kind != MAPOPT_PARAM_PROC_KIND || t < 0)
+    return false;
+  const mapopt_machine *m = opt->space->machine;
+  double now = kind_rate(m, mapopt__space_kind_of(opt->space, base, t));
+  double then = kind_rate(m, mapopt__space_kind_of(opt->space, choice, t));
+  return then * KIND_SLOWER < now;
+}
+
 /*
  * The next untried neighbour of the best (one parameter changed), breadth
  * first: each round offers every weighing parameter its next value, in
@@ -339,7 +369,8 @@ static bool next_neighbour(mapopt_optimizer *opt, const uint16_t *base, walk *w,
                base == s->best ? "neighbour" : "second-best's neighbour",
                p->name, p->values[v]);
       mapopt__delta_apply(opt->space, base, &out->delta, s->work);
-      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+      if (!to_slower_kind(opt, base, s->work, i) &&
+          !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
           !failed_before(opt, s->work))
         return true;
       break;
@@ -367,7 +398,8 @@ static bool next_sweep(mapopt_optimizer *opt, move *out) {
       snprintf(out->note, sizeof out->note, "guided: sweep %s = %s", p->name,
                p->values[v]);
       mapopt__delta_apply(opt->space, s->best, &out->delta, s->work);
-      if (!mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
+      if (!to_slower_kind(opt, s->best, s->work, i) &&
+          !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
           !failed_before(opt, s->work))
         return true;
     }
@@ -523,6 +555,7 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
   const uint16_t *second =
       new_best ? (s->have_best ? s->best : NULL)
       : ok && !e->duplicate && e->score < s->best_score &&
+              e->score >= SECOND_SHARE * s->best_score &&
               (!s->have_second || e->score > s->second_score)
           ? c->choice
           : NULL;
