@@ -170,8 +170,10 @@ typedef struct mapopt_op_timing {
   bool timed;         /* in a timed iteration (window mode) or inside a
                          timed block of a timed repetition (fenced mode) */
   bool traced;        /* from the second iteration of a traced loop */
-  int fence_role;     /* fenced mode: 1 opening fence of a timed block,
-                         2 closing fence, 0 otherwise */
+  int fence_role;     /* 1 an execution fence not waited for: the opening
+                         fence of a timed block (fenced mode) or the one
+                         that opens the window (window mode); 2 the
+                         closing fence of a timed block; 0 otherwise */
   int64_t repetition; /* fenced mode: repetition index, else -1 */
 } mapopt_op_timing;
 

@@ -342,7 +342,7 @@ expect_in out "What AutoGuide finds (mapopt explain):"
 expect_in out "Where the time went (5 timed iterations: "
 expect_in out "  busiest tasks "
 expect_rc 0 "$M" sim circuit:small --compare "$ROOT/mappers/circuit/default.map"
-expect_in out "B is 1.64x as fast as A"
+expect_in out "B is 1.70x as fast as A"
 expect_in out "      rp_ghost@2 in ZCMEM -> FBMEM"
 expect_rc 1 "$M" sim circuit:small --compare r26.map
 expect_in out "B: r26.map: failed (NO_VARIANT)"
@@ -354,7 +354,7 @@ expect_in err "--compare prints the two runs' differences: no --report"
 expect_rc 2 "$M" sim circuit:small --bench --explain
 # The limits: each refusal names the flag that raises it.
 expect_rc 1 "$M" sim circuit --max-ops 100
-expect_in err 'about 154 ops (more than the limit of 100; options max_ops)'
+expect_in err 'about 155 ops (more than the limit of 100; options max_ops)'
 expect_in err "mapopt: note: the limit is 100 operations: raise it with --max-ops N"
 # A model estimated too large is refused before it is built ...
 expect_rc 1 "$M" sim circuit:small --iterations 1000000 --max-ops 100000000 --max-bytes 64M
@@ -379,7 +379,7 @@ expect_in err "mapopt sim: instantiating the application (0 s)"
 expect_in err "mapopt sim: simulating (0 s)"
 expect_rc 0 env MAPOPT_PROGRESS=1 "$M" sim circuit --iterations 1000
 expect_in err "mapopt sim: simulating: "
-expect_in err " of 12034 operations, "
+expect_in err " of 12035 operations, "
 if command -v script >/dev/null 2>&1; then
   # A run of a few seconds on a pseudo-terminal: the line appears after a
   # second, redrawn in place, and is erased at the end.

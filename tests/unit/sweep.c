@@ -120,7 +120,10 @@ void sweep_bound(mapopt_ctx *cx, const char *app, const char *machine,
                    MAPOPT_OK);
   mapopt_sim_shape(w.m, w.run, &w.shape);
   assert_int_equal(mapopt_sim_plan_new(cx, w.run, &w.plan), MAPOPT_OK);
-  shipped(&w, dir);
+  if (dir)
+    shipped(&w, dir);
+  else /* an application of no shipped mapper: its default mapper */
+    w.st->shipped += one(&w, "default.map", "");
   random_mappers(&w, nrandom, seed);
   if (more)
     more_mappers(&w, nrandom, more, more_ud);

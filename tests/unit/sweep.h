@@ -27,9 +27,10 @@ typedef struct sweep_stats {
 typedef char *(*sweep_more_fn)(void *ud);
 
 /*
- * Simulates app (a built-in name, with an optional ":size") on machine
- * under every mapper in dir (the .map files of the repository's
- * mappers/APP, skipping those that do not compile for the machine) and
+ * Simulates app (a built-in name or a model file, with an optional ":size") on
+ * machine under every mapper in dir (the .map files of the repository's
+ * mappers/APP, skipping those that do not compile for the machine; with
+ * dir NULL, the default mapper alone: an application of apps/) and
  * under random mappers of the tuner's space (its random optimizer, seed)
  * until nrandom of them ran without error or 20 * nrandom were drawn --
  * then, with more, under its mappers until nrandom ran or as many again

@@ -561,8 +561,9 @@ static void test_heat1d(void **state) {
   mapopt_app *app = load_file(f, "heat1d.json");
   mapopt_app_run *run = inst(f, app, NULL);
   const int64_t T = 4, n = 16777216;
-  /* 2 fills + (warm + steps) x 2 launches x T points. */
-  assert_int_equal(run->nops, 2 + (2 + 10) * 2 * T);
+  /* 2 fills + (warm + steps) x 2 launches x T points + the fence that
+   * opens the window. */
+  assert_int_equal(run->nops, 2 + (2 + 10) * 2 * T + 1);
   assert_int_equal(run->iterations_warmup, 2);
   assert_int_equal(run->iterations_timed, 10);
   assert_null(run->size); /* heat1d has no `paper` size */
@@ -629,9 +630,19 @@ static void test_heat1d(void **state) {
   assert_int_equal(pub->reqs[0].bytes, 16);
   assert_int_equal(pub->reqs[1].bytes, 2 * 8);
   assert_int_not_equal(pub->launch, relax->launch);
-  /* Timing flags: warm-up iterations 0 and 1 untimed, traced from 1. */
+  /* Timing flags: warm-up iterations 0 and 1 untimed, traced from 1; the
+   * window opens with a fence at the end of iteration 1, untimed and not
+   * waited for (role 1). */
+  const int64_t fence = 2 + 2 * 2 * T;
+  assert_int_equal(op[fence].kind, MAPOPT_OP_FENCE);
+  assert_int_equal(op[fence].timing.iteration, 1);
+  assert_false(op[fence].timing.timed);
+  assert_int_equal(op[fence].timing.fence_role, 1);
   for (int64_t i = 2; i < run->nops; i++) {
-    int64_t it = (i - 2) / (2 * T);
+    if (i == fence)
+      continue;
+    int64_t it = (i - 2 - (i > fence)) / (2 * T);
+    assert_int_equal(op[i].kind, MAPOPT_OP_TASK);
     assert_int_equal(op[i].timing.iteration, it);
     assert_int_equal(op[i].timing.timed, it >= 2);
     assert_int_equal(op[i].timing.traced, it >= 1);
@@ -683,7 +694,7 @@ static void test_sizes(void **state) {
   run = inst(f, app, "small,T=8,steps=1e1");
   assert_int_equal(run->param_values[0], 65536);
   assert_int_equal(run->param_values[1], 8);
-  assert_int_equal(run->nops, 2 + 12 * 2 * 8);
+  assert_int_equal(run->nops, 2 + 12 * 2 * 8 + 1); /* + the window's fence */
   assert_int_equal(run->ops[2].reqs[0].piece->elements, 65536 / 8);
   mapopt_app_run_free(run);
   mapopt_app_options o = {"bogus=1", -1, -1, 0, 0};
@@ -709,7 +720,8 @@ static void test_ring2(void **state) {
   mapopt_app_run *run = inst(f, app, NULL);
   const int P = 8, sub = 2, per_step = 1 + 2 * sub + 1;
   const int per_iter = P * per_step + P + 1 + 1;
-  assert_int_equal(run->nops, 3 + P + 12 * per_iter + 1);
+  assert_int_equal(run->nops,
+                   3 + P + 12 * per_iter + 1 + 1); /* + the window's fence */
   assert_int_equal(run->nfutures, 12 * (P + 2));
   const mapopt_app_op *op = run->ops;
   int64_t it0 = 3 + P; /* the first step point */
@@ -1072,7 +1084,7 @@ static void test_performance(void **state) {
   mapopt_app_run *run = inst(f, app, "T=1000,steps=48");
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
   double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-  assert_int_equal(run->nops, 2 + 50 * 2 * 1000);
+  assert_int_equal(run->nops, 2 + 50 * 2 * 1000 + 1);
   fprintf(stderr, "  100002 ops instantiated in %.3f s\n", s);
   /* CPU time, which the machine's load does not inflate: well under a
    * second without sanitizers. */
@@ -1082,7 +1094,7 @@ static void test_performance(void **state) {
   mapopt_app_options o = {NULL, -1, -1, 50, 0};
   assert_string_equal(inst_err(f, app, &o),
                       "heat1d.json: error: refusing to instantiate "
-                      "\"heat1d\": about 98 ops (more than the limit of 50; "
+                      "\"heat1d\": about 99 ops (more than the limit of 50; "
                       "options max_ops)");
   mapopt_app_free(app);
 }
