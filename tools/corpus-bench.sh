@@ -49,15 +49,19 @@ table() {
     jq -r -s --arg app "$app" --arg machine "$machine" --arg size "$size" '
       def fixed3: (. * 1000 | round) / 1000 | tostring
         | if test("\\.") then . + "000" | .[0:index(".") + 4] else . + ".000" end;
+      # bench normalizes a model without an expert to its default mapper
+      # itself (normalized_to "default"); raw metrics are divided here.
       def cell($rows; $d; $want):
         ($rows | map(select(.row == $want)) | .[0]) as $r
         | if $r == null then "-"
-          elif $r.valid == 0 then "0 (none valid)"
-          else ($r.mean / $d.value | fixed3)
-               + (if $r.valid < $r.runs then " (\($r.valid)/\($r.runs) valid)"
-                  elif ($r.worst / $d.value | fixed3) != ($r.mean / $d.value | fixed3)
-                  then " (worst \($r.worst / $d.value | fixed3))"
-                  else "" end)
+          else (if $r.normalized_to == "default" then 1 else $d.value end) as $div
+          | if $r.valid == 0 then "0 (none valid)"
+            else ($r.mean / $div | fixed3)
+                 + (if $r.valid < $r.runs then " (\($r.valid)/\($r.runs) valid)"
+                    elif ($r.worst / $div | fixed3) != ($r.mean / $div | fixed3)
+                    then " (worst \($r.worst / $div | fixed3))"
+                    else "" end)
+            end
           end;
       (.[0].metric) as $d
       | ([.[1].rows[], .[2].rows[]] | map(select(.app == $app))) as $rows
