@@ -353,7 +353,6 @@ typedef struct sim_case {
   const char *prepend; /* statements put before it, or NULL */
   const char *drop;    /* its lines containing this are left out, or NULL */
   const char *append;  /* statements put after it, or NULL */
-  bool no_warmup;      /* time from the first iteration (--warmup 0) */
 } sim_case;
 
 typedef struct simmed {
@@ -394,7 +393,9 @@ static char *mapper_text(const sim_case *c) {
   return t;
 }
 
-static void simulate(const sim_case *c, simmed *s) {
+/* Simulates c on p100x4 with that many warm-up iterations (-1: the
+ * app's own). */
+static void simulate_warmup(const sim_case *c, int64_t warmup, simmed *s) {
   memset(s, 0, sizeof *s);
   const char *spec = NULL;
   if (mapopt_machine_resolve(ctx, "p100x4", diags, &s->machine) != MAPOPT_OK ||
@@ -402,8 +403,7 @@ static void simulate(const sim_case *c, simmed *s) {
     fixture_print_diags();
     fail();
   }
-  mapopt_app_options ao = {
-      .spec = spec, .iterations = -1, .warmup = c->no_warmup ? 0 : -1};
+  mapopt_app_options ao = {.spec = spec, .iterations = -1, .warmup = warmup};
   assert_int_equal(
       mapopt_sim_instantiate(s->machine, s->app, &ao, diags, &s->run),
       MAPOPT_OK);
@@ -421,6 +421,10 @@ static void simulate(const sim_case *c, simmed *s) {
   assert_int_equal(
       mapopt_sim_run(ctx, s->machine, s->run, s->prog, &so, &s->res),
       MAPOPT_OK);
+}
+
+static void simulate(const sim_case *c, simmed *s) {
+  simulate_warmup(c, -1, s);
 }
 
 static void simmed_free(simmed *s) {
@@ -552,9 +556,9 @@ static void test_cpu_on_critical_path(void **state) {
  * iterations after it never form the queue: 0.137 s against 0.237 s.) */
 static void test_processor_wait_reverse(void **state) {
   (void)state;
-  sim_case c = {"circuit", "alt-reverse-gpu", NULL, NULL, NULL, true};
+  sim_case c = {"circuit", "alt-reverse-gpu", NULL, NULL, NULL};
   simmed s;
-  simulate(&c, &s);
+  simulate_warmup(&c, 0, &s);
   mapopt_findings *f = analyze_sim(&s, true);
   const mapopt_guide_finding *g = expect(
       f, C(PROCESSOR_WAIT), "update_voltages", NULL, E(INDEX_MAP),
@@ -568,12 +572,10 @@ static void test_processor_wait_reverse(void **state) {
   /* In place of the statement that binds update_voltages now. */
   snprintf(after, sizeof after,
            "IndexTaskMap distribute_charge reverse_gpu;\n%s", stmt);
-  sim_case fixed = {
-      "circuit", "alt-reverse-gpu",
-      NULL,      "IndexTaskMap distribute_charge, update_voltages",
-      after,     true};
+  sim_case fixed = {"circuit", "alt-reverse-gpu", NULL,
+                    "IndexTaskMap distribute_charge, update_voltages", after};
   simmed s2;
-  simulate(&fixed, &s2);
+  simulate_warmup(&fixed, 0, &s2);
   assert_true(s2.res->elapsed_ns * 3 < s.res->elapsed_ns * 2);
   simmed_free(&s2);
   mapopt_findings_free(f);
@@ -867,9 +869,9 @@ static char *feedback(const mapopt_findings *f, mapopt_guide_level l) {
 
 static void test_levels(void **state) {
   (void)state;
-  sim_case c = {"circuit", "alt-reverse-gpu", NULL, NULL, NULL, true};
+  sim_case c = {"circuit", "alt-reverse-gpu", NULL, NULL, NULL};
   simmed s;
-  simulate(&c, &s);
+  simulate_warmup(&c, 0, &s);
   mapopt_findings *f = analyze_sim(&s, true);
   char *raw = feedback(f, MAPOPT_GUIDE_RAW);
   char *ex = feedback(f, MAPOPT_GUIDE_EXPLAIN);
