@@ -13,6 +13,7 @@
  * depth first). It is mapping-independent, so one
  *    instance is shared read-only by any number of simulations.
  * The structs of a run are public for reading; they are owned by the run.
+ * Other modules walk its arrays through the getters of "the narrow view".
  */
 #ifndef MAPOPT_APP_H
 #define MAPOPT_APP_H
@@ -250,6 +251,58 @@ typedef struct mapopt_app_run {
   const char *const *param_names;
   const int64_t *param_values;
 } mapopt_app_run;
+
+/* ---- the narrow view of a run -------------------------------------------- */
+
+/*
+ * Modules other than app and sim read a run's arrays only through these
+ * getters (docs/architecture.md, "The narrow view of a run"; style/access
+ * checks it). Each returns a pointer into the run, valid while it lives.
+ * An index out of range is the caller's bug: it asserts in a debug build
+ * and yields NULL (0 for a size, false for mapopt_app_run_param past the
+ * last parameter) in a release one.
+ */
+MAPOPT_API int64_t mapopt_app_run_nops(const mapopt_app_run *run);
+MAPOPT_API const mapopt_app_op *mapopt_app_run_op(const mapopt_app_run *run,
+                                                  int64_t i);
+/* The op's enclosing inner task's op; NULL when `main` issued it. */
+MAPOPT_API const mapopt_app_op *mapopt_app_op_parent(const mapopt_app_run *run,
+                                                     const mapopt_app_op *op);
+MAPOPT_API const mapopt_app_req *mapopt_app_op_req(const mapopt_app_op *op,
+                                                   size_t j);
+MAPOPT_API const mapopt_app_task *mapopt_app_run_task(const mapopt_app_run *run,
+                                                      int t);
+/* The task an op launches; NULL for a fill, fence or future reduction. */
+MAPOPT_API const mapopt_app_task *mapopt_app_op_task(const mapopt_app_run *run,
+                                                     const mapopt_app_op *op);
+/* The name of task t. */
+MAPOPT_API const char *mapopt_app_task_name(const mapopt_app_run *run, int t);
+MAPOPT_API const mapopt_app_variant *
+mapopt_app_task_variant(const mapopt_app_task *task, int v);
+MAPOPT_API const mapopt_app_layout_rule *
+mapopt_app_variant_require(const mapopt_app_variant *var, size_t k);
+MAPOPT_API const mapopt_app_region *
+mapopt_app_run_region(const mapopt_app_run *run, int r);
+/* The region of the piece a requirement touches. */
+MAPOPT_API const mapopt_app_region *
+mapopt_app_req_region(const mapopt_app_run *run, const mapopt_app_req *req);
+MAPOPT_API const char *mapopt_app_region_field_name(const mapopt_app_region *r,
+                                                    int f);
+MAPOPT_API int64_t mapopt_app_region_field_bytes(const mapopt_app_region *r,
+                                                 int f);
+MAPOPT_API int64_t mapopt_app_run_atom_elements(const mapopt_app_run *run,
+                                                int64_t a);
+MAPOPT_API const mapopt_app_piece_atom *
+mapopt_app_piece_atom_at(const mapopt_app_piece *piece, size_t k);
+/* Mapper-visible name k of a requirement (key order). */
+MAPOPT_API const char *mapopt_app_req_name(const mapopt_app_req *req, size_t k);
+MAPOPT_API const char *mapopt_app_run_partition_name(const mapopt_app_run *run,
+                                                     int p);
+MAPOPT_API const mapopt_app_colors *
+mapopt_app_run_partition_colors(const mapopt_app_run *run, int p);
+/* Parameter i after overrides; false past the last. */
+MAPOPT_API bool mapopt_app_run_param(const mapopt_app_run *run, size_t i,
+                                     const char **name, int64_t *value);
 
 /* ---- loading and instantiating ------------------------------------------- */
 

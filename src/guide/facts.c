@@ -17,9 +17,9 @@ const mapopt_app_op *mapopt__guide_first_op(const mapopt_app_run *run,
   if (!run || !task)
     return NULL;
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind == MAPOPT_OP_TASK &&
-        strcmp(run->tasks[o->task].name, task) == 0)
+        strcmp(mapopt_app_task_name(run, o->task), task) == 0)
       return o;
   }
   return NULL;
@@ -28,8 +28,8 @@ const mapopt_app_op *mapopt__guide_first_op(const mapopt_app_run *run,
 const mapopt_app_task *mapopt__guide_task(const mapopt_app_run *run,
                                           const char *task) {
   for (int t = 0; run && task && t < run->ntasks; t++)
-    if (strcmp(run->tasks[t].name, task) == 0)
-      return &run->tasks[t];
+    if (strcmp(mapopt_app_task_name(run, t), task) == 0)
+      return mapopt_app_run_task(run, t);
   return NULL;
 }
 
@@ -37,9 +37,9 @@ const char *mapopt__guide_arg_name(const mapopt_app_run *run, const char *task,
                                    int64_t index) {
   const mapopt_app_op *o = mapopt__guide_first_op(run, task);
   if (!o || index < 0 || (size_t)index >= o->nreqs ||
-      o->reqs[index].nnames == 0)
+      mapopt_app_op_req(o, index)->nnames == 0)
     return NULL;
-  return o->reqs[index].names[0];
+  return mapopt_app_req_name(mapopt_app_op_req(o, index), 0);
 }
 
 const char *mapopt__guide_index_fn(const mapopt_guide_input *in,

@@ -623,13 +623,14 @@ static const mapopt_app_layout_rule *required_layout(scan *S, const char *task,
                                                      mapopt_layout_error err) {
   const mapopt_app_task *t = mapopt__guide_task(S->in->run, task);
   for (int v = 0; t && v < t->nvariants; v++) {
-    const mapopt_app_variant *va = &t->variants[v];
+    const mapopt_app_variant *va = mapopt_app_task_variant(t, v);
     if (va->kind != kind)
       continue;
     for (size_t i = 0; i < va->nrequires; i++)
-      if (va->requires[i].error == err &&
-          (req < 0 || (req < 64 && va->requires[i].args >> req & 1u)))
-    return &va->requires[i];
+      if (mapopt_app_variant_require(va, i)->error == err &&
+          (req < 0 ||
+           (req < 64 && mapopt_app_variant_require(va, i)->args >> req & 1u)))
+        return mapopt_app_variant_require(va, i);
   }
   return NULL;
 }
@@ -753,10 +754,11 @@ static void fill_blas(scan *S, const text_rule *r, const line_info *li,
   /* With the run: the tasks whose kernels have this requirement. */
   const mapopt_app_run *run = S->in->run;
   for (int t = 0; run && t < run->ntasks; t++)
-    for (int v = 0; v < run->tasks[t].nvariants; v++) {
-      const mapopt_app_variant *va = &run->tasks[t].variants[v];
+    for (int v = 0; v < mapopt_app_run_task(run, t)->nvariants; v++) {
+      const mapopt_app_variant *va =
+          mapopt_app_task_variant(mapopt_app_run_task(run, t), v);
       for (size_t i = 0; i < va->nrequires; i++) {
-        const mapopt_app_layout_rule *rule = &va->requires[i];
+        const mapopt_app_layout_rule *rule = mapopt_app_variant_require(va, i);
         if (rule->error != MAPOPT_LAYOUT_ERROR_DGEMM ||
             rule->c_order == MAPOPT_LAYOUT_UNSET)
           continue;
@@ -765,10 +767,10 @@ static void fill_blas(scan *S, const text_rule *r, const line_info *li,
         if (!g->nedits)
           g->suggest = P("Store the matrices in %s: `Layout %s * %s SOA %s;` "
                          "(or `Layout * * * SOA %s;`).",
-                         order, run->tasks[t].name,
+                         order, mapopt_app_task_name(run, t),
                          mapopt_shape_proc_name(va->kind), order, order);
         mapopt__guide_edit(S->f, g, MAPOPT_GUIDE_EDIT_LAYOUT,
-                           run->tasks[t].name, "*",
+                           mapopt_app_task_name(run, t), "*",
                            mapopt_shape_proc_name(va->kind), "order", order);
         break;
       }
@@ -803,7 +805,7 @@ static void fill_backpressure(scan *S, const text_rule *r, const line_info *li,
                  "processor than the limit allows, and the runtime asserts.");
   const mapopt_app_run *run = S->in->run;
   for (int t = 0; run && S->in->mapper && t < run->ntasks; t++) {
-    const mapopt_app_task *tk = &run->tasks[t];
+    const mapopt_app_task *tk = mapopt_app_run_task(run, t);
     int64_t limit = mapopt_policy_instance_limit(S->in->mapper, tk->name);
     mapopt_proc_kind kind;
     if (limit <= 0 ||
@@ -868,9 +870,9 @@ static void fill_oom(scan *S, const text_rule *r, const line_info *li,
   int64_t limit =
       S->in->mapper ? mapopt_policy_instance_limit(S->in->mapper, task) : 0;
   if (op && req >= 0 && (size_t)req < op->nreqs) {
-    mapopt_region_keys keys = {op->reqs[req].names, op->reqs[req].nnames,
-                               (size_t)req};
-    read_only = op->reqs[req].priv == MAPOPT_PRIV_RO;
+    mapopt_region_keys keys = {mapopt_app_op_req(op, req)->names,
+                               mapopt_app_op_req(op, req)->nnames, (size_t)req};
+    read_only = mapopt_app_op_req(op, req)->priv == MAPOPT_PRIV_RO;
     collected =
         S->in->mapper && mapopt_policy_collect(S->in->mapper, task, &keys);
   }

@@ -208,7 +208,8 @@ static const char *root_region(const mapopt_app_run *run, const char *task,
   const mapopt_app_op *op = mapopt__guide_first_op(run, task);
   if (!op || arg < 0 || (size_t)arg >= op->nreqs)
     return NULL;
-  return run->regions[op->reqs[arg].piece->region].name;
+  return mapopt_app_run_region(run, mapopt_app_op_req(op, arg)->piece->region)
+      ->name;
 }
 
 /*
@@ -236,7 +237,9 @@ static int64_t zc_loss(const ctx *c, const char *task, const char *root) {
     const mapopt_sim_req_stats *rq = mapopt_sim_task_req(t, q);
     if (rq->index < 0 || (size_t)rq->index >= op->nreqs ||
         rq->memory != MAPOPT_MEM_FBMEM ||
-        strcmp(c->in->run->regions[op->reqs[rq->index].piece->region].name,
+        strcmp(mapopt_app_run_region(
+                   c->in->run, mapopt_app_op_req(op, rq->index)->piece->region)
+                   ->name,
                root) != 0)
       continue;
     loss += (double)rq->mem_ns * ((double)fb / (double)zc - 1);
@@ -252,14 +255,15 @@ static bool writes_others(const mapopt_app_run *run, const char *prod,
   const mapopt_app_op *op = mapopt__guide_first_op(run, task);
   if (!op || arg < 0 || (size_t)arg >= op->nreqs)
     return false;
-  int region = op->reqs[arg].piece->region;
+  int region = mapopt_app_op_req(op, arg)->piece->region;
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
-    if (o->kind != MAPOPT_OP_TASK || strcmp(run->tasks[o->task].name, prod))
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
+    if (o->kind != MAPOPT_OP_TASK ||
+        strcmp(mapopt_app_task_name(run, o->task), prod))
       continue;
     for (size_t r = 0; r < o->nreqs; r++)
-      if (o->reqs[r].priv != MAPOPT_PRIV_RO &&
-          o->reqs[r].piece->region != region)
+      if (mapopt_app_op_req(o, r)->priv != MAPOPT_PRIV_RO &&
+          mapopt_app_op_req(o, r)->piece->region != region)
         return true;
   }
   return false;
@@ -277,20 +281,20 @@ static const char *prefetcher(const mapopt_app_run *run, const char *prod,
   const mapopt_app_op *op = mapopt__guide_first_op(run, task);
   if (!op || !prod || arg < 0 || (size_t)arg >= op->nreqs)
     return NULL;
-  int region = *region_out = op->reqs[arg].piece->region;
+  int region = *region_out = mapopt_app_op_req(op, arg)->piece->region;
   bool written = false;
-  for (int64_t i = 0; i < run->nops && &run->ops[i] != op; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+  for (int64_t i = 0; i < run->nops && mapopt_app_run_op(run, i) != op; i++) {
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK)
       continue;
-    const mapopt_app_task *t = &run->tasks[o->task];
+    const mapopt_app_task *t = mapopt_app_run_task(run, o->task);
     bool reads = false, writes = false;
     for (size_t r = 0; r < o->nreqs; r++) {
-      if (!o->reqs[r].fields)
+      if (!mapopt_app_op_req(o, r)->fields)
         continue;
-      if (o->reqs[r].priv != MAPOPT_PRIV_RO)
+      if (mapopt_app_op_req(o, r)->priv != MAPOPT_PRIV_RO)
         writes = true;
-      else if (o->reqs[r].piece->region == region)
+      else if (mapopt_app_op_req(o, r)->piece->region == region)
         reads = true;
     }
     if (!strcmp(t->name, prod)) {
@@ -452,8 +456,8 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "and before %s does, so running each point of %s where the "
           "piece's next reader runs (not where %s wrote it) makes the copy "
           "then, off this path (the search's affinity/prefetch)",
-          ahead, c->in->run->regions[ahead_region].name, prod, g->task, ahead,
-          prod));
+          ahead, mapopt_app_run_region(c->in->run, ahead_region)->name, prod,
+          g->task, ahead, prod));
     mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, ahead, NULL, NULL,
                        NULL, "affinity/prefetch");
   }

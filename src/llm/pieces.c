@@ -38,7 +38,8 @@ static void context_of(const mapopt_app_run *run, const mapopt_app_op *o,
    * parent, which follow each other in the run's order. */
   c->n = o->parent == c->last_parent ? c->n + 1 : 0;
   c->last_parent = o->parent;
-  const mapopt_app_op *p = o->parent >= 0 ? &run->ops[o->parent] : NULL;
+  const mapopt_app_op *p =
+      o->parent >= 0 ? mapopt_app_run_op(run, o->parent) : NULL;
   int dims = p && p->is_index ? p->dims : 0;
   memcpy(x, p ? p->point : o->point, sizeof(int64_t) * (size_t)dims);
   x[dims] = c->n;
@@ -49,7 +50,8 @@ static void context_of(const mapopt_app_run *run, const mapopt_app_op *o,
 /* The colour of a piece as a point of its partition's colour space. */
 static int colour_of(const mapopt_app_run *run, const mapopt_app_piece *pc,
                      int64_t *y) {
-  const mapopt_app_colors *cs = &run->partition_colors[pc->partition];
+  const mapopt_app_colors *cs =
+      mapopt_app_run_partition_colors(run, pc->partition);
   int64_t rest = pc->color;
   for (int d = 0; d < cs->dims; d++) {
     y[d] = cs->extents[d] > 0 ? rest % cs->extents[d] : 0;
@@ -83,7 +85,7 @@ typedef struct fit {
 /* Whether op o is one of task t's with argument arg. */
 static const mapopt_app_req *req_of(const mapopt_app_op *o, int t, size_t arg) {
   return o->kind == MAPOPT_OP_TASK && o->task == t && o->nreqs > arg
-             ? &o->reqs[arg]
+             ? mapopt_app_op_req(o, arg)
              : NULL;
 }
 
@@ -129,10 +131,10 @@ static void fit_ops(const mapopt_app_run *run, int t, size_t arg, fit *f) {
   int64_t x[MAX_VARS] = {0}, y[MAPOPT_APP_MAX_DIMS] = {0};
   /* Pass 1: the first op and the slopes. */
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_req *r = req_of(&run->ops[i], t, arg);
+    const mapopt_app_req *r = req_of(mapopt_app_run_op(run, i), t, arg);
     if (!r)
       continue;
-    context_of(run, &run->ops[i], &c, x);
+    context_of(run, mapopt_app_run_op(run, i), &c, x);
     int part = r->piece->partition;
     if (f->partition == -3) {
       f->partition = part;
@@ -142,9 +144,10 @@ static void fit_ops(const mapopt_app_run *run, int t, size_t arg, fit *f) {
       if (part >= 0)
         f->dims = colour_of(run, r->piece, f->y0);
       for (int d = 0; d < f->dims; d++)
-        f->c[d] = (coord_fit){.plain = true,
-                              .mod = true,
-                              .extent = run->partition_colors[part].extents[d]};
+        f->c[d] = (coord_fit){
+            .plain = true,
+            .mod = true,
+            .extent = mapopt_app_run_partition_colors(run, part)->extents[d]};
       continue;
     }
     if (part != f->partition || c.nvars != f->nvars || c.has_n != f->has_n) {
@@ -176,10 +179,10 @@ static void fit_ops(const mapopt_app_run *run, int t, size_t arg, fit *f) {
   /* Pass 2: every op. */
   c = (context){.last_parent = -2};
   for (int64_t i = 0; i < run->nops && !f->missed; i++) {
-    const mapopt_app_req *r = req_of(&run->ops[i], t, arg);
+    const mapopt_app_req *r = req_of(mapopt_app_run_op(run, i), t, arg);
     if (!r)
       continue;
-    context_of(run, &run->ops[i], &c, x);
+    context_of(run, mapopt_app_run_op(run, i), &c, x);
     colour_of(run, r->piece, y);
     check_op(f, x, y);
   }
@@ -237,7 +240,7 @@ static void put_partitions(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
   int seen[MAX_NAMED];
   size_t n = 0, more = 0;
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_req *r = req_of(&run->ops[i], t, arg);
+    const mapopt_app_req *r = req_of(mapopt_app_run_op(run, i), t, arg);
     if (!r)
       continue;
     int p = r->piece->partition;
@@ -257,8 +260,9 @@ static void put_partitions(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
                       !k                    ? ""
                       : k + 1 == n && !more ? " or"
                                             : ",",
-                      seen[k] < 0 ? "the whole region"
-                                  : run->partition_names[seen[k]]);
+                      seen[k] < 0
+                          ? "the whole region"
+                          : mapopt_app_run_partition_name(run, seen[k]));
   if (more)
     mapopt__sb_printf(sb, " and %zu more", more);
   mapopt__sb_puts(sb, ", by launch");
@@ -268,7 +272,8 @@ bool mapopt__llm_put_piece(mapopt__strbuf *sb, const mapopt_app_run *run, int t,
                            size_t arg, const char *first_name, bool at_name) {
   fit f;
   fit_ops(run, t, arg, &f);
-  const char *name = f.partition >= 0 ? run->partition_names[f.partition] : "";
+  const char *name =
+      f.partition >= 0 ? mapopt_app_run_partition_name(run, f.partition) : "";
   bool named = first_name && !strcmp(first_name, name);
   if (f.partition == -3 || at_name != named)
     return false; /* no op has the argument, or the other call's part */
@@ -317,13 +322,14 @@ void mapopt__llm_put_body(mapopt__strbuf *sb, const mapopt_app_run *run,
                           int t) {
   int64_t first = -1;
   for (int64_t i = 0; i < run->nops && first < 0; i++)
-    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].task == t)
+    if (mapopt_app_run_op(run, i)->kind == MAPOPT_OP_TASK &&
+        mapopt_app_run_op(run, i)->task == t)
       first = i;
   enum { MAX_ITEMS = 12 };
   body_item items[MAX_ITEMS];
   size_t n = 0, more = 0;
   for (int64_t i = first + 1; first >= 0 && i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->parent != first || o->kind != MAPOPT_OP_TASK)
       continue;
     if (n && items[n - 1].task == o->task &&
@@ -343,7 +349,7 @@ void mapopt__llm_put_body(mapopt__strbuf *sb, const mapopt_app_run *run,
   mapopt__sb_puts(sb, "Each point launches, in order:");
   for (size_t k = 0; k < n; k++) {
     mapopt__sb_printf(sb, "%s %s", k ? "," : "",
-                      run->tasks[items[k].task].name);
+                      mapopt_app_task_name(run, items[k].task));
     if (items[k].is_index)
       mapopt__sb_puts(sb, " (an index launch)");
     else if (items[k].count > 1)

@@ -85,7 +85,7 @@ static int64_t field_bytes(const mapopt_app_region *r, uint64_t mask) {
   int64_t sum = 0;
   for (int f = 0; f < r->nfields; f++)
     if (mask >> f & 1)
-      sum += r->field_bytes[f];
+      sum += mapopt_app_region_field_bytes(r, f);
   return sum;
 }
 
@@ -100,10 +100,12 @@ static size_t stem_len(const char *name) {
 /* Whether field g continues a numbered run after field f: the same stem,
  * the next number, the same bytes when they are shown. */
 static bool continues(const mapopt_app_region *r, int f, int g, bool bytes) {
-  const char *a = r->field_names[f], *b = r->field_names[g];
+  const char *a = mapopt_app_region_field_name(r, f),
+             *b = mapopt_app_region_field_name(r, g);
   size_t sa = stem_len(a), sb = stem_len(b);
   if (sa != sb || sa == strlen(a) || sb == strlen(b) || strncmp(a, b, sa) ||
-      (bytes && r->field_bytes[f] != r->field_bytes[g]))
+      (bytes && mapopt_app_region_field_bytes(r, f) !=
+                    mapopt_app_region_field_bytes(r, g)))
     return false;
   return strtoll(b + sb, NULL, 10) == strtoll(a + sa, NULL, 10) + 1;
 }
@@ -121,15 +123,17 @@ static void put_fields(mapopt__strbuf *sb, const mapopt_app_region *r,
     while (last + 1 < r->nfields && (mask >> (last + 1) & 1) &&
            continues(r, last, last + 1, bytes))
       last++;
-    mapopt__sb_printf(sb, "%s%s", sep ? ", " : "", r->field_names[f]);
+    mapopt__sb_printf(sb, "%s%s", sep ? ", " : "",
+                      mapopt_app_region_field_name(r, f));
     sep = true;
     if (last - f >= 2) {
-      mapopt__sb_printf(sb, " to %s", r->field_names[last]);
+      mapopt__sb_printf(sb, " to %s", mapopt_app_region_field_name(r, last));
       if (bytes)
-        mapopt__sb_printf(sb, " %" PRId64 " each", r->field_bytes[f]);
+        mapopt__sb_printf(sb, " %" PRId64 " each",
+                          mapopt_app_region_field_bytes(r, f));
       f = last;
     } else if (bytes) {
-      mapopt__sb_printf(sb, " %" PRId64, r->field_bytes[f]);
+      mapopt__sb_printf(sb, " %" PRId64, mapopt_app_region_field_bytes(r, f));
     }
   }
 }
@@ -137,10 +141,10 @@ static void put_fields(mapopt__strbuf *sb, const mapopt_app_region *r,
 static void put_regions(mapopt__strbuf *sb, const mapopt_app_run *run) {
   mapopt__sb_puts(sb, "Regions (fields with their bytes per element):\n");
   for (int i = 0; i < run->nregions; i++) {
-    const mapopt_app_region *r = &run->regions[i];
+    const mapopt_app_region *r = mapopt_app_run_region(run, i);
     int64_t elements = 0;
     for (int64_t a = r->first_atom; a < r->first_atom + r->natoms; a++)
-      elements += run->atom_elements[a];
+      elements += mapopt_app_run_atom_elements(run, a);
     uint64_t all = r->nfields >= 64 ? ~0ull : (1ull << r->nfields) - 1;
     int64_t per = field_bytes(r, all);
     mapopt__sb_printf(sb,
@@ -173,7 +177,7 @@ static const char *redop_name(mapopt_redop r) {
 
 /* The task that issued op: its index in run->tasks, or -1 for main. */
 static int issuer(const mapopt_app_run *run, const mapopt_app_op *op) {
-  return op->parent < 0 ? -1 : run->ops[op->parent].task;
+  return op->parent < 0 ? -1 : mapopt_app_run_op(run, op->parent)->task;
 }
 
 /* One way a task is launched: index or single, extents, issuing task. */
@@ -196,7 +200,7 @@ static mapopt_status collect(mapopt_ctx *ctx, const mapopt_app_run *run,
                              int *order, int *ntasks, mapopt__vec *shapes) {
   *ntasks = 0;
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK)
       continue;
     launch_shape *sh = NULL;
@@ -248,7 +252,8 @@ static void put_launches(mapopt__strbuf *sb, const mapopt_app_run *run,
                         plural);
     }
     mapopt__sb_printf(sb, " from %s",
-                      sh->issuer < 0 ? "main" : run->tasks[sh->issuer].name);
+                      sh->issuer < 0 ? "main"
+                                     : mapopt_app_task_name(run, sh->issuer));
   }
   mapopt__sb_puts(sb, ".\n");
 }
@@ -258,9 +263,10 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
                           int t) {
   size_t nargs = 0;
   for (int64_t i = 0; i < run->nops; i++)
-    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].task == t &&
-        run->ops[i].nreqs > nargs)
-      nargs = run->ops[i].nreqs;
+    if (mapopt_app_run_op(run, i)->kind == MAPOPT_OP_TASK &&
+        mapopt_app_run_op(run, i)->task == t &&
+        mapopt_app_run_op(run, i)->nreqs > nargs)
+      nargs = mapopt_app_run_op(run, i)->nreqs;
   if (nargs == 0) {
     mapopt__sb_puts(sb, "Arguments: none.\n");
     return;
@@ -273,10 +279,10 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
     uint64_t fields = 0;
     int64_t elo = INT64_MAX, ehi = 0, blo = INT64_MAX, bhi = 0;
     for (int64_t i = 0; i < run->nops; i++) {
-      const mapopt_app_op *o = &run->ops[i];
+      const mapopt_app_op *o = mapopt_app_run_op(run, i);
       if (o->kind != MAPOPT_OP_TASK || o->task != t || o->nreqs <= a)
         continue;
-      const mapopt_app_req *r = &o->reqs[a];
+      const mapopt_app_req *r = mapopt_app_op_req(o, a);
       if (!first)
         first = r;
       if (r->piece->region != first->piece->region)
@@ -285,19 +291,22 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
       if (r->priv == MAPOPT_PRIV_REDUCE)
         redops |= 1u << r->redop;
       fields |= r->fields;
-      const mapopt_app_region *reg = &run->regions[r->piece->region];
+      const mapopt_app_region *reg =
+          mapopt_app_run_region(run, r->piece->region);
       int64_t e = r->piece->elements, b = e * field_bytes(reg, r->fields);
       elo = e < elo ? e : elo;
       ehi = e > ehi ? e : ehi;
       blo = b < blo ? b : blo;
       bhi = b > bhi ? b : bhi;
     }
-    const mapopt_app_region *reg = &run->regions[first->piece->region];
+    const mapopt_app_region *reg =
+        mapopt_app_run_region(run, first->piece->region);
     mapopt__sb_printf(sb, "- %zu: ", a);
     for (size_t n = 0; n < first->nnames; n++) {
-      mapopt__sb_printf(sb, n ? ", %s" : "%s", first->names[n]);
+      mapopt__sb_printf(sb, n ? ", %s" : "%s", mapopt_app_req_name(first, n));
       if (n == 0)
-        mapopt__llm_put_piece(sb, run, t, a, first->names[0], true);
+        mapopt__llm_put_piece(sb, run, t, a, mapopt_app_req_name(first, 0),
+                              true);
     }
     mapopt__sb_puts(sb, "; ");
     bool sep = false;
@@ -326,7 +335,7 @@ static void put_arguments(mapopt__strbuf *sb, const mapopt_app_run *run,
       mapopt__sb_printf(sb, " to %" PRId64, ehi);
     mapopt__sb_puts(sb, ehi == 1 ? " element, " : " elements, ");
     put_range_bytes(sb, blo, bhi);
-    mapopt__llm_put_piece(sb, run, t, a, first->names[0], false);
+    mapopt__llm_put_piece(sb, run, t, a, mapopt_app_req_name(first, 0), false);
     mapopt__sb_putc(sb, '\n');
   }
 }
@@ -365,10 +374,10 @@ static void put_rules(mapopt__strbuf *sb, const mapopt_app_layout_rule *rules,
 
 static void put_task(mapopt__strbuf *sb, const mapopt_app_run *run,
                      const mapopt__vec *shapes, int t) {
-  const mapopt_app_task *task = &run->tasks[t];
+  const mapopt_app_task *task = mapopt_app_run_task(run, t);
   mapopt__sb_printf(sb, "\n## Task %s\nVariants:", task->name);
   for (int v = 0; v < task->nvariants; v++) {
-    const mapopt_app_variant *var = &task->variants[v];
+    const mapopt_app_variant *var = mapopt_app_task_variant(task, v);
     mapopt__sb_printf(sb, "%s %s", v ? "," : "",
                       mapopt_shape_proc_name(var->kind));
     if (var->inner) {
@@ -404,9 +413,10 @@ static mapopt_status put_app(mapopt__strbuf *sb, const mapopt_app_run *run,
     mapopt__sb_printf(sb, "Size: %s.", run->size);
   if (run->nparams) {
     mapopt__sb_puts(sb, run->size ? " Parameters:" : "Parameters:");
-    for (size_t i = 0; i < run->nparams; i++)
-      mapopt__sb_printf(sb, " %s=%" PRId64, run->param_names[i],
-                        run->param_values[i]);
+    const char *name;
+    int64_t value;
+    for (size_t i = 0; mapopt_app_run_param(run, i, &name, &value); i++)
+      mapopt__sb_printf(sb, " %s=%" PRId64, name, value);
     mapopt__sb_putc(sb, '.');
   }
   mapopt__sb_printf(sb,

@@ -52,7 +52,7 @@ static bool launch_shape(const mapopt_space *sp, int t, space_affinity *a) {
     return false;
   bool seen = false;
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || o->task != t || !o->is_index)
       continue;
     if (o->parent >= 0 || linear_point(o) < 0)
@@ -97,7 +97,7 @@ enum { UNWATCHED = 0xff };
 /* Appends op i to the readers of the point that watches f, if another
  * task's and not there yet. */
 static void note_reader(const mapopt_space *sp, int64_t i, const atom_flow *f) {
-  if (f->watch_task < 0 || f->watch_task == sp->run->ops[i].task)
+  if (f->watch_task < 0 || f->watch_task == mapopt_app_run_op(sp->run, i)->task)
     return;
   space_affinity *a = sp->tasks[f->watch_task].affinity;
   int64_t *r = &a->readers[f->watch_point * SPACE_AFFINITY_READERS];
@@ -119,22 +119,23 @@ static void note_reader(const mapopt_space *sp, int64_t i, const atom_flow *f) {
 static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
                        atom_flow *flow) {
   const mapopt_app_run *run = sp->run;
-  const mapopt_app_op *o = &run->ops[i];
+  const mapopt_app_op *o = mapopt_app_run_op(run, i);
   space_affinity *own = o->is_index ? sp->tasks[o->task].affinity : NULL;
   bool first = true;
   for (size_t r = 0; r < o->nreqs; r++) {
-    const mapopt_app_req *q = &o->reqs[r];
+    const mapopt_app_req *q = mapopt_app_op_req(o, r);
     if (!q->fields || !reads(q->priv))
       continue;
     int64_t writer = -1;
     for (size_t a = 0; a < q->piece->natoms; a++) {
-      atom_flow *f = &flow[q->piece->atoms[a].atom];
+      atom_flow *f = &flow[mapopt_app_piece_atom_at(q->piece, a)->atom];
       note_reader(sp, i, f);
-      if (f->last_writer > writer && run->ops[f->last_writer].task != o->task)
+      if (f->last_writer > writer &&
+          mapopt_app_run_op(run, f->last_writer)->task != o->task)
         writer = f->last_writer;
-      if (f->unread < 0 || run->ops[f->unread].task == o->task)
+      if (f->unread < 0 || mapopt_app_run_op(run, f->unread)->task == o->task)
         continue;
-      const mapopt_app_op *w = &run->ops[f->unread];
+      const mapopt_app_op *w = mapopt_app_run_op(run, f->unread);
       space_affinity *wa = sp->tasks[w->task].affinity;
       int64_t wl = linear_point(w);
       if (wa->consumer[wl] < 0 || step[i] < step[wa->consumer[wl]]) {
@@ -153,7 +154,7 @@ static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
     if (first && own && own->readers && own->nreaders[l] == UNWATCHED) {
       own->nreaders[l] = 0;
       for (size_t a = 0; a < q->piece->natoms; a++) {
-        atom_flow *f = &flow[q->piece->atoms[a].atom];
+        atom_flow *f = &flow[mapopt_app_piece_atom_at(q->piece, a)->atom];
         f->watch_task = o->task;
         f->watch_point = l;
       }
@@ -164,14 +165,14 @@ static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
 
 /* Records o's writes in flow. */
 static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
-  const mapopt_app_op *o = &sp->run->ops[i];
+  const mapopt_app_op *o = mapopt_app_run_op(sp->run, i);
   bool tabled = o->is_index && sp->tasks[o->task].affinity != NULL;
   for (size_t r = 0; r < o->nreqs; r++) {
-    const mapopt_app_req *q = &o->reqs[r];
+    const mapopt_app_req *q = mapopt_app_op_req(o, r);
     if (!q->fields || !writes(q->priv))
       continue;
     for (size_t a = 0; a < q->piece->natoms; a++) {
-      atom_flow *f = &flow[q->piece->atoms[a].atom];
+      atom_flow *f = &flow[mapopt_app_piece_atom_at(q->piece, a)->atom];
       f->last_writer = i;
       f->unread = tabled ? i : -1;
       f->watch_task = -1;
@@ -182,11 +183,12 @@ static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
 /* Whether some launch of task t writes a piece. */
 static bool task_writes(const mapopt_app_run *run, int t) {
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || o->task != t)
       continue;
     for (size_t r = 0; r < o->nreqs; r++)
-      if (o->reqs[r].fields && writes(o->reqs[r].priv))
+      if (mapopt_app_op_req(o, r)->fields &&
+          writes(mapopt_app_op_req(o, r)->priv))
         return true;
   }
   return false;
@@ -229,7 +231,7 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     return MAPOPT_ENOMEM;
   }
   for (int64_t i = 0; i < run->nops; i++)
-    step[i] = launched[run->ops[i].parent + 1]++;
+    step[i] = launched[mapopt_app_run_op(run, i)->parent + 1]++;
   for (int64_t k = 0; k < run->natoms; k++)
     flow[k] = (atom_flow){-1, -1, -1, 0};
   /* Only leaf tasks count on either side: an inner task's arguments pass
@@ -237,7 +239,7 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
    * A leaf launched alone counts as a neighbour (where it runs follows
    * from its parent's placement: neighbour_of) but has no table. */
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     note_reads(sp, i, step, flow);
@@ -264,8 +266,8 @@ mapopt_status mapopt__space_place_point(const mapopt_space *sp,
   int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
   mapopt_map_answer ans;
   mapopt_status st =
-      mapopt_policy_index_map(prog, sp->run->tasks[o->task].name, o->dims,
-                              o->point, o->extents, kind, &ans, NULL);
+      mapopt_policy_index_map(prog, mapopt_app_task_name(sp->run, o->task),
+                              o->dims, o->point, o->extents, kind, &ans, NULL);
   if (st != MAPOPT_OK)
     return st;
   if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {

@@ -46,7 +46,8 @@ static mapopt_status place_launch(const mapopt_space *sp,
   for (int64_t k = 0; k < l->count; k++) {
     int64_t node, local;
     mapopt_status st = mapopt__space_place_point(
-        sp, prog, &sp->run->ops[l->first + k], kind, &node, &local);
+        sp, prog, mapopt_app_run_op(sp->run, l->first + k), kind, &node,
+        &local);
     if (st != MAPOPT_OK)
       return st;
     where[k] = node * sp->shape.procs[kind] + local;
@@ -138,19 +139,24 @@ static bool order_forbidden(const mapopt_space *sp, const char *rn,
                             bool c_order) {
   const mapopt_app_run *run = sp->run;
   for (int64_t o = 0; o < run->nops; o++) {
-    const mapopt_app_op *op = &run->ops[o];
+    const mapopt_app_op *op = mapopt_app_run_op(run, o);
     if (op->kind != MAPOPT_OP_TASK)
       continue;
-    const mapopt_app_task *task = &run->tasks[op->task];
+    const mapopt_app_task *task = mapopt_app_run_task(run, op->task);
     for (int vi = 0; vi < task->nvariants; vi++)
-      for (size_t k = 0; k < task->variants[vi].nrequires; k++) {
-        const mapopt_app_layout_rule *rule = &task->variants[vi].requires[k];
+      for (size_t k = 0; k < mapopt_app_task_variant(task, vi)->nrequires;
+           k++) {
+        const mapopt_app_layout_rule *rule =
+            mapopt_app_variant_require(mapopt_app_task_variant(task, vi), k);
         if (rule->c_order == MAPOPT_LAYOUT_UNSET ||
             (rule->c_order == MAPOPT_LAYOUT_YES) == c_order)
           continue;
         for (size_t r = 0; r < op->nreqs && r < 64; r++)
           if ((rule->args >> r & 1) &&
-              !strcmp(run->regions[op->reqs[r].piece->region].name, rn))
+              !strcmp(mapopt_app_run_region(
+                          run, mapopt_app_op_req(op, r)->piece->region)
+                          ->name,
+                      rn))
             return true;
       }
   }
@@ -386,12 +392,13 @@ mapopt_status mapopt__space_decisions(const mapopt_space *sp,
   mapopt_status st = MAPOPT_OK;
   for (int t = 0; t < run->ntasks && st == MAPOPT_OK; t++) {
     const space_task *tk = &sp->tasks[t];
-    const char *tn = run->tasks[t].name;
+    const char *tn = mapopt_app_task_name(run, t);
     if (!tk->used)
       continue;
     mapopt_proc_kind k;
-    if (mapopt_policy_select_kind(prog, tn, run->tasks[t].variant_kinds, false,
-                                  &k, NULL) != MAPOPT_OK ||
+    if (mapopt_policy_select_kind(prog, tn,
+                                  mapopt_app_run_task(run, t)->variant_kinds,
+                                  false, &k, NULL) != MAPOPT_OK ||
         (tk->single && mapopt_policy_map_function(prog, tn, k, true))) {
       st = MAPOPT_ENOTFOUND;
       break;
@@ -419,7 +426,7 @@ mapopt_status mapopt__space_decisions(const mapopt_space *sp,
   }
   for (size_t ai = 0; ai < sp->args.len && st == MAPOPT_OK; ai++) {
     const space_arg *a = &MAPOPT__VEC_AT(&sp->args, space_arg, ai);
-    const char *tn = run->tasks[a->task].name;
+    const char *tn = mapopt_app_task_name(run, a->task);
     mapopt_proc_kind kind = (mapopt_proc_kind)kinds[a->task];
     mapopt_region_keys keys = {a->names, a->nnames, a->position};
     mapopt_mem_kind mk = mapopt_policy_select_memory(prog, tn, &keys, kind);

@@ -144,7 +144,8 @@ bool mapopt__edit_to_delta(const mapopt_space *sp, const tune_edit *e,
         continue;
       int reg = mapopt__space_region_of(sp, e->region);
       if (!wild(e->region) &&
-          (reg < 0 || strcmp(sp->run->regions[reg].name, p->region)))
+          (reg < 0 ||
+           strcmp(mapopt_app_run_region(sp->run, reg)->name, p->region)))
         continue;
       const char *def = want == MAPOPT_PARAM_LAYOUT_SOA     ? "SOA"
                         : want == MAPOPT_PARAM_LAYOUT_ALIGN ? "none"
@@ -333,7 +334,7 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
       case MAPOPT_PARAM_LAYOUT_ORDER: {
         int reg = rq->name ? mapopt__space_region_of(sp, rq->name) : -1;
         if (reg >= 0 && p->region &&
-            !strcmp(p->region, sp->run->regions[reg].name))
+            !strcmp(p->region, mapopt_app_run_region(sp->run, reg)->name))
           w += rq->layout_ppm > 1000000 ? rq->mem_ns : rq->mem_ns / 100;
         break;
       }

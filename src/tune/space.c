@@ -96,8 +96,9 @@ static mapopt_status add_param(mapopt_space *sp, mapopt_param_kind kind,
     return MAPOPT_ENOMEM;
   memcpy(vals, values, nvalues * sizeof *vals);
   *p = (mapopt_space_param){
-      nm,      kind, task >= 0 ? sp->run->tasks[task].name : NULL, region, proc,
-      nvalues, vals};
+      nm,     kind, task >= 0 ? mapopt_app_task_name(sp->run, task) : NULL,
+      region, proc, nvalues,
+      vals};
   *tk = task;
   return MAPOPT_OK;
 }
@@ -115,12 +116,12 @@ static size_t key_index(const mapopt__vec *v, const char *name) {
  * them, a reduction's own fields only (docs/sim.md). Saturates. */
 static int64_t request_bytes(const mapopt_app_run *run,
                              const mapopt_app_req *q) {
-  const mapopt_app_region *rg = &run->regions[q->piece->region];
+  const mapopt_app_region *rg = mapopt_app_run_region(run, q->piece->region);
   int64_t per = 0;
   uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
   for (int f = 0; f < rg->nfields && f < 64; f++)
     if (fields >> f & 1u)
-      per += rg->field_bytes[f];
+      per += mapopt_app_region_field_bytes(rg, f);
   if (per > 0 && q->piece->elements > INT64_MAX / per)
     return INT64_MAX;
   return per * q->piece->elements;
@@ -166,7 +167,7 @@ static mapopt_status scan_decided(mapopt_space *sp) {
   mapopt__map_init(&seen);
   mapopt_status st = MAPOPT_OK;
   for (int64_t i = 0; i < run->nops && st == MAPOPT_OK;) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || !o->is_index) {
       i++;
       continue;
@@ -175,12 +176,14 @@ static mapopt_status scan_decided(mapopt_space *sp) {
     h = mapopt__hash_mix(h, (uint64_t)o->dims);
     h = mapopt__hash_mix(h, o->parent >= 0);
     int64_t j = i;
-    for (; j < run->nops && run->ops[j].kind == MAPOPT_OP_TASK &&
-           run->ops[j].is_index && run->ops[j].launch == o->launch;
+    for (; j < run->nops && mapopt_app_run_op(run, j)->kind == MAPOPT_OP_TASK &&
+           mapopt_app_run_op(run, j)->is_index &&
+           mapopt_app_run_op(run, j)->launch == o->launch;
          j++)
       for (int d = 0; d < o->dims; d++) {
-        h = mapopt__hash_mix(h, (uint64_t)run->ops[j].point[d]);
-        h = mapopt__hash_mix(h, (uint64_t)run->ops[j].extents[d]);
+        h = mapopt__hash_mix(h, (uint64_t)mapopt_app_run_op(run, j)->point[d]);
+        h = mapopt__hash_mix(h,
+                             (uint64_t)mapopt_app_run_op(run, j)->extents[d]);
       }
     int added = seen_add(sp, &seen, h);
     space_launch *l =
@@ -194,18 +197,19 @@ static mapopt_status scan_decided(mapopt_space *sp) {
   mapopt__map_destroy(&seen, sp->ctx);
   mapopt__map_init(&seen);
   for (int64_t i = 0; i < run->nops && st == MAPOPT_OK; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     for (size_t r = 0; r < o->nreqs && st == MAPOPT_OK; r++) {
-      const mapopt_app_req *q = &o->reqs[r];
+      const mapopt_app_req *q = mapopt_app_op_req(o, r);
       if (!q->fields)
         continue;
       uint64_t h = mapopt__hash_mix(0x5a6e, (uint64_t)o->task);
       h = mapopt__hash_mix(h, r);
       for (size_t k = 0; k < q->nnames; k++)
         h = mapopt__hash_mix(
-            h, mapopt__hash_bytes(q->names[k], strlen(q->names[k])));
+            h, mapopt__hash_bytes(mapopt_app_req_name(q, k),
+                                  strlen(mapopt_app_req_name(q, k))));
       int added = seen_add(sp, &seen, h);
       space_arg *a = added > 0 ? mapopt__vec_push(&sp->args, sp->ctx) : NULL;
       if (added < 0 || (added > 0 && !a))
@@ -248,18 +252,19 @@ static mapopt_status scan_run(mapopt_space *sp) {
     st->parent_task = -1;
     unsigned usable = 0;
     for (int k = 0; k < MAPOPT_PROC_KIND_COUNT; k++)
-      if ((run->tasks[t].variant_kinds & (1u << k)) && sp->shape.procs[k] > 0)
+      if ((mapopt_app_run_task(run, t)->variant_kinds & (1u << k)) &&
+          sp->shape.procs[k] > 0)
         usable |= 1u << k;
     st->usable = usable;
     st->default_kind = first_kind(usable);
-    st->leaf = !run->tasks[t].inner;
+    st->leaf = !mapopt_app_run_task(run, t)->inner;
     mapopt__vec_init(&st->keys, sizeof(const char *));
     mapopt__vec_init(&st->key_args, sizeof(key_arg));
     mapopt__vec_init(&st->key_sizes, sizeof(key_size));
   }
   /* Pass 1: launch shapes, parents, read-only arguments. */
   for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK)
       continue;
     space_task *st = &sp->tasks[o->task];
@@ -273,20 +278,20 @@ static mapopt_status scan_run(mapopt_space *sp) {
       st->single = true;
     }
     if (!o->is_index && o->parent >= 0) {
-      int pt = run->ops[o->parent].task;
+      int pt = mapopt_app_run_op(run, o->parent)->task;
       if (st->parent_task == -1)
         st->parent_task = pt;
       else if (st->parent_task != pt)
         st->parent_task = -2;
     }
     for (size_t r = 0; r < o->nreqs; r++) {
-      const mapopt_app_req *q = &o->reqs[r];
+      const mapopt_app_req *q = mapopt_app_op_req(o, r);
       for (size_t k = 0; k < q->nnames; k++)
-        if (mapopt__space_region_of(sp, q->names[k]) < 0) {
+        if (mapopt__space_region_of(sp, mapopt_app_req_name(q, k)) < 0) {
           name_region *nr = mapopt__vec_push(&sp->names, sp->ctx);
           if (!nr)
             return MAPOPT_ENOMEM;
-          *nr = (name_region){q->names[k], q->piece->region};
+          *nr = (name_region){mapopt_app_req_name(q, k), q->piece->region};
         }
       if (q->priv == MAPOPT_PRIV_RO && q->fields)
         st->reads = true;
@@ -306,17 +311,17 @@ static mapopt_status scan_run(mapopt_space *sp) {
   mapopt__map_init(&seen);
   mapopt_status status = MAPOPT_OK;
   for (int64_t i = 0; i < run->nops && status == MAPOPT_OK; i++) {
-    const mapopt_app_op *o = &run->ops[i];
+    const mapopt_app_op *o = mapopt_app_run_op(run, i);
     if (o->kind != MAPOPT_OP_TASK || !sp->tasks[o->task].leaf)
       continue;
     space_task *st = &sp->tasks[o->task];
     for (size_t r = 0; r < o->nreqs && status == MAPOPT_OK; r++) {
-      const mapopt_app_req *q = &o->reqs[r];
+      const mapopt_app_req *q = mapopt_app_op_req(o, r);
       if (!q->fields)
         continue;
       const char *key;
       if (q->nnames) {
-        key = q->names[0];
+        key = mapopt_app_req_name(q, 0);
       } else if (sp->named) {
         continue; /* a position would make the mapper mix the two */
       } else {
@@ -401,7 +406,7 @@ static mapopt_status derive(mapopt_space *sp) {
       if ((tk->usable & (1u << k)) && (base || (int)k != tk->default_kind))
         vals[n++] = mapopt_shape_proc_name(k);
     }
-    snprintf(name, sizeof name, "kind.%s", run->tasks[t].name);
+    snprintf(name, sizeof name, "kind.%s", mapopt_app_task_name(run, t));
     if (n >= 2)
       st = add_param(sp, MAPOPT_PARAM_PROC_KIND, t, NULL, MAPOPT_PROC_CPU, vals,
                      n, name);
@@ -426,8 +431,8 @@ static mapopt_status derive(mapopt_space *sp) {
           if (mk != MAPOPT_MEM_VIRTUAL && m->mems[mk].present &&
               m->affinity[k][mk].present && (base || mk != (int)def))
             vals[n++] = mapopt_shape_mem_name((mapopt_mem_kind)mk);
-        snprintf(name, sizeof name, "memory.%s.%s.%s", run->tasks[t].name, key,
-                 mapopt_shape_proc_name(k));
+        snprintf(name, sizeof name, "memory.%s.%s.%s",
+                 mapopt_app_task_name(run, t), key, mapopt_shape_proc_name(k));
         if (n >= 2)
           st = add_param(sp, MAPOPT_PARAM_MEMORY, t, key, k, vals, n, name);
       }
@@ -437,8 +442,8 @@ static mapopt_status derive(mapopt_space *sp) {
   for (int r = 0; r < run->nregions && st == MAPOPT_OK; r++) {
     if (!sp->region_used[r])
       continue;
-    const char *rn = run->regions[r].name;
-    if (run->regions[r].nfields > 1) {
+    const char *rn = mapopt_app_run_region(run, r)->name;
+    if (mapopt_app_run_region(run, r)->nfields > 1) {
       const char *soa[] = {"default", "AOS", "SOA"};
       snprintf(name, sizeof name, "soa.%s", rn);
       st = add_param(sp, MAPOPT_PARAM_LAYOUT_SOA, -1, rn, MAPOPT_PROC_CPU, soa,
@@ -460,7 +465,7 @@ static mapopt_status derive(mapopt_space *sp) {
   /* Index mappings, InstanceLimit, CollectMemory, parent-following. */
   for (int t = 0; t < run->ntasks && st == MAPOPT_OK; t++) {
     const space_task *tk = &sp->tasks[t];
-    const char *tn = run->tasks[t].name;
+    const char *tn = mapopt_app_task_name(run, t);
     if (!tk->used)
       continue;
     if (tk->index_dims >= 1 && tk->index_dims <= MAPOPT_APP_MAX_DIMS) {
@@ -527,7 +532,7 @@ static mapopt_status base_kinds(mapopt_space *sp, mapopt_diags *diags,
     return st;
   for (int t = 0; t < sp->run->ntasks; t++) {
     mapopt_proc_kind k;
-    if (mapopt_policy_select_kind(prog, sp->run->tasks[t].name,
+    if (mapopt_policy_select_kind(prog, mapopt_app_task_name(sp->run, t),
                                   sp->tasks[t].usable, true, &k,
                                   NULL) == MAPOPT_OK)
       sp->tasks[t].base_kind = (int)k;
@@ -867,7 +872,7 @@ static bool neighbour_of(const mapopt_space *sp, const mapopt_program *ref,
                                        local) == MAPOPT_OK;
     if (o->parent < 0 || !follows_parent(sp, ref_choice, o->task))
       return false;
-    o = &sp->run->ops[o->parent];
+    o = mapopt_app_run_op(sp->run, o->parent);
   }
   return false;
 }
@@ -878,7 +883,7 @@ static bool runs_on(const mapopt_space *sp, const mapopt_program *ref,
                     const uint16_t *ref_choice, int64_t op, int64_t where[3]) {
   if (op < 0)
     return false;
-  const mapopt_app_op *o = &sp->run->ops[op];
+  const mapopt_app_op *o = mapopt_app_run_op(sp->run, op);
   where[0] = mapopt__space_kind_of(sp, ref_choice, o->task);
   return neighbour_of(sp, ref, ref_choice, o, &where[1], &where[2]);
 }
@@ -934,7 +939,8 @@ static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
                                         &local[k]);
       int64_t n, l, partner = affinity_partner(sp, ref, ref_choice, a, val, k);
       if (partner >= 0 &&
-          neighbour_of(sp, ref, ref_choice, &sp->run->ops[partner], &n, &l)) {
+          neighbour_of(sp, ref, ref_choice, mapopt_app_run_op(sp->run, partner),
+                       &n, &l)) {
         node[k] = n;
         local[k] = l % procs;
       }
