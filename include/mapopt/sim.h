@@ -441,7 +441,7 @@ MAPOPT_API const mapopt_sim_decision *
 mapopt_sim_result_decision(const mapopt_sim_result *r, size_t i);
 MAPOPT_API size_t mapopt_sim_decision_nreqs(const mapopt_sim_decision *d);
 MAPOPT_API const mapopt_sim_decision_req *
-mapopt_sim_decision_req(const mapopt_sim_decision *d, size_t i);
+mapopt_sim_decision_req_at(const mapopt_sim_decision *d, size_t i);
 
 /*
  * A plan: the mapping-independent part of simulating a run (its dependence

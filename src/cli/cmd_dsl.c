@@ -545,7 +545,7 @@ static void print_decision(const mapopt_sim_decision *d) {
   show_point(&d->proc);
   printf("%s\n", d->inner ? " (inner)" : "");
   for (size_t r = 0; r < mapopt_sim_decision_nreqs(d); r++) {
-    const mapopt_sim_decision_req *q = mapopt_sim_decision_req(d, r);
+    const mapopt_sim_decision_req *q = mapopt_sim_decision_req_at(d, r);
     printf("  %d %s: %s", (int)r, q->name, mapopt_shape_mem_name(q->memory));
     if (q->memory != MAPOPT_MEM_VIRTUAL)
       printf(" %s %s, %" PRId64 " bytes",

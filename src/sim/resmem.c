@@ -144,6 +144,6 @@ size_t mapopt_sim_decision_nreqs(const mapopt_sim_decision *d) {
 }
 
 const mapopt_sim_decision_req *
-mapopt_sim_decision_req(const mapopt_sim_decision *d, size_t i) {
+mapopt_sim_decision_req_at(const mapopt_sim_decision *d, size_t i) {
   return i < mapopt_sim_decision_nreqs(d) ? &d->reqs[i] : NULL;
 }
