@@ -416,6 +416,34 @@ MAPOPT_API const mapopt_sim_req_stats *
 mapopt_sim_task_req(const mapopt_sim_task_stats *t, size_t i);
 
 /*
+ * The result's other lists, read the same way: each count is 0 for a NULL
+ * r, each getter NULL for a NULL r or an i out of range. The attribution
+ * (waits), the processors and memories, the copy statistics of channel k
+ * (0 .. MAPOPT_SIM_COPY_KINDS - 1), the critical path's longest segments,
+ * the recorded decisions and a decision's region arguments.
+ */
+MAPOPT_API size_t mapopt_sim_result_nwaits(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_wait *
+mapopt_sim_result_wait(const mapopt_sim_result *r, size_t i);
+MAPOPT_API size_t mapopt_sim_result_nprocs(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_proc_stats *
+mapopt_sim_result_proc(const mapopt_sim_result *r, size_t i);
+MAPOPT_API size_t mapopt_sim_result_nmems(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_mem_stats *
+mapopt_sim_result_mem(const mapopt_sim_result *r, size_t i);
+MAPOPT_API const mapopt_sim_copy_stats *
+mapopt_sim_result_copy(const mapopt_sim_result *r, int k);
+MAPOPT_API size_t mapopt_sim_result_nsegments(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_segment *
+mapopt_sim_result_segment(const mapopt_sim_result *r, size_t i);
+MAPOPT_API size_t mapopt_sim_result_ndecisions(const mapopt_sim_result *r);
+MAPOPT_API const mapopt_sim_decision *
+mapopt_sim_result_decision(const mapopt_sim_result *r, size_t i);
+MAPOPT_API size_t mapopt_sim_decision_nreqs(const mapopt_sim_decision *d);
+MAPOPT_API const mapopt_sim_decision_req *
+mapopt_sim_decision_req_at(const mapopt_sim_decision *d, size_t i);
+
+/*
  * A plan: the mapping-independent part of simulating a run (its dependence
  * graph and derived lists), built once and shared read-only by any number of
  * concurrent mapopt_sim_run_plan calls -- what a tuner evaluating thousands of

@@ -544,15 +544,14 @@ static void print_decision(const mapopt_sim_decision *d) {
   printf(": ");
   show_point(&d->proc);
   printf("%s\n", d->inner ? " (inner)" : "");
-  for (int r = 0; r < d->nreqs; r++) {
-    printf("  %d %s: %s", r, d->reqs[r].name,
-           mapopt_shape_mem_name(d->reqs[r].memory));
-    if (d->reqs[r].memory != MAPOPT_MEM_VIRTUAL)
+  for (size_t r = 0; r < mapopt_sim_decision_nreqs(d); r++) {
+    const mapopt_sim_decision_req *q = mapopt_sim_decision_req_at(d, r);
+    printf("  %d %s: %s", (int)r, q->name, mapopt_shape_mem_name(q->memory));
+    if (q->memory != MAPOPT_MEM_VIRTUAL)
       printf(" %s %s, %" PRId64 " bytes",
-             d->reqs[r].layout.soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
-             d->reqs[r].layout.c_order == MAPOPT_LAYOUT_YES ? "C_order"
-                                                            : "F_order",
-             d->reqs[r].instance_bytes);
+             q->layout.soa == MAPOPT_LAYOUT_NO ? "AOS" : "SOA",
+             q->layout.c_order == MAPOPT_LAYOUT_YES ? "C_order" : "F_order",
+             q->instance_bytes);
     printf("\n");
   }
 }
@@ -588,8 +587,8 @@ static int show_app(const show_args *a) {
   progress = NULL;
   if (st != MAPOPT_OK)
     goto done;
-  for (size_t i = 0; i < p.res->ndecisions; i++)
-    print_decision(&p.res->decisions[i]);
+  for (size_t i = 0; i < mapopt_sim_result_ndecisions(p.res); i++)
+    print_decision(mapopt_sim_result_decision(p.res, i));
   if (p.res->error != MAPOPT_SIM_NONE) {
     printf("error: %s\n", p.res->error_text ? p.res->error_text : "");
     goto done;

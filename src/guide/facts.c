@@ -68,8 +68,9 @@ int64_t mapopt__guide_procs_of(const mapopt_guide_input *in,
     return in->machine->nodes * in->machine->procs[kind].count;
   int64_t n = 0;
   const char *name = mapopt_shape_proc_name(kind);
-  for (size_t i = 0; in->result && i < in->result->nprocs; i++)
-    n += strcmp(in->result->procs[i].kind, name) == 0;
+  for (size_t i = 0; in->result && i < mapopt_sim_result_nprocs(in->result);
+       i++)
+    n += strcmp(mapopt_sim_result_proc(in->result, i)->kind, name) == 0;
   return n;
 }
 

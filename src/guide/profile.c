@@ -156,10 +156,12 @@ static void cpu_on_critical_path(prof *p) {
       continue;
     /* Its compute on the critical path (the attribution's exposed time). */
     int64_t on_path = 0;
-    for (size_t w = 0; w < p->res->nwaits; w++)
-      if (p->res->waits[w].cause == MAPOPT_SIM_CAUSE_COMPUTE &&
-          p->res->waits[w].task && !strcmp(p->res->waits[w].task, t->task))
-        on_path += p->res->waits[w].exposed_ns;
+    for (size_t w = 0; w < mapopt_sim_result_nwaits(p->res); w++)
+      if (mapopt_sim_result_wait(p->res, w)->cause ==
+              MAPOPT_SIM_CAUSE_COMPUTE &&
+          mapopt_sim_result_wait(p->res, w)->task &&
+          !strcmp(mapopt_sim_result_wait(p->res, w)->task, t->task))
+        on_path += mapopt_sim_result_wait(p->res, w)->exposed_ns;
     double sh = share(on_path, (double)cp->length_ns);
     if (sh < CPU_CP_SHARE)
       continue;
@@ -220,7 +222,8 @@ static void imbalance(prof *p) {
             worst ? worst->task : NULL, NULL, fn);
     if (!g)
       return;
-    const mapopt_sim_proc_stats *busiest = &p->res->procs[l->max_at];
+    const mapopt_sim_proc_stats *busiest =
+        mapopt_sim_result_proc(p->res, l->max_at);
     g->message =
         P("%s %" PRId64 " of node %" PRId64 " is busy %.0f%% of the "
           "time while the %" PRId64 " %ss average %.0f%%%s",
@@ -427,8 +430,8 @@ static void fb_near_capacity(prof *p) {
   mapopt_findings *f = p->f;
   const mapopt_sim_mem_stats *full = NULL;
   double most = 0;
-  for (size_t i = 0; i < p->res->nmems; i++) {
-    const mapopt_sim_mem_stats *mm = &p->res->mems[i];
+  for (size_t i = 0; i < mapopt_sim_result_nmems(p->res); i++) {
+    const mapopt_sim_mem_stats *mm = mapopt_sim_result_mem(p->res, i);
     double x =
         mm->capacity > 0 ? (double)mm->peak_bytes / (double)mm->capacity : 0;
     if (mm->kind == MAPOPT_MEM_FBMEM && x > most) {
@@ -520,8 +523,9 @@ static void limit_stall(prof *p) {
    * (the attribution), when the mapper limits it. */
   const char *t = NULL;
   int64_t limit = 0, held = 0;
-  for (size_t i = 0; p->in->mapper && i < p->res->nwaits; i++) {
-    const mapopt_sim_wait *w = &p->res->waits[i];
+  for (size_t i = 0; p->in->mapper && i < mapopt_sim_result_nwaits(p->res);
+       i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(p->res, i);
     int64_t l = w->task && w->cause == MAPOPT_SIM_CAUSE_INSTANCE_LIMIT
                     ? mapopt_policy_instance_limit(p->in->mapper, w->task)
                     : 0;
@@ -562,15 +566,16 @@ void mapopt__guide_profile_rules(const mapopt_guide_input *in,
   if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
     return;
   prof p = {in, res, f, (double)res->elapsed_ns, {{0}}};
-  for (size_t i = 0; i < res->nprocs; i++) {
+  for (size_t i = 0; i < mapopt_sim_result_nprocs(res); i++) {
     mapopt_proc_kind k;
-    if (mapopt_shape_proc_parse(res->procs[i].kind, &k) != MAPOPT_OK)
+    if (mapopt_shape_proc_parse(mapopt_sim_result_proc(res, i)->kind, &k) !=
+        MAPOPT_OK)
       continue; /* UTIL */
     kind_load *l = &p.load[k];
     l->n++;
-    l->busy += res->procs[i].busy_ns;
-    if (res->procs[i].busy_ns > l->max || l->n == 1) {
-      l->max = res->procs[i].busy_ns;
+    l->busy += mapopt_sim_result_proc(res, i)->busy_ns;
+    if (mapopt_sim_result_proc(res, i)->busy_ns > l->max || l->n == 1) {
+      l->max = mapopt_sim_result_proc(res, i)->busy_ns;
       l->max_at = i;
     }
   }

@@ -53,8 +53,8 @@ typedef struct kind_load {
 static size_t kind_loads(const mapopt_sim_result *r, kind_load *out,
                          size_t cap) {
   size_t n = 0;
-  for (size_t i = 0; i < r->nprocs; i++) {
-    const mapopt_sim_proc_stats *p = &r->procs[i];
+  for (size_t i = 0; i < mapopt_sim_result_nprocs(r); i++) {
+    const mapopt_sim_proc_stats *p = mapopt_sim_result_proc(r, i);
     size_t k = 0;
     while (k < n && strcmp(out[k].kind, p->kind) != 0)
       k++;
@@ -102,8 +102,8 @@ static void causes_table(sb_t *b, const mapopt_sim_result *r) {
   char label[MAX_SHOWN + MAX_HIDDEN][400];
   const mapopt_sim_wait *shown[MAX_SHOWN + MAX_HIDDEN];
   size_t n = 0, nexposed = 0, more = 0;
-  for (size_t i = 0; i < r->nwaits; i++) {
-    const mapopt_sim_wait *w = &r->waits[i];
+  for (size_t i = 0; i < mapopt_sim_result_nwaits(r); i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(r, i);
     bool exposed = w->exposed_ns > 0;
     if (!exposed && w->bytes <= 0)
       continue;
@@ -195,7 +195,7 @@ static void processors_table(sb_t *b, const mapopt_sim_result *r) {
 static void copies_table(sb_t *b, const mapopt_sim_result *r) {
   bool any = false;
   for (int c = 0; c < MAPOPT_SIM_COPY_KINDS; c++)
-    any |= r->copies[c].count > 0;
+    any |= mapopt_sim_result_copy(r, c)->count > 0;
   if (!any) {
     mapopt__sb_puts(b, "  copies: none in the timed window\n");
     return;
@@ -203,7 +203,7 @@ static void copies_table(sb_t *b, const mapopt_sim_result *r) {
   mapopt__sb_puts(b, "  copies per channel         bytes  copies  "
                      "copy time (summed)\n");
   for (int c = 0; c < MAPOPT_SIM_COPY_KINDS; c++) {
-    const mapopt_sim_copy_stats *s = &r->copies[c];
+    const mapopt_sim_copy_stats *s = mapopt_sim_result_copy(r, c);
     if (!s->count)
       continue;
     char bytes[32], busy[32];
@@ -336,7 +336,8 @@ mapopt_status mapopt_guide_critical_path_line(mapopt_ctx *ctx,
     return MAPOPT_EINVAL;
   *text = NULL;
   int64_t length = r->critical_path.length_ns;
-  if (r->error != MAPOPT_SIM_NONE || length <= 0 || r->nwaits == 0)
+  if (r->error != MAPOPT_SIM_NONE || length <= 0 ||
+      mapopt_sim_result_nwaits(r) == 0)
     return MAPOPT_OK;
   sb_t b;
   mapopt__sb_init(&b, ctx);
@@ -346,8 +347,8 @@ mapopt_status mapopt_guide_critical_path_line(mapopt_ctx *ctx,
   size_t shown = 0, rest = 0;
   int64_t rest_ns = 0;
   char label[400];
-  for (size_t i = 0; i < r->nwaits; i++) {
-    const mapopt_sim_wait *w = &r->waits[i];
+  for (size_t i = 0; i < mapopt_sim_result_nwaits(r); i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(r, i);
     if (w->exposed_ns <= 0)
       continue;
     /* Entries under 1% of the path are summed, not named. */
@@ -505,7 +506,8 @@ static void task_diff(diffs *d, const mapopt_sim_task_stats *ta,
 static void channel_diffs(diffs *d, const mapopt_sim_result *a,
                           const mapopt_sim_result *b) {
   for (int c = 0; c < MAPOPT_SIM_COPY_KINDS; c++) {
-    const mapopt_sim_copy_stats *x = &a->copies[c], *y = &b->copies[c];
+    const mapopt_sim_copy_stats *x = mapopt_sim_result_copy(a, c),
+                                *y = mapopt_sim_result_copy(b, c);
     if (x->busy_ns == y->busy_ns && x->bytes == y->bytes)
       continue;
     sb_t line;
@@ -536,10 +538,12 @@ static void memory_use(const mapopt_sim_result *r, int64_t *access,
         access[rq->memory] += rq->mem_ns + rq->access_ns;
     }
   }
-  for (size_t i = 0; i < r->nmems; i++)
-    if ((unsigned)r->mems[i].kind < MAPOPT_MEM_KIND_COUNT &&
-        r->mems[i].peak_bytes > peak[r->mems[i].kind])
-      peak[r->mems[i].kind] = r->mems[i].peak_bytes;
+  for (size_t i = 0; i < mapopt_sim_result_nmems(r); i++)
+    if ((unsigned)mapopt_sim_result_mem(r, i)->kind < MAPOPT_MEM_KIND_COUNT &&
+        mapopt_sim_result_mem(r, i)->peak_bytes >
+            peak[mapopt_sim_result_mem(r, i)->kind])
+      peak[mapopt_sim_result_mem(r, i)->kind] =
+          mapopt_sim_result_mem(r, i)->peak_bytes;
 }
 
 static void memory_diffs(diffs *d, const mapopt_sim_result *a,

@@ -46,24 +46,24 @@ uint64_t mapopt_guide_profile_signature(const mapopt_sim_result *r) {
     return 0;
   mix(&s, (uint64_t)r->error);
   mix(&s, (uint64_t)r->elapsed_ns);
-  for (size_t i = 0; i < r->nprocs; i++) {
-    mix(&s, (uint64_t)r->procs[i].busy_ns);
-    mix(&s, (uint64_t)r->procs[i].tasks);
+  for (size_t i = 0; i < mapopt_sim_result_nprocs(r); i++) {
+    mix(&s, (uint64_t)mapopt_sim_result_proc(r, i)->busy_ns);
+    mix(&s, (uint64_t)mapopt_sim_result_proc(r, i)->tasks);
   }
   for (int k = 0; k < MAPOPT_SIM_COPY_KINDS; k++) {
-    mix(&s, (uint64_t)r->copies[k].bytes);
-    mix(&s, (uint64_t)r->copies[k].count);
-    mix(&s, (uint64_t)r->copies[k].busy_ns);
+    mix(&s, (uint64_t)mapopt_sim_result_copy(r, k)->bytes);
+    mix(&s, (uint64_t)mapopt_sim_result_copy(r, k)->count);
+    mix(&s, (uint64_t)mapopt_sim_result_copy(r, k)->busy_ns);
   }
-  for (size_t i = 0; i < r->nmems; i++)
-    mix(&s, (uint64_t)r->mems[i].peak_bytes);
+  for (size_t i = 0; i < mapopt_sim_result_nmems(r); i++)
+    mix(&s, (uint64_t)mapopt_sim_result_mem(r, i)->peak_bytes);
   const mapopt_sim_critical_path *cp = &r->critical_path;
   const int64_t parts[] = {cp->compute_ns, cp->copy_ns, cp->runtime_ns,
                            cp->queue_ns, cp->backpressure_ns};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     mix(&s, (uint64_t)parts[i]);
-  for (size_t i = 0; i < r->nwaits; i++) {
-    const mapopt_sim_wait *w = &r->waits[i];
+  for (size_t i = 0; i < mapopt_sim_result_nwaits(r); i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(r, i);
     mix_str(&s, w->task);
     mix(&s, (uint64_t)w->arg);
     mix(&s, (uint64_t)w->cause);

@@ -72,8 +72,8 @@ static size_t groups_of(const mapopt_sim_result *r,
                         bool (*family)(mapopt_sim_cause), group *out,
                         size_t cap) {
   size_t n = 0;
-  for (size_t i = 0; i < r->nwaits; i++) {
-    const mapopt_sim_wait *w = &r->waits[i];
+  for (size_t i = 0; i < mapopt_sim_result_nwaits(r); i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(r, i);
     if (!family(w->cause) || !w->task || w->arg < 0)
       continue;
     size_t k = 0;
@@ -180,9 +180,10 @@ static bool fits(const ctx *c, mapopt_mem_kind kind, int64_t bytes) {
   if (!m->mems[kind].present)
     return false;
   int64_t peak = 0;
-  for (size_t i = 0; i < c->res->nmems; i++)
-    if (c->res->mems[i].kind == kind && c->res->mems[i].peak_bytes > peak)
-      peak = c->res->mems[i].peak_bytes;
+  for (size_t i = 0; i < mapopt_sim_result_nmems(c->res); i++)
+    if (mapopt_sim_result_mem(c->res, i)->kind == kind &&
+        mapopt_sim_result_mem(c->res, i)->peak_bytes > peak)
+      peak = mapopt_sim_result_mem(c->res, i)->peak_bytes;
   return peak + bytes <= m->mems[kind].capacity;
 }
 
@@ -615,16 +616,16 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
  * another placement could put a queued task into. */
 static int64_t idle_of(const ctx *c, const char *kind) {
   int64_t idle = 0;
-  for (size_t i = 0; i < c->res->nprocs; i++)
-    if (strcmp(c->res->procs[i].kind, kind) == 0)
-      idle += c->res->elapsed_ns - c->res->procs[i].busy_ns;
+  for (size_t i = 0; i < mapopt_sim_result_nprocs(c->res); i++)
+    if (strcmp(mapopt_sim_result_proc(c->res, i)->kind, kind) == 0)
+      idle += c->res->elapsed_ns - mapopt_sim_result_proc(c->res, i)->busy_ns;
   return idle;
 }
 
 static void processor_waits(ctx *c) {
   mapopt_findings *f = c->f;
-  for (size_t i = 0; i < c->res->nwaits; i++) {
-    const mapopt_sim_wait *w = &c->res->waits[i];
+  for (size_t i = 0; i < mapopt_sim_result_nwaits(c->res); i++) {
+    const mapopt_sim_wait *w = mapopt_sim_result_wait(c->res, i);
     if (w->cause != MAPOPT_SIM_CAUSE_PROCESSOR || !w->task)
       continue;
     double impact = (double)w->exposed_ns / c->elapsed;

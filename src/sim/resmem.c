@@ -84,3 +84,66 @@ const mapopt_sim_req_stats *mapopt_sim_task_req(const mapopt_sim_task_stats *t,
                                                 size_t i) {
   return i < mapopt_sim_task_nreqs(t) ? &t->reqs[i] : NULL;
 }
+
+/* ---- reading the other lists ----------------------------------------------
+ */
+
+size_t mapopt_sim_result_nwaits(const mapopt_sim_result *r) {
+  return r ? r->nwaits : 0;
+}
+
+const mapopt_sim_wait *mapopt_sim_result_wait(const mapopt_sim_result *r,
+                                              size_t i) {
+  return i < mapopt_sim_result_nwaits(r) ? &r->waits[i] : NULL;
+}
+
+size_t mapopt_sim_result_nprocs(const mapopt_sim_result *r) {
+  return r ? r->nprocs : 0;
+}
+
+const mapopt_sim_proc_stats *mapopt_sim_result_proc(const mapopt_sim_result *r,
+                                                    size_t i) {
+  return i < mapopt_sim_result_nprocs(r) ? &r->procs[i] : NULL;
+}
+
+size_t mapopt_sim_result_nmems(const mapopt_sim_result *r) {
+  return r ? r->nmems : 0;
+}
+
+const mapopt_sim_mem_stats *mapopt_sim_result_mem(const mapopt_sim_result *r,
+                                                  size_t i) {
+  return i < mapopt_sim_result_nmems(r) ? &r->mems[i] : NULL;
+}
+
+const mapopt_sim_copy_stats *mapopt_sim_result_copy(const mapopt_sim_result *r,
+                                                    int k) {
+  return r && k >= 0 && k < MAPOPT_SIM_COPY_KINDS ? &r->copies[k] : NULL;
+}
+
+size_t mapopt_sim_result_nsegments(const mapopt_sim_result *r) {
+  return r ? r->critical_path.nsegments : 0;
+}
+
+const mapopt_sim_segment *mapopt_sim_result_segment(const mapopt_sim_result *r,
+                                                    size_t i) {
+  return i < mapopt_sim_result_nsegments(r) ? &r->critical_path.segments[i]
+                                            : NULL;
+}
+
+size_t mapopt_sim_result_ndecisions(const mapopt_sim_result *r) {
+  return r ? r->ndecisions : 0;
+}
+
+const mapopt_sim_decision *
+mapopt_sim_result_decision(const mapopt_sim_result *r, size_t i) {
+  return i < mapopt_sim_result_ndecisions(r) ? &r->decisions[i] : NULL;
+}
+
+size_t mapopt_sim_decision_nreqs(const mapopt_sim_decision *d) {
+  return d && d->nreqs > 0 ? (size_t)d->nreqs : 0;
+}
+
+const mapopt_sim_decision_req *
+mapopt_sim_decision_req_at(const mapopt_sim_decision *d, size_t i) {
+  return i < mapopt_sim_decision_nreqs(d) ? &d->reqs[i] : NULL;
+}

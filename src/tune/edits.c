@@ -287,8 +287,8 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
   const mapopt_space_param *p = mapopt_space_param_at(sp, i);
   int t = mapopt__space_task_of(sp, i);
   int64_t w = 0;
-  for (size_t k = 0; k < r->nwaits; k++) {
-    const mapopt_sim_wait *x = &r->waits[k];
+  for (size_t k = 0; k < mapopt_sim_result_nwaits(r); k++) {
+    const mapopt_sim_wait *x = mapopt_sim_result_wait(r, k);
     bool mine = p->task && x->task && !strcmp(x->task, p->task);
     bool theirs = p->task && x->other && !strcmp(x->other, p->task);
     switch (p->kind) {
