@@ -7,14 +7,18 @@
 # regions, reqs, names) only on the receivers the code base gives an app
 # run, op or requirement (run, op, o, p, w, req, first). Files listed in
 # tests/style/access_pending.txt are not converted yet and are skipped.
-# Each violation is printed as FILE:LINE:text.
+# The same holds for a simulation result's arrays (the accessors of
+# include/mapopt/sim.h): waits, copies, decisions and critical-path
+# segments on any receiver, procs and mems on the receivers a result has
+# (r, res, result: a machine's have the same names), a decision's
+# arguments on d. Each violation is printed as FILE:LINE:text.
 # Usage: check_access.sh SOURCE_DIR
 set -u
 ROOT=$1
 cd "$ROOT" || exit 2
 ix='[[:space:]]*(\[|\+[^+=])'
 own='(ops|partition_names|partition_colors|atom_region|atom_elements|param_names|param_values|variants|atoms|field_names|field_bytes|requires|prefers|fixed_ns|reuse)'
-pat="(->|\.)$own$ix|run(->|\.)(tasks|pieces|regions)$ix|\<(op|o|p|w)(->|\.)reqs$ix|\<(req|first)->names$ix"
+pat="(->|\.)$own$ix|run(->|\.)(tasks|pieces|regions)$ix|\<(op|o|p|w)(->|\.)reqs$ix|\<(req|first)->names$ix|(->|\.)(waits|copies|decisions|segments)$ix|\<(r|res|result)(->|\.)(procs|mems)$ix|\<d->reqs$ix"
 pending=tests/style/access_pending.txt
 status=0
 for f in $(find src -name '*.c' -o -name '*.h' | sort); do
@@ -29,7 +33,8 @@ for f in $(find src -name '*.c' -o -name '*.h' | sort); do
   fi
 done
 if [ $status -ne 0 ]; then
-  echo "FAIL: the lines above index an app run's arrays outside app/ and" \
-    "sim/; use the getters in include/mapopt/app.h"
+  echo "FAIL: the lines above index an app run's or a simulation result's" \
+    "arrays outside app/ and sim/; use the getters of include/mapopt/app.h" \
+    "and include/mapopt/sim.h"
 fi
 exit $status

@@ -13,7 +13,8 @@ make_tree() {
   cat >"$T/src/tune/a.c" <<'X'
 const mapopt_app_op *o = mapopt_app_run_op(run, i);
 const space_task *st = &sp->tasks[t];
-int n = w->pieces[0] + d->reqs[1].x;
+int n = w->pieces[0] + e->reqs[1].x;
+int c = m->procs[k].count + machine->mems[0].capacity; /* a machine's */
 X
   echo 'const mapopt_app_op *o = &run->ops[i];' >"$T/src/app/a.c"
   echo 'const mapopt_app_req *q = &op->reqs[j];' >"$T/src/sim/a.c"
@@ -34,10 +35,14 @@ make_tree
 expect clean 0 ""
 for bad in 'x = run->ops[i].task;' 'x = sp->run->tasks[t].name;' \
   'x = o->reqs[r].priv;' 'x = first->names[0];' 'x = va->requires[k].args;' \
-  'x = r->field_bytes[f];' 'x = run->pieces + 2;' 'x = piece->atoms[a].atom;'; do
+  'x = r->field_bytes[f];' 'x = run->pieces + 2;' 'x = piece->atoms[a].atom;' \
+  'x = in->res->waits[i].cause;' 'x = a->copies[k].bytes;' \
+  'x = res->procs[p].busy_ns;' 'x = r->mems[m].peak_bytes;' \
+  'x = p.res->decisions[i].task;' 'x = d->reqs[j].memory;' \
+  'x = r->critical_path.segments[0].op;'; do
   make_tree
   printf '%s\n' "$bad" >>"$T/src/tune/a.c"
-  expect "planted: $bad" 1 "src/tune/a.c:4:$bad"
+  expect "planted: $bad" 1 "src/tune/a.c:5:$bad"
 done
 make_tree
 printf '%s\n' 'x = run->ops[i].task;' >>"$T/src/tune/a.c"

@@ -198,11 +198,60 @@ static void test_report_too_many_requirements(void **state) {
   sim_free(&c);
 }
 
+/* The result's other lists read through their accessors: the same
+ * entries as the result's own arrays, NULL past their ends and for a NULL
+ * result (whose counts are 0), and a decision's arguments likewise. */
+static void test_list_accessors(void **state) {
+  (void)state;
+  mapopt_sim_options o = {.record_decisions = true};
+  mapopt_sim_result *r =
+      fixture_simulate("circuit:small", "p100x4", "expert", &o);
+  assert_true(r->nwaits > 0 && r->nprocs > 0 && r->nmems > 0);
+  assert_true(r->ndecisions > 0 && r->critical_path.nsegments > 0);
+  assert_int_equal(mapopt_sim_result_nwaits(r), r->nwaits);
+  assert_ptr_equal(mapopt_sim_result_wait(r, r->nwaits - 1),
+                   &r->waits[r->nwaits - 1]);
+  assert_null(mapopt_sim_result_wait(r, r->nwaits));
+  assert_int_equal(mapopt_sim_result_nprocs(r), r->nprocs);
+  assert_ptr_equal(mapopt_sim_result_proc(r, 0), &r->procs[0]);
+  assert_null(mapopt_sim_result_proc(r, r->nprocs));
+  assert_int_equal(mapopt_sim_result_nmems(r), r->nmems);
+  assert_ptr_equal(mapopt_sim_result_mem(r, r->nmems - 1),
+                   &r->mems[r->nmems - 1]);
+  assert_null(mapopt_sim_result_mem(r, r->nmems));
+  assert_ptr_equal(mapopt_sim_result_copy(r, MAPOPT_SIM_COPY_KINDS - 1),
+                   &r->copies[MAPOPT_SIM_COPY_KINDS - 1]);
+  assert_null(mapopt_sim_result_copy(r, MAPOPT_SIM_COPY_KINDS));
+  assert_null(mapopt_sim_result_copy(r, -1));
+  size_t ns = r->critical_path.nsegments;
+  assert_int_equal(mapopt_sim_result_nsegments(r), ns);
+  assert_ptr_equal(mapopt_sim_result_segment(r, ns - 1),
+                   &r->critical_path.segments[ns - 1]);
+  assert_null(mapopt_sim_result_segment(r, ns));
+  assert_int_equal(mapopt_sim_result_ndecisions(r), r->ndecisions);
+  const mapopt_sim_decision *d = mapopt_sim_result_decision(r, 0);
+  assert_ptr_equal(d, &r->decisions[0]);
+  assert_null(mapopt_sim_result_decision(r, r->ndecisions));
+  assert_true(d->nreqs > 0);
+  assert_int_equal(mapopt_sim_decision_nreqs(d), (size_t)d->nreqs);
+  assert_ptr_equal(mapopt_sim_decision_req_at(d, 0), &d->reqs[0]);
+  assert_null(mapopt_sim_decision_req_at(d, (size_t)d->nreqs));
+  assert_int_equal(mapopt_sim_result_nwaits(NULL), 0);
+  assert_int_equal(mapopt_sim_result_nprocs(NULL), 0);
+  assert_int_equal(mapopt_sim_result_ndecisions(NULL), 0);
+  assert_int_equal(mapopt_sim_decision_nreqs(NULL), 0);
+  assert_null(mapopt_sim_result_wait(NULL, 0));
+  assert_null(mapopt_sim_result_copy(NULL, 0));
+  assert_null(mapopt_sim_decision_req_at(NULL, 0));
+  mapopt_sim_result_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_requirements_kept),
       cmocka_unit_test(test_capped_lists_count_the_rest),
       cmocka_unit_test(test_report_too_many_requirements),
+      cmocka_unit_test(test_list_accessors),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
