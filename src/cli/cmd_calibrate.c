@@ -400,16 +400,6 @@ static int calibrate(const calibrate_args *a, const char *app,
   if (!fit(c, theta, diags))
     return EXIT_INVALID;
   held_out_figures(c, &err1, &tau1);
-  char *json = apply(c->base, theta);
-  if (!json)
-    return EXIT_INVALID;
-  mapopt_status st = mapopt_file_replace(a->out, json, strlen(json));
-  free(json);
-  if (st != MAPOPT_OK) {
-    cli_error("%s: error: cannot write the machine: %s", a->out,
-              strerror(errno));
-    return EXIT_INVALID;
-  }
   printf("calibrate: %zu real runs of %s on %s (%zu tuning runs): %zu "
          "fitted, %zu held out\n",
          c->n, app, machine, nruns, c->n - held, held);
@@ -420,7 +410,28 @@ static int calibrate(const calibrate_args *a, const char *app,
   printf("  fitted:");
   for (int g = 0; g < NGROUPS; g++)
     printf("%s %s x%.3g", g ? "," : "", group_names[g], exp(theta[g]));
-  printf("\n  wrote %s (use it as --machine %s)\n", a->out, a->out);
+  printf("\n");
+  /* A fit that predicts the runs it never saw worse than the model it
+   * started from has learnt the fitted runs' noise, or a difference the
+   * four groups cannot express (one task's kernel, say): writing it would
+   * make every later prediction worse. */
+  if (err1 > err0) {
+    cli_error("calibrate: the fit predicts the held-out runs worse than %s "
+              "does (median error %.1f%% -> %.1f%%): %s not written",
+              machine, 100 * err0, 100 * err1, a->out);
+    return EXIT_INVALID;
+  }
+  char *json = apply(c->base, theta);
+  if (!json)
+    return EXIT_INVALID;
+  mapopt_status st = mapopt_file_replace(a->out, json, strlen(json));
+  free(json);
+  if (st != MAPOPT_OK) {
+    cli_error("%s: error: cannot write the machine: %s", a->out,
+              strerror(errno));
+    return EXIT_INVALID;
+  }
+  printf("  wrote %s (use it as --machine %s)\n", a->out, a->out);
   return EXIT_VALID;
 }
 
