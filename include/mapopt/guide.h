@@ -228,6 +228,10 @@ typedef struct mapopt_guide_edit {
   const char *proc;      /* MEMORY, LAYOUT; else NULL */
   const char *component; /* LAYOUT: "soa", "order" or "align"; else NULL */
   const char *value;
+  /* The share of the run its fix would recover by the finding's own
+   * estimate (the fix's "would recover up to"), at most the finding's
+   * impact; negative where the finding gives no estimate per fix. */
+  double share;
 } mapopt_guide_edit;
 
 /*

@@ -137,9 +137,15 @@ void mapopt__guide_edit(mapopt_findings *f, mapopt_guide_finding *g,
                                      dup_or_null(f, region),
                                      dup_or_null(f, proc),
                                      dup_or_null(f, component),
-                                     dup_or_null(f, value)};
+                                     dup_or_null(f, value),
+                                     -1};
   g->edits = e;
   g->nedits++;
+}
+
+void mapopt__guide_edit_share(mapopt_guide_finding *g, double share) {
+  if (g && g->nedits)
+    ((mapopt_guide_edit *)g->edits)[g->nedits - 1].share = share;
 }
 
 void mapopt__guide_subject(mapopt_findings *f, mapopt_guide_finding *g,

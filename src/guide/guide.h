@@ -37,6 +37,9 @@ void mapopt__guide_edit(mapopt_findings *f, mapopt_guide_finding *g,
                         mapopt_guide_edit_kind kind, const char *task,
                         const char *region, const char *proc,
                         const char *component, const char *value);
+/* Sets the share of the run that the fix g's last edit makes would
+ * recover (mapopt_guide_edit.share); nothing when g has no edit. */
+void mapopt__guide_edit_share(mapopt_guide_finding *g, double share);
 /* Sets g's subject from its parts: "task T, region R", "task T, function
  * F", ...; a NULL part is left out. */
 void mapopt__guide_subject(mapopt_findings *f, mapopt_guide_finding *g,

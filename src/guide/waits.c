@@ -53,6 +53,7 @@ typedef struct ctx {
   const mapopt_sim_result *res;
   mapopt_findings *f;
   double elapsed;
+  int64_t recover; /* the estimate of the last fix listed (fix) */
 } ctx;
 
 static bool same(const char *a, const char *b) {
@@ -162,13 +163,27 @@ typedef struct fixes {
   int n;
 } fixes;
 
-static void fix(const ctx *c, fixes *x, int64_t recover, const char *what) {
+static void fix(ctx *c, fixes *x, int64_t recover, const char *what) {
   mapopt_findings *f = c->f;
+  c->recover = recover;
   char t[32];
   mapopt__guide_fmt_ns(t, sizeof t, recover);
   x->text = P("%s%s(%d) %s -- would recover up to %s (estimate)", x->text,
               x->n ? "; " : "", x->n + 1, what, t);
   x->n++;
+}
+
+/* Adds an edit to fd, carrying the estimate of the fix it makes (the
+ * last one listed): the search tries the fixes that recover most first,
+ * whichever finding they come from (src/tune/guide_edits.c). */
+static void edit(const ctx *c, mapopt_guide_finding *fd,
+                 mapopt_guide_edit_kind kind, const char *task,
+                 const char *region, const char *proc, const char *value) {
+  mapopt__guide_edit(c->f, fd, kind, task, region, proc, NULL, value);
+  if (fd && c->elapsed > 0) {
+    double share = (double)c->recover / c->elapsed;
+    mapopt__guide_edit_share(fd, share < fd->impact ? share : fd->impact);
+  }
 }
 
 /* Whether the data of size bytes fits in a memory of kind on the machine
@@ -266,6 +281,83 @@ static bool writes_others(const mapopt_app_run *run, const char *prod,
       if (mapopt_app_op_req(o, r)->priv != MAPOPT_PRIV_RO &&
           mapopt_app_op_req(o, r)->piece->region != region)
         return true;
+  }
+  return false;
+}
+
+/* Where the mapper runs index point o of kind: node * procs + local, or
+ * -1 when it cannot say. */
+static int64_t placed_at(const ctx *c, const mapopt_machine_shape *shape,
+                         const mapopt_app_op *o, mapopt_proc_kind kind) {
+  mapopt_map_answer ans;
+  int64_t node, local, procs = shape->procs[kind];
+  if (mapopt_policy_index_map(
+          c->in->mapper, mapopt_app_task_name(c->in->run, o->task), o->dims,
+          o->point, o->extents, kind, &ans, NULL) != MAPOPT_OK)
+    return -1;
+  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
+    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
+                                      o->parent >= 0 ? 1 : shape->nodes, procs,
+                                      &node, &local);
+  } else if (ans.kind == MAPOPT_MAP_POINT) {
+    node = ans.points[0].node;
+    local = ans.points[0].proc;
+  } else {
+    return -1;
+  }
+  return node * procs + local;
+}
+
+/* Launches this large are not looked at point by point. */
+enum { TURN_MAX_POINTS = 256 };
+
+/* Whether the turn of the search's affinity/skewed (src/tune/affinity.c)
+ * would move some write of prod's first index launch: a piece it writes
+ * that two or more points of task's first launch read at argument arg is
+ * written where the reader numbered by the sum of the writer's coordinates
+ * (modulo the readers, in program order) runs; false when every write is
+ * there already, or when it cannot say. */
+static bool turn_moves(const ctx *c, const char *prod, const char *task,
+                       int arg, mapopt_proc_kind kind_prod,
+                       mapopt_proc_kind kind_task) {
+  const mapopt_app_run *run = c->in->run;
+  const mapopt_app_op *rfirst = run ? mapopt__guide_first_op(run, task) : NULL;
+  const mapopt_app_op *wfirst = run ? mapopt__guide_first_op(run, prod) : NULL;
+  if (!c->in->mapper || !c->in->machine || !rfirst || !wfirst ||
+      !rfirst->is_index || !wfirst->is_index || arg < 0)
+    return false;
+  mapopt_machine_shape shape;
+  mapopt_sim_shape(c->in->machine, run, &shape);
+  int64_t r0 = rfirst - mapopt_app_run_op(run, 0);
+  int64_t w0 = wfirst - mapopt_app_run_op(run, 0);
+  for (int64_t j = w0; j < run->nops && j < w0 + TURN_MAX_POINTS &&
+                       mapopt_app_run_op(run, j)->launch == wfirst->launch;
+       j++) {
+    const mapopt_app_op *w = mapopt_app_run_op(run, j);
+    int64_t readers[TURN_MAX_POINTS], n = 0, sum = 0;
+    for (int64_t i = r0; i < run->nops && i < r0 + TURN_MAX_POINTS &&
+                         mapopt_app_run_op(run, i)->launch == rfirst->launch;
+         i++) {
+      const mapopt_app_op *o = mapopt_app_run_op(run, i);
+      if ((size_t)arg >= o->nreqs)
+        return false;
+      const mapopt_app_piece *piece = mapopt_app_op_req(o, (size_t)arg)->piece;
+      for (size_t r = 0; r < w->nreqs; r++)
+        if (mapopt_app_op_req(w, r)->piece == piece &&
+            mapopt_app_op_req(w, r)->priv != MAPOPT_PRIV_RO) {
+          readers[n++] = i;
+          break;
+        }
+    }
+    if (n < 2)
+      continue;
+    for (int d = 0; d < w->dims; d++)
+      sum += w->point[d];
+    int64_t there = placed_at(c, &shape, w, kind_prod);
+    int64_t turned = placed_at(
+        c, &shape, mapopt_app_run_op(run, readers[sum % n]), kind_task);
+    if (there >= 0 && turned >= 0 && there != turned)
+      return true;
   }
   return false;
 }
@@ -418,15 +510,15 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
                        : "");
     fix(c, &x, g->exposed, what);
     if (like)
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
-                         NULL, P("like:%s", g->task));
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+           P("like:%s", g->task));
     /* The same fix point by point, where the reader is no index launch
      * like the producer's too: each point of the producer where the first
      * reader of what it writes runs (the search's affinity/consumer,
      * docs/tuning.md). */
     if (tp.is_index)
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
-                         NULL, "affinity/consumer");
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+           "affinity/consumer");
   } else if (other && producer_reads && tp.is_index && !tc.is_index &&
              c->in->run && !writes_others(c->in->run, prod, g->task, g->arg)) {
     /* Read on several processors, one of them where it is written, by a
@@ -441,8 +533,27 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "step than the read that is, the copies move to later steps, "
           "behind the first steps' work",
           region, prod));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
-                       NULL, "affinity/consumer");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+         "affinity/consumer");
+  } else if (other && producer_reads && tp.is_index && tc.is_index &&
+             turn_moves(c, prod, g->task, g->arg, tp.kind, tc.kind)) {
+    /* Read by several points of one launch, one of them where it is
+     * written: which one decides which points start at once. Written for
+     * the same position in every group of readers (the first), the
+     * points that start at once all sit in one part of the launch, and
+     * whatever combines the others' results waits for all of their
+     * copies; turning the reader with the piece's coordinates spreads
+     * them (Cannon's initial alignment). Offered unless every write is
+     * already where the turn puts it (turn_moves). */
+    fix(c, &x, g->exposed,
+        P("write each piece of %s for another of its readers, turning with "
+          "the piece's coordinates (the search's affinity/skewed): the "
+          "copies still cross, but the points of %s that read locally, and "
+          "start at once, are then spread over the launch instead of "
+          "gathered in one part of it",
+          region, g->task));
+    edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, prod, NULL, NULL,
+         "affinity/skewed");
   }
   /* A piece read on several processors crosses anyway; what a placement
    * can still do is make that copy before the reader waits for it. */
@@ -459,8 +570,8 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "then, off this path (the search's affinity/prefetch)",
           ahead, mapopt_app_run_region(c->in->run, ahead_region)->name, prod,
           g->task, ahead, prod));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, ahead, NULL, NULL,
-                       NULL, "affinity/prefetch");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, ahead, NULL, NULL,
+         "affinity/prefetch");
   }
   if (other && !same_kind && (tc.variants >> tp.kind & 1u)) {
     const char *kinds = P("%s,%s", mapopt_shape_proc_name(tp.kind),
@@ -468,8 +579,7 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
     fix(c, &x, g->exposed,
         P("run %s on the same kind as %s: `Task %s %s;`", g->task, prod,
           g->task, kinds));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_PROC_KINDS, g->task, NULL, NULL,
-                       NULL, kinds);
+    edit(c, fd, MAPOPT_GUIDE_EDIT_PROC_KINDS, g->task, NULL, NULL, kinds);
   }
   if (other && !tc.is_index && tp.is_index &&
       !(c->in->mapper &&
@@ -478,8 +588,7 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
         P("run %s on its parent's processor: `SingleTaskMap %s f;` with "
           "`def f(Task t) { return m[*t.parent.processor(m)]; }`",
           g->task, g->task));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, g->task, NULL,
-                       NULL, NULL, "parent");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_SINGLE_FOLLOW, g->task, NULL, NULL, "parent");
   }
   /* Between GPUs of a node, host memory can serve every reader over its
    * own host link, when that link is faster than a peer copy. */
@@ -498,8 +607,7 @@ static void copy_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "from which each reader copies over its own host link (%.0f%% "
           "faster than this peer copy)",
           prod, region, prod, root, 100 * gain));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, prod, root, gpu_kind,
-                       NULL, "ZCMEM");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_MEMORY, prod, root, gpu_kind, "ZCMEM");
   }
   fd->suggest =
       x.n ? P("Fixes, with the time each would recover if it removed the "
@@ -559,14 +667,29 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           region, g->task, late, home));
     if (tr.known && tq.known && tr.is_index && tq.is_index &&
         tr.kind == tq.kind)
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
-                         NULL, NULL, P("like:%s", w->other));
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+           P("like:%s", w->other));
     /* Point by point: each reader where the last contribution in program
      * order is made (the search's affinity/producer), which is the one
      * that ends last when the contributions run alike. */
     if (tr.known && tr.is_index)
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL,
-                         NULL, NULL, "affinity/producer");
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+           "affinity/producer");
+  } else if (late && !home && own && w->last_contribution && w->to.kind &&
+             tr.known && tr.is_index && tr.kind == MAPOPT_PROC_GPU) {
+    /* The folds go to host memory, the last one too: in the last
+     * contributor's framebuffer that one would be local, and the earlier
+     * ones overlap its compute, as above. */
+    fix(c, &x, g->exposed,
+        P("fold into the framebuffer where the contribution that ends last "
+          "is made: %s's home in FBMEM, `Region %s %s GPU FBMEM;`, with %s's "
+          "points where the last contribution to each piece is made (the "
+          "search's affinity/producer), so that fold is local and the "
+          "earlier ones overlap its compute",
+          region, g->task, region, g->task));
+    edit(c, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region, gpu_kind, "FBMEM");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+         "affinity/producer");
   } else if (own && late && home && tr.known && tr.is_index && g->spread >= 2) {
     /* The slow fold is not of the last contribution: a home where one
      * of the contributions is made folds that one locally; the search's
@@ -577,8 +700,8 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "fold at most: each point of %s where the last contribution in "
           "program order is made (the search's affinity/producer)",
           region, g->task));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
-                       NULL, "affinity/producer");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, g->task, NULL, NULL,
+         "affinity/producer");
   } else if (!own && tr.known) {
     fix(c, &x, g->exposed,
         P("read %s where the folds go: run %s's points where the first "
@@ -598,8 +721,7 @@ static void reduction_finding(ctx *c, const group *g, mapopt_guide_finding *fd,
           "contribution then goes over its reducer's own host link "
           "(%.0f%% faster than this peer copy)",
           g->task, region, 100 * gain));
-    mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region,
-                       gpu_kind, NULL, "ZCMEM");
+    edit(c, fd, MAPOPT_GUIDE_EDIT_MEMORY, g->task, region, gpu_kind, "ZCMEM");
   }
   fd->suggest =
       x.n ? P("Fixes, with the time each would recover if it removed the "
@@ -659,10 +781,8 @@ static void processor_waits(ctx *c) {
             "`cyclic`",
             w->task, procs, mapopt_shape_proc_name(t.kind), s->procs_used,
             end_words(f, &w->to), w->task));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
-                         NULL, NULL, "block");
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
-                         NULL, NULL, "cyclic");
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL, NULL, "block");
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL, NULL, "cyclic");
     }
     /* Its data came from its last predecessor's processor, which was
      * free when it was ready: running it there does not queue. */
@@ -679,8 +799,8 @@ static void processor_waits(ctx *c) {
             fn ? P(": `IndexTaskMap %s %s;` (the function %s uses)", w->task,
                    fn, w->pred)
                : ""));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
-                         NULL, NULL, P("like:%s", w->pred));
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL, NULL,
+           P("like:%s", w->pred));
     }
     /* Placed otherwise than the task it queues behind, it waits for that
      * task's other points: placed alike, each runs after its own. */
@@ -692,8 +812,8 @@ static void processor_waits(ctx *c) {
       fix(c, &x, w->exposed_ns,
           P("place %s's points like %s's%s", w->task, w->other,
             fu ? P(": `IndexTaskMap %s %s;`", w->task, fu) : ""));
-      mapopt__guide_edit(f, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL,
-                         NULL, NULL, P("like:%s", w->other));
+      edit(c, fd, MAPOPT_GUIDE_EDIT_INDEX_MAP, w->task, NULL, NULL,
+           P("like:%s", w->other));
     }
     fd->suggest =
         x.n ? P("Fixes, with the time each would recover if it removed the "
@@ -739,7 +859,7 @@ void mapopt__guide_wait_rules(const mapopt_guide_input *in,
   const mapopt_sim_result *res = in->result;
   if (!res || res->error != MAPOPT_SIM_NONE || res->elapsed_ns <= 0)
     return;
-  ctx c = {in, res, f, (double)res->elapsed_ns};
+  ctx c = {in, res, f, (double)res->elapsed_ns, -1};
   for_groups(&c, reduction_family, C(REDUCTION_BOUND), false,
              reduction_finding);
   for_groups(&c, copy_family, C(COPY_BOUND), true, copy_finding);

@@ -22,6 +22,7 @@
  * mapopt__affinity_write_lookup; this file calls nothing of space.c's or
  * decide.c's, which both place points with mapopt__space_place_point.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tune/tune.h"
@@ -108,6 +109,25 @@ static void note_reader(const mapopt_space *sp, int64_t i, const atom_flow *f) {
   }
 }
 
+/* Records op i, a reader of what point wl of a's task wrote, as the
+ * point's consumer if it reads at an earlier step than the one it has, or
+ * in the consumer's cohort if it is a point of the consumer's launch. */
+static void note_consumer(const mapopt_app_run *run, space_affinity *a,
+                          int64_t wl, int64_t i, const int64_t *step) {
+  int64_t *cohort = &a->cohort[wl * SPACE_AFFINITY_READERS];
+  uint8_t *n = &a->ncohort[wl];
+  if (a->consumer[wl] < 0 || step[i] < step[a->consumer[wl]]) {
+    a->consumer[wl] = cohort[0] = i;
+    *n = 1;
+    a->any_consumer = true;
+  } else if (*n < SPACE_AFFINITY_READERS && cohort[*n - 1] != i &&
+             mapopt_app_run_op(run, i)->launch ==
+                 mapopt_app_run_op(run, cohort[0])->launch) {
+    cohort[(*n)++] = i;
+    a->any_skewed = true;
+  }
+}
+
 /* Records in the tables of o's task, if it has them, its producer, from
  * its first argument that reads (the last other task's point that wrote
  * any of its atoms), and in the tables of the writers of the atoms it
@@ -121,6 +141,8 @@ static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
   const mapopt_app_run *run = sp->run;
   const mapopt_app_op *o = mapopt_app_run_op(run, i);
   space_affinity *own = o->is_index ? sp->tasks[o->task].affinity : NULL;
+  if (own && own->first_launch < 0)
+    own->first_launch = o->launch;
   bool first = true;
   for (size_t r = 0; r < o->nreqs; r++) {
     const mapopt_app_req *q = mapopt_app_op_req(o, r);
@@ -136,14 +158,16 @@ static void note_reads(const mapopt_space *sp, int64_t i, const int64_t *step,
       if (f->unread < 0 || mapopt_app_run_op(run, f->unread)->task == o->task)
         continue;
       const mapopt_app_op *w = mapopt_app_run_op(run, f->unread);
-      space_affinity *wa = sp->tasks[w->task].affinity;
-      int64_t wl = linear_point(w);
-      if (wa->consumer[wl] < 0 || step[i] < step[wa->consumer[wl]]) {
-        wa->consumer[wl] = i;
-        wa->any_consumer = true;
-      }
+      note_consumer(run, sp->tasks[w->task].affinity, linear_point(w), i, step);
     }
     int64_t l = own ? linear_point(o) : -1;
+    if (own && o->launch == own->first_launch && writer >= 0 &&
+        own->ninputs[l] < SPACE_AFFINITY_INPUTS) {
+      int n = own->ninputs[l]++;
+      own->input_writer[l * SPACE_AFFINITY_INPUTS + n] = writer;
+      own->input_bytes[l * SPACE_AFFINITY_INPUTS + n] =
+          mapopt__space_request_bytes(run, q);
+    }
     if (first && own && writer >= 0) {
       if (own->producer[l] < 0) {
         own->producer[l] = writer;
@@ -180,6 +204,37 @@ static void note_writes(const mapopt_space *sp, int64_t i, atom_flow *flow) {
   }
 }
 
+static int cmp_op(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* "affinity/skewed" is offered only where the cohorts are disjoint: each
+ * reader reads one of the pieces the task writes, so that which reader a
+ * write serves is an assignment of pieces to readers, and turning it with
+ * the coordinates spreads the readers served (the blocks of a matrix
+ * product). Where a reader reads several of the pieces (a halo: each
+ * piece read by its neighbours), the turn only moves writes away from
+ * their owners. */
+static mapopt_status keep_skew_if_disjoint(mapopt_ctx *ctx, space_affinity *a) {
+  size_t n = 0;
+  for (int64_t k = 0; k < a->npoints; k++)
+    n += a->ncohort[k];
+  int64_t *all = mapopt__calloc(ctx, n, sizeof *all);
+  if (!all)
+    return MAPOPT_ENOMEM;
+  size_t m = 0;
+  for (int64_t k = 0; k < a->npoints; k++)
+    for (int r = 0; r < a->ncohort[k]; r++)
+      all[m++] = a->cohort[k * SPACE_AFFINITY_READERS + r];
+  qsort(all, n, sizeof *all, cmp_op);
+  for (size_t i = 1; i < n && a->any_skewed; i++)
+    if (all[i] == all[i - 1])
+      a->any_skewed = false;
+  mapopt__free(ctx, all, n * sizeof *all);
+  return MAPOPT_OK;
+}
+
 /* Whether some launch of task t writes a piece. */
 static bool task_writes(const mapopt_app_run *run, int t) {
   for (int64_t i = 0; i < run->nops; i++) {
@@ -202,9 +257,19 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
       continue;
     space_affinity *a = mapopt__arena_zalloc(&sp->arena, sizeof *a);
     size_t bytes = (size_t)shape.npoints * sizeof(int64_t);
+    size_t points = (size_t)shape.npoints;
     if (!a || !(shape.consumer = mapopt__arena_alloc(&sp->arena, bytes)) ||
-        !(shape.producer = mapopt__arena_alloc(&sp->arena, bytes)))
+        !(shape.producer = mapopt__arena_alloc(&sp->arena, bytes)) ||
+        !(shape.cohort = mapopt__arena_alloc(&sp->arena,
+                                             bytes * SPACE_AFFINITY_READERS)) ||
+        !(shape.ncohort = mapopt__arena_zalloc(&sp->arena, points)) ||
+        !(shape.input_writer =
+              mapopt__arena_alloc(&sp->arena, bytes * SPACE_AFFINITY_INPUTS)) ||
+        !(shape.input_bytes =
+              mapopt__arena_alloc(&sp->arena, bytes * SPACE_AFFINITY_INPUTS)) ||
+        !(shape.ninputs = mapopt__arena_zalloc(&sp->arena, points)))
       return MAPOPT_ENOMEM;
+    shape.first_launch = -1;
     if (!task_writes(run, t) &&
         (!(shape.readers = mapopt__arena_alloc(
                &sp->arena, bytes * SPACE_AFFINITY_READERS)) ||
@@ -254,6 +319,11 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     for (int64_t k = 0; a && a->nreaders && k < a->npoints; k++)
       if (a->nreaders[k] == UNWATCHED)
         a->nreaders[k] = 0;
+    if (a && a->any_skewed) {
+      mapopt_status st = keep_skew_if_disjoint(sp->ctx, a);
+      if (st != MAPOPT_OK)
+        return st;
+    }
   }
   return MAPOPT_OK;
 }

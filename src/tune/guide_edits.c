@@ -2,7 +2,8 @@
  * AutoGuide's findings as the guided optimizer's edits: the one place an
  * optimizer reads guide.h's types (the findings are made by the evaluator,
  * evaluate.c). Findings come most important first; their edits keep that
- * order, each carrying its finding's share of the time at stake. At the
+ * order, each carrying the share of the time its fix would recover (the
+ * finding's whole share where it gives no estimate per fix). At the
  * explain level an evaluation carries findings without edits: the optimizer
  * then learns only what they are about and what is at stake
  * (mapopt__guide_stake).
@@ -43,7 +44,11 @@ size_t mapopt__guide_edits(const mapopt_evaluation *e, tune_edit *out,
       copy(te->proc, sizeof te->proc, ge->proc);
       copy(te->component, sizeof te->component, ge->component);
       copy(te->value, sizeof te->value, ge->value);
-      te->impact = fd->impact;
+      /* A fix's own estimate where the finding gives one: of two
+       * findings, the fix that recovers more goes first, not every fix of
+       * the larger finding (a slow fold whose own fix recovers most ranks
+       * above a cheap host-memory fix of a larger copy wait). */
+      te->impact = ge->share >= 0 ? ge->share : fd->impact;
       mapopt_guide_edit_format(ge, te->text, sizeof te->text);
     }
   }

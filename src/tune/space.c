@@ -42,6 +42,7 @@ enum { T_DEFAULT, T_CYCLIC, T_BLOCK, T_BLOCK_CYCLIC, T_CYCLIC_BLOCK, T_DECOMP };
 static const char affinity_consumer[] = "affinity/consumer";
 static const char affinity_producer[] = "affinity/producer";
 static const char affinity_prefetch[] = "affinity/prefetch";
+static const char affinity_skewed[] = "affinity/skewed";
 static const char *const skew_values[] = {"skew/0+1", "skew/1+0"};
 
 static const char *const limit_values[] = {"default", "1", "2", "4"};
@@ -114,8 +115,8 @@ static size_t key_index(const mapopt__vec *v, const char *name) {
 /* The bytes of the instance q asks for over its piece: every field of its
  * region, as the simulator's instances and Legion's default mapper's hold
  * them, a reduction's own fields only (docs/sim.md). Saturates. */
-static int64_t request_bytes(const mapopt_app_run *run,
-                             const mapopt_app_req *q) {
+int64_t mapopt__space_request_bytes(const mapopt_app_run *run,
+                                    const mapopt_app_req *q) {
   const mapopt_app_region *rg = mapopt_app_run_region(run, q->piece->region);
   int64_t per = 0;
   uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
@@ -349,7 +350,7 @@ static mapopt_status scan_run(mapopt_space *sp) {
       h = mapopt__hash_mix(mapopt__hash_mix(h, at), (uint64_t)q->piece->id);
       int fresh = seen_add(sp, &seen, h);
       key_size *ks = &MAPOPT__VEC_AT(&st->key_sizes, key_size, at);
-      int64_t bytes = request_bytes(run, q);
+      int64_t bytes = mapopt__space_request_bytes(run, q);
       piece_bytes *pb =
           fresh > 0 ? mapopt__vec_push(&ks->pieces, sp->ctx) : NULL;
       if (fresh < 0 || (fresh > 0 && !pb))
@@ -469,7 +470,7 @@ static mapopt_status derive(mapopt_space *sp) {
     if (!tk->used)
       continue;
     if (tk->index_dims >= 1 && tk->index_dims <= MAPOPT_APP_MAX_DIMS) {
-      const char *mv[NTEMPLATES + 5];
+      const char *mv[NTEMPLATES + 6];
       size_t n = 0;
       for (; n < NTEMPLATES; n++)
         mv[n] = map_templates[n];
@@ -481,6 +482,8 @@ static mapopt_status derive(mapopt_space *sp) {
         mv[n++] = affinity_prefetch;
       for (size_t k = 0; tk->index_dims >= 2 && k < 2; k++)
         mv[n++] = skew_values[k];
+      if (tk->affinity && tk->affinity->any_skewed)
+        mv[n++] = affinity_skewed;
       snprintf(name, sizeof name, "map.%s", tn);
       st = add_param(sp, MAPOPT_PARAM_INDEX_MAP, t, NULL, MAPOPT_PROC_CPU, mv,
                      n, name);
@@ -888,6 +891,71 @@ static bool runs_on(const mapopt_space *sp, const mapopt_program *ref,
   return neighbour_of(sp, ref, ref_choice, o, &where[1], &where[2]);
 }
 
+/* The bytes op c must receive from elsewhere under ref: its inputs
+ * (affinity.c: the pieces its point of its task's first launch reads, and
+ * their writers) whose writer runs on another processor; 0 when c's launch
+ * is not that first one. */
+static int64_t bytes_in(const mapopt_space *sp, const mapopt_program *ref,
+                        const uint16_t *ref_choice, int64_t c) {
+  const mapopt_app_op *o = mapopt_app_run_op(sp->run, c);
+  const space_affinity *a = sp->tasks[o->task].affinity;
+  int64_t here[3], there[3], sum = 0;
+  if (!a || o->launch != a->first_launch ||
+      !runs_on(sp, ref, ref_choice, c, here))
+    return 0;
+  int64_t l = 0;
+  for (int d = o->dims - 1; d >= 0; d--)
+    l = l * o->extents[d] + o->point[d];
+  for (int n = 0; n < a->ninputs[l]; n++) {
+    int64_t w = a->input_writer[l * SPACE_AFFINITY_INPUTS + n];
+    if (!runs_on(sp, ref, ref_choice, w, there) ||
+        memcmp(here, there, sizeof here))
+      sum += a->input_bytes[l * SPACE_AFFINITY_INPUTS + n];
+  }
+  return sum;
+}
+
+/* Of the contributions to the reduction that producer p ends (the points
+ * of p's launch that reduce into p's first reduced piece; just p when p
+ * does not reduce), the one expected to end last under ref: the one with
+ * the most bytes to receive first, the last in program order among equals.
+ * The contributions of one launch run in any order, so program order says
+ * nothing of which ends last; the one that waits for its inputs does, and
+ * where it runs its fold is local while the others' overlap its wait. */
+static int64_t last_to_end(const mapopt_space *sp, const mapopt_program *ref,
+                           const uint16_t *ref_choice, int64_t p) {
+  if (p < 0)
+    return p;
+  const mapopt_app_run *run = sp->run;
+  const mapopt_app_op *o = mapopt_app_run_op(run, p);
+  const mapopt_app_piece *piece = NULL;
+  for (size_t r = 0; r < o->nreqs && !piece; r++)
+    if (mapopt_app_op_req(o, r)->priv == MAPOPT_PRIV_REDUCE)
+      piece = mapopt_app_op_req(o, r)->piece;
+  if (!piece || !o->is_index)
+    return p;
+  int64_t first = p, last = p;
+  while (first > 0 && mapopt_app_run_op(run, first - 1)->launch == o->launch)
+    first--;
+  while (last + 1 < run->nops &&
+         mapopt_app_run_op(run, last + 1)->launch == o->launch)
+    last++;
+  int64_t best = p, most = -1;
+  for (int64_t c = first; c <= last; c++) {
+    const mapopt_app_op *oc = mapopt_app_run_op(run, c);
+    bool contributes = false;
+    for (size_t r = 0; r < oc->nreqs && !contributes; r++)
+      contributes = mapopt_app_op_req(oc, r)->priv == MAPOPT_PRIV_REDUCE &&
+                    mapopt_app_op_req(oc, r)->piece == piece;
+    int64_t in = contributes ? bytes_in(sp, ref, ref_choice, c) : -1;
+    if (contributes && in >= most) {
+      most = in;
+      best = c;
+    }
+  }
+  return best;
+}
+
 /* The op whose processor point k of a goes to under value val: the
  * consumer or producer of its table, or for a prefetch the first of its
  * later readers that ref places elsewhere than the piece's producer
@@ -900,7 +968,20 @@ static int64_t affinity_partner(const mapopt_space *sp,
   if (!strcmp(val, affinity_consumer))
     return a->consumer[k];
   if (!strcmp(val, affinity_producer))
-    return a->producer[k];
+    return last_to_end(sp, ref, ref_choice, a->producer[k]);
+  if (!strcmp(val, affinity_skewed)) {
+    /* The cohort's readers in turn along the coordinates' sum: points
+     * that differ by one in any dimension go to neighbouring readers, the
+     * diagonal of a 2-D launch to one reader. */
+    int64_t sum = 0, rest = k;
+    for (int d = 0; d < a->dims; d++) {
+      sum += rest % a->extents[d];
+      rest /= a->extents[d];
+    }
+    return a->ncohort[k]
+               ? a->cohort[k * SPACE_AFFINITY_READERS + sum % a->ncohort[k]]
+               : -1;
+  }
   int64_t home[3] = {-1, -1, -1}, there[3];
   if (!runs_on(sp, ref, ref_choice, a->producer[k], home))
     home[0] = -1;
@@ -951,18 +1032,31 @@ static void write_affinity(const mapopt_space *sp, const mapopt_program *ref,
   mapopt__free(sp->ctx, local, (size_t)a->npoints * sizeof *local);
 }
 
+/* Whether task t's index mapping under choice is affinity/producer. */
+static bool map_by_producer(const mapopt_space *sp, const uint16_t *choice,
+                            int t) {
+  int pm = sp->tasks[t].map_param;
+  return mapopt__space_map_by_affinity(sp, choice, t) &&
+         !strcmp(
+             mapopt_space_param_at(sp, (size_t)pm - 1)->values[choice[pm - 1]],
+             affinity_producer);
+}
+
 /* What affinity values follow under choice (affinity.c): choice with
- * every affinity value taken as the default, in *ref_choice, rendered and
- * compiled into *ref. */
+ * every affinity value taken as the default (with producers_only, only
+ * every affinity/producer: the others then place as they resolve), in
+ * *ref_choice, rendered and compiled into *ref. */
 static mapopt_status reference(const mapopt_space *sp, const uint16_t *choice,
-                               uint16_t **ref_choice, mapopt_program **ref) {
+                               bool producers_only, uint16_t **ref_choice,
+                               mapopt_program **ref) {
   size_t np = sp->params.len;
   uint16_t *c = mapopt__calloc(sp->ctx, np, sizeof *c);
   if (!c)
     return MAPOPT_ENOMEM;
   memcpy(c, choice, np * sizeof *c);
   for (int t = 0; t < sp->run->ntasks; t++)
-    if (mapopt__space_map_by_affinity(sp, choice, t))
+    if (producers_only ? map_by_producer(sp, choice, t)
+                       : mapopt__space_map_by_affinity(sp, choice, t))
       c[sp->tasks[t].map_param - 1] = T_DEFAULT;
   *ref_choice = c;
   char *text = NULL;
@@ -997,8 +1091,8 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   bool model[MAPOPT_PROC_KIND_COUNT] = {false};
   char fn[64];
   mapopt_status st = MAPOPT_OK;
-  uint16_t *ref_choice = NULL;
-  mapopt_program *ref = NULL;
+  uint16_t *ref_choice = NULL, *ref_producer_choice = NULL;
+  mapopt_program *ref = NULL, *ref_producer = NULL;
   /* One pass per statement kind, in parameter order within each, so that
    * equal choices give equal text. */
   static const mapopt_param_kind passes[] = {
@@ -1061,11 +1155,17 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
           if (fn_add(fs, fn))
             write_template(&fns, fn, T_BLOCK, dims, mv, val + 5);
         } else {
-          if (!ref &&
-              (st = reference(sp, choice, &ref_choice, &ref)) != MAPOPT_OK)
+          /* A producer places by the other affinity values as they
+           * resolve (the inputs of a reduction's contributions decide
+           * which ends last: last_to_end); the others, and every value
+           * in the producers' reference, by the default placements. */
+          bool producer = !strcmp(val, affinity_producer);
+          mapopt_program **r = producer ? &ref_producer : &ref;
+          uint16_t **rc = producer ? &ref_producer_choice : &ref_choice;
+          if (!*r && (st = reference(sp, choice, producer, rc, r)) != MAPOPT_OK)
             break;
           snprintf(fn, sizeof fn, "mo_near_%s_%zu", val + 9, i);
-          write_affinity(sp, ref, ref_choice, t, k, val, fn, mv, &fns);
+          write_affinity(sp, *r, *rc, t, k, val, fn, mv, &fns);
         }
         mapopt__sb_printf(&maps, "IndexTaskMap %s %s;\n", p->task, fn);
         break;
@@ -1109,7 +1209,9 @@ mapopt_status mapopt_space_render(const mapopt_space *sp,
   mapopt__sb_destroy(&maps);
   mapopt__free(sp->ctx, fs, sizeof *fs);
   mapopt_dsl_free(ref);
+  mapopt_dsl_free(ref_producer);
   mapopt__free(sp->ctx, ref_choice, np * sizeof *ref_choice);
+  mapopt__free(sp->ctx, ref_producer_choice, np * sizeof *ref_producer_choice);
   if (st == MAPOPT_OK && head.failed)
     st = MAPOPT_ENOMEM;
   if (st != MAPOPT_OK) {

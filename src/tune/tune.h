@@ -78,10 +78,26 @@ typedef struct space_affinity {
    * ("affinity/prefetch"). */
   int64_t *readers;
   uint8_t *nreaders;
-  bool any_consumer, any_producer, any_prefetch;
+  /* Per point: the readers of the piece it writes that belong to the
+   * consumer's index launch, in program order, at most
+   * SPACE_AFFINITY_READERS (cohort[point * SPACE_AFFINITY_READERS + k],
+   * k < ncohort[point]; cohort[.. + 0] is the consumer). Any of them reads
+   * at the same step; "affinity/skewed" picks one by the point's
+   * coordinates. */
+  int64_t *cohort;
+  uint8_t *ncohort;
+  /* Per point of the task's first index launch: the leaves that last
+   * wrote the pieces it reads there, and the bytes of each piece
+   * (inputs[point * SPACE_AFFINITY_INPUTS + k], k < ninputs[point]); what
+   * the point must receive from elsewhere under a placement, which ranks
+   * the contributions of a reduction by when they can end. */
+  int64_t *input_writer, *input_bytes;
+  uint8_t *ninputs;
+  int64_t first_launch; /* that launch's id, or -1 */
+  bool any_consumer, any_producer, any_prefetch, any_skewed;
 } space_affinity;
 
-enum { SPACE_AFFINITY_READERS = 8 };
+enum { SPACE_AFFINITY_READERS = 8, SPACE_AFFINITY_INPUTS = 4 };
 
 /* One distinct index launch of the run: its task, and its points, ops
  * first .. first + count - 1. Launches of the same task, nesting and
@@ -420,6 +436,9 @@ mapopt_status mapopt__space_place_point(const mapopt_space *sp,
 /* Derives every task's data-flow neighbours (space_affinity) from the
  * run's ops (affinity.c, below space.c and decide.c, which call it). */
 mapopt_status mapopt__space_derive_affinity(mapopt_space *sp);
+/* The bytes of the instance requirement q asks for over its piece. */
+int64_t mapopt__space_request_bytes(const mapopt_app_run *run,
+                                    const mapopt_app_req *q);
 /* Writes, into sb, mapping function fn on the machine model mv placing
  * linearized point k of a's launches on processor (node[k], local[k]). */
 void mapopt__affinity_write_lookup(mapopt__strbuf *sb, const char *fn,

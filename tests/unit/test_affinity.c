@@ -9,7 +9,10 @@
  * affinity/prefetch puts a read-only point where the next reader of its
  * piece runs when that is not where the piece was written, the consumer
  * of a piece read at several steps is its reader of the earliest step,
- * and every rendering passes the portable check without a warning.
+ * affinity/skewed turns the reader a write serves with the piece where
+ * every reader reads one piece, affinity/producer of a reduction takes the
+ * contribution that must receive its inputs from elsewhere, and every
+ * rendering passes the portable check without a warning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -420,13 +423,125 @@ static void test_earliest_step(void **state) {
   target_close(&g);
 }
 
+/* A product of blocks: fillb's tile y of b is read by prod's points (0, y)
+ * and (1, y), fillc's tile x + 2 y of c by prod's (x, y) alone, and prod
+ * reduces into tile x of a, which reader's point x then reads; nb's
+ * points both read both tiles of h (a halo). */
+static const char blocks_model[] =
+    "{\"format\": \"mapopt-app/1\", \"name\": \"blocks\",\n"
+    " \"params\": {\"n\": 1048576},\n"
+    " \"timing\": {\"mode\": \"window\", \"metric\": \"time\"},\n"
+    " \"regions\": [\n"
+    "  {\"name\": \"a\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": 2, \"elements\": \"n\"}]}},\n"
+    "  {\"name\": \"b\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": 2, \"elements\": \"n\"}]}},\n"
+    "  {\"name\": \"c\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": 4, \"elements\": \"n\"}]}},\n"
+    "  {\"name\": \"h\", \"fields\": [[\"x\", 8]], \"atoms\": {\"groups\": "
+    "[{\"group\": \"tile\", \"count\": 2, \"elements\": \"n\"}]}}],\n"
+    " \"partitions\": [\n"
+    "  {\"name\": \"pa\", \"region\": \"a\", \"kind\": \"group\", \"group\": "
+    "\"tile\"},\n"
+    "  {\"name\": \"pb\", \"region\": \"b\", \"kind\": \"group\", \"group\": "
+    "\"tile\"},\n"
+    "  {\"name\": \"pc\", \"region\": \"c\", \"kind\": \"group\", \"group\": "
+    "\"tile\"},\n"
+    "  {\"name\": \"ph\", \"region\": \"h\", \"kind\": \"group\", \"group\": "
+    "\"tile\"}],\n"
+    " \"tasks\": [\n"
+    "  {\"name\": \"home\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"fillb\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"fillc\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"fillh\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"prod\", \"variants\": [{\"kind\": \"GPU\", \"flops\": "
+    "\"1000 * elems(1)\", \"precision\": \"f64\"}]},\n"
+    "  {\"name\": \"reader\", \"variants\": [{\"kind\": \"GPU\"}]},\n"
+    "  {\"name\": \"nb\", \"variants\": [{\"kind\": \"GPU\"}]}],\n"
+    " \"program\": [\n"
+    "  {\"op\": \"index\", \"task\": \"home\", \"domain\": [2], \"args\": "
+    "[{\"part\": \"pa\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
+    "  {\"op\": \"index\", \"task\": \"fillb\", \"domain\": [2], \"args\": "
+    "[{\"part\": \"pb\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
+    "  {\"op\": \"index\", \"task\": \"fillc\", \"domain\": [4], \"args\": "
+    "[{\"part\": \"pc\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
+    "  {\"op\": \"index\", \"task\": \"fillh\", \"domain\": [2], \"args\": "
+    "[{\"part\": \"ph\", \"priv\": \"WD\", \"fields\": [\"x\"]}]},\n"
+    "  {\"op\": \"loop\", \"var\": \"k\", \"count\": 1, \"warmup\": 0, "
+    "\"timed\": true, \"body\": [\n"
+    "   {\"op\": \"index\", \"task\": \"prod\", \"domain\": [2, 2], "
+    "\"args\": [{\"part\": \"pa\", \"proj\": [\"i0\"], \"priv\": "
+    "\"REDUCE\", \"redop\": \"sum\", \"fields\": [\"x\"]}, {\"part\": "
+    "\"pb\", \"proj\": [\"i1\"], \"priv\": \"RO\", \"fields\": [\"x\"]}, "
+    "{\"part\": \"pc\", \"proj\": [\"i0 + 2 * i1\"], \"priv\": \"RO\", "
+    "\"fields\": [\"x\"]}]},\n"
+    "   {\"op\": \"index\", \"task\": \"reader\", \"domain\": [2], "
+    "\"args\": [{\"part\": \"pa\", \"priv\": \"RO\", \"fields\": "
+    "[\"x\"]}]},\n"
+    "   {\"op\": \"index\", \"task\": \"nb\", \"domain\": [2], \"args\": "
+    "[{\"part\": \"ph\", \"proj\": [\"i0\"], \"priv\": \"RO\", \"fields\": "
+    "[\"x\"]}, {\"part\": \"ph\", \"proj\": [\"(i0 + 1) % 2\"], \"priv\": "
+    "\"RO\", \"fields\": [\"x\"]}]}]}]}\n";
+
+/* affinity/skewed writes tile y of b for prod's reader (y, y), turning
+ * with the tile (affinity/consumer serves (0, y)); it is offered where
+ * the readers of the task's tiles are distinct: not to fillc (one reader
+ * per tile), not to fillh (both readers read both tiles). */
+static void test_skewed(void **state) {
+  (void)state;
+  target g;
+  target_open_model(&g, "p100x4", blocks_model);
+  assert_int_equal(value_of(&g, param(&g, "map.fillc"), "affinity/skewed"), -1);
+  assert_int_equal(value_of(&g, param(&g, "map.fillh"), "affinity/skewed"), -1);
+  assert_true(value_of(&g, param(&g, "map.fillh"), "affinity/consumer") > 0);
+  set(&g, "map.prod", "cyclic");
+  int64_t prod[4], fillb[2];
+  placements(&g, "prod", 2, 2, prod);
+  set(&g, "map.fillb", "affinity/consumer");
+  placements(&g, "fillb", 2, 0, fillb);
+  for (int64_t y = 0; y < 2; y++)
+    assert_int_equal(fillb[y], prod[2 * y]);
+  set(&g, "map.fillb", "affinity/skewed");
+  placements(&g, "fillb", 2, 0, fillb);
+  for (int64_t y = 0; y < 2; y++)
+    assert_int_equal(fillb[y], prod[y + 2 * y]);
+  assert_int_not_equal(fillb[1], prod[2]);
+  target_close(&g);
+}
+
+/* reader's point x reads tile x of a, into which prod's (x, 0) and (x, 1)
+ * reduce, in any order: affinity/producer takes the one that must receive
+ * its tile of b from another GPU (with fillb skewed, (0, 1) and (1, 0)),
+ * as the one that ends last; where both or neither must, the last in
+ * program order, (x, 1). */
+static void test_last_to_end(void **state) {
+  (void)state;
+  target g;
+  target_open_model(&g, "p100x4", blocks_model);
+  set(&g, "map.prod", "cyclic");
+  set(&g, "map.fillc", "affinity/consumer");
+  set(&g, "map.reader", "affinity/producer");
+  int64_t prod[4], reader[2];
+  placements(&g, "prod", 2, 2, prod);
+  set(&g, "map.fillb", "affinity/skewed");
+  placements(&g, "reader", 2, 0, reader);
+  assert_int_equal(reader[0], prod[0 + 2 * 1]);
+  assert_int_equal(reader[1], prod[1 + 2 * 0]);
+  set(&g, "map.fillb", "affinity/consumer");
+  placements(&g, "reader", 2, 0, reader);
+  assert_int_equal(reader[0], prod[0 + 2 * 1]);
+  assert_int_equal(reader[1], prod[1 + 2 * 1]);
+  target_close(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_consumer),      cmocka_unit_test(test_producer),
       cmocka_unit_test(test_mutual),        cmocka_unit_test(test_skew),
       cmocka_unit_test(test_offered),       cmocka_unit_test(test_two_nodes),
       cmocka_unit_test(test_single_reader), cmocka_unit_test(test_prefetch),
-      cmocka_unit_test(test_earliest_step),
+      cmocka_unit_test(test_earliest_step), cmocka_unit_test(test_skewed),
+      cmocka_unit_test(test_last_to_end),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }

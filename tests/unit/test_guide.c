@@ -941,21 +941,21 @@ static void test_names_and_edits(void **state) {
     mapopt_guide_edit e;
     const char *text;
   } edits[] = {
-      {{E(MEMORY), "t", "r", "GPU", NULL, "FBMEM"},
+      {{E(MEMORY), "t", "r", "GPU", NULL, "FBMEM", -1},
        "set memory of (t, r, GPU) to FBMEM"},
-      {{E(LAYOUT), "t", "*", "CPU", "order", "F_order"},
+      {{E(LAYOUT), "t", "*", "CPU", "order", "F_order", -1},
        "set layout order of (t, *, CPU) to F_order"},
-      {{E(INDEX_MAP), "a", NULL, NULL, NULL, "like:b"},
+      {{E(INDEX_MAP), "a", NULL, NULL, NULL, "like:b", -1},
        "place the points of a like those of b"},
-      {{E(INDEX_MAP), "a", NULL, NULL, NULL, "cyclic"},
+      {{E(INDEX_MAP), "a", NULL, NULL, NULL, "cyclic", -1},
        "set the index mapping of a to cyclic"},
-      {{E(PROC_KINDS), "a", NULL, NULL, NULL, "GPU,CPU"},
+      {{E(PROC_KINDS), "a", NULL, NULL, NULL, "GPU,CPU", -1},
        "set the processor kinds of a to GPU,CPU"},
-      {{E(INSTANCE_LIMIT), "a", NULL, NULL, NULL, "none"},
+      {{E(INSTANCE_LIMIT), "a", NULL, NULL, NULL, "none", -1},
        "set InstanceLimit of a to none"},
-      {{E(COLLECT), "a", "*", NULL, NULL, "on"},
+      {{E(COLLECT), "a", "*", NULL, NULL, "on", -1},
        "set CollectMemory of (a, *) on"},
-      {{E(SINGLE_FOLLOW), "a", NULL, NULL, NULL, "parent"},
+      {{E(SINGLE_FOLLOW), "a", NULL, NULL, NULL, "parent", -1},
        "a follows its parent's processor"},
   };
   char buf[128];

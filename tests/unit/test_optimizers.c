@@ -207,8 +207,19 @@ static void test_opentuner_notes(void **state) {
 /* Simulates text, analyses it with AutoGuide, tells opt what the feedback
  * level allows (as the driver does). Returns the throughput (0 on a
  * failure). */
+static double evaluate_scaled(problem *p, mapopt_optimizer *opt,
+                              const mapopt_candidate *c,
+                              mapopt_guide_level level, double factor);
+
 static double evaluate_at(problem *p, mapopt_optimizer *opt,
                           const mapopt_candidate *c, mapopt_guide_level level) {
+  return evaluate_scaled(p, opt, c, level, 1.0);
+}
+
+/* evaluate_at, the score told multiplied by factor (a move made to pay). */
+static double evaluate_scaled(problem *p, mapopt_optimizer *opt,
+                              const mapopt_candidate *c,
+                              mapopt_guide_level level, double factor) {
   mapopt_machine_shape shape;
   mapopt_sim_shape(p->machine, p->run, &shape);
   mapopt_dsl_options o = {.file = "cand.map", .shape = &shape};
@@ -230,7 +241,7 @@ static double evaluate_at(problem *p, mapopt_optimizer *opt,
                            .machine = p->machine};
   mapopt_findings *f;
   assert_int_equal(mapopt_guide_analyze(ctx, &gi, &f), MAPOPT_OK);
-  double score = r->error ? 0 : 1e9 / (double)r->elapsed_ns;
+  double score = r->error ? 0 : factor * 1e9 / (double)r->elapsed_ns;
   mapopt_evaluation e = {.status =
                              r->error ? MAPOPT_TUNE_FAILED : MAPOPT_TUNE_OK,
                          .score = score,
@@ -324,12 +335,14 @@ static void test_guided_levels(void **state) {
   assert_string_not_equal(raw, explain);
 }
 
-/* On cosma, zero-copy memory for a matrix pays: the findings on the
- * default mapper's critical path (A_blk's folds, then B_blk's copies)
- * suggest host memory for task_1's A_blk and then for task_2's B; once
- * B's pays, guided tries the same for the other matrix initialized alike
- * (task_3's C_blk) before anything else -- but not for task_4, which reads
- * all three. */
+/* On cosma, the findings on the default mapper's critical path suggest
+ * host memory for task_2's B (B_blk's copies); once that pays, guided
+ * tries the same for the other matrix initialized alike (task_3's C_blk)
+ * right after the moves of the new best's own findings, before any walk
+ * -- but not for task_4, which reads all three. The model no longer makes
+ * it pay by itself (guided finds better placements first, and B in host
+ * memory then costs 16%), so the test makes it pay: its score is told
+ * 1.5x what the simulator says. */
 static void test_guided_analogies(void **state) {
   (void)state;
   problem p;
@@ -339,18 +352,22 @@ static void test_guided_analogies(void **state) {
   assert_int_equal(mapopt_optimizer_new(ctx, "guided", p.space, &oo, &opt),
                    MAPOPT_OK);
   bool paid = false, analogy = false;
-  for (int i = 0; i < 10 && !analogy; i++) {
+  for (int i = 0; i < 16 && !analogy; i++) {
     mapopt_candidate c;
     assert_int_equal(mapopt_optimizer_ask(opt, &c), MAPOPT_OK);
     print_message("%s\n", c.note);
-    if (paid) {
+    bool pays = !paid && strstr(c.note, "memory of (task_2, B, GPU) to ZCMEM");
+    if (paid && strstr(c.note, "which paid)")) {
       assert_string_equal(c.note, "guided: memory.task_3.C_blk.GPU = ZCMEM "
                                   "(as for memory.task_2.B_blk.GPU, which "
                                   "paid)");
       analogy = true;
+    } else if (paid) {
+      assert_null(strstr(c.note, "neighbour"));
+      assert_null(strstr(c.note, "sweep"));
     }
-    paid = strstr(c.note, "memory of (task_2, B, GPU) to ZCMEM") != NULL;
-    evaluate(&p, opt, &c);
+    paid = paid || pays;
+    evaluate_scaled(&p, opt, &c, MAPOPT_GUIDE_FULL, pays ? 1.5 : 1.0);
     mapopt_candidate_clear(ctx, &c);
   }
   assert_true(analogy);

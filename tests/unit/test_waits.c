@@ -400,6 +400,86 @@ static void test_fold_home_producer(void **state) {
   mapopt_sim_result_free(res);
 }
 
+/* The share of the run that the edit of g of kind on task (to value, any
+ * when NULL) would recover by g's estimate; fails when g has no such edit. */
+static double edit_share(const mapopt_guide_finding *g,
+                         mapopt_guide_edit_kind kind, const char *task,
+                         const char *value) {
+  for (size_t k = 0; g && k < g->nedits; k++)
+    if (g->edits[k].kind == kind && !strcmp(g->edits[k].task, task) &&
+        (!value || !strcmp(g->edits[k].value, value)))
+      return g->edits[k].share;
+  fail_msg("no edit of %s to %s", task, value ? value : "any value");
+  return -1;
+}
+
+/* cosma on p100x4 with A_blk's homes where the last contributions in
+ * program order are made (GPUs 2 and 3) and B_blk's where its first
+ * readers run: both contributions to A_blk[0, 1] wait for copies of B_blk.
+ * The copy finding offers to write each piece of B_blk for another of its
+ * readers (affinity/skewed of task_2), with an estimate no larger than the
+ * finding's share. */
+static void test_skewed_fix(void **state) {
+  (void)state;
+  static const char homes_late[] =
+      "m = Machine(GPU);\n"
+      "def home(Task t) { p = t.ipoint; a = (2, 3); return m[a[p[1]], 0]; }\n"
+      "IndexTaskMap task_1 home;\n";
+  mapopt_sim_result *res;
+  mapopt_findings *f = analyze_text("cosma", homes_late, &res);
+  const mapopt_guide_finding *g =
+      with_map_edit(f, C(COPY_BOUND), "B_blk", "task_2", "affinity/skewed");
+  if (!g || !strstr(g->suggest, "another of its readers")) {
+    print_all(f);
+    fail_msg("no copy finding offers task_2's affinity/skewed");
+  }
+  double share =
+      edit_share(g, MAPOPT_GUIDE_EDIT_INDEX_MAP, "task_2", "affinity/skewed");
+  assert_true(share > 0 && share <= g->impact);
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
+/* cosma on p100x4 with B_blk skewed (homes on GPUs 0 and 3), A_blk's homes
+ * where the contributions that wait for B_blk are made, but in host
+ * memory: every fold crosses to ZCMEM, the last one too. The fold finding
+ * offers A_blk's home back in the framebuffer (FBMEM, with task_1's
+ * affinity/producer), and that fix's estimate ranks above the host-memory
+ * fix of the larger copy finding: guided tries it first (1.223x the
+ * expert, guided@10 on p100x4; trying B in ZCMEM first ends at 1.161x). */
+static void test_fold_into_framebuffer(void **state) {
+  (void)state;
+  static const char in_host[] =
+      "m = Machine(GPU);\n"
+      "def home(Task t) { p = t.ipoint; a = (2, 1); return m[a[p[1]], 0]; }\n"
+      "def skew(Task t) { p = t.ipoint; b = (0, 3); return m[b[p[2]], 0]; }\n"
+      "IndexTaskMap task_1 home;\n"
+      "IndexTaskMap task_2 skew;\n"
+      "Region task_1 A_blk GPU ZCMEM;\n";
+  mapopt_sim_result *res;
+  mapopt_findings *f = analyze_text("cosma", in_host, &res);
+  const mapopt_guide_finding *fold = NULL, *copy = NULL;
+  for (size_t i = 0; i < mapopt_findings_count(f); i++) {
+    const mapopt_guide_finding *g = mapopt_findings_get(f, i);
+    if (g->code == C(REDUCTION_BOUND) && !fold &&
+        has_kind(g, MAPOPT_GUIDE_EDIT_MEMORY))
+      fold = g;
+    if (g->code == C(COPY_BOUND) && !copy &&
+        has_kind(g, MAPOPT_GUIDE_EDIT_MEMORY))
+      copy = g;
+  }
+  if (!fold || !copy || !strstr(fold->suggest, "FBMEM")) {
+    print_all(f);
+    fail_msg("no fold finding offers A_blk's home in FBMEM");
+  }
+  double back = edit_share(fold, MAPOPT_GUIDE_EDIT_MEMORY, "task_1", "FBMEM");
+  double host = edit_share(copy, MAPOPT_GUIDE_EDIT_MEMORY, "task_2", "ZCMEM");
+  assert_true(copy->impact > fold->impact);
+  assert_true(back > host);
+  mapopt_findings_free(f);
+  mapopt_sim_result_free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cosma_pair),
@@ -411,6 +491,8 @@ int main(void) {
       cmocka_unit_test(test_prefetch_fix),
       cmocka_unit_test(test_copies_beside),
       cmocka_unit_test(test_fold_home_producer),
+      cmocka_unit_test(test_skewed_fix),
+      cmocka_unit_test(test_fold_into_framebuffer),
   };
   return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
