@@ -70,6 +70,11 @@ typedef struct table {
   size_t n, cap;
   int64_t *slot; /* index into a, -1: free; nslot a power of two */
   size_t nslot;
+  /* Per cause: 1 + the entry its last lookup found, 0 none. The walks
+   * charge the ops of a launch in turn, and one op's charges have one
+   * cause each: most lookups ask for the key their cause asked for last,
+   * which compares faster than it hashes. */
+  size_t last[MAPOPT_SIM_CAUSE_COUNT];
   bool failed;
 } table;
 
@@ -120,6 +125,9 @@ static acc *table_get(table *t, int task, int arg, int cause, int channel,
                       int other) {
   if (t->failed)
     return NULL;
+  size_t *last = &t->last[cause];
+  if (*last && same_key(&t->a[*last - 1], task, arg, cause, channel, other))
+    return &t->a[*last - 1];
   if (t->n == t->cap && !table_grow(t)) {
     t->failed = true;
     return NULL;
@@ -127,9 +135,12 @@ static acc *table_get(table *t, int task, int arg, int cause, int channel,
   size_t k = key_hash(task, arg, cause, channel, other) & (t->nslot - 1);
   for (; t->slot[k] >= 0; k = (k + 1) & (t->nslot - 1)) {
     acc *e = &t->a[t->slot[k]];
-    if (same_key(e, task, arg, cause, channel, other))
+    if (same_key(e, task, arg, cause, channel, other)) {
+      *last = (size_t)t->slot[k] + 1;
       return e;
+    }
   }
+  *last = t->n + 1;
   acc *e = &t->a[t->n];
   *e = (acc){.task = task,
              .arg = arg,
@@ -497,6 +508,11 @@ typedef struct spread_t {
   const int64_t *wanted;
   size_t nwanted;
   int64_t *spread;
+  /* Per piece id: its index in wanted, -1 not wanted. Every timed
+   * requirement asks (twice) whether its piece is wanted: a lookup, not a
+   * search of wanted, which at a million ops was a sizeable part of the
+   * result's statistics. */
+  int64_t *wanted_of;
 } spread_t;
 
 static int cmp_use(const void *pa, const void *pb) {
@@ -518,15 +534,7 @@ static int cmp_i64(const void *pa, const void *pb) {
 
 /* The index of piece in the sorted wanted ids, or -1. */
 static int64_t wanted_at(const spread_t *sp, int64_t piece) {
-  size_t lo = 0, hi = sp->nwanted;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (sp->wanted[mid] < piece)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < sp->nwanted && sp->wanted[lo] == piece ? (int64_t)lo : -1;
+  return sp->wanted_of[piece];
 }
 
 /*
@@ -537,11 +545,17 @@ static int64_t wanted_at(const spread_t *sp, int64_t piece) {
 static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
                          spread_t *out) {
   const mapopt_app_run *run = s->run;
-  *out = (spread_t){NULL, 0, wanted, nwanted, NULL};
+  *out = (spread_t){NULL, 0, wanted, nwanted, NULL, NULL};
   out->spread =
       mapopt__arena_zalloc(&s->arena, (2 * nwanted + 1) * sizeof *out->spread);
-  if (!out->spread)
+  out->wanted_of = mapopt__arena_alloc(&s->arena, (size_t)(run->npieces + 1) *
+                                                      sizeof *out->wanted_of);
+  if (!out->spread || !out->wanted_of)
     return false;
+  for (int64_t k = 0; k < run->npieces; k++)
+    out->wanted_of[k] = -1;
+  for (size_t k = 0; k < nwanted; k++)
+    out->wanted_of[wanted[k]] = (int64_t)k;
   size_t nuse = 0;
   for (int pass = 0; pass < 2 && nwanted > 0; pass++) {
     if (pass == 1) {

@@ -286,9 +286,12 @@ static bool memo_matches(const mapopt__task_cost_memo *memo,
 int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
                                  const mapopt__task_cost_in *in,
                                  int64_t *mem_ns, int64_t *access_ns,
-                                 mapopt__task_cost_parts *parts) {
+                                 mapopt__task_cost_parts *parts,
+                                 int64_t *state) {
   const mapopt_app_op *op = &in->run->ops[in->op];
   const mapopt_app_variant *v = &in->run->tasks[op->task].variants[in->variant];
+  if (state)
+    *state = -1;
   if (v->inner || op->nreqs > MAPOPT__TASK_COST_MEMO_REQS)
     return mapopt__sim_task_ns(in, mem_ns, access_ns, parts);
   if (!memo_matches(memo, in)) {
@@ -299,8 +302,11 @@ int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
     if (missing) /* not kept: parts are undefined */
       return mapopt__sim_task_ns(in, mem_ns, access_ns, parts);
     key.valid = true;
+    key.fills = memo->fills + 1;
     *memo = key;
   }
+  if (state)
+    *state = memo->fills;
   for (size_t r = 0; r < op->nreqs; r++) {
     if (mem_ns)
       mem_ns[r] = memo->mem_ns[r];

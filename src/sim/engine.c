@@ -554,8 +554,10 @@ static void start_task(sim_t *s, int64_t op) {
                                ppm,
                                (int64_t)(s->opts->noise * 1e6 + 0.5),
                                s->opts->seed};
+    int64_t state;
     dur = mapopt__sim_task_ns_memo(&s->cost_memo[ao->task], &in, NULL, NULL,
-                                   NULL);
+                                   NULL, &state);
+    s->price_state[op] = (int32_t)state;
   }
   p->running = true;
   /* Times saturate: a task that would end past INT64_MAX ns ends there,
@@ -731,6 +733,8 @@ static mapopt_status setup(sim_t *s) {
   s->task_limit = mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * 8);
   s->cost_memo =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
+  s->price_state =
+      mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->price_state);
   s->piece_answers = mapopt__arena_alloc(
       a, (size_t)(PIECE_ANSWERS * run->npieces + 1) * sizeof *s->piece_answers);
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
@@ -746,9 +750,9 @@ static mapopt_status setup(sim_t *s) {
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
-      !s->piece_answers || !s->rr || !s->limit_count || !s->limit_wait ||
-      !s->holder_head || !s->fold_target || !s->wait_head || !s->newest ||
-      !s->fold_wait)
+      !s->price_state || !s->piece_answers || !s->rr || !s->limit_count ||
+      !s->limit_wait || !s->holder_head || !s->fold_target || !s->wait_head ||
+      !s->newest || !s->fold_wait)
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;

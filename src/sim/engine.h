@@ -323,6 +323,12 @@ struct mapopt__sim {
   int64_t *inst_slots;
   /* Per task: the inputs and result of its last task time (cost.c). */
   mapopt__task_cost_memo *cost_memo;
+  /* Per leaf task op that started: the state of its task's cost_memo that
+   * priced it, -1 none. The busiest tasks' statistics (result.c) split
+   * each op's time into the formula's parts; ops priced by one state share
+   * them, so the split is computed once per state, not once per op.
+   * 32-bit: a state counts started ops, fewer than the DAG's 32-bit ids. */
+  int32_t *price_state;
   int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
   /* With a trace: the ops and copies on the critical path (attrib.c). */
   uint8_t *on_path_op, *on_path_copy;

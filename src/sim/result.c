@@ -145,6 +145,39 @@ static mapopt_status top_task_sources(sim_t *s, mapopt_sim_result *res) {
   return MAPOPT_OK;
 }
 
+/* What the busiest tasks' statistics take from a leaf op's price: its
+ * requirements' memories and layout factors, their memory and access
+ * times, and the parts of its time; state: the engine's memo state that
+ * priced the op (s->price_state), -1 none. */
+typedef struct op_price {
+  int64_t state;
+  mapopt_mem_kind mems[MAPOPT_APP_MAX_ARGS];
+  int64_t ppm[MAPOPT_APP_MAX_ARGS], mem_ns[MAPOPT_APP_MAX_ARGS],
+      acc_ns[MAPOPT_APP_MAX_ARGS];
+  mapopt__task_cost_parts parts;
+} op_price;
+
+/* The price of leaf op i (with instances): the last one kept for its task
+ * (known) when the engine priced both with the same memo state -- most ops
+ * of a task are, and pricing again is most of these statistics' work --
+ * else priced again through memo into known (scratch when the engine's
+ * price was not memoized). */
+static const op_price *price_of(sim_t *s, int64_t i, op_price *known,
+                                op_price *scratch,
+                                mapopt__task_cost_memo *memo) {
+  int64_t state = s->price_state[i];
+  if (state >= 0 && known->state == state)
+    return known;
+  op_price *p = state >= 0 ? known : scratch;
+  const mapopt_app_op *ao = &s->run->ops[i];
+  mapopt__sim_cost_inputs(s, i, p->mems, p->ppm, ao->nreqs);
+  mapopt__task_cost_in cin = {s->m,    s->run, i, s->ops[i].variant,
+                              p->mems, p->ppm, 0, 0};
+  mapopt__sim_task_ns_memo(memo, &cin, p->mem_ns, p->acc_ns, &p->parts, NULL);
+  p->state = state;
+  return p;
+}
+
 /* The statistics of every timed (task, processor kind), each with room for
  * the most region arguments of the task's ops (in the run's arena); the
  * busiest of them go into the result. */
@@ -155,10 +188,15 @@ static mapopt_status top_tasks(sim_t *s, mapopt_sim_result *res) {
       mapopt__arena_zalloc(&s->arena, (size_t)(nstats + 1) * sizeof *all);
   mapopt__task_cost_memo *memo =
       mapopt__arena_zalloc(&s->arena, (size_t)(run->ntasks + 1) * sizeof *memo);
+  op_price *known =
+      mapopt__arena_alloc(&s->arena, (size_t)(run->ntasks + 1) * sizeof *known);
+  op_price *scratch = mapopt__arena_alloc(&s->arena, sizeof *scratch);
   size_t *task_reqs = mapopt__arena_zalloc(
       &s->arena, (size_t)(run->ntasks + 1) * sizeof *task_reqs);
-  if (!all || !memo || !task_reqs)
+  if (!all || !memo || !known || !scratch || !task_reqs)
     return MAPOPT_ENOMEM;
+  for (int t = 0; t < run->ntasks; t++)
+    known[t].state = -1;
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     if (ao->kind == MAPOPT_OP_TASK && ao->nreqs > task_reqs[ao->task])
@@ -200,17 +238,15 @@ static mapopt_status top_tasks(sim_t *s, mapopt_sim_result *res) {
       *(run->tasks[ao->task].inner ? &t->overhead_ns : &t->compute_ns) += d;
       continue;
     }
-    mapopt_mem_kind mems[64];
-    int64_t ppm[64], mem_ns[64], acc_ns[64];
-    size_t n = ao->nreqs < 64 ? ao->nreqs : 64;
-    mapopt__sim_cost_inputs(s, i, mems, ppm, n);
-    mapopt__task_cost_in cin = {s->m, run, i, o->variant, mems, ppm, 0, 0};
-    mapopt__task_cost_parts parts;
-    mapopt__sim_task_ns_memo(&memo[ao->task], &cin, mem_ns, acc_ns, &parts);
+    const op_price *pr =
+        price_of(s, i, &known[ao->task], scratch, &memo[ao->task]);
+    const mapopt_mem_kind *mems = pr->mems;
+    const int64_t *ppm = pr->ppm, *mem_ns = pr->mem_ns, *acc_ns = pr->acc_ns;
+    size_t n = ao->nreqs; /* at most MAPOPT_APP_MAX_ARGS (the plan's limit) */
     /* The parts are noise-free; the noise goes to compute, so that the
      * three add up to the time the point took. */
-    int64_t over = parts.overhead < d ? parts.overhead : d;
-    int64_t mem = parts.memory < d - over ? parts.memory : d - over;
+    int64_t over = pr->parts.overhead < d ? pr->parts.overhead : d;
+    int64_t mem = pr->parts.memory < d - over ? pr->parts.memory : d - over;
     t->overhead_ns += over;
     t->memory_ns += mem;
     t->compute_ns += d - over - mem;

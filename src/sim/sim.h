@@ -136,6 +136,7 @@ typedef struct mapopt__task_cost_req {
 typedef struct mapopt__task_cost_memo {
   bool valid;
   int variant;
+  int64_t fills; /* times the formula ran into it: its inputs' number */
   int64_t flops, fixed, reuse;
   size_t nreqs;
   mapopt__task_cost_req reqs[MAPOPT__TASK_COST_MEMO_REQS];
@@ -146,11 +147,15 @@ typedef struct mapopt__task_cost_memo {
 } mapopt__task_cost_memo;
 
 /* mapopt__sim_task_ns through memo (zeroed before first use): the same
- * results, noise applied to this op. */
+ * results, noise applied to this op. *state (if not NULL): the memo's
+ * fills when its inputs priced the op, -1 when the formula ran outside it.
+ * Two ops of one task priced with one memo's equal state had equal
+ * inputs, so equal noise-free results. */
 int64_t mapopt__sim_task_ns_memo(mapopt__task_cost_memo *memo,
                                  const mapopt__task_cost_in *in,
                                  int64_t *mem_ns, int64_t *access_ns,
-                                 mapopt__task_cost_parts *parts);
+                                 mapopt__task_cost_parts *parts,
+                                 int64_t *state);
 
 /*
  * L_r in ppm for requirement r of op under a layout (the layout factor of

@@ -291,7 +291,7 @@ static void expect_memo_agrees(mapopt__task_cost_memo *memo,
   int64_t m[2] = {-1, -1}, g[2] = {-1, -1}, mm[2] = {-2, -2}, gm[2] = {-2, -2};
   mapopt__task_cost_parts p = {0}, pm = {1, 1, 1};
   int64_t t = mapopt__sim_task_ns(in, m, g, &p);
-  assert_int_equal(mapopt__sim_task_ns_memo(memo, in, mm, gm, &pm), t);
+  assert_int_equal(mapopt__sim_task_ns_memo(memo, in, mm, gm, &pm, NULL), t);
   assert_memory_equal(m, mm, sizeof m);
   assert_memory_equal(g, gm, sizeof g);
   if (t != INT64_MAX)
@@ -311,7 +311,7 @@ static void test_task_memo(void **state) {
   mapopt_mem_kind mems[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_ZCMEM};
   int64_t l[] = {1020000, PPM};
   mapopt__task_cost_in in = cost_in(&f, 0, 0, mems, l);
-  assert_int_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL),
+  assert_int_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, NULL),
                    839257);
   expect_memo_agrees(&memo, &in);
   mems[1] = MAPOPT_MEM_FBMEM; /* G_1 = ceil(3e6/20000) + ceil(1e6/8000) */
@@ -357,14 +357,56 @@ static void test_task_memo(void **state) {
   in.op = 2;
   expect_memo_agrees(&memo, &in);
   in.op = 0;
-  int64_t t0 = mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL);
+  int64_t t0 = mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, NULL);
   in.op = 2;
-  assert_int_not_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL),
-                       t0);
+  assert_int_not_equal(
+      mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, NULL), t0);
   /* The inner task is priced directly. */
   mapopt_mem_kind virt[] = {MAPOPT_MEM_VIRTUAL, MAPOPT_MEM_VIRTUAL};
   in = cost_in(&f, 1, 0, virt, NULL);
   expect_memo_agrees(&memo, &in);
+}
+
+/* The memo's state names the inputs that priced an op: ops priced with
+ * one state had the same inputs (the busiest tasks' statistics reuse one
+ * op's price for them, result.c), a changed input is a new state, and a
+ * price the memo does not keep (a missing memory, an inner task) has
+ * none. */
+static void test_task_memo_state(void **state) {
+  (void)state;
+  mapopt__task_cost_memo memo;
+  memset(&memo, 0, sizeof memo);
+  fix f;
+  fix_init(&f);
+  mapopt_mem_kind mems[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_ZCMEM};
+  int64_t l[] = {1020000, PPM};
+  mapopt__task_cost_in in = cost_in(&f, 0, 0, mems, l);
+  int64_t s0 = -2, s1 = -2, s2 = -2;
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s0);
+  assert_true(s0 >= 0);
+  in.op = 2; /* another op, the same inputs; its noise is its own */
+  in.noise_ppm = 100000;
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s1);
+  assert_int_equal(s1, s0);
+  l[0] = 3 * PPM;
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s1);
+  assert_int_not_equal(s1, s0);
+  l[0] = 1020000; /* the first inputs again: priced again, a new state */
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s2);
+  assert_int_not_equal(s2, s0);
+  assert_int_not_equal(s2, s1);
+  mapopt_mem_kind bad[] = {MAPOPT_MEM_FBMEM, MAPOPT_MEM_SYSMEM};
+  in.mems = bad;
+  assert_int_equal(mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s1),
+                   INT64_MAX);
+  assert_int_equal(s1, -1);
+  in.mems = mems; /* the missing price left the memo as it was */
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s1);
+  assert_int_equal(s1, s2);
+  mapopt_mem_kind virt[] = {MAPOPT_MEM_VIRTUAL, MAPOPT_MEM_VIRTUAL};
+  in = cost_in(&f, 1, 0, virt, NULL);
+  mapopt__sim_task_ns_memo(&memo, &in, NULL, NULL, NULL, &s1);
+  assert_int_equal(s1, -1);
 }
 
 /* The matrix peak, its fallback to f64, and f32. */
@@ -1134,6 +1176,7 @@ int main(void) {
       cmocka_unit_test(test_task_peaks),
       cmocka_unit_test(test_task_inner),
       cmocka_unit_test(test_task_memo),
+      cmocka_unit_test(test_task_memo_state),
       cmocka_unit_test(test_task_noise),
       cmocka_unit_test(test_layout_ppm),
       cmocka_unit_test(test_best_cost),
