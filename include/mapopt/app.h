@@ -258,9 +258,17 @@ typedef struct mapopt_app_run {
  * Modules other than app and sim read a run's arrays only through these
  * getters (docs/architecture.md, "The narrow view of a run"; style/access
  * checks it). Each returns a pointer into the run, valid while it lives.
- * An index out of range is the caller's bug: it asserts in a debug build
- * and yields NULL (0 for a size, false for mapopt_app_run_param past the
- * last parameter) in a release one.
+ *
+ * The convention, the same as the simulation result's getters
+ * (mapopt/sim.h): a NULL object or an index outside [0, count) is the
+ * caller's bug. It asserts in a debug build and yields NULL (0 for a size)
+ * in a release one. Why: the callers are this project's modules and tests,
+ * which loop to a count they read from the same object, so an index past
+ * the end is never data, always a bug; a silent NULL would move the
+ * failure to a later dereference or hide it, where the assertion names the
+ * call; in a release build the NULL still keeps a bug from reading outside
+ * the run. The one iteration by position, mapopt_app_run_param, ends with
+ * false past the last parameter (not a bug: its callers have no count).
  */
 MAPOPT_API int64_t mapopt_app_run_nops(const mapopt_app_run *run);
 MAPOPT_API const mapopt_app_op *mapopt_app_run_op(const mapopt_app_run *run,

@@ -400,27 +400,31 @@ MAPOPT_API void mapopt_sim_result_free(mapopt_sim_result *r);
 /*
  * Reading a result's busiest tasks and their arguments: what AutoGuide and
  * the tuner read of them, without indexing the result's arrays. The
- * entries kept, busiest first (0 for a NULL r); the i-th of them, NULL
- * when i is out of range; the busiest entry of the task named task, NULL
- * when it is not among them.
+ * entries kept, busiest first; the i-th of them; the busiest entry of the
+ * task named task, NULL when it is not among them (or task is NULL).
+ *
+ * Every getter below follows the app run's convention (mapopt/app.h, "the
+ * narrow view of a run", which says why): a NULL object or an index
+ * outside [0, count) is the caller's bug, asserted in a debug build and
+ * answered with NULL (0 for a count) in a release one.
  */
 MAPOPT_API size_t mapopt_sim_result_ntop(const mapopt_sim_result *r);
 MAPOPT_API const mapopt_sim_task_stats *
 mapopt_sim_result_top_task(const mapopt_sim_result *r, size_t i);
 MAPOPT_API const mapopt_sim_task_stats *
 mapopt_sim_result_task_named(const mapopt_sim_result *r, const char *task);
-/* A task entry's region arguments (0 for a NULL t) and the i-th of them,
- * in argument order; NULL when i is out of range. */
+/* A task entry's region arguments and the i-th of them, in argument
+ * order. */
 MAPOPT_API size_t mapopt_sim_task_nreqs(const mapopt_sim_task_stats *t);
 MAPOPT_API const mapopt_sim_req_stats *
 mapopt_sim_task_req(const mapopt_sim_task_stats *t, size_t i);
 
 /*
- * The result's other lists, read the same way: each count is 0 for a NULL
- * r, each getter NULL for a NULL r or an i out of range. The attribution
- * (waits), the processors and memories, the copy statistics of channel k
- * (0 .. MAPOPT_SIM_COPY_KINDS - 1), the critical path's longest segments,
- * the recorded decisions and a decision's region arguments.
+ * The result's other lists, read the same way and under the same
+ * convention: the attribution (waits), the processors and memories, the
+ * copy statistics of channel k (0 .. MAPOPT_SIM_COPY_KINDS - 1), the
+ * critical path's longest segments, the recorded decisions and a
+ * decision's region arguments.
  */
 MAPOPT_API size_t mapopt_sim_result_nwaits(const mapopt_sim_result *r);
 MAPOPT_API const mapopt_sim_wait *

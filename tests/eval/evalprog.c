@@ -13,7 +13,10 @@
  * tuner's tests (tests/unit/test_tune.c), whose candidates differ only in
  * their text: the first `mode_NAME` or `mode_NAME_N` in it (a task name,
  * `Task mode_fail CPU;`) runs mode NAME with argument N -- milliseconds for
- * sleep. Each such run appends NAME to the file $EVALPROG_LOG, when set.
+ * sleep. Each such run appends NAME to the file $EVALPROG_LOG, when set;
+ * mode hangonce reads it back: it hangs when the log names it once (its
+ * first run) and prints a time on the runs after, so that a run stopped
+ * in the hang and resumed ends.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -72,6 +75,20 @@ static void mark_ready(void) {
   int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd >= 0)
     close(fd);
+}
+
+/* How many lines of the file $EVALPROG_LOG are name (0 when unset). */
+static int logged(const char *name) {
+  const char *log = getenv("EVALPROG_LOG");
+  FILE *f = log ? fopen(log, "r") : NULL;
+  char line[64];
+  int n = 0;
+  while (f && fgets(line, sizeof line, f))
+    n += strcspn(line, "\n") == strlen(name) &&
+         !strncmp(line, name, strlen(name));
+  if (f)
+    fclose(f);
+  return n;
 }
 
 /* The number after "value=" in the mapper file path, or -1. */
@@ -180,6 +197,13 @@ int main(int argc, char **argv) {
     printf("hanging\n");
     fflush(stdout);
     hang();
+  } else if (!strcmp(mode, "hangonce")) { /* see the top of the file */
+    if (logged("hangonce") <= 1) {
+      printf("hanging\n");
+      fflush(stdout);
+      hang();
+    }
+    printf("ELAPSED TIME = 0.010 s\n");
   } else if (!strcmp(mode, "stubborn")) { /* needs SIGKILL */
     signal(SIGTERM, SIG_IGN);
     hang();

@@ -1,6 +1,7 @@
 #!/bin/sh
 # check_access.sh on a small tree made here: getters pass, and each kind of
-# direct indexing outside src/app and src/sim fails with its FILE:LINE.
+# direct indexing outside src/app and src/sim fails with its FILE:LINE,
+# on the usual receivers and on names the file declares with the type.
 # Usage: test_check_access.sh SOURCE_DIR
 set -u
 CHECK=$1/tests/style/check_access.sh
@@ -44,6 +45,24 @@ for bad in 'x = run->ops[i].task;' 'x = sp->run->tasks[t].name;' \
   printf '%s\n' "$bad" >>"$T/src/tune/a.c"
   expect "planted: $bad" 1 "src/tune/a.c:5:$bad"
 done
+# A receiver under a name of the file's own, declared with the type: a
+# renamed local, a parameter, a member.
+for pair in 'const mapopt_app_run *model = t->run;|x = model->tasks[0].name;' \
+  'void f(const mapopt_app_op *launch) {|x = launch->reqs[0].priv;' \
+  'const mapopt_app_req *arg = q;|x = arg->names[1];' \
+  'const mapopt_sim_result *after = y;|x = after->procs[0].busy_ns;' \
+  'mapopt_sim_result *const before;|x = before->mems + 1;' \
+  'const mapopt_sim_task_stats *busiest = y;|x = busiest->reqs[0].memory;' \
+  '  const mapopt_sim_decision *chosen;|x = chosen->reqs[0].name;'; do
+  make_tree
+  printf '%s\n%s\n' "${pair%%|*}" "${pair#*|}" >>"$T/src/tune/a.c"
+  expect "declared: ${pair#*|}" 1 "src/tune/a.c:6:${pair#*|}"
+done
+# The same field names on a receiver declared with another type pass.
+make_tree
+printf '%s\n' 'const mapopt_machine *after = m;' \
+  'x = after->procs[0].count;' >>"$T/src/tune/a.c"
+expect "another type's procs" 0 ""
 make_tree
 printf '%s\n' 'x = run->ops[i].task;' >>"$T/src/tune/a.c"
 echo src/tune/a.c >"$T/tests/style/access_pending.txt"

@@ -922,7 +922,12 @@ static void test_nesting(void **state) {
   mapopt_ctx_free(ctx);
 }
 
-/* A 1 MB program on one line parses, in linear time. */
+/* A 1 MB program on one line parses whole, and not in quadratic time. The
+ * CPU-time bound is a hang detector, not a speed target: the parse takes
+ * 0.35 s in the sanitized debug build on a loaded machine, a step
+ * quadratic in the line's length (5 * 10^11 steps here) takes minutes, so
+ * 10 s separates the two with a wide margin either way. The parser's
+ * rate is measured by bench/bench_dsl. */
 static void test_big_line(void **state) {
   (void)state;
   mapopt_ctx *ctx = new_ctx();
@@ -936,21 +941,10 @@ static void test_big_line(void **state) {
   clock_t t0 = clock();
   parsed p;
   parse_ok(&p, ctx, src);
-  double t_full = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 10.0);
   assert_int_equal(p.ast.stmts.n, 2 * (int)n);
   parsed_free(&p);
   free(src);
-
-  /* Half the input takes about half the time: no quadratic step. */
-  src = repeat("", unit, n / 2, "", &len);
-  t0 = clock();
-  parse_ok(&p, ctx, src);
-  double t_half = (double)(clock() - t0) / CLOCKS_PER_SEC;
-  parsed_free(&p);
-  free(src);
-  assert_true(t_full < 10.0);
-  if (t_full > 0.05)
-    assert_true(t_full < 4 * t_half + 0.05);
 
   /* One flat 1 MB expression: a tuple and an argument list. */
   src = repeat("x = (0", ", 1", 1 << 18, ");", &len);

@@ -593,6 +593,9 @@ static void test_command_outcomes(void **state) {
       run_command(&log, 7, &cmd, "Task mode_sleep_100 CPU;\n", false, &s),
       MAPOPT_OK);
   fixture_print_diags();
+  /* A hang detector, not a speed target: the seven runs take seconds (the
+   * hang is cut at 3 s); a supervisor that does not cut it, or waits out a
+   * held pipe, takes far longer or forever. */
   assert_true((double)time(NULL) - t0 < 60);
   assert_int_equal(s.out.evaluations, 7);
   assert_true(fabs(s.out.expert_score - 10) < 1e-9); /* 1 / 0.1 s */
@@ -812,8 +815,9 @@ static void test_command_resume(void **state) {
   script_done(&s);
 }
 
-/* Raises stop once the command's log (EVALPROG_LOG) names mode_hang:
- * the signal comes while that run is in flight. */
+/* Raises stop once the command's log (EVALPROG_LOG) names mode_hangonce:
+ * the signal comes while that run is in flight, and the run hangs until
+ * it comes (its limit is a hang detector, far above the poll). */
 typedef struct hang_watch {
   const char *log;
   volatile sig_atomic_t stop;
@@ -832,7 +836,7 @@ static bool log_names(const char *path, const char *mode) {
 
 static void *stop_in_hang(void *arg) {
   hang_watch *w = arg;
-  for (int i = 0; i < 6000 && !log_names(w->log, "hang"); i++) {
+  for (int i = 0; i < 6000 && !log_names(w->log, "hangonce"); i++) {
     struct timespec ts = {0, 10000000};
     nanosleep(&ts, NULL);
   }
@@ -848,12 +852,12 @@ static void *stop_in_hang(void *arg) {
 static void test_command_stopped(void **state) {
   (void)state;
   static const char *const texts[] = {"Task mode_sleep_10 CPU;\n",
-                                      "Task mode_hang CPU;\n",
+                                      "Task mode_hangonce CPU;\n",
                                       "Task mode_sleep_20 CPU;\n", NULL};
   run_log rl;
   run_log_open(&rl);
   mapopt_eval_options eo = evalprog_options(rl.env);
-  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 2};
+  mapopt_tune_command cmd = {.eval = &eo, .timeout_s = 60};
   script_log log = {.texts = texts};
   scripted s;
   scripted_open(&s, &log);
@@ -871,13 +875,14 @@ static void test_command_stopped(void **state) {
   assert_int_equal(s.out.evaluations, 1);
   assert_int_equal(log.ntold, 1);
   mapopt_tune_outcome_clear(&s.out);
-  /* The resume: the hang runs again (to its 2 s limit), then the rest. */
+  /* The resume: the one cut short runs again (and ends: hangonce hangs on
+   * its first run only), then the rest. */
   script_log again = {.texts = texts};
   assert_int_equal(run_command(&again, 3, &cmd, NULL, true, &s), MAPOPT_OK);
   assert_int_equal(s.out.end, MAPOPT_TUNE_END_DONE);
   assert_int_equal(s.out.replayed, 1);
   assert_int_equal(s.out.evaluations, 3);
-  assert_int_equal(again.tells[1].status, MAPOPT_TUNE_TIMEOUT);
+  assert_int_equal(again.tells[1].status, MAPOPT_TUNE_OK);
   mapopt_tune_outcome_clear(&s.out);
   unlink(rl.path);
   script_done(&s);
