@@ -20,7 +20,8 @@
  * subset accepts (docs/dsl.md, "Tuples"). space.c resolves each point's
  * processor under the candidate and writes the function with
  * mapopt__affinity_write_lookup; this file calls nothing of space.c's or
- * decide.c's, which both place points with mapopt__space_place_point.
+ * decide.c's, which both place points with mapopt__space_place_point
+ * and size requests with mapopt__space_request_bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,22 @@ mapopt_status mapopt__space_derive_affinity(mapopt_space *sp) {
     }
   }
   return MAPOPT_OK;
+}
+
+/* The bytes of the instance q asks for over its piece: every field of its
+ * region, as the simulator's instances and Legion's default mapper's hold
+ * them, a reduction's own fields only (docs/sim.md). Saturates. */
+int64_t mapopt__space_request_bytes(const mapopt_app_run *run,
+                                    const mapopt_app_req *q) {
+  const mapopt_app_region *rg = mapopt_app_run_region(run, q->piece->region);
+  int64_t per = 0;
+  uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
+  for (int f = 0; f < rg->nfields && f < 64; f++)
+    if (fields >> f & 1u)
+      per += mapopt_app_region_field_bytes(rg, f);
+  if (per > 0 && q->piece->elements > INT64_MAX / per)
+    return INT64_MAX;
+  return per * q->piece->elements;
 }
 
 mapopt_status mapopt__space_place_point(const mapopt_space *sp,

@@ -112,22 +112,6 @@ static size_t key_index(const mapopt__vec *v, const char *name) {
   return k;
 }
 
-/* The bytes of the instance q asks for over its piece: every field of its
- * region, as the simulator's instances and Legion's default mapper's hold
- * them, a reduction's own fields only (docs/sim.md). Saturates. */
-int64_t mapopt__space_request_bytes(const mapopt_app_run *run,
-                                    const mapopt_app_req *q) {
-  const mapopt_app_region *rg = mapopt_app_run_region(run, q->piece->region);
-  int64_t per = 0;
-  uint64_t fields = q->priv == MAPOPT_PRIV_REDUCE ? q->fields : ~0ull;
-  for (int f = 0; f < rg->nfields && f < 64; f++)
-    if (fields >> f & 1u)
-      per += mapopt_app_region_field_bytes(rg, f);
-  if (per > 0 && q->piece->elements > INT64_MAX / per)
-    return INT64_MAX;
-  return per * q->piece->elements;
-}
-
 /* Adds signature h to seen (its bytes copied into the space's arena);
  * 1 when new, 0 when seen before, -1 out of memory. */
 static int seen_add(mapopt_space *sp, mapopt__map *seen, uint64_t h) {
