@@ -49,6 +49,8 @@ typedef struct move {
   bool repair;   /* it repairs a failed move: not repaired again */
   bool followup; /* it follows a move that changed nothing */
   bool finding;  /* one of the findings' edits (moves_from) */
+  bool carry;    /* its placement change is carried to the tasks placed
+                    alike in the base (carry_placement) */
   char note[200];
 } move;
 
@@ -78,6 +80,10 @@ enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
 #define SECOND_SHARE 0.5
 /* A kind this many times slower than the current one waits (next_neighbour). */
 #define KIND_SLOWER 4.0
+/* A placement change carried to the tasks placed alike goes ahead of the
+ * repairs of the change alone (at most 4 (1 + impact) < 8): see
+ * carry_placement. */
+#define CARRY_PRIORITY 8.0
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -137,9 +143,11 @@ static bool bears_on(const mapopt_space *sp, size_t i, size_t j, int cause) {
   case MAPOPT_SIM_POLICY:
   case MAPOPT_SIM_NO_VARIANT:
     return same_task;
-  case MAPOPT_SIM_OOM:
+  case MAPOPT_SIM_OOM: /* where the tasks run is where their data goes */
     return same_task || p->kind == MAPOPT_PARAM_MEMORY ||
-           p->kind == MAPOPT_PARAM_PROC_KIND;
+           p->kind == MAPOPT_PARAM_PROC_KIND ||
+           p->kind == MAPOPT_PARAM_INDEX_MAP ||
+           p->kind == MAPOPT_PARAM_INDEX_DIMS;
   case MAPOPT_SIM_LAYOUT:
     return layout || (same_task && (p->kind == MAPOPT_PARAM_MEMORY ||
                                     p->kind == MAPOPT_PARAM_PROC_KIND));
@@ -231,6 +239,97 @@ static mapopt_status moves_from(mapopt_optimizer *opt,
   return MAPOPT_OK;
 }
 
+/* The index-map parameter of task t, or SIZE_MAX if it has none. */
+static size_t map_param_of(const mapopt_space *sp, int t) {
+  return sp->tasks[t].map_param > 0 ? (size_t)sp->tasks[t].map_param - 1
+                                     : SIZE_MAX;
+}
+
+/* The dims parameter of task t, or SIZE_MAX if it has none. */
+static size_t dims_param_of(const mapopt_space *sp, int t) {
+  for (size_t i = 0; i < mapopt_space_nparams(sp); i++)
+    if (mapopt_space_param_at(sp, i)->kind == MAPOPT_PARAM_INDEX_DIMS &&
+        mapopt__space_task_of(sp, i) == t)
+      return i;
+  return SIZE_MAX;
+}
+
+/* The name of parameter i's value in choice, or "" when there is no such
+ * parameter. */
+static const char *value_name(const mapopt_space *sp, const uint16_t *choice,
+                              size_t i) {
+  return i == SIZE_MAX ? "" : mapopt_space_param_at(sp, i)->values[choice[i]];
+}
+
+/* Sets parameter i of choice to the value named name; false when it has
+ * none of that name (or i is SIZE_MAX). */
+static bool set_by_name(const mapopt_space *sp, uint16_t *choice, size_t i,
+                        const char *name) {
+  if (i == SIZE_MAX)
+    return false;
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  for (uint16_t v = 0; v < p->nvalues; v++)
+    if (!strcmp(p->values[v], name)) {
+      choice[i] = v;
+      return true;
+    }
+  return false;
+}
+
+/* Whether tasks t and u, both index-launched alike (the same launch
+ * dimensions, the same parent, both leaves or both inner), are placed by
+ * the same index-map and dims values in base. */
+static bool placed_alike(const mapopt_space *sp, const uint16_t *base, int t,
+                         int u) {
+  const space_task *a = &sp->tasks[t], *b = &sp->tasks[u];
+  return map_param_of(sp, u) != SIZE_MAX && a->index_dims == b->index_dims &&
+         a->parent_task == b->parent_task && a->leaf == b->leaf &&
+         !strcmp(value_name(sp, base, map_param_of(sp, t)),
+                 value_name(sp, base, map_param_of(sp, u))) &&
+         !strcmp(value_name(sp, base, dims_param_of(sp, t)),
+                 value_name(sp, base, dims_param_of(sp, u)));
+}
+
+/*
+ * Carries task t's placement in choice (its index-map and dims values) to
+ * every other task placed alike t in base; returns how many it changed.
+ * Tasks placed alike keep each point's data together: the same point of
+ * each runs on one processor, so what one point writes the same point of
+ * the next reads in place. Moving one of them alone breaks that -- its
+ * data now crosses to the others' processors, and the instances on both
+ * sides may not fit (a run whose memory is full under the default
+ * placement fails on any single placement change) -- so a placement that
+ * changes the distribution of the whole launch over the nodes and
+ * processors pays only when the tasks move together. An affinity value is
+ * relative to the other tasks' placements: it is never carried.
+ */
+static size_t carry_placement(const mapopt_optimizer *opt,
+                              const uint16_t *base, int t, uint16_t *choice) {
+  const mapopt_space *sp = opt->space;
+  size_t carried = 0;
+  if (map_param_of(sp, t) == SIZE_MAX ||
+      mapopt__space_map_by_affinity(sp, choice, t))
+    return 0;
+  const char *map = value_name(sp, choice, map_param_of(sp, t));
+  const char *dims = value_name(sp, choice, dims_param_of(sp, t));
+  for (int u = 0; u < sp->run->ntasks; u++) {
+    if (u == t || !placed_alike(sp, base, t, u))
+      continue;
+    uint16_t map_was = choice[map_param_of(sp, u)];
+    if (!set_by_name(sp, choice, map_param_of(sp, u), map))
+      continue;
+    size_t du = dims_param_of(sp, u);
+    uint16_t dims_was = du == SIZE_MAX ? 0 : choice[du];
+    if (du != SIZE_MAX && !set_by_name(sp, choice, du, dims)) {
+      choice[map_param_of(sp, u)] = map_was;
+      continue;
+    }
+    carried += map_was != choice[map_param_of(sp, u)] ||
+               (du != SIZE_MAX && dims_was != choice[du]);
+  }
+  return carried;
+}
+
 /* The next untried move applied to the best, into work; false if none. */
 static bool next_move(mapopt_optimizer *opt, move *out) {
   guided_state *s = opt->state;
@@ -252,6 +351,10 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
      * move left with nothing new is not tried. */
     if (!mapopt__delta_apply(opt->space, s->best, &out->delta, s->work))
       continue;
+    if (out->carry)
+      carry_placement(opt, s->best,
+                      mapopt__space_task_of(opt->space, out->delta.param[0]),
+                      s->work);
     mapopt__space_make_feasible(opt->space, s->work);
     if (memcmp(s->work, s->best, n * sizeof *s->work) &&
         !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
@@ -531,6 +634,32 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
   return MAPOPT_OK;
 }
 
+/* After a change of one task's placement alone (parameter i of choice,
+ * SIZE_MAX: not one change) that did not give a new best: the same change
+ * with the tasks placed alike carried along (carry_placement), ahead of
+ * the repairs of the change alone, when it moves any of them. */
+static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *choice,
+                                 size_t i) {
+  guided_state *s = opt->state;
+  if (i == SIZE_MAX)
+    return MAPOPT_OK;
+  const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+  int t = mapopt__space_task_of(opt->space, i);
+  if (p->kind != MAPOPT_PARAM_INDEX_MAP && p->kind != MAPOPT_PARAM_INDEX_DIMS)
+    return MAPOPT_OK;
+  memcpy(s->work, choice, np_of(opt) * sizeof *s->work);
+  if (!carry_placement(opt, s->best, t, s->work))
+    return MAPOPT_OK;
+  move mv = {.delta = {.param = {i}, .value = {choice[i]}, .from = {-1}, .n = 1},
+             .priority = CARRY_PRIORITY,
+             .repair = true,
+             .carry = true};
+  snprintf(mv.note, sizeof mv.note,
+           "guided: %s = %s with the tasks placed alike", p->name,
+           p->values[choice[i]]);
+  return add_move(opt, &mv);
+}
+
 static mapopt_status guided_tell(mapopt_optimizer *opt,
                                  const mapopt_candidate *c,
                                  const mapopt_evaluation *e) {
@@ -587,6 +716,12 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       return MAPOPT_ENOMEM;
     *f = (failure){pm.single, c->choice[pm.single], cause,
                    context_of(opt, c->choice, pm.single, cause)};
+  }
+  if (!ok && e->result && e->result->error == MAPOPT_SIM_OOM &&
+      pm.tag >= 0 && !pm.mv.carry) {
+    mapopt_status st = carry_after(opt, c->choice, pm.single);
+    if (st != MAPOPT_OK)
+      return st;
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */
