@@ -242,7 +242,7 @@ static mapopt_status moves_from(mapopt_optimizer *opt,
 /* The index-map parameter of task t, or SIZE_MAX if it has none. */
 static size_t map_param_of(const mapopt_space *sp, int t) {
   return sp->tasks[t].map_param > 0 ? (size_t)sp->tasks[t].map_param - 1
-                                     : SIZE_MAX;
+                                    : SIZE_MAX;
 }
 
 /* The dims parameter of task t, or SIZE_MAX if it has none. */
@@ -303,8 +303,8 @@ static bool placed_alike(const mapopt_space *sp, const uint16_t *base, int t,
  * processors pays only when the tasks move together. An affinity value is
  * relative to the other tasks' placements: it is never carried.
  */
-static size_t carry_placement(const mapopt_optimizer *opt,
-                              const uint16_t *base, int t, uint16_t *choice) {
+static size_t carry_placement(const mapopt_optimizer *opt, const uint16_t *base,
+                              int t, uint16_t *choice) {
   const mapopt_space *sp = opt->space;
   size_t carried = 0;
   if (map_param_of(sp, t) == SIZE_MAX ||
@@ -650,10 +650,11 @@ static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *choice,
   memcpy(s->work, choice, np_of(opt) * sizeof *s->work);
   if (!carry_placement(opt, s->best, t, s->work))
     return MAPOPT_OK;
-  move mv = {.delta = {.param = {i}, .value = {choice[i]}, .from = {-1}, .n = 1},
-             .priority = CARRY_PRIORITY,
-             .repair = true,
-             .carry = true};
+  move mv = {
+      .delta = {.param = {i}, .value = {choice[i]}, .from = {-1}, .n = 1},
+      .priority = CARRY_PRIORITY,
+      .repair = true,
+      .carry = true};
   snprintf(mv.note, sizeof mv.note,
            "guided: %s = %s with the tasks placed alike", p->name,
            p->values[choice[i]]);
@@ -717,8 +718,8 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     *f = (failure){pm.single, c->choice[pm.single], cause,
                    context_of(opt, c->choice, pm.single, cause)};
   }
-  if (!ok && e->result && e->result->error == MAPOPT_SIM_OOM &&
-      pm.tag >= 0 && !pm.mv.carry) {
+  if (!ok && e->result && e->result->error == MAPOPT_SIM_OOM && pm.tag >= 0 &&
+      !pm.mv.carry) {
     mapopt_status st = carry_after(opt, c->choice, pm.single);
     if (st != MAPOPT_OK)
       return st;
