@@ -49,8 +49,9 @@ typedef struct move {
   bool repair;   /* it repairs a failed move: not repaired again */
   bool followup; /* it follows a move that changed nothing */
   bool finding;  /* one of the findings' edits (moves_from) */
-  bool carry;    /* its placement change is carried to the tasks placed
-                    alike in the base (carry_placement) */
+  /* Non-NULL: its placement change is carried to the tasks that the base
+   * places by these index-map and dims values (carry_placement). */
+  const char *carry_map, *carry_dims;
   char note[200];
 } move;
 
@@ -80,10 +81,12 @@ enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
 #define SECOND_SHARE 0.5
 /* A kind this many times slower than the current one waits (next_neighbour). */
 #define KIND_SLOWER 4.0
-/* A placement change carried to the tasks placed alike goes ahead of the
- * repairs of the change alone (at most 4 (1 + impact) < 8): see
- * carry_placement. */
-#define CARRY_PRIORITY 8.0
+/* A placement change that ran out of memory, carried to the tasks placed
+ * alike, goes ahead of the repairs of the change alone (at most
+ * 4 (1 + impact) < 8); one that paid, carried, goes with the analogies
+ * (after the new best's own findings): see carry_placement. */
+#define CARRY_FAILED_PRIORITY 8.0
+#define CARRY_PAID_PRIORITY 0.95
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -276,23 +279,22 @@ static bool set_by_name(const mapopt_space *sp, uint16_t *choice, size_t i,
   return false;
 }
 
-/* Whether tasks t and u, both index-launched alike (the same launch
- * dimensions, the same parent, both leaves or both inner), are placed by
- * the same index-map and dims values in base. */
+/* Whether task u is index-launched like t (the same launch dimensions,
+ * the same parent, both leaves or both inner) and placed in base by the
+ * index-map and dims values named map and dims. */
 static bool placed_alike(const mapopt_space *sp, const uint16_t *base, int t,
-                         int u) {
+                         int u, const char *map, const char *dims) {
   const space_task *a = &sp->tasks[t], *b = &sp->tasks[u];
   return map_param_of(sp, u) != SIZE_MAX && a->index_dims == b->index_dims &&
          a->parent_task == b->parent_task && a->leaf == b->leaf &&
-         !strcmp(value_name(sp, base, map_param_of(sp, t)),
-                 value_name(sp, base, map_param_of(sp, u))) &&
-         !strcmp(value_name(sp, base, dims_param_of(sp, t)),
-                 value_name(sp, base, dims_param_of(sp, u)));
+         !strcmp(value_name(sp, base, map_param_of(sp, u)), map) &&
+         !strcmp(value_name(sp, base, dims_param_of(sp, u)), dims);
 }
 
 /*
  * Carries task t's placement in choice (its index-map and dims values) to
- * every other task placed alike t in base; returns how many it changed.
+ * every other task that base places as t was placed before the change (by
+ * the values named from_map and from_dims); returns how many it changed.
  * Tasks placed alike keep each point's data together: the same point of
  * each runs on one processor, so what one point writes the same point of
  * the next reads in place. Moving one of them alone breaks that -- its
@@ -304,7 +306,8 @@ static bool placed_alike(const mapopt_space *sp, const uint16_t *base, int t,
  * relative to the other tasks' placements: it is never carried.
  */
 static size_t carry_placement(const mapopt_optimizer *opt, const uint16_t *base,
-                              int t, uint16_t *choice) {
+                              int t, const char *from_map,
+                              const char *from_dims, uint16_t *choice) {
   const mapopt_space *sp = opt->space;
   size_t carried = 0;
   if (map_param_of(sp, t) == SIZE_MAX ||
@@ -313,7 +316,7 @@ static size_t carry_placement(const mapopt_optimizer *opt, const uint16_t *base,
   const char *map = value_name(sp, choice, map_param_of(sp, t));
   const char *dims = value_name(sp, choice, dims_param_of(sp, t));
   for (int u = 0; u < sp->run->ntasks; u++) {
-    if (u == t || !placed_alike(sp, base, t, u))
+    if (u == t || !placed_alike(sp, base, t, u, from_map, from_dims))
       continue;
     uint16_t map_was = choice[map_param_of(sp, u)];
     if (!set_by_name(sp, choice, map_param_of(sp, u), map))
@@ -351,10 +354,10 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
      * move left with nothing new is not tried. */
     if (!mapopt__delta_apply(opt->space, s->best, &out->delta, s->work))
       continue;
-    if (out->carry)
+    if (out->carry_map)
       carry_placement(opt, s->best,
                       mapopt__space_task_of(opt->space, out->delta.param[0]),
-                      s->work);
+                      out->carry_map, out->carry_dims, s->work);
     mapopt__space_make_feasible(opt->space, s->work);
     if (memcmp(s->work, s->best, n * sizeof *s->work) &&
         !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
@@ -634,12 +637,13 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
   return MAPOPT_OK;
 }
 
-/* After a change of one task's placement alone (parameter i of choice,
- * SIZE_MAX: not one change) that did not give a new best: the same change
- * with the tasks placed alike carried along (carry_placement), ahead of
- * the repairs of the change alone, when it moves any of them. */
-static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *choice,
-                                 size_t i) {
+/* After a change of one task's placement alone (parameter i, from base to
+ * choice; SIZE_MAX: not one change): the same change with the tasks that
+ * base places alike carried along (carry_placement), at priority, when
+ * that moves any of them. */
+static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *base,
+                                 const uint16_t *choice, size_t i,
+                                 double priority) {
   guided_state *s = opt->state;
   if (i == SIZE_MAX)
     return MAPOPT_OK;
@@ -647,14 +651,15 @@ static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *choice,
   int t = mapopt__space_task_of(opt->space, i);
   if (p->kind != MAPOPT_PARAM_INDEX_MAP && p->kind != MAPOPT_PARAM_INDEX_DIMS)
     return MAPOPT_OK;
-  memcpy(s->work, choice, np_of(opt) * sizeof *s->work);
-  if (!carry_placement(opt, s->best, t, s->work))
-    return MAPOPT_OK;
   move mv = {
       .delta = {.param = {i}, .value = {choice[i]}, .from = {-1}, .n = 1},
-      .priority = CARRY_PRIORITY,
+      .priority = priority,
       .repair = true,
-      .carry = true};
+      .carry_map = value_name(opt->space, base, map_param_of(opt->space, t)),
+      .carry_dims = value_name(opt->space, base, dims_param_of(opt->space, t))};
+  memcpy(s->work, choice, np_of(opt) * sizeof *s->work);
+  if (!carry_placement(opt, base, t, mv.carry_map, mv.carry_dims, s->work))
+    return MAPOPT_OK;
   snprintf(mv.note, sizeof mv.note,
            "guided: %s = %s with the tasks placed alike", p->name,
            p->values[choice[i]]);
@@ -698,11 +703,19 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
   if (new_best) {
     /* A new best: its findings give the next moves; the old moves stay
      * (they apply to the new best too), behind the new ones. */
+    for (size_t i = 0; i < s->moves.len; i++)
+      MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
+    /* A placement that paid for one task, carried to the tasks the old
+     * best placed alike. */
+    mapopt_status carried = s->have_best && pm.tag >= 0 && !pm.mv.carry_map
+                                ? carry_after(opt, s->best, c->choice,
+                                              pm.single, CARRY_PAID_PRIORITY)
+                                : MAPOPT_OK;
+    if (carried != MAPOPT_OK)
+      return carried;
     s->have_best = true;
     s->best_score = e->score;
     memcpy(s->best, c->choice, n * sizeof *s->best);
-    for (size_t i = 0; i < s->moves.len; i++)
-      MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
     weigh(opt, e);
     bool single = pm.tag >= 0 && pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0;
     mapopt_status st =
@@ -719,8 +732,9 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
                    context_of(opt, c->choice, pm.single, cause)};
   }
   if (!ok && e->result && e->result->error == MAPOPT_SIM_OOM && pm.tag >= 0 &&
-      !pm.mv.carry) {
-    mapopt_status st = carry_after(opt, c->choice, pm.single);
+      !pm.mv.carry_map) {
+    mapopt_status st =
+        carry_after(opt, s->best, c->choice, pm.single, CARRY_FAILED_PRIORITY);
     if (st != MAPOPT_OK)
       return st;
   }
