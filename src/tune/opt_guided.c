@@ -10,11 +10,14 @@
  * so far, keeps the result if it is better, and otherwise goes on with the
  * next move (the best stays: a worse move is reverted). A move that fails
  * is repaired once with the edits its own failure suggests, keeping the
- * change it tried. When the findings run dry, it tries the neighbours of
- * the best mapper, one parameter at a time, in order of importance: what
- * each parameter decides about in the best's profile, or, below the full
- * feedback level, the share of time the findings about its task or region
- * put at stake; with the output alone (raw), in an order the seed draws.
+ * change it tried. A placement change of one task is carried to the tasks
+ * placed alike (carry_placement): ahead of the repairs when it ran out of
+ * memory, with the analogies when it paid. When the findings run dry, it
+ * tries the neighbours of the best mapper, one parameter at a time, in
+ * order of importance: what each parameter decides about in the best's
+ * profile, or, below the full feedback level, the share of time the
+ * findings about its task or region put at stake; with the output alone
+ * (raw), in an order the seed draws.
  *
  * When the findings' moves are spent and the walk has gone PATIENCE
  * proposals without a new best, a portfolio takes over: an AUC bandit
@@ -592,7 +595,8 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
 
 /* Whether parameters i and j are alike: of one kind that decides where
  * or how data lives (a memory or a layout: placements interact with the
- * data's distribution, so they are not carried over), for tasks launched
+ * data's distribution, so they are carried only to all the tasks placed
+ * alike at once, carry_placement), for tasks launched
  * alike (the same launch dimensions, the same parent, as many region
  * arguments), or both for no task (layouts). */
 static bool alike(const mapopt_space *sp, size_t i, size_t j) {
