@@ -98,6 +98,9 @@ typedef struct guided_state {
   mapopt__vec moves; /* move, unordered; the best is taken each time */
   int64_t next_order;
   mapopt__hset tried;
+  /* The single changes (parameter, value) that ran but scored under the
+   * best they were made from (lost_key): analogies do not repeat them. */
+  mapopt__hset lost;
   /* The repair base of each pending candidate: its move, to add repairs to
    * (tag, move). */
   mapopt__vec pending;
@@ -613,6 +616,11 @@ static bool alike(const mapopt_space *sp, size_t i, size_t j) {
          a->leaf == b->leaf && a->keys.len == b->keys.len;
 }
 
+/* The key of the single change of parameter i to value v in s->lost. */
+static uint64_t lost_key(size_t i, uint16_t v) {
+  return mapopt__hash_mix(mapopt__hash_mix(0x1057, i), v);
+}
+
 /* A single change that paid (parameter i to value v) probably pays for
  * the parameters alike too (the same memory for another task that
  * initializes its matrix the same way): each of them at the same value,
@@ -625,8 +633,11 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
     if (j == i || !alike(opt->space, i, j))
       continue;
     for (uint16_t w = 0; w < p->nvalues; w++) {
+      /* A change that already lost alone from an earlier best is no
+       * analogy to try again (the walks may still come back to it). */
       if (w == s->best[j] || strcmp(p->values[w], value) ||
-          mapopt__space_ruling(opt->space, s->best, j, w))
+          mapopt__space_ruling(opt->space, s->best, j, w) ||
+          mapopt__hset_has(&s->lost, lost_key(j, w)))
         continue;
       move mv = {.delta = {.param = {j}, .value = {w}, .from = {-1}, .n = 1},
                  .priority = 0.95};
@@ -686,6 +697,11 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     }
   bool ok = e->status == MAPOPT_TUNE_OK;
   bool new_best = ok && (!s->have_best || e->score > s->best_score);
+  if (ok && s->have_best && e->score < s->best_score && pm.tag >= 0 &&
+      pm.single != SIZE_MAX &&
+      mapopt__hset_add(&s->lost, opt->ctx,
+                       lost_key(pm.single, c->choice[pm.single])) < 0)
+    return MAPOPT_ENOMEM;
   if (pm.arm >= 0)
     mapopt__bandit_push(&s->bandit, pm.arm, new_best);
   s->idle = new_best ? 0 : s->idle + 1;
@@ -816,6 +832,7 @@ static void guided_destroy(mapopt_optimizer *opt) {
   mapopt__vec_destroy(&s->pending, opt->ctx);
   mapopt__vec_destroy(&s->failures, opt->ctx);
   mapopt__hset_destroy(&s->tried, opt->ctx);
+  mapopt__hset_destroy(&s->lost, opt->ctx);
   mapopt__param_array_free(opt, s->second, sizeof *s->second);
   mapopt__param_array_free(opt, s->best, sizeof *s->best);
   mapopt__param_array_free(opt, s->work, sizeof *s->work);
