@@ -10,11 +10,14 @@
  * so far, keeps the result if it is better, and otherwise goes on with the
  * next move (the best stays: a worse move is reverted). A move that fails
  * is repaired once with the edits its own failure suggests, keeping the
- * change it tried. When the findings run dry, it tries the neighbours of
- * the best mapper, one parameter at a time, in order of importance: what
- * each parameter decides about in the best's profile, or, below the full
- * feedback level, the share of time the findings about its task or region
- * put at stake; with the output alone (raw), in an order the seed draws.
+ * change it tried. A placement change of one task is carried to the tasks
+ * placed alike (carry_placement): ahead of the repairs when it ran out of
+ * memory, with the analogies when it paid. When the findings run dry, it
+ * tries the neighbours of the best mapper, one parameter at a time, in
+ * order of importance: what each parameter decides about in the best's
+ * profile, or, below the full feedback level, the share of time the
+ * findings about its task or region put at stake; with the output alone
+ * (raw), in an order the seed draws.
  *
  * When the findings' moves are spent and the walk has gone PATIENCE
  * proposals without a new best, a portfolio takes over: an AUC bandit
@@ -49,6 +52,9 @@ typedef struct move {
   bool repair;   /* it repairs a failed move: not repaired again */
   bool followup; /* it follows a move that changed nothing */
   bool finding;  /* one of the findings' edits (moves_from) */
+  /* Non-NULL: its placement change is carried to the tasks that the base
+   * places by these index-map and dims values (carry_placement). */
+  const char *carry_map, *carry_dims;
   char note[200];
 } move;
 
@@ -78,6 +84,12 @@ enum { PATIENCE = 8, BANDIT_WINDOW = 500 };
 #define SECOND_SHARE 0.5
 /* A kind this many times slower than the current one waits (next_neighbour). */
 #define KIND_SLOWER 4.0
+/* A placement change that ran out of memory, carried to the tasks placed
+ * alike, goes ahead of the repairs of the change alone (at most
+ * 4 (1 + impact) < 8); one that paid, carried, goes with the analogies
+ * (after the new best's own findings): see carry_placement. */
+#define CARRY_FAILED_PRIORITY 8.0
+#define CARRY_PAID_PRIORITY 0.95
 
 typedef struct guided_state {
   uint16_t *best, *work;
@@ -86,6 +98,9 @@ typedef struct guided_state {
   mapopt__vec moves; /* move, unordered; the best is taken each time */
   int64_t next_order;
   mapopt__hset tried;
+  /* The single changes (parameter, value) that ran but scored under the
+   * best they were made from (lost_key): analogies do not repeat them. */
+  mapopt__hset lost;
   /* The repair base of each pending candidate: its move, to add repairs to
    * (tag, move). */
   mapopt__vec pending;
@@ -137,9 +152,11 @@ static bool bears_on(const mapopt_space *sp, size_t i, size_t j, int cause) {
   case MAPOPT_SIM_POLICY:
   case MAPOPT_SIM_NO_VARIANT:
     return same_task;
-  case MAPOPT_SIM_OOM:
+  case MAPOPT_SIM_OOM: /* where the tasks run is where their data goes */
     return same_task || p->kind == MAPOPT_PARAM_MEMORY ||
-           p->kind == MAPOPT_PARAM_PROC_KIND;
+           p->kind == MAPOPT_PARAM_PROC_KIND ||
+           p->kind == MAPOPT_PARAM_INDEX_MAP ||
+           p->kind == MAPOPT_PARAM_INDEX_DIMS;
   case MAPOPT_SIM_LAYOUT:
     return layout || (same_task && (p->kind == MAPOPT_PARAM_MEMORY ||
                                     p->kind == MAPOPT_PARAM_PROC_KIND));
@@ -231,6 +248,97 @@ static mapopt_status moves_from(mapopt_optimizer *opt,
   return MAPOPT_OK;
 }
 
+/* The index-map parameter of task t, or SIZE_MAX if it has none. */
+static size_t map_param_of(const mapopt_space *sp, int t) {
+  return sp->tasks[t].map_param > 0 ? (size_t)sp->tasks[t].map_param - 1
+                                    : SIZE_MAX;
+}
+
+/* The dims parameter of task t, or SIZE_MAX if it has none. */
+static size_t dims_param_of(const mapopt_space *sp, int t) {
+  for (size_t i = 0; i < mapopt_space_nparams(sp); i++)
+    if (mapopt_space_param_at(sp, i)->kind == MAPOPT_PARAM_INDEX_DIMS &&
+        mapopt__space_task_of(sp, i) == t)
+      return i;
+  return SIZE_MAX;
+}
+
+/* The name of parameter i's value in choice, or "" when there is no such
+ * parameter. */
+static const char *value_name(const mapopt_space *sp, const uint16_t *choice,
+                              size_t i) {
+  return i == SIZE_MAX ? "" : mapopt_space_param_at(sp, i)->values[choice[i]];
+}
+
+/* Sets parameter i of choice to the value named name; false when it has
+ * none of that name (or i is SIZE_MAX). */
+static bool set_by_name(const mapopt_space *sp, uint16_t *choice, size_t i,
+                        const char *name) {
+  if (i == SIZE_MAX)
+    return false;
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  for (uint16_t v = 0; v < p->nvalues; v++)
+    if (!strcmp(p->values[v], name)) {
+      choice[i] = v;
+      return true;
+    }
+  return false;
+}
+
+/* Whether task u is index-launched like t (the same launch dimensions,
+ * the same parent, both leaves or both inner) and placed in base by the
+ * index-map and dims values named map and dims. */
+static bool placed_alike(const mapopt_space *sp, const uint16_t *base, int t,
+                         int u, const char *map, const char *dims) {
+  const space_task *a = &sp->tasks[t], *b = &sp->tasks[u];
+  return map_param_of(sp, u) != SIZE_MAX && a->index_dims == b->index_dims &&
+         a->parent_task == b->parent_task && a->leaf == b->leaf &&
+         !strcmp(value_name(sp, base, map_param_of(sp, u)), map) &&
+         !strcmp(value_name(sp, base, dims_param_of(sp, u)), dims);
+}
+
+/*
+ * Carries task t's placement in choice (its index-map and dims values) to
+ * every other task that base places as t was placed before the change (by
+ * the values named from_map and from_dims); returns how many it changed.
+ * Tasks placed alike keep each point's data together: the same point of
+ * each runs on one processor, so what one point writes the same point of
+ * the next reads in place. Moving one of them alone breaks that -- its
+ * data now crosses to the others' processors, and the instances on both
+ * sides may not fit (a run whose memory is full under the default
+ * placement fails on any single placement change) -- so a placement that
+ * changes the distribution of the whole launch over the nodes and
+ * processors pays only when the tasks move together. An affinity value is
+ * relative to the other tasks' placements: it is never carried.
+ */
+static size_t carry_placement(const mapopt_optimizer *opt, const uint16_t *base,
+                              int t, const char *from_map,
+                              const char *from_dims, uint16_t *choice) {
+  const mapopt_space *sp = opt->space;
+  size_t carried = 0;
+  if (map_param_of(sp, t) == SIZE_MAX ||
+      mapopt__space_map_by_affinity(sp, choice, t))
+    return 0;
+  const char *map = value_name(sp, choice, map_param_of(sp, t));
+  const char *dims = value_name(sp, choice, dims_param_of(sp, t));
+  for (int u = 0; u < sp->run->ntasks; u++) {
+    if (u == t || !placed_alike(sp, base, t, u, from_map, from_dims))
+      continue;
+    uint16_t map_was = choice[map_param_of(sp, u)];
+    if (!set_by_name(sp, choice, map_param_of(sp, u), map))
+      continue;
+    size_t du = dims_param_of(sp, u);
+    uint16_t dims_was = du == SIZE_MAX ? 0 : choice[du];
+    if (du != SIZE_MAX && !set_by_name(sp, choice, du, dims)) {
+      choice[map_param_of(sp, u)] = map_was;
+      continue;
+    }
+    carried += map_was != choice[map_param_of(sp, u)] ||
+               (du != SIZE_MAX && dims_was != choice[du]);
+  }
+  return carried;
+}
+
 /* The next untried move applied to the best, into work; false if none. */
 static bool next_move(mapopt_optimizer *opt, move *out) {
   guided_state *s = opt->state;
@@ -252,6 +360,10 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
      * move left with nothing new is not tried. */
     if (!mapopt__delta_apply(opt->space, s->best, &out->delta, s->work))
       continue;
+    if (out->carry_map)
+      carry_placement(opt, s->best,
+                      mapopt__space_task_of(opt->space, out->delta.param[0]),
+                      out->carry_map, out->carry_dims, s->work);
     mapopt__space_make_feasible(opt->space, s->work);
     if (memcmp(s->work, s->best, n * sizeof *s->work) &&
         !mapopt__hset_has(&s->tried, mapopt__choice_hash(s->work, n)) &&
@@ -486,7 +598,8 @@ static mapopt_status guided_plan(mapopt_optimizer *opt, int batch) {
 
 /* Whether parameters i and j are alike: of one kind that decides where
  * or how data lives (a memory or a layout: placements interact with the
- * data's distribution, so they are not carried over), for tasks launched
+ * data's distribution, so they are carried only to all the tasks placed
+ * alike at once, carry_placement), for tasks launched
  * alike (the same launch dimensions, the same parent, as many region
  * arguments), or both for no task (layouts). */
 static bool alike(const mapopt_space *sp, size_t i, size_t j) {
@@ -503,6 +616,11 @@ static bool alike(const mapopt_space *sp, size_t i, size_t j) {
          a->leaf == b->leaf && a->keys.len == b->keys.len;
 }
 
+/* The key of the single change of parameter i to value v in s->lost. */
+static uint64_t lost_key(size_t i, uint16_t v) {
+  return mapopt__hash_mix(mapopt__hash_mix(0x1057, i), v);
+}
+
 /* A single change that paid (parameter i to value v) probably pays for
  * the parameters alike too (the same memory for another task that
  * initializes its matrix the same way): each of them at the same value,
@@ -515,8 +633,11 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
     if (j == i || !alike(opt->space, i, j))
       continue;
     for (uint16_t w = 0; w < p->nvalues; w++) {
+      /* A change that already lost alone from an earlier best is no
+       * analogy to try again (the walks may still come back to it). */
       if (w == s->best[j] || strcmp(p->values[w], value) ||
-          mapopt__space_ruling(opt->space, s->best, j, w))
+          mapopt__space_ruling(opt->space, s->best, j, w) ||
+          mapopt__hset_has(&s->lost, lost_key(j, w)))
         continue;
       move mv = {.delta = {.param = {j}, .value = {w}, .from = {-1}, .n = 1},
                  .priority = 0.95};
@@ -529,6 +650,35 @@ static mapopt_status analogies(mapopt_optimizer *opt, size_t i, uint16_t v) {
     }
   }
   return MAPOPT_OK;
+}
+
+/* After a change of one task's placement alone (parameter i, from base to
+ * choice; SIZE_MAX: not one change): the same change with the tasks that
+ * base places alike carried along (carry_placement), at priority, when
+ * that moves any of them. */
+static mapopt_status carry_after(mapopt_optimizer *opt, const uint16_t *base,
+                                 const uint16_t *choice, size_t i,
+                                 double priority) {
+  guided_state *s = opt->state;
+  if (i == SIZE_MAX)
+    return MAPOPT_OK;
+  const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
+  int t = mapopt__space_task_of(opt->space, i);
+  if (p->kind != MAPOPT_PARAM_INDEX_MAP && p->kind != MAPOPT_PARAM_INDEX_DIMS)
+    return MAPOPT_OK;
+  move mv = {
+      .delta = {.param = {i}, .value = {choice[i]}, .from = {-1}, .n = 1},
+      .priority = priority,
+      .repair = true,
+      .carry_map = value_name(opt->space, base, map_param_of(opt->space, t)),
+      .carry_dims = value_name(opt->space, base, dims_param_of(opt->space, t))};
+  memcpy(s->work, choice, np_of(opt) * sizeof *s->work);
+  if (!carry_placement(opt, base, t, mv.carry_map, mv.carry_dims, s->work))
+    return MAPOPT_OK;
+  snprintf(mv.note, sizeof mv.note,
+           "guided: %s = %s with the tasks placed alike", p->name,
+           p->values[choice[i]]);
+  return add_move(opt, &mv);
 }
 
 static mapopt_status guided_tell(mapopt_optimizer *opt,
@@ -547,6 +697,11 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
     }
   bool ok = e->status == MAPOPT_TUNE_OK;
   bool new_best = ok && (!s->have_best || e->score > s->best_score);
+  if (ok && s->have_best && e->score < s->best_score && pm.tag >= 0 &&
+      pm.single != SIZE_MAX &&
+      mapopt__hset_add(&s->lost, opt->ctx,
+                       lost_key(pm.single, c->choice[pm.single])) < 0)
+    return MAPOPT_ENOMEM;
   if (pm.arm >= 0)
     mapopt__bandit_push(&s->bandit, pm.arm, new_best);
   s->idle = new_best ? 0 : s->idle + 1;
@@ -568,11 +723,19 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
   if (new_best) {
     /* A new best: its findings give the next moves; the old moves stay
      * (they apply to the new best too), behind the new ones. */
+    for (size_t i = 0; i < s->moves.len; i++)
+      MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
+    /* A placement that paid for one task, carried to the tasks the old
+     * best placed alike. */
+    mapopt_status carried = s->have_best && pm.tag >= 0 && !pm.mv.carry_map
+                                ? carry_after(opt, s->best, c->choice,
+                                              pm.single, CARRY_PAID_PRIORITY)
+                                : MAPOPT_OK;
+    if (carried != MAPOPT_OK)
+      return carried;
     s->have_best = true;
     s->best_score = e->score;
     memcpy(s->best, c->choice, n * sizeof *s->best);
-    for (size_t i = 0; i < s->moves.len; i++)
-      MAPOPT__VEC_AT(&s->moves, move, i).priority *= 0.5;
     weigh(opt, e);
     bool single = pm.tag >= 0 && pm.mv.delta.n == 1 && pm.mv.delta.from[0] < 0;
     mapopt_status st =
@@ -587,6 +750,13 @@ static mapopt_status guided_tell(mapopt_optimizer *opt,
       return MAPOPT_ENOMEM;
     *f = (failure){pm.single, c->choice[pm.single], cause,
                    context_of(opt, c->choice, pm.single, cause)};
+  }
+  if (!ok && e->result && e->result->error == MAPOPT_SIM_OOM && pm.tag >= 0 &&
+      !pm.mv.carry_map) {
+    mapopt_status st =
+        carry_after(opt, s->best, c->choice, pm.single, CARRY_FAILED_PRIORITY);
+    if (st != MAPOPT_OK)
+      return st;
   }
   if (!ok && pm.tag >= 0 && !pm.repaired) {
     /* Keep the change that was tried, add what its failure asks for. */
@@ -662,6 +832,7 @@ static void guided_destroy(mapopt_optimizer *opt) {
   mapopt__vec_destroy(&s->pending, opt->ctx);
   mapopt__vec_destroy(&s->failures, opt->ctx);
   mapopt__hset_destroy(&s->tried, opt->ctx);
+  mapopt__hset_destroy(&s->lost, opt->ctx);
   mapopt__param_array_free(opt, s->second, sizeof *s->second);
   mapopt__param_array_free(opt, s->best, sizeof *s->best);
   mapopt__param_array_free(opt, s->work, sizeof *s->work);
