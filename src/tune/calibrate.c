@@ -221,11 +221,11 @@ static void note_kernels(const calib *c, const mapopt_sim_result *r,
   }
 }
 
-/* Simulates every sample (held out too) on the models of theta into
- * c->predicted; false when one does not simulate or is scored in another
- * unit than the runs (the reason in diags). With ran, marks the variants
- * that the fitted samples run. */
-static bool predict(calib *c, const double *theta, bool *ran,
+/* Simulates the fitted samples, and with held_too the held-out ones, on
+ * the models of theta into c->predicted; false when one does not simulate
+ * or is scored in another unit than the runs (the reason in diags). With
+ * ran, marks the variants that the fitted samples run. */
+static bool predict(calib *c, const double *theta, bool held_too, bool *ran,
                     mapopt_diags *diags) {
   if (!use_run(c, theta, diags))
     return false;
@@ -238,6 +238,8 @@ static bool predict(calib *c, const double *theta, bool *ran,
   free(text);
   const mapopt_calib_problem *p = c->p;
   for (size_t i = 0; ok && i < p->nsamples; i++) {
+    if (held_out(i) && !held_too)
+      continue;
     mapopt_sim_result *r = NULL;
     mapopt_sim_options so = {.record_decisions = ran && !held_out(i)};
     ok = mapopt_sim_run_plan(c->ctx, m, c->plan, p->samples[i].mapper, &so,
@@ -336,15 +338,16 @@ typedef struct search_rule {
 } search_rule;
 
 /* The pattern search over the log factors theta[0 .. nmoved - 1], from
- * theta; ends with theta's models simulated. A step whose models do not
- * simulate is not taken (its reason is left in diags). */
+ * theta, on the fitted samples; ends with theta's models simulated, the
+ * held-out samples too. A step whose models do not simulate is not taken
+ * (its reason is left in diags). */
 static bool search(calib *c, double *theta, size_t nmoved,
                    const search_rule *rule, mapopt_diags *diags) {
   size_t bytes = c->ntheta * sizeof *theta;
   double *t = mapopt__arena_alloc(&c->arena, bytes);
   if (!t)
     return no_memory(diags);
-  if (!predict(c, theta, NULL, diags))
+  if (!predict(c, theta, false, NULL, diags))
     return false;
   double best = loss(c);
   for (double step = log(2.0); step > 0.01; step /= 2) {
@@ -357,7 +360,8 @@ static bool search(calib *c, double *theta, size_t nmoved,
         for (int dir = -1; dir <= 1; dir += 2) {
           memcpy(t, theta, bytes);
           t[g] += dir * step;
-          if (fabs(t[g]) > log(MAX_FACTOR) || !predict(c, t, NULL, diags))
+          if (fabs(t[g]) > log(MAX_FACTOR) ||
+              !predict(c, t, false, NULL, diags))
             continue;
           double l = loss(c);
           if (!rule->steepest && l < best * (1 - 1e-9) - rule->min_gain) {
@@ -378,7 +382,7 @@ static bool search(calib *c, double *theta, size_t nmoved,
       }
     }
   }
-  return predict(c, theta, NULL, diags);
+  return predict(c, theta, true, NULL, diags);
 }
 
 /* ---- the fit ------------------------------------------------------------ */
@@ -507,7 +511,7 @@ static mapopt_status fit(calib *c, result_impl *res, mapopt_diags *diags) {
   /* The starting model, with no kernels to scale yet. */
   const double start[MAPOPT_CALIB_NGROUPS] = {0};
   c->ntheta = MAPOPT_CALIB_NGROUPS;
-  if (!predict(c, start, ran, diags))
+  if (!predict(c, start, true, ran, diags))
     return MAPOPT_EINVAL;
   if (!held_out_figures(c, &r->before) || !take_kernels(c, ran, &res->owned))
     return no_memory(diags), MAPOPT_ENOMEM;
