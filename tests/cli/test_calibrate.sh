@@ -95,29 +95,25 @@ if awk -v e="$eff" 'BEGIN { exit !(e != "" && e > 0.225 && e < 0.275) }'; then o
 else bad "relax on GPU fitted to flops_eff '$eff', want 0.25 +- 10%"; cat h.note; fi
 expect_in h.note "  wrote happ.json (use it as the application happ.json)"
 # The application written loads, and sim on it and the machine written
-# predicts every held-out run (every third successful one) within 0.2%,
-# which the starting model misses by more than 10% for some.
+# predicts every held-out run (every third successful one) within 0.2%
+# (the starting model misses two of them by 45%, docs/real.md).
 sqlite3 h.db "SELECT iteration, metric FROM evaluations WHERE status = 'ok'
               ORDER BY iteration" > h.ok
 elapsed() {
   "$M" sim "$1" --machine "$2" --mapper held.map 2>/dev/null |
     sed -n 's/^ELAPSED TIME = *\([0-9.]*\) s$/\1/p'
 }
-i=0 missed=0
+i=0
 while IFS='|' read -r it metric; do
   i=$((i + 1))
   [ $((i % 3)) = 0 ] || continue
   sqlite3 h.db "SELECT text FROM evaluations WHERE iteration = $it" > held.map
   fitted=$(elapsed happ.json h.json)
-  start=$(elapsed base.json p100x4)
   if awk -v t="$fitted" -v m="$metric" \
        'BEGIN { e = t * m - 1; exit !(t != "" && e < 0.002 && e > -0.002) }'
   then ok; else bad "held-out run $it: measured $metric 1/s, fitted model $fitted s"; fi
-  awk -v t="$start" -v m="$metric" 'BEGIN { e = t * m - 1; exit !(e > 0.1 || e < -0.1) }' &&
-    missed=$((missed + 1))
 done < h.ok
-[ "$i" = 18 ] && [ "$missed" -ge 1 ] && ok ||
-  bad "$i successful runs, $missed held out that the starting model misses by 10%"
+[ "$i" = 18 ] && ok || bad "$i successful runs, want 18"
 # A fit that predicts the held-out runs worse than the model it started
 # from is reported and not written: here the "real program" is the model
 # itself but for its first three runs, slowed by a cold start (they run on
@@ -129,7 +125,7 @@ echo \$((n + 1)) > "$T/count"
 [ "\$n" -lt 3 ] && exec "$M" sim summa:small --machine "$T/slow.json" --mapper "\$1"
 exec "$M" sim summa:small --mapper "\$1"
 EOF
-expect_rc 0 "$M" tune summa:small --optimizer ccd --budget 9 --db cold.db \
+expect_rc 0 "$M" tune summa:small --optimizer ccd --budget 6 --db cold.db \
   --out cold.map --quiet --repeat-max 1 --check 0 --jobs 1 \
   --run "sh $T/cold.sh {mapper}"
 expect_rc 1 "$M" calibrate cold.db -o cold.json --app-out cold-app.json
