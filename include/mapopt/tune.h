@@ -696,6 +696,97 @@ MAPOPT_API mapopt_status mapopt_tune_db_evaluation(mapopt_tune_db *db,
 MAPOPT_API void mapopt_tune_eval_info_free(mapopt_ctx *ctx,
                                            mapopt_tune_eval_info *e);
 
+/* ---- calibrating the model to real runs (calibrate.c) --------------------
+ *
+ * docs/real.md, "Calibrating the model": the real runs of one application
+ * on one machine, each a mapper and its measured time, fitted by scaling
+ * the machine's figures in four groups, one factor a group, and the
+ * efficiencies of each (task, processor kind) kernel that the fitted
+ * mappers run, one factor a kernel. Every third run, in the order given,
+ * is held out of the fit and judges it.
+ */
+
+/* The groups of the machine's figures, each scaled by one factor. */
+typedef enum mapopt_calib_group {
+  MAPOPT_CALIB_RATES,     /* the processors' gflops_* */
+  MAPOPT_CALIB_MEMORY,    /* the affinities' bw_gbs */
+  MAPOPT_CALIB_CHANNELS,  /* the channels' bandwidths (latencies inverse) */
+  MAPOPT_CALIB_OVERHEADS, /* the processors' and the runtime's per task */
+  MAPOPT_CALIB_NGROUPS
+} mapopt_calib_group;
+
+/* "processor rates", ..., "per-task overheads"; NULL out of range. */
+MAPOPT_API const char *mapopt_calib_group_name(mapopt_calib_group g);
+
+/* One real run: the mapper it ran (compiled for the run's shape) and its
+ * measured time, the inverse of its score (> 0). */
+typedef struct mapopt_calib_sample {
+  const mapopt_program *mapper;
+  double measured;
+} mapopt_calib_sample;
+
+/* What is fitted: the starting model and the runs, in the order recorded
+ * (which decides the held-out ones). */
+typedef struct mapopt_calib_problem {
+  const mapopt_machine *machine;
+  const mapopt_app *app;
+  const mapopt_app_options *app_options; /* the runs' size */
+  const char *unit;                      /* the runs' metric unit */
+  const char *name; /* the runs in messages: "summa:small on p100x4" */
+  const mapopt_calib_sample *samples;
+  size_t nsamples;
+} mapopt_calib_problem;
+
+/* The held-out runs' median relative error of the predicted time and
+ * Kendall's tau-b of predicted against measured times. */
+typedef struct mapopt_calib_figures {
+  double median_error, tau;
+} mapopt_calib_figures;
+
+/* The fitted factor of one kernel, the variant of task for kind: it
+ * scales the variant's flops_eff and mem_eff, each to at most 1. */
+typedef struct mapopt_calib_kernel {
+  const char *task;
+  mapopt_proc_kind kind;
+  double factor;
+  double flops_eff_before, flops_eff_after;
+  double mem_eff_before, mem_eff_after;
+} mapopt_calib_kernel;
+
+typedef struct mapopt_calib_result {
+  size_t nfitted, nheld_out;
+  /* The starting model; the machine's groups fitted alone (with their
+   * factors); the groups and the kernels fitted together (the joint fit);
+   * and the model chosen: the joint fit when it lowers the held-out median
+   * error by more than 0.1 point (joint_chosen), else the groups alone. */
+  mapopt_calib_figures before, machine_alone, joint, after;
+  double machine_alone_factor[MAPOPT_CALIB_NGROUPS];
+  double factor[MAPOPT_CALIB_NGROUPS]; /* the chosen model's */
+  bool joint_chosen;
+  bool app_changed; /* the joint fit is chosen and scales some kernel */
+  /* Every kernel a fitted mapper runs, in the app's task and variant
+   * order, with its factor in the joint fit (chosen or not). */
+  size_t nkernels;
+  mapopt_calib_kernel *kernels;
+  /* The chosen model: `mapopt-machine/1` and `mapopt-app/1` JSON (the
+   * application unchanged unless app_changed), freed with the result. */
+  char *machine_json, *app_json;
+} mapopt_calib_result;
+
+/*
+ * Fits p's model to its samples into *out (mapopt_calib_result_free).
+ * Errors: MAPOPT_EINVAL for a NULL argument, fewer than 2 held-out
+ * samples, or a sample that does not simulate on the starting model or is
+ * scored in another unit than p->unit (each with an error in diags; a
+ * candidate model on which one does not simulate is passed over, its
+ * reason left in diags); MAPOPT_ENOMEM.
+ */
+MAPOPT_API mapopt_status mapopt_calibrate(mapopt_ctx *ctx,
+                                          const mapopt_calib_problem *p,
+                                          mapopt_diags *diags,
+                                          mapopt_calib_result **out);
+MAPOPT_API void mapopt_calib_result_free(mapopt_calib_result *r);
+
 #ifdef __cplusplus
 }
 #endif
