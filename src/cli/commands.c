@@ -38,7 +38,8 @@ static const cli_command commands[] = {
      cli_bench_usage, cli_bench},
     {"report", "write an HTML report of a tuning database", cli_report_usage,
      cli_report},
-    {"calibrate", "fit the machine model to the real runs of a database",
+    {"calibrate",
+     "fit the machine and kernel efficiencies to the real runs of a database",
      cli_calibrate_usage, cli_calibrate},
 };
 
