@@ -851,6 +851,18 @@ MAPOPT_API void mapopt_policy_default_index_place(int dims,
                                                   int64_t nodes, int64_t procs,
                                                   int64_t *node, int64_t *proc);
 
+/*
+ * Where prog places point of task's index launch with extents on processors
+ * of kind: its index mapping's first answer, or the default placement over
+ * nodes address spaces of procs processors each where it answers
+ * MAPOPT_MAP_UNSPECIFIED. MAPOPT_EMAP when the place lies outside them; the
+ * mapping function's own errors as mapopt_policy_index_map returns them.
+ */
+MAPOPT_API mapopt_status mapopt_policy_place_point(
+    const mapopt_program *prog, const char *task, int dims,
+    const int64_t *point, const int64_t *extents, mapopt_proc_kind kind,
+    int64_t nodes, int64_t procs, int64_t *node, int64_t *proc);
+
 /* How the program matches region arguments: the mode of its options,
  * with MAPOPT_KEYS_AUTO resolved to NAMES or POSITIONS when the mapper
  * keys an argument by name or position (it stays AUTO when it keys none,

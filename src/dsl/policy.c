@@ -683,3 +683,24 @@ void mapopt_policy_default_index_place(int dims, const int64_t *point,
   *node = as;
   *proc = volume > 0 ? (int64_t)((__int128)lambda * procs / volume) : 0;
 }
+
+mapopt_status mapopt_policy_place_point(
+    const mapopt_program *prog, const char *task, int dims,
+    const int64_t *point, const int64_t *extents, mapopt_proc_kind kind,
+    int64_t nodes, int64_t procs, int64_t *node, int64_t *proc) {
+  mapopt_map_answer ans;
+  mapopt_status st = mapopt_policy_index_map(prog, task, dims, point, extents,
+                                             kind, &ans, NULL);
+  if (st != MAPOPT_OK)
+    return st;
+  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
+    mapopt_policy_default_index_place(dims, point, extents, nodes, procs, node,
+                                      proc);
+  } else {
+    *node = ans.points[0].node;
+    *proc = ans.points[0].proc;
+  }
+  return *node < 0 || *node >= nodes || *proc < 0 || *proc >= procs
+             ? MAPOPT_EMAP
+             : MAPOPT_OK;
+}

@@ -289,22 +289,12 @@ static bool writes_others(const mapopt_app_run *run, const char *prod,
  * -1 when it cannot say. */
 static int64_t placed_at(const ctx *c, const mapopt_machine_shape *shape,
                          const mapopt_app_op *o, mapopt_proc_kind kind) {
-  mapopt_map_answer ans;
   int64_t node, local, procs = shape->procs[kind];
-  if (mapopt_policy_index_map(
+  if (mapopt_policy_place_point(
           c->in->mapper, mapopt_app_task_name(c->in->run, o->task), o->dims,
-          o->point, o->extents, kind, &ans, NULL) != MAPOPT_OK)
+          o->point, o->extents, kind, o->parent >= 0 ? 1 : shape->nodes, procs,
+          &node, &local) != MAPOPT_OK)
     return -1;
-  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
-    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
-                                      o->parent >= 0 ? 1 : shape->nodes, procs,
-                                      &node, &local);
-  } else if (ans.kind == MAPOPT_MAP_POINT) {
-    node = ans.points[0].node;
-    local = ans.points[0].proc;
-  } else {
-    return -1;
-  }
   return node * procs + local;
 }
 

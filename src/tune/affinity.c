@@ -350,24 +350,10 @@ mapopt_status mapopt__space_place_point(const mapopt_space *sp,
                                         const mapopt_app_op *o,
                                         mapopt_proc_kind kind, int64_t *node,
                                         int64_t *local) {
-  int64_t procs = sp->shape.procs[kind], nodes = sp->shape.nodes;
-  mapopt_map_answer ans;
-  mapopt_status st =
-      mapopt_policy_index_map(prog, mapopt_app_task_name(sp->run, o->task),
-                              o->dims, o->point, o->extents, kind, &ans, NULL);
-  if (st != MAPOPT_OK)
-    return st;
-  if (ans.kind == MAPOPT_MAP_UNSPECIFIED) {
-    mapopt_policy_default_index_place(o->dims, o->point, o->extents,
-                                      o->parent >= 0 ? 1 : nodes, procs, node,
-                                      local);
-  } else {
-    *node = ans.points[0].node;
-    *local = ans.points[0].proc;
-  }
-  return *node < 0 || *node >= nodes || *local < 0 || *local >= procs
-             ? MAPOPT_EMAP
-             : MAPOPT_OK;
+  return mapopt_policy_place_point(prog, mapopt_app_task_name(sp->run, o->task),
+                                   o->dims, o->point, o->extents, kind,
+                                   o->parent >= 0 ? 1 : sp->shape.nodes,
+                                   sp->shape.procs[kind], node, local);
 }
 
 /* Writes a tuple of the n values v. */
