@@ -279,7 +279,7 @@ const char cli_tune_usage[] =
     "and up to --repeat-max N (default 10) while its interval reaches the\n"
     "best's; it is better only when its interval lies above; at the end\n"
     "the best and the default (and expert) mappers run interleaved\n"
-    "--check N rounds (default 5, 0: none) for the speedup's interval.\n"
+    "--check N rounds (default 6, 0: none) for the speedup's interval.\n"
     "Screening (docs/real.md section 15): --screen K, 1 to 64, proposes 4K\n"
     "candidates a round, simulates each on --machine (the model: give it a\n"
     "calibrated one) and runs only the K best predicted; the others are\n"

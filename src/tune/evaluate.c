@@ -446,9 +446,15 @@ mapopt_status mapopt__tune_evaluator_check(const mapopt__tune_evaluator *ev,
   mapopt_status st = MAPOPT_OK;
   bool stopped = false;
   for (int k = 0; k < rounds * n && st == MAPOPT_OK && !stopped; k++) {
-    const char *text = texts[k % n];
+    /* Round r starts r places further along the list: each mapper runs
+     * first, second, ... equally often, so that whatever favours a place
+     * in the round (the pause before it, a cache the previous run warmed)
+     * is no mapper's alone. */
+    int round = k / n, i = (k % n + round) % n;
+    const char *text = texts[i];
+    double *score_at = &scores[round * n + i];
     mapopt_eval_result *r = NULL;
-    scores[k] = 0;
+    *score_at = 0;
     st = mapopt_eval_run_repeats(cs->ev, text, strlen(text), next_limit(cs),
                                  &once, diags, &r);
     if (st != MAPOPT_OK)
@@ -456,7 +462,7 @@ mapopt_status mapopt__tune_evaluator_check(const mapopt__tune_evaluator *ev,
     double score;
     const char *unit;
     if (r->status == MAPOPT_EVAL_OK && score_of(r, &score, &unit))
-      scores[k] = score;
+      *score_at = score;
     stopped = r->status == MAPOPT_EVAL_INTERRUPTED;
     if (r->status == MAPOPT_EVAL_START_FAILED) {
       mapopt_diags_add(diags, MAPOPT_SEV_ERROR, "", "mapopt tune", 0, 0,

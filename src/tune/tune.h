@@ -568,8 +568,10 @@ void mapopt__tune_evaluator_race(mapopt__tune_evaluator *ev, double bar);
 
 /*
  * The final check of a real-run tuning (docs/real.md, "Noise"): rounds
- * rounds, each one run of texts[0], ..., texts[n - 1] in turn, so that a
- * drift of the machine falls on all alike. scores[round * n + i] is run
+ * rounds, each one run of every text in turn, so that a drift of the
+ * machine falls on all alike; round r runs texts[r % n] first and goes on
+ * in order, wrapping, so that no text always has the same place in the
+ * round. scores[round * n + i] is run
  * round's score of texts[i], 0 when it failed. *ran is false for the
  * simulator (nothing to check: it is deterministic) and when a stop ended
  * the check. Errors: MAPOPT_ENOMEM, MAPOPT_EIO (the command cannot run:

@@ -815,6 +815,52 @@ static void test_command_resume(void **state) {
   script_done(&s);
 }
 
+/*
+ * The final check runs the best, the default and the expert interleaved,
+ * each round starting one further along (best, default, expert; default,
+ * expert, best; expert, best, default), and pairs each run's score with
+ * its own mapper: the speedups are the exact ratios of the three
+ * programs' fixed times, the same in every round.
+ */
+static void test_command_check_order(void **state) {
+  (void)state;
+  static const char *const texts[] = {"Task mode_time CPU;\n", NULL};
+  run_log rl;
+  run_log_open(&rl);
+  mapopt_eval_options eo = evalprog_options(rl.env);
+  mapopt_tune_command cmd = {
+      .eval = &eo, .timeout_s = 30, .repeat_max = 1, .check_rounds = 3};
+  script_log log = {.texts = texts};
+  scripted s;
+  scripted_open(&s, &log);
+  /* 1.5 s (time), 5 ms (sleep_5) and 1 s (stdin) */
+  mapopt_tune_problem p = {s.t.m, s.t.run, "Task mode_stdin CPU;\n",
+                           "Task mode_sleep_5 CPU;\n", &cmd};
+  mapopt_tune_config c = config("heat1d", "scripted", 1, 1);
+  mapopt_tune_options o = {.jobs = 1};
+  assert_int_equal(
+      mapopt__tune_run_with(ctx, s.db, &p, &c, &o, &script_vt, diags, &s.out),
+      MAPOPT_OK);
+  fixture_print_diags();
+  /* the yardsticks, the candidate, then the check's 3 rounds of 3 */
+  assert_int_equal(lines_in(rl.path), 3 + 9);
+  char *ran = fixture_read_file(rl.path);
+  const char *check = ran;
+  for (int i = 0; i < 3; i++)
+    check = strchr(check, '\n') + 1;
+  assert_string_equal(check, "time\nsleep\nstdin\n"
+                             "sleep\nstdin\ntime\n"
+                             "stdin\ntime\nsleep\n");
+  free(ran);
+  const mapopt_tune_speedup *d = &s.out.vs_default, *e = &s.out.vs_expert;
+  assert_int_equal(d->rounds, 3);
+  assert_true(fabs(d->ratio - 0.005 / 1.5) < 1e-12 && d->low == d->high);
+  assert_int_equal(e->rounds, 3);
+  assert_true(fabs(e->ratio - 1 / 1.5) < 1e-12 && e->low == e->high);
+  unlink(rl.path);
+  script_done(&s);
+}
+
 /* Raises stop once the command's log (EVALPROG_LOG) names mode_hangonce:
  * the signal comes while that run is in flight, and the run hangs until
  * it comes (its limit is a hang detector, far above the poll). */
@@ -1444,6 +1490,7 @@ int main(void) {
       cmocka_unit_test(test_command_custom_metric),
       cmocka_unit_test(test_command_unscorable_metric),
       cmocka_unit_test(test_command_resume),
+      cmocka_unit_test(test_command_check_order),
       cmocka_unit_test(test_command_stopped),
       cmocka_unit_test(test_db_errors),
       cmocka_unit_test(test_bad_config),
