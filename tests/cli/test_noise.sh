@@ -66,17 +66,22 @@ expect_rc 0 sh -c "'$M'$line --quiet"
 [ "$(sqlite3 rerun.db "SELECT COUNT(*) FROM runs WHERE evaluator LIKE '%repeat_max%'")" = 2 ] &&
   ok || bad "the rerun is not the same command: $(sqlite3 rerun.db 'SELECT evaluator FROM runs')"
 # Interrupted (SIGINT after the first evaluation), the printed line
-# continues it.
+# continues it. The program (evalprog hangat 5) hangs on its fifth run:
+# the default's two, the first evaluation's two, then the second
+# evaluation's first, in flight until the stop ends it (or, should the
+# stop be missed, until --timeout cuts it: a failure, not a hang).
+export EVALPROG_LOG="$T/cont.log"
 "$M" tune "$APP" --optimizer random --budget 4 --seed 4 --repeat-max 2 \
-  --run "$E noisy 300 {mapper}" --db cont.db --out cont.map --quiet \
+  --timeout 60 --run "$E hangat 5 {mapper}" --db cont.db --out cont.map --quiet \
   > cont.out 2> cont.err &
 P=$!
 n=0
-while [ "$(sqlite3 cont.db 'SELECT COUNT(*) FROM evaluations' 2>/dev/null)" != 1 ] &&
-      [ $n -lt 600 ]; do
+while [ "$(grep -c hangat "$EVALPROG_LOG" 2>/dev/null)" != 5 ] && [ $n -lt 600 ]; do
   sleep 0.05
   n=$((n + 1))
 done
+[ "$(sqlite3 cont.db 'SELECT COUNT(*) FROM evaluations')" = 1 ] &&
+  ok || bad "interrupted with $(sqlite3 cont.db 'SELECT COUNT(*) FROM evaluations') evaluations recorded, want 1"
 kill -INT $P
 wait $P
 [ $? = 1 ] && ok || bad "the interrupted run did not exit 1: $(cat cont.err)"
@@ -89,4 +94,7 @@ expect_rc 0 sh -c "'$M'$line --quiet"
 expect_in cont.map "The best mapper of"
 [ "$(sqlite3 cont.db "SELECT COUNT(*) || ' ' || MIN(status) FROM runs")" = "1 done" ] &&
   ok || bad "continued: $(sqlite3 cont.db 'SELECT id, status FROM runs')"
+[ "$(sqlite3 cont.db 'SELECT COUNT(*) FROM evaluations')" = 4 ] &&
+  ok || bad "continued to $(sqlite3 cont.db 'SELECT COUNT(*) FROM evaluations') evaluations, want the budget's 4"
+unset EVALPROG_LOG
 finish

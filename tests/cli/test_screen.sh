@@ -17,7 +17,9 @@ require_sqlite3
   sed -e 's/"gflops_f64": 4700/"gflops_f64": 2350/' > slow.json
 grep -q '"gflops_f64": 2350' slow.json && ok || bad "slow.json was not made"
 # run.sh LOG MAPPER [KILL_AT PIDFILE]: logs the mapper as LOG/N.map (N
-# counts the runs), at run KILL_AT stops the tuner (SIGINT), then runs it.
+# counts the runs) and runs it; run KILL_AT stops the tuner (SIGINT) and
+# hangs until the stop ends it, so that it is never recorded (should the
+# stop be missed, --timeout cuts it: a failure, not a hang).
 cat > run.sh <<SH
 #!/bin/sh
 n=\$(ls "\$1" | wc -l)
@@ -26,14 +28,14 @@ if [ "\${3:-}" = "\$n" ]; then
   i=0
   while [ ! -s "\$4" ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
   kill -INT "\$(cat "\$4")"
-  sleep 5
+  exec sleep 600
 fi
 exec "$M" sim summa:small --machine "$T/slow.json" --mapper "\$2"
 SH
 tune() { # DB LOG [KILL_AT]: a screened tuning run of 3 real runs, K = 2,
   # its process id in pid
   sh -c 'echo $$ > "$0"; exec "$@"' "$T/pid" "$M" tune summa:small --optimizer random --seed 1 --budget 3 --screen 2 \
-    --db "$1" --out "$1.map" --quiet --repeat-max 1 --check 0 \
+    --db "$1" --out "$1.map" --quiet --repeat-max 1 --check 0 --timeout 60 \
     --run "sh $T/run.sh $T/$2 {mapper} ${3:-} $T/pid"
 }
 mkdir log

@@ -91,6 +91,16 @@ static int logged(const char *name) {
   return n;
 }
 
+/* Appends name as a line to the file $EVALPROG_LOG, when set. */
+static void log_run(const char *name) {
+  const char *log = getenv("EVALPROG_LOG");
+  FILE *f = log ? fopen(log, "a") : NULL;
+  if (f) {
+    fprintf(f, "%s\n", name);
+    fclose(f);
+  }
+}
+
 /* The number after "value=" in the mapper file path, or -1. */
 static double value_in(const char *path) {
   FILE *f = fopen(path, "r");
@@ -160,12 +170,7 @@ static int by_mapper(const char *argv0, const char *path) {
   sscanf(m + 5, "%63[a-z]_%63[0-9]", name, arg);
   if (!strcmp(name, "sleep"))
     snprintf(arg, sizeof arg, "%.3f", atof(arg) / 1000);
-  const char *log = getenv("EVALPROG_LOG");
-  FILE *lf = log ? fopen(log, "a") : NULL;
-  if (lf) {
-    fprintf(lf, "%s\n", name);
-    fclose(lf);
-  }
+  log_run(name);
   char *args[] = {(char *)argv0, name, arg, NULL};
   return main(3, args);
 }
@@ -199,6 +204,16 @@ int main(int argc, char **argv) {
     hang();
   } else if (!strcmp(mode, "hangonce")) { /* see the top of the file */
     if (logged("hangonce") <= 1) {
+      printf("hanging\n");
+      fflush(stdout);
+      hang();
+    }
+    printf("ELAPSED TIME = 0.010 s\n");
+  } else if (!strcmp(mode, "hangat")) {
+    /* "hangat K FILE": logs itself and hangs on the K-th logged run, a
+     * run in flight that only a stop ends; the other runs take 10 ms. */
+    log_run("hangat");
+    if (logged("hangat") == atoi(arg)) {
       printf("hanging\n");
       fflush(stdout);
       hang();
