@@ -353,3 +353,36 @@ int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
   }
   return w;
 }
+
+/*
+ * A task's processor kind decides more than the speed of its kernel: the
+ * task's data goes to the default memory of the new kind and its
+ * processors are freed for the tasks queued behind it. held_ns is what the
+ * task's placement holds back -- its own waits for copies and folds into
+ * its arguments, the other tasks' waits for data it wrote and for a
+ * processor it held -- weighed as wait_ns does (the waits a placement
+ * parameter weighs, but the task's own waits for a processor, which
+ * mapopt__param_weight counts for a placement). compute_ns and busy_ns
+ * are what a slower kind lengthens: its compute on the critical path, and
+ * in all.
+ */
+tune_kind_stakes mapopt__kind_stakes(const mapopt_space *sp, size_t i,
+                                     const mapopt_sim_result *r) {
+  const mapopt_space_param *p = mapopt_space_param_at(sp, i);
+  tune_kind_stakes k = {0};
+  if (p->kind != MAPOPT_PARAM_PROC_KIND || !p->task)
+    return k;
+  for (size_t j = 0; j < mapopt_sim_result_nwaits(r); j++) {
+    const mapopt_sim_wait *x = mapopt_sim_result_wait(r, j);
+    bool mine = x->task && !strcmp(x->task, p->task);
+    bool theirs = !mine && x->other && !strcmp(x->other, p->task);
+    if (mine && x->cause == MAPOPT_SIM_CAUSE_COMPUTE) {
+      k.compute_ns += x->exposed_ns;
+      k.busy_ns += x->waited_ns;
+    } else if (((mine || theirs) && data_wait(x->cause)) ||
+               (theirs && x->cause == MAPOPT_SIM_CAUSE_PROCESSOR)) {
+      k.held_ns += wait_ns(x);
+    }
+  }
+  return k;
+}

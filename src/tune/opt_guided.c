@@ -109,6 +109,10 @@ typedef struct guided_state {
   int64_t *weight;
   int32_t *neutral; /* per parameter: moves of it that changed nothing */
   uint64_t *tie;    /* per parameter: its rank among equals (seeded) */
+  /* Per kind parameter: its task's stakes in the best's profile, and that
+   * profile's elapsed time (to_slower_kind). */
+  tune_kind_stakes *stakes;
+  int64_t elapsed_ns;
   walk walk;
   bool walking;
   mapopt__vec failures; /* failure */
@@ -374,12 +378,16 @@ static bool next_move(mapopt_optimizer *opt, move *out) {
 }
 
 /* What parameter i decides about in e: in its profile when told one
- * (mapopt__param_weight, in ns), else the time its findings put at stake
- * on the parameter's task or region (in millionths); 0 when neither. */
+ * (mapopt__param_weight, in ns; for a kind, what its task's placement
+ * holds back too: mapopt__kind_stakes), else the time its findings put at
+ * stake on the parameter's task or region (in millionths); 0 when
+ * neither. */
 static int64_t importance(const mapopt_optimizer *opt, size_t i,
                           const mapopt_evaluation *e) {
+  const guided_state *s = opt->state;
   if (e->result)
-    return mapopt__param_weight(opt->space, i, e->result);
+    return mapopt__param_weight(opt->space, i, e->result) +
+           s->stakes[i].held_ns;
   const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
   return (int64_t)(1e6 * mapopt__guide_stake(e, p->task, p->region));
 }
@@ -389,6 +397,10 @@ static int64_t importance(const mapopt_optimizer *opt, size_t i,
 static void weigh(mapopt_optimizer *opt, const mapopt_evaluation *e) {
   guided_state *s = opt->state;
   size_t n = np_of(opt);
+  s->elapsed_ns = e->result ? e->result->elapsed_ns : 0;
+  for (size_t i = 0; i < n; i++)
+    s->stakes[i] = e->result ? mapopt__kind_stakes(opt->space, i, e->result)
+                             : (tune_kind_stakes){0};
   /* A parameter whose moves changed nothing before probably still does
    * not matter: it goes behind the others of similar weight. */
   for (size_t i = 0; i < n; i++)
@@ -421,21 +433,48 @@ static double kind_rate(const mapopt_machine *m, int k) {
          (double)(p->mflops_f64_matrix ? p->mflops_f64_matrix : p->mflops_f64);
 }
 
+/*
+ * Whether a task with stakes k (mapopt__kind_stakes) in a run of
+ * elapsed_ns may pay on a kind slowdown times slower, the processors'
+ * rates taken together; one_now_ns is its compute spread over the
+ * processors of its current kind. Two conditions: what its placement
+ * holds back exceeds its compute on the critical path slowed down (what
+ * the move may free against what it may add to the path), and its compute
+ * slowed down, spread over the new kind's processors, still ends within
+ * the run (else the run could not end sooner). A small task that others
+ * wait behind, or whose data others wait for, passes (a residual on the
+ * GPU that the next step needs); a GPU kernel whose compute is off the
+ * critical path while copies of its data are on it does not.
+ */
+static bool slower_kind_may_pay(const tune_kind_stakes *k, double slowdown,
+                                double one_now_ns, int64_t elapsed_ns) {
+  return (double)k->held_ns > (double)k->compute_ns * slowdown &&
+         one_now_ns * slowdown < (double)elapsed_ns;
+}
+
 /* Whether choice, one change from base at parameter i, moves a task to a
  * kind whose processors together compute KIND_SLOWER times slower than
- * its kind under base (a GPU task to the OMP processors): the walks and
- * the sweep skip such a change; a finding's move may still make it (a
+ * its kind under base (a GPU task to the OMP processors), and the best's
+ * profile does not say the move may pay (slower_kind_may_pay): the walks
+ * and the sweep skip such a change; a finding's move may still make it (a
  * task whose fixed cost per launch outweighs its work). */
 static bool to_slower_kind(const mapopt_optimizer *opt, const uint16_t *base,
                            const uint16_t *choice, size_t i) {
+  const guided_state *s = opt->state;
   const mapopt_space_param *p = mapopt_space_param_at(opt->space, i);
   int t = mapopt__space_task_of(opt->space, i);
   if (p->kind != MAPOPT_PARAM_PROC_KIND || t < 0)
     return false;
   const mapopt_machine *m = opt->space->machine;
-  double now = kind_rate(m, mapopt__space_kind_of(opt->space, base, t));
+  int kind_now = mapopt__space_kind_of(opt->space, base, t);
+  double now = kind_rate(m, kind_now);
   double then = kind_rate(m, mapopt__space_kind_of(opt->space, choice, t));
-  return then * KIND_SLOWER < now;
+  if (then * KIND_SLOWER >= now)
+    return false;
+  const tune_kind_stakes *k = &s->stakes[i];
+  double one_now_ns = (double)k->busy_ns / (double)m->procs[kind_now].count;
+  return then <= 0 ||
+         !slower_kind_may_pay(k, now / then, one_now_ns, s->elapsed_ns);
 }
 
 /*
@@ -818,8 +857,9 @@ static mapopt_status guided_init(mapopt_optimizer *opt) {
   s->weight = mapopt__param_array(opt, sizeof *s->weight);
   s->neutral = mapopt__param_array(opt, sizeof *s->neutral);
   s->tie = mapopt__param_array(opt, sizeof *s->tie);
+  s->stakes = mapopt__param_array(opt, sizeof *s->stakes);
   if (!s->second || !s->best || !s->work || !s->order || !s->weight ||
-      !s->neutral || !s->tie)
+      !s->neutral || !s->tie || !s->stakes)
     return MAPOPT_ENOMEM;
   for (size_t i = 0; i < np_of(opt); i++)
     s->tie[i] = mapopt__rng_next(&opt->rng);
@@ -840,6 +880,7 @@ static void guided_destroy(mapopt_optimizer *opt) {
   mapopt__param_array_free(opt, s->weight, sizeof *s->weight);
   mapopt__param_array_free(opt, s->neutral, sizeof *s->neutral);
   mapopt__param_array_free(opt, s->tie, sizeof *s->tie);
+  mapopt__param_array_free(opt, s->stakes, sizeof *s->stakes);
 }
 
 /* One candidate at a time: each move is chosen knowing the last result. */

@@ -389,6 +389,17 @@ double mapopt__guide_stake(const mapopt_evaluation *e, const char *task,
  * region (edits.c). */
 int64_t mapopt__param_weight(const mapopt_space *sp, size_t i,
                              const struct mapopt_sim_result *r);
+/* What a change of the processor kind of a task moves besides its own
+ * kernel, in a profile, in ns (mapopt__kind_stakes, edits.c). */
+typedef struct tune_kind_stakes {
+  int64_t held_ns;    /* the waits for its data and behind its processors */
+  int64_t compute_ns; /* its compute on the critical path */
+  int64_t busy_ns;    /* its compute in all, summed over its points */
+} tune_kind_stakes;
+/* The stakes of kind parameter i's task in profile r; all 0 for any other
+ * parameter. */
+tune_kind_stakes mapopt__kind_stakes(const mapopt_space *sp, size_t i,
+                                     const struct mapopt_sim_result *r);
 
 /* ---- what a mapper decides, and what must fail (decide.c) ---------------- */
 
