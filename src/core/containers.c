@@ -257,6 +257,15 @@ void mapopt__heap_destroy(mapopt__heap *h, mapopt_ctx *ctx) {
 
 mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
                                 void *data) {
+  return mapopt__heap_push_keyed(h, ctx, time, h->next_seq++, data);
+}
+
+uint64_t mapopt__heap_take_seq(mapopt__heap *h) {
+  return h->next_seq++;
+}
+
+mapopt_status mapopt__heap_push_keyed(mapopt__heap *h, mapopt_ctx *ctx,
+                                      int64_t time, uint64_t seq, void *data) {
   if (h->len == h->cap) {
     size_t cap = h->cap;
     if (!grow_cap(&cap, h->len + 1, sizeof *h->items))
@@ -268,7 +277,7 @@ mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
     h->items = d;
     h->cap = cap;
   }
-  mapopt__heap_item it = {time, h->next_seq++, data};
+  mapopt__heap_item it = {time, seq, data};
   sift_up(h->items, h->len++, it);
   return MAPOPT_OK;
 }

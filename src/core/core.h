@@ -200,6 +200,12 @@ void mapopt__heap_init(mapopt__heap *h);
 void mapopt__heap_destroy(mapopt__heap *h, mapopt_ctx *ctx);
 mapopt_status mapopt__heap_push(mapopt__heap *h, mapopt_ctx *ctx, int64_t time,
                                 void *data);
+/* For items queued outside the heap in (time, seq) order, whose head alone
+ * sits in it: the next sequence number, taken when the item is queued, and
+ * the push of an item with the number it took. */
+uint64_t mapopt__heap_take_seq(mapopt__heap *h);
+mapopt_status mapopt__heap_push_keyed(mapopt__heap *h, mapopt_ctx *ctx,
+                                      int64_t time, uint64_t seq, void *data);
 /* Pops the least (time, seq) item into *out; false when empty. */
 bool mapopt__heap_pop(mapopt__heap *h, mapopt__heap_item *out);
 

@@ -95,9 +95,7 @@ static void ctx_issue(sim_t *s, int64_t parent) {
     else
       mapopt__sim_place_single(s, op);
     int64_t cost = o->timing.traced ? rt->launch_traced_ns : rt->launch_ns;
-    mapopt__sim_schedule(
-        s, mapopt__sim_util_start(s, c->as, cost, op, UTIL_LAUNCH), EV_LAUNCHED,
-        op);
+    mapopt__sim_util_work(s, c->as, cost, op, UTIL_LAUNCH, EV_LAUNCHED);
   }
   c->window_full = c->next >= 0 && c->outstanding >= window;
 }
@@ -725,8 +723,12 @@ static mapopt_status setup(sim_t *s) {
     return st;
   mapopt__sim_ports_init(s);
   int64_t n = run->nops;
-  /* Every field is set in the loop below: one pass over the ops. */
-  s->ops = mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->ops);
+  /* Every field is set in the loop below: one pass over the ops. The
+   * array starts on a cache line, so that each op has two of its own (the
+   * arena gives 16-byte alignment). */
+  unsigned char *ops_at =
+      mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->ops + 48);
+  s->ops = ops_at ? (sim_op *)(ops_at + (-(uintptr_t)ops_at & 63)) : NULL;
   s->ctxs = mapopt__arena_zalloc(a, (size_t)pl->nctx * sizeof *s->ctxs);
   s->task_kind =
       mapopt__arena_alloc(a, (size_t)(run->ntasks + 1) * sizeof(int));
@@ -818,12 +820,15 @@ static void borrow(sim_t *s, const pooled_arena *pa) {
   s->deps = pa->deps;
   s->util_jobs = pa->util_jobs;
   s->flow_set = pa->flow_set;
+  s->util_events = pa->util_events;
+  s->util_free = -1;
   s->events = pa->events;
 }
 
 static void give_back(sim_t *s, pooled_arena *pa) {
-  mapopt__vec *vs[] = {&s->insts,    &s->hpool, &s->waiters,   &s->copies,
-                       &s->copy_afs, &s->deps,  &s->util_jobs, &s->flow_set};
+  mapopt__vec *vs[] = {&s->insts,     &s->hpool,    &s->waiters,
+                       &s->copies,    &s->copy_afs, &s->deps,
+                       &s->util_jobs, &s->flow_set, &s->util_events};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     vs[i]->len = 0;
   s->events.len = 0;
@@ -835,6 +840,7 @@ static void give_back(sim_t *s, pooled_arena *pa) {
   pa->deps = s->deps;
   pa->util_jobs = s->util_jobs;
   pa->flow_set = s->flow_set;
+  pa->util_events = s->util_events;
   pa->events = s->events;
 }
 
@@ -890,6 +896,8 @@ static void event_loop(sim_t *s) {
   mapopt__sim_schedule(s, 0, EV_ISSUE, 0);
   mapopt__heap_item it;
   while (!failed(s) && mapopt__heap_pop(&s->events, &it)) {
+    if (EV_TYPE(it.data) == EV_UTIL_NEXT)
+      it = mapopt__sim_util_next(s, EV_ID(it.data));
     if (it.time > s->time_limit || s->nevents >= max_events) {
       s->now = it.time < s->time_limit ? it.time : s->time_limit;
       mapopt__sim_error(s, MAPOPT_SIM_TIMEOUT,

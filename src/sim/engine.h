@@ -51,6 +51,9 @@ typedef struct sim_proc {
   int64_t assigned;   /* ops mapped here and not yet executed */
   int64_t busy_timed, tasks_timed;
   int64_t last_op; /* the op that started on it last, -1 */
+  /* UTIL: the events of its work, in the order they end (util_events;
+   * -1: none); the first of them is in the event heap as EV_UTIL_NEXT. */
+  int64_t evq_head, evq_tail;
 } sim_proc;
 
 typedef struct sim_mem {
@@ -113,30 +116,36 @@ enum {
  * tells those apart by time). */
 enum { CAUSE_NONE, CAUSE_QUEUE, CAUSE_BACKPRESSURE };
 
+/* 128 bytes, two cache lines (the array starts on a line, engine.c): the
+ * successor loops and the result's passes touch every op; op, processor,
+ * address-space and count fields are 32-bit as the plan's lists are
+ * (sim.h), copy indices 64-bit as the copies' vector is. */
 typedef struct sim_op {
-  int state;
-  bool issued;  /* its launch has been issued (state is valid) */
-  int64_t proc; /* target processor, -1: none */
-  int kind;     /* mapopt_proc_kind of TASK ops */
-  int variant;
-  int64_t preds_unmapped, preds_incomplete;
-  int64_t pending;       /* copies and waits before READY */
-  int64_t children_left; /* inner: children not complete, +1 while running */
   int64_t issued_at, mappable_at, mapped_at, ready_at, start_at, end_at,
       complete_at;
-  int64_t last_pred; /* the predecessor that completed last */
+  int64_t *inst;     /* per requirement: instance id, -1 virtual */
+  int64_t *raw_left; /* per requirement: RAW producers not complete */
   int64_t last_copy; /* the copy that arrived last */
   /* What the critical-path attribution (attrib.c) needs besides: the op
    * that ran on its processor before it started, the fold whose end let a
    * requirement waiting for reduced data plan its copy (-1: none), and
    * whether its issue waited for the window of outstanding ops. */
-  int64_t behind, woken_by;
+  int64_t woken_by;
+  int32_t behind;
+  int32_t proc; /* target processor, -1: none */
+  int32_t as;   /* address space it maps/runs in */
+  int32_t preds_unmapped, preds_incomplete;
+  int32_t pending;       /* copies and waits before READY */
+  int32_t children_left; /* inner: children not complete, +1 while running */
+  int32_t last_pred;     /* the predecessor that completed last */
+  int16_t variant;
+  int8_t state;
+  int8_t kind; /* mapopt_proc_kind of TASK ops */
+  int8_t cause;
+  bool issued; /* its launch has been issued (state is valid) */
   bool window_held;
-  int cause;
-  int64_t *inst;     /* per requirement: instance id, -1 virtual */
-  int64_t *raw_left; /* per requirement: RAW producers not complete */
-  int64_t as;        /* address space it maps/runs in */
 } sim_op;
+_Static_assert(sizeof(sim_op) == 128, "sim_op is two cache lines");
 
 typedef struct sim_copy {
   int kind;                   /* mapopt_channel, or 5 = FILL, 6 = FOLD */
@@ -189,7 +198,7 @@ typedef struct pooled_arena {
   mapopt__arena arena;
   /* The growable state of an evaluation, emptied but kept for the next. */
   mapopt__vec insts, hpool, waiters, copies, copy_afs, deps, util_jobs,
-      flow_set;
+      flow_set, util_events;
   mapopt__heap events;
   struct pooled_arena *next;
 } pooled_arena;
@@ -302,8 +311,10 @@ struct mapopt__sim {
   int64_t error_time;
   bool out_of_memory; /* the host ran out: the run returns MAPOPT_ENOMEM */
   mapopt__strbuf log;
-  mapopt__vec util_jobs; /* util_job: the runtime's work on UTIL */
-  mapopt__vec flow_set;  /* int64_t: flows being rebalanced (flow.c) */
+  mapopt__vec util_jobs;   /* util_job: the runtime's work on UTIL */
+  mapopt__vec util_events; /* util_event: the UTIL processors' queues */
+  int64_t util_free;       /* the free list of util_events, -1 */
+  mapopt__vec flow_set;    /* int64_t: flows being rebalanced (flow.c) */
   int64_t flow_stamp;
   int64_t fold_stamp;  /* the folds being planned (need_version) */
   int64_t share_stamp; /* the current round of progressive filling */
@@ -340,6 +351,16 @@ typedef struct util_job {
   int64_t proc, start, end, op;
   int what; /* UTIL_LAUNCH or UTIL_MAP */
 } util_job;
+
+/* An event queued behind a UTIL processor's first (sim_proc.evq_head):
+ * its key in the event heap, its event, the next in the queue or in the
+ * free list. */
+typedef struct util_event {
+  int64_t time;
+  uint64_t seq;
+  void *data;
+  int64_t next;
+} util_event;
 
 /* One (atom, field, version) a copy moves; a copy's entries form a list. */
 typedef struct caf {
@@ -389,7 +410,7 @@ enum {
   EV_COPY_DONE,  /* id = MAPOPT__SIM_COPY_EVENT(copy, generation) */
   EV_TASK_END,
   EV_COMPLETE, /* fences and future reductions: their delay ended */
-  EV_PROC_FREE /* a processor may start its next ready op */
+  EV_UTIL_NEXT /* id = a UTIL processor: the first event of its queue */
 };
 
 #define EV(type, id)                                                           \
@@ -506,10 +527,13 @@ void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw);
 int64_t mapopt__sim_copy_estimate(sim_t *s, int64_t src_mem, int64_t dst_mem,
                                   int64_t bytes);
 /* Charges cost of runtime work (what: UTIL_LAUNCH or UTIL_MAP, for op) on
- * the least busy UTIL processor of address space as; returns when it
- * ends. */
-int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
-                               int what);
+ * the least busy UTIL processor of address space as, and schedules the
+ * event (type, op) when it ends. */
+void mapopt__sim_util_work(sim_t *s, int64_t as, int64_t cost, int64_t op,
+                           int what, int type);
+/* The event an EV_UTIL_NEXT item of UTIL processor proc stands for, taken
+ * from the processor's queue, whose next event goes into the heap. */
+mapopt__heap_item mapopt__sim_util_next(sim_t *s, int64_t proc);
 
 /* ---- data.c: instances, versions and holders, copy records --------------- */
 

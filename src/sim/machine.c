@@ -106,6 +106,7 @@ mapopt_status mapopt__sim_build_machine(sim_t *s) {
         p->rank = as % s->ranks;
         p->local = q;
         p->last_op = -1;
+        p->evq_head = p->evq_tail = -1;
         p->gpu = c == PK_GPU ? p->rank * counts[PK_GPU] + q : -1;
         const mapopt_machine_procs *mp =
             c == PK_GPU ? &m->procs[MAPOPT_PROC_GPU] : NULL;
@@ -301,21 +302,78 @@ void mapopt__sim_fill_path(const sim_t *s, sim_copy *c, int64_t *bw) {
 
 /* ---- runtime work on UTIL processors ------------------------------------- */
 
-int64_t mapopt__sim_util_start(sim_t *s, int64_t as, int64_t cost, int64_t op,
-                               int what) {
+/*
+ * A UTIL processor does its work in the order it was given, so the events
+ * of its work end in (time, sequence) order: they wait in its queue, and
+ * only the first is in the event heap, which stays as small as the number
+ * of processors and copies in flight instead of holding every mapping the
+ * window lets ahead (most of its items). The events pop in the order a
+ * heap of all of them would give: each keeps the sequence number it took
+ * when it was scheduled.
+ */
+static void util_event_queue(sim_t *s, int64_t proc, int64_t t, int type,
+                             int64_t op) {
+  sim_proc *u = &s->procs[proc];
+  uint64_t seq = mapopt__heap_take_seq(&s->events);
+  int64_t e = s->util_free;
+  if (e >= 0) {
+    s->util_free = MAPOPT__VEC_AT(&s->util_events, util_event, e).next;
+  } else if (mapopt__vec_push(&s->util_events, s->ctx)) {
+    e = (int64_t)s->util_events.len - 1;
+  } else {
+    mapopt__sim_out_of_memory(s);
+    return;
+  }
+  MAPOPT__VEC_AT(&s->util_events, util_event, e) =
+      (util_event){t, seq, EV(type, op), -1};
+  if (u->evq_tail >= 0) {
+    MAPOPT__VEC_AT(&s->util_events, util_event, u->evq_tail).next = e;
+    u->evq_tail = e;
+    return;
+  }
+  u->evq_head = u->evq_tail = e;
+  if (mapopt__heap_push_keyed(&s->events, s->ctx, t, seq,
+                              EV(EV_UTIL_NEXT, proc)) != MAPOPT_OK)
+    mapopt__sim_out_of_memory(s);
+}
+
+mapopt__heap_item mapopt__sim_util_next(sim_t *s, int64_t proc) {
+  sim_proc *u = &s->procs[proc];
+  int64_t e = u->evq_head;
+  util_event *ev = &MAPOPT__VEC_AT(&s->util_events, util_event, e);
+  mapopt__heap_item it = {ev->time, ev->seq, ev->data};
+  u->evq_head = ev->next;
+  ev->next = s->util_free;
+  s->util_free = e;
+  if (u->evq_head < 0) {
+    u->evq_tail = -1;
+  } else {
+    const util_event *next =
+        &MAPOPT__VEC_AT(&s->util_events, util_event, u->evq_head);
+    if (mapopt__heap_push_keyed(&s->events, s->ctx, next->time, next->seq,
+                                EV(EV_UTIL_NEXT, proc)) != MAPOPT_OK)
+      mapopt__sim_out_of_memory(s);
+  }
+  return it;
+}
+
+void mapopt__sim_util_work(sim_t *s, int64_t as, int64_t cost, int64_t op,
+                           int what, int type) {
   int64_t base = s->proc_base[as * PK_COUNT + PK_UTIL];
   int64_t n = s->proc_base[as * PK_COUNT + PK_UTIL + 1] - base;
   int64_t best = base;
   for (int64_t k = base; k < base + n; k++)
     if (s->procs[k].free_at < s->procs[best].free_at)
       best = k;
-  if (n == 0)
-    return mapopt__sat_add(s->now, cost);
+  if (n == 0) {
+    mapopt__sim_schedule(s, mapopt__sat_add(s->now, cost), type, op);
+    return;
+  }
   sim_proc *u = &s->procs[best];
   int64_t start = u->free_at > s->now ? u->free_at : s->now;
   u->free_at = mapopt__sat_add(start, cost);
   util_job *job = mapopt__vec_push(&s->util_jobs, s->ctx);
   if (job)
     *job = (util_job){best, start, u->free_at, op, what};
-  return u->free_at;
+  util_event_queue(s, best, u->free_at, type, op);
 }

@@ -299,8 +299,7 @@ void mapopt__sim_admit(sim_t *s, int64_t op) {
     cost += o->as / s->ranks == c->as / s->ranks
                 ? rt->ipc_lat_ns
                 : s->m->channels[MAPOPT_CHAN_NETWORK].lat_ns;
-  mapopt__sim_schedule(s, mapopt__sim_util_start(s, map_as, cost, op, UTIL_MAP),
-                       EV_MAPPED, op);
+  mapopt__sim_util_work(s, map_as, cost, op, UTIL_MAP, EV_MAPPED);
 }
 
 /* ---- instances of a mapped task ------------------------------------------ */

@@ -455,7 +455,8 @@ static void wait_arg(trace_w *w, int64_t op) {
     if (ow.cause == MAPOPT_SIM_CAUSE_PROCESSOR && ow.to >= 0) {
       const sim_op *o = &w->s->ops[op];
       if (o->behind >= 0)
-        mapopt__sb_printf(&w->b, ", \"behind_uid\": %" PRId64, o->behind);
+        mapopt__sb_printf(&w->b, ", \"behind_uid\": %" PRId64,
+                          (int64_t)o->behind);
     } else if (ow.from >= 0) {
       mapopt__sb_puts(&w->b, ", \"from\": \"");
       mem_words(w, ow.from);

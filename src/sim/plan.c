@@ -19,6 +19,7 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__vec_init(&pa->deps, sizeof(dnode));
   mapopt__vec_init(&pa->util_jobs, sizeof(util_job));
   mapopt__vec_init(&pa->flow_set, sizeof(int64_t));
+  mapopt__vec_init(&pa->util_events, sizeof(util_event));
   mapopt__heap_init(&pa->events);
 }
 
@@ -212,7 +213,7 @@ mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,
 static void destroy_containers(pooled_arena *pa, mapopt_ctx *ctx) {
   mapopt__vec *vs[] = {&pa->insts,     &pa->hpool,    &pa->waiters,
                        &pa->copies,    &pa->copy_afs, &pa->deps,
-                       &pa->util_jobs, &pa->flow_set};
+                       &pa->util_jobs, &pa->flow_set, &pa->util_events};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
     mapopt__vec_destroy(vs[i], ctx);
   mapopt__heap_destroy(&pa->events, ctx);

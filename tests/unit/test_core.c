@@ -236,6 +236,96 @@ static void test_heap_ties(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* Queues outside the heap with only their heads in it (the simulator's
+ * UTIL processors): items queued in (time, seq) order, each keeping the
+ * sequence number it took when queued, pop in the order a heap of all of
+ * them gives -- the least (time, creation) of the items present, found by
+ * a plain scan -- while the heap holds at most the queues' heads and the
+ * items pushed directly. */
+static void test_heap_queues(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  mapopt__heap h;
+  mapopt__heap_init(&h);
+  enum { N = 3000, Q = 4 };
+  static int64_t t_of[N];
+  static uint64_t seq_of[N];
+  static int next_in_queue[N];
+  static bool present[N];
+  int head[Q], tail[Q];
+  int64_t queue_end[Q];
+  for (int q = 0; q < Q; q++) {
+    head[q] = tail[q] = -1;
+    queue_end[q] = 0;
+  }
+  mapopt__rng r;
+  mapopt__rng_seed(&r, 11);
+  int created = 0, direct = 0;
+  int64_t now = 0;
+  mapopt__heap_item it;
+  while (created < N || h.len) {
+    if (created < N && (h.len == 0 || mapopt__rng_below(&r, 3) > 0)) {
+      int id = created++;
+      int q = (int)mapopt__rng_below(&r, Q + 1) - 1; /* -1: direct */
+      present[id] = true;
+      next_in_queue[id] = -1;
+      if (q < 0) {
+        t_of[id] = now + (int64_t)mapopt__rng_below(&r, 20);
+        seq_of[id] = mapopt__heap_take_seq(&h);
+        assert_int_equal(mapopt__heap_push_keyed(&h, ctx, t_of[id], seq_of[id],
+                                                 (void *)(intptr_t)(id << 3)),
+                         MAPOPT_OK);
+        direct++;
+        continue;
+      }
+      /* A queue's work ends in order: after its last item and now. */
+      int64_t start = queue_end[q] > now ? queue_end[q] : now;
+      t_of[id] = queue_end[q] = start + (int64_t)mapopt__rng_below(&r, 4);
+      seq_of[id] = mapopt__heap_take_seq(&h);
+      if (tail[q] >= 0) {
+        next_in_queue[tail[q]] = id;
+        tail[q] = id;
+        continue;
+      }
+      head[q] = tail[q] = id;
+      assert_int_equal(mapopt__heap_push_keyed(&h, ctx, t_of[id], seq_of[id],
+                                               (void *)(intptr_t)(q << 3 | 4)),
+                       MAPOPT_OK);
+      continue;
+    }
+    int best = -1;
+    for (int k = 0; k < created; k++)
+      if (present[k] && (best < 0 || t_of[k] < t_of[best]))
+        best = k;
+    assert_true(h.len <= (size_t)(direct + Q));
+    assert_true(mapopt__heap_pop(&h, &it));
+    intptr_t d = (intptr_t)it.data;
+    int id = (int)(d >> 3);
+    if (d & 4) { /* a queue's head: its first item, and the next one in */
+      int q = id;
+      id = head[q];
+      head[q] = next_in_queue[id];
+      if (head[q] < 0)
+        tail[q] = -1;
+      else
+        assert_int_equal(
+            mapopt__heap_push_keyed(&h, ctx, t_of[head[q]], seq_of[head[q]],
+                                    (void *)(intptr_t)(q << 3 | 4)),
+            MAPOPT_OK);
+    } else {
+      direct--;
+    }
+    assert_int_equal(id, best);
+    assert_int_equal(it.time, t_of[best]);
+    assert_true(it.seq == seq_of[best]);
+    present[best] = false;
+    now = it.time;
+  }
+  mapopt__heap_destroy(&h, ctx);
+  mapopt_ctx_free(ctx);
+}
+
 /* The queue gives items back in the order they came, across growth and the
  * compaction of popped room, and is empty when everything is popped. */
 static void test_fifo(void **state) {
@@ -448,9 +538,10 @@ int main(void) {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
       cmocka_unit_test(test_arena_large),  cmocka_unit_test(test_vec_strbuf),
       cmocka_unit_test(test_map),          cmocka_unit_test(test_heap_ties),
-      cmocka_unit_test(test_fifo),         cmocka_unit_test(test_rng),
-      cmocka_unit_test(test_diags),        cmocka_unit_test(test_file_replace),
-      cmocka_unit_test(test_json),         cmocka_unit_test(test_suggest),
+      cmocka_unit_test(test_heap_queues),  cmocka_unit_test(test_fifo),
+      cmocka_unit_test(test_rng),          cmocka_unit_test(test_diags),
+      cmocka_unit_test(test_file_replace), cmocka_unit_test(test_json),
+      cmocka_unit_test(test_suggest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
