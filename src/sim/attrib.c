@@ -36,10 +36,17 @@ bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
   return false;
 }
 
-bool mapopt__sim_timed_task(const sim_t *s, int64_t i) {
-  return s->run->ops[i].kind == MAPOPT_OP_TASK && s->run->ops[i].timing.timed &&
-         s->ops[i].state >= OS_EXECUTED &&
-         mapopt__sim_in_windows(s, s->ops[i].start_at);
+mapopt_status mapopt__sim_mark_timed(sim_t *s) {
+  const mapopt_app_run *run = s->run;
+  s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);
+  if (!s->timed_task)
+    return MAPOPT_ENOMEM;
+  for (int64_t i = 0; i < run->nops; i++)
+    s->timed_task[i] = run->ops[i].kind == MAPOPT_OP_TASK &&
+                       run->ops[i].timing.timed &&
+                       s->ops[i].state >= OS_EXECUTED &&
+                       mapopt__sim_in_windows(s, s->ops[i].start_at);
+  return MAPOPT_OK;
 }
 
 bool mapopt__sim_timed_copy(const sim_t *s, const sim_copy *c) {

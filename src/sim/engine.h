@@ -341,6 +341,10 @@ struct mapopt__sim {
    * 32-bit: a state counts started ops, fewer than the DAG's 32-bit ids. */
   int32_t *price_state;
   int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
+  /* Per op, once the windows are known (mapopt__sim_mark_timed): whether it
+   * is timed work (mapopt__sim_timed_task). The result's passes over the
+   * ops ask for each op; one pass over the run's large ops answers all. */
+  uint8_t *timed_task;
   /* With a trace: the ops and copies on the critical path (attrib.c). */
   uint8_t *on_path_op, *on_path_copy;
 };
@@ -625,9 +629,13 @@ void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
 
 /* Whether time t is in a timed window (s->win_lo, s->win_hi). */
 bool mapopt__sim_in_windows(const sim_t *s, int64_t t);
-/* A task op of the timed work (its iteration or block is timed) that
- * executed and started in the timed window(s). */
-bool mapopt__sim_timed_task(const sim_t *s, int64_t op);
+/* Marks in s->timed_task each task op of the timed work (its iteration or
+ * block is timed) that executed and started in the timed window(s). */
+mapopt_status mapopt__sim_mark_timed(sim_t *s);
+/* Whether op is one (after mapopt__sim_mark_timed). */
+static inline bool mapopt__sim_timed_task(const sim_t *s, int64_t op) {
+  return s->timed_task[op];
+}
 /* A copy that serves timed work and started in the timed window(s): the
  * report's statistics count nothing else. */
 bool mapopt__sim_timed_copy(const sim_t *s, const sim_copy *c);

@@ -365,6 +365,8 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   s->win_lo = lo;
   s->win_hi = hi;
   s->nwin = nw;
+  if (mapopt__sim_mark_timed(s) != MAPOPT_OK)
+    return MAPOPT_ENOMEM;
   int64_t elapsed = 0;
   for (int64_t i = 0; i < nw; i++)
     elapsed += hi[i] - lo[i];
