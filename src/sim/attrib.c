@@ -41,11 +41,18 @@ mapopt_status mapopt__sim_mark_timed(sim_t *s) {
   s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);
   if (!s->timed_task)
     return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < run->nops; i++)
-    s->timed_task[i] = run->ops[i].kind == MAPOPT_OP_TASK &&
-                       run->ops[i].timing.timed &&
-                       s->ops[i].state >= OS_EXECUTED &&
-                       mapopt__sim_in_windows(s, s->ops[i].start_at);
+  for (int64_t i = 0; i < run->nops; i++) {
+    const sim_op *o = &s->ops[i];
+    uint8_t m = 0;
+    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].timing.timed &&
+        o->state >= OS_EXECUTED) {
+      if (o->proc >= 0)
+        m |= TIMED_RAN;
+      if (mapopt__sim_in_windows(s, o->start_at))
+        m |= TIMED_TASK;
+    }
+    s->timed_task[i] = m;
+  }
   return MAPOPT_OK;
 }
 
@@ -245,17 +252,8 @@ static int64_t *part_of(mapopt_sim_critical_path *cp, int cause) {
   }
 }
 
-/*
- * Explains [a, *hi) clipped below at floor: the interval is charged to
- * what it is about and *hi lowers to its start, so a walk explains a span
- * backwards one interval at a time. Returns the length charged.
- */
-static int64_t charge(walk *w, const what *x, int64_t a, int64_t floor,
-                      int64_t *hi) {
-  if (a < floor)
-    a = floor;
-  if (a >= *hi)
-    return 0;
+/* Charges [a, *hi) (a at least the floor, below *hi): see charge. */
+static int64_t charge_interval(walk *w, const what *x, int64_t a, int64_t *hi) {
   int64_t d = *hi - a;
   *hi = a;
   if (w->mode == W_PROBE) {
@@ -302,6 +300,25 @@ static int64_t charge(walk *w, const what *x, int64_t a, int64_t floor,
       e->pred = x->pred;
   }
   return d;
+}
+
+/* Whether charge would charge anything: [max(a, floor), hi) is not empty.
+ * The walks ask it before they build what an interval is about; most of
+ * a task's wait is one or two of the intervals op_step explains. */
+static inline bool charges(int64_t a, int64_t floor, int64_t hi) {
+  return (a > floor ? a : floor) < hi;
+}
+
+/*
+ * Explains [a, *hi) clipped below at floor: the interval is charged to
+ * what it is about and *hi lowers to its start, so a walk explains a span
+ * backwards one interval at a time. Returns the length charged.
+ */
+static inline int64_t charge(walk *w, const what *x, int64_t a, int64_t floor,
+                             int64_t *hi) {
+  if (!charges(a, floor, *hi))
+    return 0;
+  return charge_interval(w, x, a > floor ? a : floor, hi);
 }
 
 static int task_of(const sim_t *s, int64_t op) {
@@ -399,18 +416,22 @@ static void op_step(walk *w, int64_t op, int64_t floor, int64_t *hi) {
   what run = about(task, MAPOPT_SIM_CAUSE_RUNTIME);
   if (ao->kind == MAPOPT_OP_TASK) {
     charge(w, &run, o->end_at, floor, hi);
-    what compute = about(task, MAPOPT_SIM_CAUSE_COMPUTE);
-    compute.seg_kind = "task";
-    compute.seg_name = s->run->tasks[ao->task].name;
-    charge(w, &compute, o->start_at, floor, hi);
-    what queue = about(task, MAPOPT_SIM_CAUSE_PROCESSOR);
-    queue.other = task_of(s, o->behind);
-    queue.to = o->proc;
-    if (o->last_pred >= 0 && s->ops[o->last_pred].proc >= 0) {
-      queue.pred = task_of(s, o->last_pred);
-      queue.from = s->ops[o->last_pred].proc;
+    if (charges(o->start_at, floor, *hi)) {
+      what compute = about(task, MAPOPT_SIM_CAUSE_COMPUTE);
+      compute.seg_kind = "task";
+      compute.seg_name = s->run->tasks[ao->task].name;
+      charge(w, &compute, o->start_at, floor, hi);
     }
-    charge(w, &queue, o->ready_at, floor, hi);
+    if (charges(o->ready_at, floor, *hi)) {
+      what queue = about(task, MAPOPT_SIM_CAUSE_PROCESSOR);
+      queue.other = task_of(s, o->behind);
+      queue.to = o->proc;
+      if (o->last_pred >= 0 && s->ops[o->last_pred].proc >= 0) {
+        queue.pred = task_of(s, o->last_pred);
+        queue.from = s->ops[o->last_pred].proc;
+      }
+      charge(w, &queue, o->ready_at, floor, hi);
+    }
   } else {
     static const char *const kinds[] = {"task", "fill", "fence", "future"};
     charge(w, &run, o->complete_at, floor, hi);

@@ -220,6 +220,7 @@ struct mapopt_sim_plan {
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
   int64_t max_reqs;   /* the most requirements an op has (at most
                          MAPOPT_APP_MAX_ARGS) */
+  uint8_t *task_reqs; /* per task: the most requirements of its ops */
   int32_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
@@ -341,9 +342,9 @@ struct mapopt__sim {
    * 32-bit: a state counts started ops, fewer than the DAG's 32-bit ids. */
   int32_t *price_state;
   int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
-  /* Per op, once the windows are known (mapopt__sim_mark_timed): whether it
-   * is timed work (mapopt__sim_timed_task). The result's passes over the
-   * ops ask for each op; one pass over the run's large ops answers all. */
+  /* Per op, once the windows are known (mapopt__sim_mark_timed): TIMED_RAN
+   * and TIMED_TASK. The result's passes over the ops ask for each op; one
+   * pass over the run's large ops answers all. */
   uint8_t *timed_task;
   /* With a trace: the ops and copies on the critical path (attrib.c). */
   uint8_t *on_path_op, *on_path_copy;
@@ -630,11 +631,13 @@ void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
 /* Whether time t is in a timed window (s->win_lo, s->win_hi). */
 bool mapopt__sim_in_windows(const sim_t *s, int64_t t);
 /* Marks in s->timed_task each task op of the timed work (its iteration or
- * block is timed) that executed and started in the timed window(s). */
+ * block is timed) that executed on a processor (TIMED_RAN), and of those
+ * the ones that started in the timed window(s) (TIMED_TASK as well). */
+enum { TIMED_RAN = 1, TIMED_TASK = 2 };
 mapopt_status mapopt__sim_mark_timed(sim_t *s);
-/* Whether op is one (after mapopt__sim_mark_timed). */
+/* Whether op is TIMED_TASK (after mapopt__sim_mark_timed). */
 static inline bool mapopt__sim_timed_task(const sim_t *s, int64_t op) {
-  return s->timed_task[op];
+  return s->timed_task[op] & TIMED_TASK;
 }
 /* A copy that serves timed work and started in the timed window(s): the
  * report's statistics count nothing else. */

@@ -102,11 +102,18 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
   pl->max_reqs = 1;
+  pl->task_reqs = mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) *
+                                              sizeof *pl->task_reqs);
+  if (!pl->task_reqs)
+    return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < run->nops; i++) {
-    if (run->ops[i].nreqs > MAPOPT_APP_MAX_ARGS) /* SIM_REQ_BITS */
+    const mapopt_app_op *o = &run->ops[i];
+    if (o->nreqs > MAPOPT_APP_MAX_ARGS) /* SIM_REQ_BITS */
       return MAPOPT_EINVAL;
-    if ((int64_t)run->ops[i].nreqs > pl->max_reqs)
-      pl->max_reqs = (int64_t)run->ops[i].nreqs;
+    if ((int64_t)o->nreqs > pl->max_reqs)
+      pl->max_reqs = (int64_t)o->nreqs;
+    if (o->kind == MAPOPT_OP_TASK && o->nreqs > pl->task_reqs[o->task])
+      pl->task_reqs[o->task] = (uint8_t)o->nreqs;
   }
   mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
   if (st != MAPOPT_OK)

@@ -191,17 +191,11 @@ static mapopt_status top_tasks(sim_t *s, mapopt_sim_result *res) {
   op_price *known =
       mapopt__arena_alloc(&s->arena, (size_t)(run->ntasks + 1) * sizeof *known);
   op_price *scratch = mapopt__arena_alloc(&s->arena, sizeof *scratch);
-  size_t *task_reqs = mapopt__arena_zalloc(
-      &s->arena, (size_t)(run->ntasks + 1) * sizeof *task_reqs);
-  if (!all || !memo || !known || !scratch || !task_reqs)
+  const uint8_t *task_reqs = s->plan->task_reqs;
+  if (!all || !memo || !known || !scratch)
     return MAPOPT_ENOMEM;
   for (int t = 0; t < run->ntasks; t++)
     known[t].state = -1;
-  for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *ao = &run->ops[i];
-    if (ao->kind == MAPOPT_OP_TASK && ao->nreqs > task_reqs[ao->task])
-      task_reqs[ao->task] = ao->nreqs;
-  }
   for (int64_t i = 0; i < run->nops; i++) {
     const mapopt_app_op *ao = &run->ops[i];
     const sim_op *o = &s->ops[i];
@@ -411,13 +405,12 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
   }
   for (int64_t i = 0; i < run->nops; i++) {
     const sim_op *o = &s->ops[i];
-    if (run->ops[i].kind != MAPOPT_OP_TASK || !run->ops[i].timing.timed ||
-        o->proc < 0 || o->state < OS_EXECUTED)
+    if (!(s->timed_task[i] & TIMED_RAN))
       continue;
     for (int64_t w = 0; w < nw; w++)
       res->procs[o->proc].busy_ns +=
           overlap(o->start_at, o->end_at, lo[w], hi[w]);
-    if (mapopt__sim_in_windows(s, o->start_at))
+    if (s->timed_task[i] & TIMED_TASK)
       res->procs[o->proc].tasks++;
   }
   for (size_t k = 0; k < s->util_jobs.len; k++) {
