@@ -584,6 +584,8 @@ static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
     out->wanted_of[k] = -1;
   for (size_t k = 0; k < nwanted; k++)
     out->wanted_of[wanted[k]] = (int64_t)k;
+  const int32_t *req_piece = s->plan->req_piece;
+  const uint8_t *req_priv = s->plan->req_priv;
   size_t nuse = 0;
   for (int pass = 0; pass < 2 && nwanted > 0; pass++) {
     if (pass == 1) {
@@ -594,18 +596,21 @@ static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
     }
     size_t n = 0;
     for (int64_t i = 0; i < run->nops; i++) {
-      const mapopt_app_op *ao = &run->ops[i];
       if (!mapopt__sim_timed_task(s, i))
         continue;
-      for (size_t r = 0; r < ao->nreqs; r++) {
-        const mapopt_app_req *q = &ao->reqs[r];
-        if (q->priv == MAPOPT_PRIV_WD || wanted_at(out, q->piece->id) < 0)
+      for (int64_t q = s->dag.req_off[i]; q < s->dag.req_off[i + 1]; q++) {
+        int64_t piece = req_piece[q];
+        if (req_priv[q] == MAPOPT_PRIV_WD || wanted_at(out, piece) < 0)
           continue;
-        if (pass == 1)
-          out->uses[n] =
-              (use){q->piece->id,          ao->timing.iteration,
-                    ao->timing.repetition, s->ops[i].proc,
-                    s->ops[i].start_at,    q->priv == MAPOPT_PRIV_REDUCE};
+        if (pass == 1) {
+          const mapopt_op_timing *tm = &run->ops[i].timing;
+          out->uses[n] = (use){piece,
+                               tm->iteration,
+                               tm->repetition,
+                               s->ops[i].proc,
+                               s->ops[i].start_at,
+                               req_priv[q] == MAPOPT_PRIV_REDUCE};
+        }
         n++;
       }
     }

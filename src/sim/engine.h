@@ -225,6 +225,12 @@ struct mapopt_sim_plan {
   int64_t *af_off;
   int64_t naf;
   uint8_t *reads_reduction; /* per requirement: it needs a reduced version */
+  /* Per requirement (dag.req_off): its piece's id and its privilege. The
+   * result's passes over every requirement of the timed work read these
+   * instead of the app run's op, requirement and piece (three cache lines
+   * apart): at a million ops that pass was most of the attribution. */
+  int32_t *req_piece;
+  uint8_t *req_priv; /* mapopt_priv */
   /* The lower bound depends on the machine only: it is kept for the last
    * machine (compared by value, pointers cleared) under lock. */
   bool lb_valid;

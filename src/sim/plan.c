@@ -128,12 +128,21 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 4);
   pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 4);
   int32_t *fillp = mapopt__arena_alloc(scratch, (size_t)(n + 1) * 4);
+  pl->req_piece = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1) * 4);
+  pl->req_priv = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1));
   if (!req_code || !pl->next_sib || !pl->first_child || !pl->af_off ||
-      !pl->vprod_off || !pl->vprod || !fillp)
+      !pl->vprod_off || !pl->vprod || !fillp || !pl->req_piece || !pl->req_priv)
     return MAPOPT_ENOMEM;
+  if (run->npieces > MAPOPT__SIM_INDEX_MAX)
+    return MAPOPT_EINVAL;
   for (int64_t i = 0; i < n; i++)
-    for (size_t r = 0; r < run->ops[i].nreqs; r++)
-      req_code[dag->req_off[i] + (int64_t)r] = SIM_REQ_CODE(i, (int64_t)r);
+    for (size_t r = 0; r < run->ops[i].nreqs; r++) {
+      int64_t q = dag->req_off[i] + (int64_t)r;
+      const mapopt_app_req *rq = &run->ops[i].reqs[r];
+      req_code[q] = SIM_REQ_CODE(i, (int64_t)r);
+      pl->req_piece[q] = (int32_t)rq->piece->id;
+      pl->req_priv[q] = (uint8_t)rq->priv;
+    }
   for (int64_t i = 0; i <= n; i++)
     pl->first_child[i] = -1;
   for (int64_t i = n - 1; i >= 0; i--) {
