@@ -314,9 +314,9 @@ static int64_t fold_join(lb_ctx *L, const lb_op *g, size_t ng, const int64_t *F,
       int64_t v = need[k++];
       if (v < 0 || dag->versions[v].kind != VER_REDUCTION)
         continue;
-      const mapopt__version *ver = &dag->versions[v];
-      for (int64_t i = 0; i < ver->nred; i++) {
-        int64_t r = dag->reducers[ver->red_off + i];
+      const mapopt__red_set *rs = mapopt__sim_red_set(dag, v);
+      for (int64_t i = 0; i < rs->nred; i++) {
+        int64_t r = dag->reducers[rs->red_off + i];
         const mapopt_app_op *ro = &run->ops[r];
         for (size_t j = 0; j < ro->nreqs; j++) {
           const mapopt_app_req *x = &ro->reqs[j];

@@ -49,6 +49,8 @@ typedef struct analysis {
   int64_t npool, pool_cap;
   mapopt__version *versions;
   int64_t nversions, versions_cap;
+  mapopt__red_set *red_sets;
+  int64_t nred_sets, red_sets_cap;
   growable preds, raw, need, reducers;
   int32_t *mark;    /* per op: the op whose pred list last included it */
   int32_t *rawmark; /* per op: the requirement whose raw list includes it */
@@ -105,18 +107,21 @@ static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
   return an->npool++;
 }
 
+/* A new version; ref: its producer, or for VER_REDUCTION its set. */
 static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
-                           int field, int64_t producer) {
+                           int field, int64_t ref) {
   mapopt__version *v = grow(an, an->arena, an->versions, &an->versions_cap,
                             an->nversions + 1, sizeof *v);
   if (!v)
     return -1;
   an->versions = v;
-  v[an->nversions] = (mapopt__version){.atom = (int32_t)atom,
-                                       .producer = (int32_t)producer,
-                                       .base = -1,
-                                       .field = (uint8_t)field,
-                                       .kind = (uint8_t)kind};
+  mapopt__version *nv = &v[an->nversions];
+  *nv = (mapopt__version){
+      .atom = (int32_t)atom, .field = (uint8_t)field, .kind = (uint8_t)kind};
+  if (kind == VER_REDUCTION)
+    nv->red_set = (int32_t)ref;
+  else
+    nv->producer = (int32_t)ref;
   return an->nversions++;
 }
 
@@ -141,14 +146,15 @@ static void add_raw(analysis *an, int64_t q, int64_t v) {
   while (v >= 0) {
     const mapopt__version *ver = &an->versions[v];
     if (ver->kind == VER_REDUCTION) {
-      for (int64_t i = 0; i < ver->nred; i++) {
-        int64_t op = an->reducers.data[ver->red_off + i];
+      const mapopt__red_set *rs = &an->red_sets[ver->red_set];
+      for (int64_t i = 0; i < rs->nred; i++) {
+        int64_t op = an->reducers.data[rs->red_off + i];
         if (an->rawmark[op] != q) {
           an->rawmark[op] = (int32_t)q;
           push(an, &an->raw, op);
         }
       }
-      v = ver->base;
+      v = rs->base;
       continue;
     }
     if (ver->producer >= 0 && an->rawmark[ver->producer] != q) {
@@ -170,9 +176,10 @@ static void add_producers(analysis *an, int64_t op, int64_t v) {
       add_pred(an, op, ver->producer);
       return;
     }
-    for (int64_t i = 0; i < ver->nred; i++)
-      add_pred(an, op, an->reducers.data[ver->red_off + i]);
-    v = ver->base;
+    const mapopt__red_set *rs = &an->red_sets[ver->red_set];
+    for (int64_t i = 0; i < rs->nred; i++)
+      add_pred(an, op, an->reducers.data[rs->red_off + i]);
+    v = rs->base;
   }
 }
 
@@ -181,14 +188,19 @@ static void close_reductions(analysis *an, af_state *s, int64_t atom,
                              int field) {
   if (s->red_op < 0)
     return;
-  int64_t v = new_version(an, VER_REDUCTION, atom, field, -1);
+  mapopt__red_set *rs = grow(an, an->arena, an->red_sets, &an->red_sets_cap,
+                             an->nred_sets + 1, sizeof *rs);
+  if (!rs)
+    return;
+  an->red_sets = rs;
+  int64_t v = new_version(an, VER_REDUCTION, atom, field, an->nred_sets);
   if (v < 0)
     return;
-  an->versions[v].base = s->red_base;
-  an->versions[v].red_off = (int32_t)an->reducers.len;
+  rs = &an->red_sets[an->nred_sets++];
+  *rs = (mapopt__red_set){s->red_base, (int32_t)an->reducers.len, 0};
   for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next) {
     push(an, &an->reducers, an->pool[r].op);
-    an->versions[v].nred++;
+    rs->nred++;
   }
   s->version = (int32_t)v;
   s->red_op = -1;
@@ -411,6 +423,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->reducers = final_list(&an, &an.reducers);
   dag->versions = an.versions;
   dag->nversions = an.nversions;
+  dag->red_sets = an.red_sets;
   st = an.too_big ? MAPOPT_EINVAL : an.failed ? MAPOPT_ENOMEM : MAPOPT_OK;
 done:
   mapopt__arena_destroy(&an.scratch);

@@ -516,8 +516,10 @@ int64_t mapopt__sim_copy_producer(const sim_t *s, const sim_copy *c) {
   const mapopt__version *v = &s->dag.versions[e->version];
   if (v->kind == VER_WRITE)
     return v->producer;
-  if (v->kind == VER_REDUCTION && v->nred > 0)
-    return s->dag.reducers[v->red_off];
+  if (v->kind == VER_REDUCTION) {
+    const mapopt__red_set *rs = mapopt__sim_red_set(&s->dag, e->version);
+    return rs->nred > 0 ? s->dag.reducers[rs->red_off] : -1;
+  }
   return -1;
 }
 

@@ -220,13 +220,14 @@ static int64_t need_version(sim_t *s, copy_plan *p, int64_t atom, int f,
    * reduction instance fold through one copy of its data, which waits for
    * each of them. */
   s->fold_target[v] = p->dst;
-  int64_t base = ver->base >= 0
-                     ? need_version(s, p, atom, f, ver->base, count, depth + 1)
+  const mapopt__red_set *rs = mapopt__sim_red_set(&s->dag, v);
+  int64_t base = rs->base >= 0
+                     ? need_version(s, p, atom, f, rs->base, count, depth + 1)
                      : -1;
   dst->incoming[k] = v;
   int64_t mark = ++s->fold_stamp;
-  for (int64_t i = 0; i < ver->nred; i++) {
-    int64_t rop = s->dag.reducers[ver->red_off + i];
+  for (int64_t i = 0; i < rs->nred; i++) {
+    int64_t rop = s->dag.reducers[rs->red_off + i];
     for (size_t r = 0; r < s->run->ops[rop].nreqs; r++) {
       int64_t rc = 0;
       int64_t rinst = mapopt__sim_reducer_instance(s, rop, r, atom, f, &rc);
@@ -316,12 +317,12 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
       if (v < 0 || s->dag.versions[v].kind != VER_REDUCTION ||
           s->fold_target[v] >= 0)
         continue;
-      const mapopt__version *ver = &s->dag.versions[v];
+      const mapopt__red_set *rs = mapopt__sim_red_set(&s->dag, v);
       bool ready =
-          ver->base < 0 || version_at_hand(s, ver->base, inst_at(s, p.dst),
-                                           pc->atoms[a].atom, f);
-      for (int64_t i = 0; ready && i < ver->nred; i++)
-        ready = s->ops[s->dag.reducers[ver->red_off + i]].state >= OS_MAPPED;
+          rs->base < 0 ||
+          version_at_hand(s, rs->base, inst_at(s, p.dst), pc->atoms[a].atom, f);
+      for (int64_t i = 0; ready && i < rs->nred; i++)
+        ready = s->ops[s->dag.reducers[rs->red_off + i]].state >= OS_MAPPED;
       if (ready)
         need_version(s, &p, pc->atoms[a].atom, f, v, pc->atoms[a].count, 0);
     }

@@ -46,16 +46,26 @@ typedef enum mapopt__vkind_sim {
  * whose lists would not fit is refused (MAPOPT_EINVAL). */
 enum { MAPOPT__SIM_INDEX_MAX = INT32_MAX };
 
-/* One version of one (atom, field): 20 bytes, two or so per op. */
+/* One version of one (atom, field): 12 bytes, two or so per op. What only
+ * a reduction version has is in a set of its own (mapopt__red_set): few
+ * versions are reductions, and every version is in the plan's memory and
+ * read as the simulation publishes and copies data. */
 typedef struct mapopt__version {
   int32_t atom;
-  int32_t producer; /* VER_WRITE, VER_FILL: the op */
-  int32_t base;     /* VER_REDUCTION: version id of the base */
-  int32_t red_off;  /* VER_REDUCTION: reducers[red_off .. red_off+nred) */
-  int32_t nred;
+  union {
+    int32_t producer; /* VER_WRITE, VER_FILL: the op; VER_NONE: -1 */
+    int32_t red_set;  /* VER_REDUCTION: its set in the DAG's red_sets */
+  };
   uint8_t field; /* < 64 */
   uint8_t kind;  /* mapopt__ver_kind */
 } mapopt__version;
+
+/* A closed reduction set: the version it reduces into and its reducers. */
+typedef struct mapopt__red_set {
+  int32_t base;    /* version id of the base */
+  int32_t red_off; /* reducers[red_off .. red_off + nred) */
+  int32_t nred;
+} mapopt__red_set;
 
 /*
  * The logical DAG and the versions each requirement needs. Requirement j of
@@ -77,8 +87,15 @@ typedef struct mapopt__sim_dag {
   int32_t *raw;
   int64_t nversions;
   mapopt__version *versions;
+  mapopt__red_set *red_sets;
   int32_t *reducers; /* ops */
 } mapopt__sim_dag;
+
+/* The reduction set of version v, which is VER_REDUCTION. */
+static inline const mapopt__red_set *
+mapopt__sim_red_set(const mapopt__sim_dag *dag, int64_t v) {
+  return &dag->red_sets[dag->versions[v].red_set];
+}
 
 /* Builds the DAG of run in arena. MAPOPT_ENOMEM on failure, MAPOPT_EINVAL
  * when a list would outgrow MAPOPT__SIM_INDEX_MAX. */
