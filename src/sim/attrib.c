@@ -560,6 +560,11 @@ static int cmp_i64(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
+/* The piece id of requirement r of op (the plan's flat array). */
+static int64_t req_piece_of(const sim_t *s, int64_t op, int64_t r) {
+  return s->plan->req_piece[s->dag.req_off[op] + r];
+}
+
 /* The index of piece in the sorted wanted ids, or -1. */
 static int64_t wanted_at(const spread_t *sp, int64_t piece) {
   return sp->wanted_of[piece];
@@ -641,7 +646,7 @@ static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
 static int64_t first_reader(const sim_t *s, const spread_t *sp,
                             const sim_copy *c) {
   const mapopt_app_op *ao = &s->run->ops[c->op];
-  use key = {ao->reqs[c->req].piece->id,
+  use key = {req_piece_of(s, c->op, c->req),
              ao->timing.iteration,
              ao->timing.repetition,
              INT64_MIN,
@@ -821,7 +826,7 @@ static mapopt_status pieces_of(sim_t *s, table *t, const int64_t *entry_of,
     if (entry_of[k] < 0 || !t->a[entry_of[k]].keep || c->kind == COPY_FILL)
       continue;
     const mapopt_app_op *ao = &run->ops[c->op];
-    served[n] = (use){.piece = ao->reqs[c->req].piece->id,
+    served[n] = (use){.piece = req_piece_of(s, c->op, c->req),
                       .iteration = ao->timing.iteration,
                       .repetition = ao->timing.repetition,
                       .proc = entry_of[k]};

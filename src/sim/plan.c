@@ -102,6 +102,8 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
   pl->max_reqs = 1;
+  if (run->npieces > MAPOPT__SIM_INDEX_MAX) /* req_piece is 32-bit */
+    return MAPOPT_EINVAL;
   pl->task_reqs = mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) *
                                               sizeof *pl->task_reqs);
   if (!pl->task_reqs)
@@ -133,8 +135,6 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   if (!req_code || !pl->next_sib || !pl->first_child || !pl->af_off ||
       !pl->vprod_off || !pl->vprod || !fillp || !pl->req_piece || !pl->req_priv)
     return MAPOPT_ENOMEM;
-  if (run->npieces > MAPOPT__SIM_INDEX_MAX)
-    return MAPOPT_EINVAL;
   for (int64_t i = 0; i < n; i++)
     for (size_t r = 0; r < run->ops[i].nreqs; r++) {
       int64_t q = dag->req_off[i] + (int64_t)r;

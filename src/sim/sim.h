@@ -53,7 +53,7 @@ enum { MAPOPT__SIM_INDEX_MAX = INT32_MAX };
 typedef struct mapopt__version {
   int32_t atom;
   union {
-    int32_t producer; /* VER_WRITE, VER_FILL: the op; VER_NONE: -1 */
+    int32_t producer; /* VER_WRITE, VER_FILL: the op */
     int32_t red_set;  /* VER_REDUCTION: its set in the DAG's red_sets */
   };
   uint8_t field; /* < 64 */
