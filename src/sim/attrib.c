@@ -555,14 +555,9 @@ static int cmp_use(const void *pa, const void *pb) {
   return 0;
 }
 
-static int cmp_i64(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return a < b ? -1 : a > b;
-}
-
-/* The piece id of requirement r of op (the plan's flat array). */
+/* The piece id of requirement r of op (the DAG's flat array). */
 static int64_t req_piece_of(const sim_t *s, int64_t op, int64_t r) {
-  return s->plan->req_piece[s->dag.req_off[op] + r];
+  return s->dag.req_piece[s->dag.req_off[op] + r];
 }
 
 /* The index of piece in the sorted wanted ids, or -1. */
@@ -589,8 +584,8 @@ static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
     out->wanted_of[k] = -1;
   for (size_t k = 0; k < nwanted; k++)
     out->wanted_of[wanted[k]] = (int64_t)k;
-  const int32_t *req_piece = s->plan->req_piece;
-  const uint8_t *req_priv = s->plan->req_priv;
+  const int32_t *req_piece = s->dag.req_piece;
+  const uint8_t *req_priv = s->dag.req_priv;
   size_t nuse = 0;
   for (int pass = 0; pass < 2 && nwanted > 0; pass++) {
     if (pass == 1) {
@@ -818,7 +813,11 @@ static mapopt_status pieces_of(sim_t *s, table *t, const int64_t *entry_of,
   use *served = mapopt__arena_alloc(&s->arena, (nserved + 1) * sizeof *served);
   int64_t *wanted =
       mapopt__arena_alloc(&s->arena, (nserved + 1) * sizeof *wanted);
-  if (!served || !wanted)
+  /* The wanted pieces, sorted and each once: marked per piece id, then
+   * collected in id order (the ids are dense, a sort would cost more). */
+  uint8_t *is_wanted =
+      mapopt__arena_zalloc(&s->arena, (size_t)run->npieces + 1);
+  if (!served || !wanted || !is_wanted)
     return MAPOPT_ENOMEM;
   size_t n = 0;
   for (size_t k = 0; k < s->copies.len; k++) {
@@ -830,14 +829,13 @@ static mapopt_status pieces_of(sim_t *s, table *t, const int64_t *entry_of,
                       .iteration = ao->timing.iteration,
                       .repetition = ao->timing.repetition,
                       .proc = entry_of[k]};
-    wanted[n] = served[n].piece;
+    is_wanted[served[n].piece] = 1;
     n++;
   }
-  qsort(wanted, n, sizeof *wanted, cmp_i64);
   size_t nw = 0;
-  for (size_t k = 0; k < n; k++)
-    if (nw == 0 || wanted[nw - 1] != wanted[k])
-      wanted[nw++] = wanted[k];
+  for (int64_t p = 0; p < run->npieces; p++)
+    if (is_wanted[p])
+      wanted[nw++] = p;
   if (!piece_spread(s, wanted, nw, sp))
     return MAPOPT_ENOMEM;
   qsort(served, n, sizeof *served, cmp_served);

@@ -47,6 +47,7 @@ typedef struct analysis {
   af_state *af;
   reader *pool;
   int64_t npool, pool_cap;
+  int32_t pool_free; /* reader entries of dropped lists, -1: none */
   mapopt__version *versions;
   int64_t nversions, versions_cap;
   mapopt__red_set *red_sets;
@@ -98,6 +99,12 @@ static void push(analysis *an, growable *g, int64_t v) {
 }
 
 static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
+  if (an->pool_free >= 0) {
+    int64_t e = an->pool_free;
+    an->pool_free = an->pool[e].next;
+    an->pool[e] = (reader){(int32_t)op, (int32_t)next};
+    return e;
+  }
   reader *p =
       grow(an, &an->scratch, an->pool, &an->pool_cap, an->npool + 1, sizeof *p);
   if (!p)
@@ -105,6 +112,20 @@ static int64_t pool_add(analysis *an, int64_t op, int64_t next) {
   an->pool = p;
   p[an->npool] = (reader){(int32_t)op, (int32_t)next};
   return an->npool++;
+}
+
+/* Gives the entries of a list that is dropped back to the pool: the live
+ * lists (readers since the last write, the open reduction set) are short,
+ * so the pool stays the size of what is live, not of every read of the
+ * run. */
+static void pool_release(analysis *an, int64_t head) {
+  if (head < 0)
+    return;
+  int64_t tail = head;
+  while (an->pool[tail].next >= 0)
+    tail = an->pool[tail].next;
+  an->pool[tail].next = an->pool_free;
+  an->pool_free = (int32_t)head;
 }
 
 /* A new version; ref: its producer, or for VER_REDUCTION its set. */
@@ -202,6 +223,7 @@ static void close_reductions(analysis *an, af_state *s, int64_t atom,
     push(an, &an->reducers, an->pool[r].op);
     rs->nred++;
   }
+  pool_release(an, s->red_head);
   s->version = (int32_t)v;
   s->red_op = -1;
   s->red_head = -1;
@@ -243,10 +265,12 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       need = s->version;
     } else {
       s->red_op = -1; /* pending reductions are discarded */
+      pool_release(an, s->red_head);
       s->red_head = -1;
     }
     s->version = (int32_t)new_version(an, is_fill ? VER_FILL : VER_WRITE, atom,
                                       field, op);
+    pool_release(an, s->readers);
     s->readers = -1;
     break;
   case MAPOPT_PRIV_REDUCE:
@@ -293,6 +317,7 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
   const mapopt_app_run *run = an->run;
   const mapopt_app_op *op = &run->ops[i];
   dag->pred_off[i] = (int32_t)an->preds.len;
+  dag->ver_off[i] = (int32_t)an->nversions;
   add_pred(an, i, an->last_fence);
   for (size_t w = 0; w < op->nwaits; w++)
     add_pred(an, i, future_op(an, i, op->waits[w]));
@@ -314,13 +339,18 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
     dag->need_off[q] = (int32_t)an->need.len;
     dag->raw_off[q] = (int32_t)an->raw.len;
     const mapopt_app_piece *pc = req->piece;
+    dag->req_piece[q] = (int32_t)pc->id;
+    dag->req_priv[q] = (uint8_t)req->priv;
     for (size_t a = 0; a < pc->natoms; a++)
       for (uint64_t fm = req->fields; fm; fm &= fm - 1) {
         int f = __builtin_ctzll(fm); /* the fields, in order */
         int64_t v = touch(an, i, req, is_fill, virt, pc->atoms[a].atom, f);
         push(an, &an->need, v);
-        if (v >= 0)
+        if (v >= 0) {
           add_raw(an, q, v);
+          if (an->versions[v].kind == VER_REDUCTION)
+            dag->reads_reduction[q] = 1;
+        }
       }
   }
   if (op->future >= 0 && op->future < run->nfutures)
@@ -343,12 +373,14 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   mapopt__arena_init(&an.scratch, arena->ctx);
   an.run = run;
   an.last_fence = -1;
+  an.pool_free = -1;
   int64_t n = run->nops;
   memset(dag, 0, sizeof *dag);
   dag->nops = n;
   mapopt__arena *sa = &an.scratch;
   mapopt_status st = MAPOPT_EINVAL;
-  if (n >= MAPOPT__SIM_INDEX_MAX || run->natoms >= MAPOPT__SIM_INDEX_MAX)
+  if (n >= MAPOPT__SIM_INDEX_MAX || run->natoms >= MAPOPT__SIM_INDEX_MAX ||
+      run->npieces > MAPOPT__SIM_INDEX_MAX) /* req_piece is 32-bit */
     goto done;
   an.af_off = mapopt__arena_alloc(sa, (size_t)(run->natoms + 1) * 8);
   an.mark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 4);
@@ -356,9 +388,10 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   an.fut_op = mapopt__arena_alloc(sa, (size_t)(run->nfutures + 1) * 4);
   dag->pred_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 4);
   dag->req_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 4);
+  dag->ver_off = mapopt__arena_alloc(arena, (size_t)(n + 1) * 4);
   st = MAPOPT_ENOMEM;
   if (!an.af_off || !an.mark || !an.rawmark || !dag->pred_off ||
-      !dag->req_off || !an.fut_op)
+      !dag->req_off || !dag->ver_off || !an.fut_op)
     goto done;
   for (int64_t f = 0; f < run->nfutures; f++)
     an.fut_op[f] = -1;
@@ -404,16 +437,33 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   dag->nreqs = nreqs;
   dag->need_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 4);
   dag->raw_off = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 4);
+  dag->req_piece = mapopt__arena_alloc(arena, (size_t)(nreqs + 1) * 4);
+  dag->req_priv = mapopt__arena_alloc(arena, (size_t)(nreqs + 1));
+  dag->reads_reduction = mapopt__arena_zalloc(arena, (size_t)(nreqs + 1));
   an.need.cap = nneed ? nneed : 1;
   an.need.data = mapopt__arena_alloc(arena, (size_t)an.need.cap * 4);
   an.versions_cap = nwrites ? nwrites : 1;
   an.versions = mapopt__arena_alloc(arena, (size_t)an.versions_cap *
                                                sizeof(mapopt__version));
-  if (!dag->need_off || !dag->raw_off || !an.need.data || !an.versions)
+  /* The predecessor and RAW lists are estimated: without reductions a
+   * needed version has one producer (one RAW entry per need entry), and an
+   * op waits for about one op per touch and the newest fence. A run whose
+   * writes wait for many readers, or that reduces, outgrows the estimate
+   * and doubles from there. */
+  an.preds.cap = nneed + n + 1;
+  an.raw.cap = nneed + 1;
+  if (an.preds.cap >= MAPOPT__SIM_INDEX_MAX)
+    an.preds.cap = MAPOPT__SIM_INDEX_MAX - 1;
+  an.preds.data = mapopt__arena_alloc(arena, (size_t)an.preds.cap * 4);
+  an.raw.data = mapopt__arena_alloc(arena, (size_t)an.raw.cap * 4);
+  if (!dag->need_off || !dag->raw_off || !dag->req_piece || !dag->req_priv ||
+      !dag->reads_reduction || !an.need.data || !an.versions ||
+      !an.preds.data || !an.raw.data)
     goto done;
   for (int64_t i = 0; i < n && !an.failed; i++)
     analyse_op(&an, dag, i);
   dag->pred_off[n] = (int32_t)an.preds.len;
+  dag->ver_off[n] = (int32_t)an.nversions;
   dag->need_off[nreqs] = (int32_t)an.need.len;
   dag->raw_off[nreqs] = (int32_t)an.raw.len;
   /* The lists were grown in the DAG's arena: they are the DAG's. */

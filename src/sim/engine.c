@@ -302,7 +302,7 @@ static void plan_folds_early(sim_t *s, int64_t op, int64_t r) {
   sim_op *o = &s->ops[op];
   const mapopt_app_req *req = &s->run->ops[op].reqs[r];
   int64_t q = s->dag.req_off[op] + r;
-  if (!s->plan->reads_reduction[q] || !o->inst || o->inst[r] < 0 ||
+  if (!s->dag.reads_reduction[q] || !o->inst || o->inst[r] < 0 ||
       req->priv == MAPOPT_PRIV_WD || req->priv == MAPOPT_PRIV_REDUCE)
     return;
   const int32_t *need = &s->dag.need[s->dag.need_off[q]];
@@ -587,9 +587,10 @@ static void try_start(sim_t *s, int64_t proc) {
 static void publish_writes(sim_t *s, int64_t op) {
   const mapopt_app_op *ao = &s->run->ops[op];
   sim_op *o = &s->ops[op];
-  for (int64_t k = s->vprod_off[op]; k < s->vprod_off[op + 1]; k++) {
-    int64_t v = s->vprod[k];
+  for (int64_t v = s->dag.ver_off[op]; v < s->dag.ver_off[op + 1]; v++) {
     const mapopt__version *ver = &s->dag.versions[v];
+    if (ver->kind == VER_REDUCTION) /* folded, never written by op */
+      continue;
     int64_t af = af_index(s, ver->atom, ver->field);
     if (ver->kind == VER_FILL) {
       if (s->newest[af] < v)
@@ -715,8 +716,6 @@ static mapopt_status setup(sim_t *s) {
   s->succ = pl->succ;
   s->rawsucc_off = pl->rawsucc_off;
   s->rawsucc = pl->rawsucc;
-  s->vprod_off = pl->vprod_off;
-  s->vprod = pl->vprod;
   s->next_sib = pl->next_sib;
   s->af_off = pl->af_off;
   mapopt_status st = mapopt__sim_build_machine(s);
@@ -777,7 +776,7 @@ static mapopt_status setup(sim_t *s) {
       mapopt_policy_replicated(s->prog, "main", true, s->nas);
   /* Per requirement, in one array each: the RAW producers left, and the
    * instances (an op's inst points into it once the op is mapped). */
-  int64_t *raw_left = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
+  int32_t *raw_left = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 4);
   s->inst_slots = mapopt__arena_alloc(a, (size_t)(s->dag.nreqs + 1) * 8);
   if (!raw_left || !s->inst_slots)
     return MAPOPT_ENOMEM;

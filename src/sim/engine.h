@@ -124,7 +124,7 @@ typedef struct sim_op {
   int64_t issued_at, mappable_at, mapped_at, ready_at, start_at, end_at,
       complete_at;
   int64_t *inst;     /* per requirement: instance id, -1 virtual */
-  int64_t *raw_left; /* per requirement: RAW producers not complete */
+  int32_t *raw_left; /* per requirement: RAW producers not complete */
   int64_t last_copy; /* the copy that arrived last */
   /* What the critical-path attribution (attrib.c) needs besides: the op
    * that ran on its processor before it started, the fold whose end let a
@@ -214,7 +214,6 @@ struct mapopt_sim_plan {
    * (op << 6 | position), which need 64. */
   int32_t *succ_off, *succ, *rawsucc_off;
   int64_t *rawsucc;
-  int32_t *vprod_off, *vprod;
   int32_t *next_sib, *first_child; /* first_child[parent + 1] */
   int32_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
@@ -224,13 +223,6 @@ struct mapopt_sim_plan {
   int32_t *ctx_first; /* context -> its first op */
   int64_t *af_off;
   int64_t naf;
-  uint8_t *reads_reduction; /* per requirement: it needs a reduced version */
-  /* Per requirement (dag.req_off): its piece's id and its privilege. The
-   * result's passes over every requirement of the timed work read these
-   * instead of the app run's op, requirement and piece (three cache lines
-   * apart): at a million ops that pass was most of the attribution. */
-  int32_t *req_piece;
-  uint8_t *req_priv; /* mapopt_priv */
   /* The lower bound depends on the machine only: it is kept for the last
    * machine (compared by value, pointers cleared) under lock. */
   bool lb_valid;
@@ -286,10 +278,8 @@ struct mapopt__sim {
   const int32_t *rawsucc_off;
   const int64_t *rawsucc; /* producer -> its consumers' requirements, each
                              (op << 6 | position) */
-  const int32_t *vprod_off, *vprod; /* op -> versions it produces (write,
-                                       fill) */
-  int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
-  int64_t *task_limit; /* per task: InstanceLimit, 0 none */
+  int *task_kind;         /* per task: selected kind, -1 unknown, -2 error */
+  int64_t *task_limit;    /* per task: InstanceLimit, 0 none */
   struct req_policy *policy_cache; /* [((task * max_reqs + req) * kinds
                                     + kind) * ways + way] */
   uint64_t policy_evict;

@@ -1,7 +1,7 @@
 /*
  * Simulation plans (docs/sim.md, "From C"): the mapping-independent part of
  * simulating a run -- its dependence graph, the lists derived from it
- * (successors, RAW consumers, produced versions, sibling order, issue
+ * (successors, RAW consumers, sibling order, issue
  * contexts) and the lower bound per machine -- built once and shared
  * read-only by concurrent evaluations, plus the pool of per-evaluation
  * workspaces whose memory is reused from one evaluation to the next.
@@ -23,16 +23,19 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__heap_init(&pa->events);
 }
 
-/* Inverts an adjacency list given as (off, list) over n nodes into a (its
- * cursors in scratch): node i becomes map[i] in *out64, or i in *out32
- * without a map. */
+/* Inverts an adjacency list over n nodes into an m-node one (its cursors
+ * in scratch). Without group_off, node i's list is off[i]..off[i + 1] and i
+ * becomes an entry of *out32. With it, node i owns the sources group_off[i]
+ * .. group_off[i + 1] (an op's requirements), each with its list in off,
+ * and source q of node i becomes SIM_REQ_CODE(i, q - group_off[i]) in
+ * *out64: the code is made as it is stored, never kept per source. */
 static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
-                            const int32_t *off, const int32_t *list, int64_t m,
-                            const int64_t *map, int32_t **out_off,
+                            const int32_t *group_off, const int32_t *off,
+                            const int32_t *list, int64_t m, int32_t **out_off,
                             int32_t **out32, int64_t **out64) {
   int32_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * sizeof *cnt);
-  int64_t total = off[n];
-  size_t elem = map ? sizeof **out64 : sizeof **out32;
+  int64_t total = off[group_off ? group_off[n] : n];
+  size_t elem = group_off ? sizeof **out64 : sizeof **out32;
   void *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * elem);
   int32_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * sizeof *pos);
   if (!cnt || !res || !pos)
@@ -42,18 +45,22 @@ static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
   for (int64_t j = 0; j < m; j++)
     cnt[j + 1] += cnt[j];
   memcpy(pos, cnt, (size_t)(m + 1) * sizeof *pos);
-  int64_t *res64 = map ? res : NULL;
-  int32_t *res32 = map ? NULL : res;
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t k = off[i]; k < off[i + 1]; k++) {
-      int32_t at = pos[list[k]]++;
-      if (map)
-        res64[at] = map[i];
-      else
-        res32[at] = (int32_t)i;
-    }
+  int64_t *res64 = group_off ? res : NULL;
+  int32_t *res32 = group_off ? NULL : res;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t q0 = group_off ? group_off[i] : i;
+    int64_t q1 = group_off ? group_off[i + 1] : i + 1;
+    for (int64_t q = q0; q < q1; q++)
+      for (int64_t k = off[q]; k < off[q + 1]; k++) {
+        int32_t at = pos[list[k]]++;
+        if (group_off)
+          res64[at] = SIM_REQ_CODE(i, q - q0);
+        else
+          res32[at] = (int32_t)i;
+      }
+  }
   *out_off = cnt;
-  if (map)
+  if (group_off)
     *out64 = res64;
   else
     *out32 = res32;
@@ -101,14 +108,29 @@ mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *cplan,
 static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
-  pl->max_reqs = 1;
-  if (run->npieces > MAPOPT__SIM_INDEX_MAX) /* req_piece is 32-bit */
-    return MAPOPT_EINVAL;
+  mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
+  if (st != MAPOPT_OK)
+    return st;
+  const mapopt__sim_dag *dag = &pl->dag;
+  int64_t n = run->nops;
   pl->task_reqs = mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) *
                                               sizeof *pl->task_reqs);
-  if (!pl->task_reqs)
+  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
+  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
+  pl->ctx_of_op = mapopt__arena_zalloc(a, (size_t)(n + 1) * 4);
+  pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
+  if (!pl->task_reqs || !pl->next_sib || !pl->first_child || !pl->ctx_of_op ||
+      !pl->af_off)
     return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < run->nops; i++) {
+  /* One pass over the ops (168 bytes apart in the app run: a cache line
+   * each), last to first: each context's children in op order, the most
+   * requirements per op and per task, and which ops can have children --
+   * an inner task, or an op with a child, which comes after it and so is
+   * seen first (ctx_of_op is a flag until the contexts are numbered). */
+  pl->max_reqs = 1;
+  for (int64_t i = 0; i <= n; i++)
+    pl->first_child[i] = -1;
+  for (int64_t i = n - 1; i >= 0; i--) {
     const mapopt_app_op *o = &run->ops[i];
     if (o->nreqs > MAPOPT_APP_MAX_ARGS) /* SIM_REQ_BITS */
       return MAPOPT_EINVAL;
@@ -116,51 +138,19 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
       pl->max_reqs = (int64_t)o->nreqs;
     if (o->kind == MAPOPT_OP_TASK && o->nreqs > pl->task_reqs[o->task])
       pl->task_reqs[o->task] = (uint8_t)o->nreqs;
-  }
-  mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
-  if (st != MAPOPT_OK)
-    return st;
-  const mapopt__sim_dag *dag = &pl->dag;
-  int64_t n = run->nops, nv = dag->nversions;
-  int64_t *req_code =
-      mapopt__arena_alloc(scratch, (size_t)(dag->nreqs + 1) * 8);
-  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
-  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
-  pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
-  pl->vprod_off = mapopt__arena_zalloc(a, (size_t)(n + 2) * 4);
-  pl->vprod = mapopt__arena_alloc(a, (size_t)(nv + 1) * 4);
-  int32_t *fillp = mapopt__arena_alloc(scratch, (size_t)(n + 1) * 4);
-  pl->req_piece = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1) * 4);
-  pl->req_priv = mapopt__arena_alloc(a, (size_t)(dag->nreqs + 1));
-  if (!req_code || !pl->next_sib || !pl->first_child || !pl->af_off ||
-      !pl->vprod_off || !pl->vprod || !fillp || !pl->req_piece || !pl->req_priv)
-    return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < n; i++)
-    for (size_t r = 0; r < run->ops[i].nreqs; r++) {
-      int64_t q = dag->req_off[i] + (int64_t)r;
-      const mapopt_app_req *rq = &run->ops[i].reqs[r];
-      req_code[q] = SIM_REQ_CODE(i, (int64_t)r);
-      pl->req_piece[q] = (int32_t)rq->piece->id;
-      pl->req_priv[q] = (uint8_t)rq->priv;
-    }
-  for (int64_t i = 0; i <= n; i++)
-    pl->first_child[i] = -1;
-  for (int64_t i = n - 1; i >= 0; i--) {
-    int64_t c = run->ops[i].parent + 1;
+    int64_t c = o->parent + 1;
     pl->next_sib[i] = pl->first_child[c];
     pl->first_child[c] = (int32_t)i;
+    if (o->parent >= 0)
+      pl->ctx_of_op[o->parent] = 1;
+    if (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner)
+      pl->ctx_of_op[i] = 1;
   }
-  /* Contexts: the top level and every op that can have children. */
-  pl->ctx_of_op = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
-  if (!pl->ctx_of_op)
-    return MAPOPT_ENOMEM;
+  /* Contexts: the top level and every op that can have children, numbered
+   * in op order. */
   pl->nctx = 1;
-  for (int64_t i = 0; i < n; i++) {
-    const mapopt_app_op *o = &run->ops[i];
-    bool parent = pl->first_child[i + 1] >= 0 ||
-                  (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner);
-    pl->ctx_of_op[i] = parent ? (int32_t)pl->nctx++ : -1;
-  }
+  for (int64_t i = 0; i < n; i++)
+    pl->ctx_of_op[i] = pl->ctx_of_op[i] ? (int32_t)pl->nctx++ : -1;
   pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 4);
   if (!pl->ctx_first)
     return MAPOPT_ENOMEM;
@@ -173,34 +163,12 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     pl->af_off[at] = pl->naf;
     pl->naf += run->regions[run->atom_region[at]].nfields;
   }
-  st = invert(a, scratch, n, dag->pred_off, dag->preds, n, NULL, &pl->succ_off,
+  st = invert(a, scratch, n, NULL, dag->pred_off, dag->preds, n, &pl->succ_off,
               &pl->succ, NULL);
   if (st == MAPOPT_OK)
-    st = invert(a, scratch, dag->nreqs, dag->raw_off, dag->raw, n, req_code,
+    st = invert(a, scratch, n, dag->req_off, dag->raw_off, dag->raw, n,
                 &pl->rawsucc_off, NULL, &pl->rawsucc);
-  if (st != MAPOPT_OK)
-    return st;
-  /* The versions each op produces (writes and fills). */
-  for (int64_t v = 0; v < nv; v++)
-    if (dag->versions[v].kind != VER_REDUCTION)
-      pl->vprod_off[dag->versions[v].producer + 1]++;
-  for (int64_t i = 0; i < n; i++)
-    pl->vprod_off[i + 1] += pl->vprod_off[i];
-  memcpy(fillp, pl->vprod_off, (size_t)(n + 1) * sizeof *fillp);
-  for (int64_t v = 0; v < nv; v++)
-    if (dag->versions[v].kind != VER_REDUCTION)
-      pl->vprod[fillp[dag->versions[v].producer]++] = (int32_t)v;
-  /* The requirements that read reduced data (their folds are planned as
-   * their reducers complete, engine.c). */
-  pl->reads_reduction = mapopt__arena_zalloc(a, (size_t)(dag->nreqs + 1));
-  if (!pl->reads_reduction)
-    return MAPOPT_ENOMEM;
-  for (int64_t q = 0; q < dag->nreqs; q++)
-    for (int64_t k = dag->need_off[q]; k < dag->need_off[q + 1]; k++)
-      if (dag->need[k] >= 0 &&
-          dag->versions[dag->need[k]].kind == VER_REDUCTION)
-        pl->reads_reduction[q] = 1;
-  return MAPOPT_OK;
+  return st;
 }
 
 mapopt_status mapopt_sim_plan_new(mapopt_ctx *ctx, const mapopt_app_run *run,

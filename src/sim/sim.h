@@ -81,12 +81,25 @@ typedef struct mapopt__sim_dag {
   int32_t *preds;
   int32_t *req_off; /* nops + 1 */
   int64_t nreqs;
+  /* Per requirement: its piece's id and its privilege (mapopt_priv). The
+   * result's passes over every requirement of the timed work read these
+   * instead of the app run's op, requirement and piece (three cache lines
+   * apart); the analysis reads those anyway, so it fills them. */
+  int32_t *req_piece;
+  uint8_t *req_priv;
+  /* Per requirement: 1 when a version it needs is a reduction's (its folds
+   * are planned as its reducers complete, engine.c). */
+  uint8_t *reads_reduction;
   int32_t *need_off; /* nreqs + 1 */
   int32_t *need;
   int32_t *raw_off; /* nreqs + 1 */
   int32_t *raw;
   int64_t nversions;
   mapopt__version *versions;
+  /* nops + 1: the versions made while op i was analysed are ver_off[i] ..
+   * ver_off[i + 1] -- its writes and fills (producer i) and the reduction
+   * versions its reads closed, which it does not produce. */
+  int32_t *ver_off;
   mapopt__red_set *red_sets;
   int32_t *reducers; /* ops */
 } mapopt__sim_dag;
