@@ -36,21 +36,18 @@ void mapopt__vec_destroy(mapopt__vec *v, mapopt_ctx *ctx) {
   v->len = v->cap = 0;
 }
 
-void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *ctx) {
-  if (v->len == v->cap) {
-    size_t cap = v->cap;
-    if (!grow_cap(&cap, v->len + 1, v->elem))
-      return NULL;
-    void *d = mapopt__grow_block(ctx, v->data, v->cap * v->elem, cap * v->elem);
-    if (!d)
-      return NULL;
-    v->data = d;
-    v->cap = cap;
-  }
-  void *slot = (char *)v->data + v->len * v->elem;
-  memset(slot, 0, v->elem);
-  v->len++;
-  return slot;
+bool mapopt__vec_grow(mapopt__vec *v, mapopt_ctx *ctx) {
+  if (v->len < v->cap)
+    return true;
+  size_t cap = v->cap;
+  if (!grow_cap(&cap, v->len + 1, v->elem))
+    return false;
+  void *d = mapopt__grow_block(ctx, v->data, v->cap * v->elem, cap * v->elem);
+  if (!d)
+    return false;
+  v->data = d;
+  v->cap = cap;
+  return true;
 }
 
 /* ---- strbuf ----------------------------------------------------------- */
@@ -225,11 +222,17 @@ mapopt__map_entry *mapopt__map_upsert(mapopt__map *m, mapopt_ctx *ctx,
 
 /* ---- heap ------------------------------------------------------------- */
 
-/* Without short-circuits, so the pop's choice of child compiles to a
- * conditional move: which child is less is a coin toss the branch predictor
- * loses about half the time. */
+/* (time, seq) as one unsigned 128-bit number (time's sign bit flipped, so
+ * that signed order is unsigned order): the comparison is a compare and a
+ * subtract with borrow, no branch -- which child is less is a coin toss the
+ * branch predictor loses about half the time. */
+static unsigned __int128 item_key(const mapopt__heap_item *a) {
+  return (unsigned __int128)((uint64_t)a->time ^ (UINT64_C(1) << 63)) << 64 |
+         a->seq;
+}
+
 static bool item_less(const mapopt__heap_item *a, const mapopt__heap_item *b) {
-  return (a->time < b->time) | ((a->time == b->time) & (a->seq < b->seq));
+  return item_key(a) < item_key(b);
 }
 
 /* Puts it in the hole at i, moving the greater parents down into it. */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mapopt/core.h"
 
@@ -94,8 +95,17 @@ typedef struct mapopt__vec {
 
 void mapopt__vec_init(mapopt__vec *v, size_t elem);
 void mapopt__vec_destroy(mapopt__vec *v, mapopt_ctx *ctx);
-/* Pointer to a new zeroed element at the end, or NULL. */
-void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *ctx);
+/* Room for one more element; false when out of memory. */
+bool mapopt__vec_grow(mapopt__vec *v, mapopt_ctx *ctx);
+/* Pointer to a new zeroed element at the end, or NULL. Inline, the growth
+ * out of line: the simulator pushes a few elements per op. */
+static inline void *mapopt__vec_push(mapopt__vec *v, mapopt_ctx *context) {
+  if (v->len == v->cap && !mapopt__vec_grow(v, context))
+    return NULL;
+  void *slot = (char *)v->data + v->len++ * v->elem;
+  memset(slot, 0, v->elem);
+  return slot;
+}
 #define MAPOPT__VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
 /* ---- strbuf: growable NUL-terminated string --------------------------- */

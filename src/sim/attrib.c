@@ -36,7 +36,7 @@ bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
   return false;
 }
 
-mapopt_status mapopt__sim_mark_timed(sim_t *s) {
+mapopt_status mapopt__sim_mark_timed(sim_t *s, mapopt_sim_proc_stats *procs) {
   const mapopt_app_run *run = s->run;
   s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);
   if (!s->timed_task)
@@ -52,6 +52,13 @@ mapopt_status mapopt__sim_mark_timed(sim_t *s) {
         m |= TIMED_TASK;
     }
     s->timed_task[i] = m;
+    if (!(m & TIMED_RAN))
+      continue;
+    for (int64_t w = 0; w < s->nwin; w++)
+      procs[o->proc].busy_ns += mapopt__sim_overlap(o->start_at, o->end_at,
+                                                    s->win_lo[w], s->win_hi[w]);
+    if (m & TIMED_TASK)
+      procs[o->proc].tasks++;
   }
   return MAPOPT_OK;
 }

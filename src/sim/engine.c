@@ -663,6 +663,12 @@ static void op_complete(sim_t *s, int64_t op) {
   o->state = OS_COMPLETE;
   o->complete_at = s->now;
   s->ops_done++;
+  s->last_complete_at = s->now;
+  int64_t warmup = s->run->iterations_warmup;
+  if (warmup > 0 && ao->timing.iteration == warmup - 1)
+    s->warmup_end_at = s->now;
+  if (ao->timing.iteration == warmup + s->run->iterations_timed - 1)
+    s->timed_end_at = s->now;
   if (ao->kind == MAPOPT_OP_FILL)
     publish_writes(s, op);
   /* The folds of this reducer's contributions may go now. */

@@ -221,6 +221,8 @@ struct mapopt_sim_plan {
                          MAPOPT_APP_MAX_ARGS) */
   uint8_t *task_reqs; /* per task: the most requirements of its ops */
   int32_t *ctx_first; /* context -> its first op */
+  int64_t launches_per_iteration; /* in the first timed iteration, for the
+                                     log */
   int64_t *af_off;
   int64_t naf;
   /* The lower bound depends on the machine only: it is kept for the last
@@ -287,6 +289,10 @@ struct mapopt__sim {
   int64_t *limit_count;     /* [task * nprocs + proc] */
   mapopt__heap *limit_wait; /* per (task, proc): ops waiting admission */
   int64_t ops_done;
+  /* When the last op completed, and the last of the last warm-up iteration
+   * and of the last timed one (window mode; 0: none yet): the simulated
+   * time only grows, so the latest completion is the latest time. */
+  int64_t last_complete_at, warmup_end_at, timed_end_at;
   /* Data. */
   int64_t *af_off;      /* atom -> first af */
   int64_t *newest;      /* af -> newest valid version id */
@@ -624,13 +630,22 @@ void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
 
 /* ---- attrib.c: where the time went, by cause ----------------------------- */
 
+/* The length of [a, b) within [lo, hi). */
+static inline int64_t mapopt__sim_overlap(int64_t a, int64_t b, int64_t lo,
+                                          int64_t hi) {
+  int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+  return y > x ? y - x : 0;
+}
 /* Whether time t is in a timed window (s->win_lo, s->win_hi). */
 bool mapopt__sim_in_windows(const sim_t *s, int64_t t);
 /* Marks in s->timed_task each task op of the timed work (its iteration or
  * block is timed) that executed on a processor (TIMED_RAN), and of those
- * the ones that started in the timed window(s) (TIMED_TASK as well). */
+ * the ones that started in the timed window(s) (TIMED_TASK as well); in
+ * the same pass over the ops, adds each TIMED_RAN op's time within the
+ * window(s) to its processor's busy_ns in procs (s->nprocs of them), and
+ * counts the TIMED_TASK ones in its tasks. */
 enum { TIMED_RAN = 1, TIMED_TASK = 2 };
-mapopt_status mapopt__sim_mark_timed(sim_t *s);
+mapopt_status mapopt__sim_mark_timed(sim_t *s, mapopt_sim_proc_stats *procs);
 /* Whether op is TIMED_TASK (after mapopt__sim_mark_timed). */
 static inline bool mapopt__sim_timed_task(const sim_t *s, int64_t op) {
   return s->timed_task[op] & TIMED_TASK;

@@ -15,19 +15,6 @@
 
 /* ---- raw log ------------------------------------------------------------- */
 
-static int64_t launches_per_iteration(const mapopt_app_run *run) {
-  int64_t it = run->iterations_warmup, n = 0, last = -1;
-  for (int64_t i = 0; i < run->nops; i++) {
-    const mapopt_app_op *o = &run->ops[i];
-    if (o->timing.iteration == it && o->kind == MAPOPT_OP_TASK &&
-        o->parent < 0 && o->launch != last) {
-      n++;
-      last = o->launch;
-    }
-  }
-  return n;
-}
-
 mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
   const mapopt_machine *m = s->m;
   const mapopt_app_run *run = s->run;
@@ -39,12 +26,13 @@ mapopt_status mapopt__sim_write_log(sim_t *s, mapopt_sim_result *res) {
       m->name ? m->name : "machine", m->nodes, m->procs[MAPOPT_PROC_GPU].count,
       m->procs[MAPOPT_PROC_CPU].count, m->procs[MAPOPT_PROC_OMP].count,
       m->util_count);
-  mapopt__sb_printf(
-      b,
-      "[mapopt-sim] app %s(%s): %" PRId64
-      " launches/iteration, warm-up %" PRId64 ", timed %" PRId64 "\n",
-      run->name, run->size ? run->size : "custom", launches_per_iteration(run),
-      run->iterations_warmup, run->iterations_timed);
+  mapopt__sb_printf(b,
+                    "[mapopt-sim] app %s(%s): %" PRId64
+                    " launches/iteration, warm-up %" PRId64 ", timed %" PRId64
+                    "\n",
+                    run->name, run->size ? run->size : "custom",
+                    s->plan->launches_per_iteration, run->iterations_warmup,
+                    run->iterations_timed);
   mapopt__sb_printf(b, "[mapopt-sim] seed %" PRIu64 "\n", s->opts->seed);
   if (run->nparams) {
     mapopt__sb_puts(b, "[mapopt-sim] params");

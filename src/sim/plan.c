@@ -130,8 +130,17 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   pl->max_reqs = 1;
   for (int64_t i = 0; i <= n; i++)
     pl->first_child[i] = -1;
+  /* The launches of the first timed iteration: its top-level task ops in
+   * runs of one launch each (counted last to first, as many runs). */
+  int64_t first_timed = run->iterations_warmup, last_launch = -1;
+  pl->launches_per_iteration = 0;
   for (int64_t i = n - 1; i >= 0; i--) {
     const mapopt_app_op *o = &run->ops[i];
+    if (o->timing.iteration == first_timed && o->kind == MAPOPT_OP_TASK &&
+        o->parent < 0 && o->launch != last_launch) {
+      pl->launches_per_iteration++;
+      last_launch = o->launch;
+    }
     if (o->nreqs > MAPOPT_APP_MAX_ARGS) /* SIM_REQ_BITS */
       return MAPOPT_EINVAL;
     if ((int64_t)o->nreqs > pl->max_reqs)

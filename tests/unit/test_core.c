@@ -236,6 +236,34 @@ static void test_heap_ties(void **state) {
   mapopt_ctx_free(ctx);
 }
 
+/* The whole range of times, negative ones included, and of sequence
+ * numbers: the order is (time, seq) as signed and unsigned numbers, which
+ * the heap compares as one 128-bit key. */
+static void test_heap_extremes(void **state) {
+  (void)state;
+  mapopt_ctx *ctx;
+  assert_int_equal(mapopt_ctx_new(NULL, NULL, &ctx), MAPOPT_OK);
+  mapopt__heap h;
+  mapopt__heap_init(&h);
+  const int64_t times[] = {INT64_MAX, -5, INT64_MIN, 0, -5, 7, INT64_MIN, -1};
+  const uint64_t seqs[] = {3, UINT64_MAX, 9, 0, 1, 2, 8, UINT64_MAX - 1};
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(mapopt__heap_push_keyed(&h, ctx, times[i], seqs[i],
+                                             (void *)(intptr_t)i),
+                     MAPOPT_OK);
+  const int expect[] = {6, 2, 4, 1, 7, 3, 5, 0};
+  mapopt__heap_item it;
+  for (int i = 0; i < 8; i++) {
+    assert_true(mapopt__heap_pop(&h, &it));
+    assert_int_equal((intptr_t)it.data, expect[i]);
+    assert_int_equal(it.time, times[expect[i]]);
+    assert_true(it.seq == seqs[expect[i]]);
+  }
+  assert_false(mapopt__heap_pop(&h, &it));
+  mapopt__heap_destroy(&h, ctx);
+  mapopt_ctx_free(ctx);
+}
+
 /* Queues outside the heap with only their heads in it (the simulator's
  * UTIL processors): items queued in (time, seq) order, each keeping the
  * sequence number it took when queued, pop in the order a heap of all of
@@ -535,13 +563,13 @@ static void test_suggest(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_status_names), cmocka_unit_test(test_arena),
-      cmocka_unit_test(test_arena_large),  cmocka_unit_test(test_vec_strbuf),
-      cmocka_unit_test(test_map),          cmocka_unit_test(test_heap_ties),
-      cmocka_unit_test(test_heap_queues),  cmocka_unit_test(test_fifo),
-      cmocka_unit_test(test_rng),          cmocka_unit_test(test_diags),
-      cmocka_unit_test(test_file_replace), cmocka_unit_test(test_json),
-      cmocka_unit_test(test_suggest),
+      cmocka_unit_test(test_status_names),  cmocka_unit_test(test_arena),
+      cmocka_unit_test(test_arena_large),   cmocka_unit_test(test_vec_strbuf),
+      cmocka_unit_test(test_map),           cmocka_unit_test(test_heap_ties),
+      cmocka_unit_test(test_heap_extremes), cmocka_unit_test(test_heap_queues),
+      cmocka_unit_test(test_fifo),          cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_diags),         cmocka_unit_test(test_file_replace),
+      cmocka_unit_test(test_json),          cmocka_unit_test(test_suggest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
