@@ -317,11 +317,12 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
     return -1;
   }
   inst_answer *ans = &s->piece_answers[PIECE_ANSWERS * pc->id];
+  int8_t align_log2 = (int8_t)__builtin_ctzll((uint64_t)want_align);
   for (int w = 0; w < PIECE_ANSWERS; w++) {
     const inst_answer *q = &ans[w];
     if (q->inst >= 0 && q->mem == mem && q->fields == r->fields &&
         q->soa == l->soa && q->c_order == l->c_order &&
-        q->align == want_align && q->redop == redop) {
+        q->align_log2 == align_log2 && q->redop == redop) {
       sim_inst *in = inst_at(s, q->inst);
       if (!in->freed && serves(in, r, l, want_align))
         return q->inst;
@@ -334,8 +335,9 @@ int64_t mapopt__sim_find_instance(sim_t *s, int64_t mem,
   int64_t first = a < 0 ? b : b < 0 || a < b ? a : b;
   if (first >= 0) { /* the older answer goes */
     memmove(&ans[1], &ans[0], (PIECE_ANSWERS - 1) * sizeof *ans);
-    ans[0] = (inst_answer){first,      mem,        r->fields, l->soa,
-                           l->c_order, want_align, redop};
+    ans[0] = (inst_answer){
+        first,     mem, r->fields, redop, (int8_t)l->soa, (int8_t)l->c_order,
+        align_log2};
   }
   return first;
 }

@@ -743,8 +743,12 @@ static mapopt_status setup(sim_t *s) {
       mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) * sizeof *s->cost_memo);
   s->price_state =
       mapopt__arena_alloc(a, (size_t)(n ? n : 1) * sizeof *s->price_state);
-  s->piece_answers = mapopt__arena_alloc(
-      a, (size_t)(PIECE_ANSWERS * run->npieces + 1) * sizeof *s->piece_answers);
+  /* Rounded up to a cache line inside a block one line larger. */
+  uintptr_t answers = (uintptr_t)mapopt__arena_alloc(
+      a, (size_t)(PIECE_ANSWERS * run->npieces + 1) * sizeof(inst_answer) +
+             PIECE_ANSWERS_ALIGN);
+  s->piece_answers = (inst_answer *)((answers + PIECE_ANSWERS_ALIGN - 1) &
+                                     ~(uintptr_t)(PIECE_ANSWERS_ALIGN - 1));
   s->rr = mapopt__arena_zalloc(a, (size_t)(s->nas * 3 + 1) * 8);
   s->limit_count =
       mapopt__arena_zalloc(a, (size_t)(run->ntasks * s->nprocs + 1) * 8);
@@ -758,7 +762,7 @@ static mapopt_status setup(sim_t *s) {
   s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
-      !s->price_state || !s->piece_answers || !s->rr || !s->limit_count ||
+      !s->price_state || !answers || !s->rr || !s->limit_count ||
       !s->limit_wait || !s->holder_head || !s->fold_target || !s->wait_head ||
       !s->newest || !s->fold_wait)
     return MAPOPT_ENOMEM;

@@ -176,12 +176,16 @@ typedef struct sim_copy {
 typedef struct inst_answer {
   int64_t inst, mem;
   uint64_t fields;
-  mapopt_layout_tri soa, c_order;
-  int64_t align;
-  int redop; /* a reduction's operator, -1: not a reduction */
+  int32_t redop;       /* a reduction's operator, -1: not a reduction */
+  int8_t soa, c_order; /* mapopt_layout_tri */
+  int8_t align_log2;   /* the alignment asked for (a power of two), log2 */
 } inst_answer;
 
-enum { PIECE_ANSWERS = 2 };
+/* A piece's answers fill one cache line (s->piece_answers is aligned to
+ * it): every requirement a task maps looks at its piece's. */
+enum { PIECE_ANSWERS = 2, PIECE_ANSWERS_ALIGN = 64 };
+_Static_assert(PIECE_ANSWERS * sizeof(inst_answer) == PIECE_ANSWERS_ALIGN,
+               "a piece's answers are one cache line");
 
 /* A list of the instance index (data.c): the instances of one memory with
  * one piece, or holding one atom whole, in creation order. key 0: free. */
