@@ -593,40 +593,55 @@ static bool piece_spread(sim_t *s, const int64_t *wanted, size_t nwanted,
     out->wanted_of[wanted[k]] = (int64_t)k;
   const int32_t *req_piece = s->dag.req_piece;
   const uint8_t *req_priv = s->dag.req_priv;
-  size_t nuse = 0;
+  /* Each use goes straight to its (reduce, piece) group, the groups in
+   * cmp_use's order (the uses that do not reduce first, then pieces in id
+   * order, as wanted is): the first pass counts the groups, the second
+   * places the uses, in op order; then each group is sorted on its own,
+   * which compares far fewer pairs than one sort of all the uses. */
+  size_t ngroups = 2 * nwanted;
+  size_t *group =
+      mapopt__arena_zalloc(&s->arena, (ngroups + 1) * sizeof *group);
+  size_t *cursor =
+      mapopt__arena_alloc(&s->arena, (ngroups + 1) * sizeof *cursor);
+  if (!group || !cursor)
+    return false;
   for (int pass = 0; pass < 2 && nwanted > 0; pass++) {
     if (pass == 1) {
-      out->uses =
-          mapopt__arena_alloc(&s->arena, (nuse ? nuse : 1) * sizeof *out->uses);
+      for (size_t g = 0; g < ngroups; g++)
+        group[g + 1] += group[g];
+      memcpy(cursor, group, ngroups * sizeof *cursor);
+      out->uses = mapopt__arena_alloc(
+          &s->arena, (group[ngroups] ? group[ngroups] : 1) * sizeof *out->uses);
       if (!out->uses)
         return false;
     }
-    size_t n = 0;
     for (int64_t i = 0; i < run->nops; i++) {
       if (!mapopt__sim_timed_task(s, i))
         continue;
       for (int64_t q = s->dag.req_off[i]; q < s->dag.req_off[i + 1]; q++) {
         int64_t piece = req_piece[q];
-        if (req_priv[q] == MAPOPT_PRIV_WD || wanted_at(out, piece) < 0)
+        int64_t w = wanted_at(out, piece);
+        if (req_priv[q] == MAPOPT_PRIV_WD || w < 0)
           continue;
-        if (pass == 1) {
-          const mapopt_op_timing *tm = &run->ops[i].timing;
-          out->uses[n] = (use){piece,
-                               tm->iteration,
-                               tm->repetition,
-                               s->ops[i].proc,
-                               s->ops[i].start_at,
-                               req_priv[q] == MAPOPT_PRIV_REDUCE};
+        bool reduce = req_priv[q] == MAPOPT_PRIV_REDUCE;
+        size_t g = (reduce ? nwanted : 0) + (size_t)w;
+        if (pass == 0) {
+          group[g + 1]++;
+          continue;
         }
-        n++;
+        const mapopt_op_timing *tm = &run->ops[i].timing;
+        out->uses[cursor[g]++] =
+            (use){piece,          tm->iteration,      tm->repetition,
+                  s->ops[i].proc, s->ops[i].start_at, reduce};
       }
     }
-    nuse = n;
   }
+  size_t nuse = group[ngroups];
   out->n = nuse;
   use *uses = out->uses;
-  if (nuse > 1)
-    qsort(uses, nuse, sizeof *uses, cmp_use);
+  for (size_t g = 0; g < ngroups; g++)
+    if (group[g + 1] - group[g] > 1)
+      qsort(uses + group[g], group[g + 1] - group[g], sizeof *uses, cmp_use);
   for (size_t a = 0, b; a < nuse; a = b) {
     int64_t distinct = 1;
     for (b = a + 1; b < nuse && uses[b].reduce == uses[a].reduce &&
