@@ -361,26 +361,21 @@ static int64_t launch_index(int dims, const int64_t *point,
 
 static bool launch_memo_is(const launch_memo *m, const char *task, int dims,
                            const int64_t *extents, mapopt_proc_kind kind) {
-  return m->kind == kind && m->dims == dims &&
-         memcmp(m->extents, extents, (size_t)dims * sizeof *extents) == 0 &&
-         strcmp(m->task, task) == 0;
+  if (m->kind != kind || m->dims != dims)
+    return false;
+  for (int d = 0; d < dims; d++) /* a launch has a few: no memcmp call */
+    if (m->extents[d] != extents[d])
+      return false;
+  return strcmp(m->task, task) == 0;
 }
 
-/* The memo of (task, kind, extents), made when make and there is room;
- * NULL when there is none or no memory. Under lock. */
-static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
-                                   int dims, const int64_t *extents,
-                                   mapopt_proc_kind kind, bool make) {
-  int last = prog->launch_memo_last;
-  if (last < prog->nlaunch_memos &&
-      launch_memo_is(&prog->launch_memos[last], task, dims, extents, kind))
-    return &prog->launch_memos[last];
-  for (int i = 0; i < prog->nlaunch_memos; i++)
-    if (launch_memo_is(&prog->launch_memos[i], task, dims, extents, kind)) {
-      prog->launch_memo_last = i;
-      return &prog->launch_memos[i];
-    }
-  int64_t n = make ? launch_points(dims, extents) : -1;
+/* A new memo of (task, kind, extents) when there is room; NULL when there
+ * is none or no memory. Under lock. Out of line: once per launch shape,
+ * while the search below runs for every point. */
+__attribute__((cold, noinline)) static launch_memo *
+launch_memo_make(mapopt_program *prog, const char *task, int dims,
+                 const int64_t *extents, mapopt_proc_kind kind) {
+  int64_t n = launch_points(dims, extents);
   if (n < 0 || prog->nlaunch_memos == LAUNCH_MEMOS ||
       prog->launch_memo_points > LAUNCH_MEMO_POINTS - n)
     return NULL;
@@ -403,6 +398,23 @@ static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
   prog->launch_memo_last = prog->nlaunch_memos++;
   prog->launch_memo_points += n;
   return m;
+}
+
+/* The memo of (task, kind, extents), made when make and there is room;
+ * NULL when there is none or no memory. Under lock. */
+static launch_memo *launch_memo_of(mapopt_program *prog, const char *task,
+                                   int dims, const int64_t *extents,
+                                   mapopt_proc_kind kind, bool make) {
+  int last = prog->launch_memo_last;
+  if (last < prog->nlaunch_memos &&
+      launch_memo_is(&prog->launch_memos[last], task, dims, extents, kind))
+    return &prog->launch_memos[last];
+  for (int i = 0; i < prog->nlaunch_memos; i++)
+    if (launch_memo_is(&prog->launch_memos[i], task, dims, extents, kind)) {
+      prog->launch_memo_last = i;
+      return &prog->launch_memos[i];
+    }
+  return make ? launch_memo_make(prog, task, dims, extents, kind) : NULL;
 }
 
 /* The remembered answer for point into out, or false. */

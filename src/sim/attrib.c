@@ -141,14 +141,12 @@ static bool table_grow(table *t) {
   return true;
 }
 
-/* The entry of the key, created empty if new; NULL when out of memory. */
-static acc *table_get(table *t, int task, int arg, int cause, int channel,
-                      int other) {
-  if (t->failed)
-    return NULL;
+/* table_get past the key its cause asked for last: the index's lookup,
+ * and the entry's creation when new. Out of line, so that table_get's
+ * common case is a short function. */
+__attribute__((noinline)) static acc *
+table_find(table *t, int task, int arg, int cause, int channel, int other) {
   size_t *last = &t->last[cause];
-  if (*last && same_key(&t->a[*last - 1], task, arg, cause, channel, other))
-    return &t->a[*last - 1];
   if (t->n == t->cap && !table_grow(t)) {
     t->failed = true;
     return NULL;
@@ -177,6 +175,17 @@ static acc *table_get(table *t, int task, int arg, int cause, int channel,
              .path_copy = -1};
   t->slot[k] = (int64_t)t->n++;
   return e;
+}
+
+/* The entry of the key, created empty if new; NULL when out of memory. */
+static acc *table_get(table *t, int task, int arg, int cause, int channel,
+                      int other) {
+  if (t->failed)
+    return NULL;
+  size_t last = t->last[cause];
+  if (last && same_key(&t->a[last - 1], task, arg, cause, channel, other))
+    return &t->a[last - 1];
+  return table_find(t, task, arg, cause, channel, other);
 }
 
 /* ---- walking ------------------------------------------------------------- */
@@ -550,16 +559,25 @@ typedef struct spread_t {
   int64_t *wanted_of;
 } spread_t;
 
+/* -1, 0 or 1 as x is less than, equal to or greater than y. */
+static int cmp_i64(int64_t x, int64_t y) {
+  return (x > y) - (x < y);
+}
+
+/* Orders uses by (reduce, piece, iteration, repetition, start, proc). The
+ * sorts call it a few times per use: a chain of compares, no arrays. */
 static int cmp_use(const void *pa, const void *pb) {
   const use *a = pa, *b = pb;
-  const int64_t x[] = {a->reduce,     a->piece, a->iteration,
-                       a->repetition, a->start, a->proc};
-  const int64_t y[] = {b->reduce,     b->piece, b->iteration,
-                       b->repetition, b->start, b->proc};
-  for (int i = 0; i < 6; i++)
-    if (x[i] != y[i])
-      return x[i] < y[i] ? -1 : 1;
-  return 0;
+  int c = cmp_i64(a->reduce, b->reduce);
+  if (!c)
+    c = cmp_i64(a->piece, b->piece);
+  if (!c)
+    c = cmp_i64(a->iteration, b->iteration);
+  if (!c)
+    c = cmp_i64(a->repetition, b->repetition);
+  if (!c)
+    c = cmp_i64(a->start, b->start);
+  return c ? c : cmp_i64(a->proc, b->proc);
 }
 
 /* The piece id of requirement r of op (the DAG's flat array). */
@@ -689,12 +707,12 @@ static int64_t first_reader(const sim_t *s, const spread_t *sp,
  * the entry in proc. */
 static int cmp_served(const void *pa, const void *pb) {
   const use *a = pa, *b = pb;
-  const int64_t x[] = {a->proc, a->piece, a->iteration, a->repetition};
-  const int64_t y[] = {b->proc, b->piece, b->iteration, b->repetition};
-  for (int i = 0; i < 4; i++)
-    if (x[i] != y[i])
-      return x[i] < y[i] ? -1 : 1;
-  return 0;
+  int c = cmp_i64(a->proc, b->proc);
+  if (!c)
+    c = cmp_i64(a->piece, b->piece);
+  if (!c)
+    c = cmp_i64(a->iteration, b->iteration);
+  return c ? c : cmp_i64(a->repetition, b->repetition);
 }
 
 /* ---- the result ---------------------------------------------------------- */

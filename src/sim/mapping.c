@@ -344,19 +344,12 @@ static bool legion_can_lay_out(const sim_t *s, const char *task,
   return l.soa != MAPOPT_LAYOUT_NO || l.c_order == MAPOPT_LAYOUT_YES;
 }
 
-const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
-                                           const mapopt_app_req *req,
-                                           int kind) {
-  size_t slot =
-      (((size_t)task * (size_t)s->plan->max_reqs + r) * MAPOPT_PROC_KIND_COUNT +
-       (size_t)kind) *
-      POLICY_WAYS;
-  req_policy *ways = &s->policy_cache[slot];
-  for (int w = 0; w < POLICY_WAYS; w++)
-    if (ways[w].names && ways[w].nnames == req->nnames &&
-        same_names(&ways[w], req))
-      return &ways[w];
-  /* A miss: fill an empty way, else replace in turn. */
+/* A miss of the cache's ways for (task, r, kind): the program's answers,
+ * in an empty way, else in one replaced in turn. Out of line (cold), so
+ * that the hits -- all but a few per task -- run a short function. */
+__attribute__((cold, noinline)) static const req_policy *
+req_decision_miss(sim_t *s, req_policy *ways, int task, size_t r,
+                  const mapopt_app_req *req, int kind) {
   int w = 0;
   while (w < POLICY_WAYS && ways[w].names)
     w++;
@@ -375,6 +368,21 @@ const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
   v->collect = mapopt_policy_collect(s->prog, tn, &keys);
   v->can_lay_out = legion_can_lay_out(s, tn, &keys, v->mem, kind);
   return v;
+}
+
+const req_policy *mapopt__sim_req_decision(sim_t *s, int task, size_t r,
+                                           const mapopt_app_req *req,
+                                           int kind) {
+  size_t slot =
+      (((size_t)task * (size_t)s->plan->max_reqs + r) * MAPOPT_PROC_KIND_COUNT +
+       (size_t)kind) *
+      POLICY_WAYS;
+  req_policy *ways = &s->policy_cache[slot];
+  for (int w = 0; w < POLICY_WAYS; w++)
+    if (ways[w].names && ways[w].nnames == req->nnames &&
+        same_names(&ways[w], req))
+      return &ways[w];
+  return req_decision_miss(s, ways, task, r, req, kind);
 }
 
 /* Allocates the instances of a mapped task. */
