@@ -29,13 +29,6 @@
 
 /* ---- the timed work ------------------------------------------------------ */
 
-bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
-  for (int64_t i = 0; i < s->nwin; i++)
-    if (t >= s->win_lo[i] && t < s->win_hi[i])
-      return true;
-  return false;
-}
-
 mapopt_status mapopt__sim_mark_timed(sim_t *s, mapopt_sim_proc_stats *procs) {
   const mapopt_app_run *run = s->run;
   s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);

@@ -640,8 +640,14 @@ static inline int64_t mapopt__sim_overlap(int64_t a, int64_t b, int64_t lo,
   int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
   return y > x ? y - x : 0;
 }
-/* Whether time t is in a timed window (s->win_lo, s->win_hi). */
-bool mapopt__sim_in_windows(const sim_t *s, int64_t t);
+/* Whether time t is in a timed window (s->win_lo, s->win_hi). Inline: the
+ * result asks it of every timed op and every runtime job. */
+static inline bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
+  for (int64_t i = 0; i < s->nwin; i++)
+    if (t >= s->win_lo[i] && t < s->win_hi[i])
+      return true;
+  return false;
+}
 /* Marks in s->timed_task each task op of the timed work (its iteration or
  * block is timed) that executed on a processor (TIMED_RAN), and of those
  * the ones that started in the timed window(s) (TIMED_TASK as well); in
