@@ -29,33 +29,6 @@
 
 /* ---- the timed work ------------------------------------------------------ */
 
-mapopt_status mapopt__sim_mark_timed(sim_t *s, mapopt_sim_proc_stats *procs) {
-  const mapopt_app_run *run = s->run;
-  s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);
-  if (!s->timed_task)
-    return MAPOPT_ENOMEM;
-  for (int64_t i = 0; i < run->nops; i++) {
-    const sim_op *o = &s->ops[i];
-    uint8_t m = 0;
-    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].timing.timed &&
-        o->state >= OS_EXECUTED) {
-      if (o->proc >= 0)
-        m |= TIMED_RAN;
-      if (mapopt__sim_in_windows(s, o->start_at))
-        m |= TIMED_TASK;
-    }
-    s->timed_task[i] = m;
-    if (!(m & TIMED_RAN))
-      continue;
-    for (int64_t w = 0; w < s->nwin; w++)
-      procs[o->proc].busy_ns += mapopt__sim_overlap(o->start_at, o->end_at,
-                                                    s->win_lo[w], s->win_hi[w]);
-    if (m & TIMED_TASK)
-      procs[o->proc].tasks++;
-  }
-  return MAPOPT_OK;
-}
-
 bool mapopt__sim_timed_copy(const sim_t *s, const sim_copy *c) {
   return s->run->ops[c->op].timing.timed &&
          mapopt__sim_in_windows(s, c->start_at);

@@ -348,7 +348,7 @@ struct mapopt__sim {
    * 32-bit: a state counts started ops, fewer than the DAG's 32-bit ids. */
   int32_t *price_state;
   int64_t *win_lo, *win_hi, nwin; /* the timed window(s), in s->arena */
-  /* Per op, once the windows are known (mapopt__sim_mark_timed): TIMED_RAN
+  /* Per op, once the windows are known (result.c): TIMED_RAN
    * and TIMED_TASK. The result's passes over the ops ask for each op; one
    * pass over the run's large ops answers all. */
   uint8_t *timed_task;
@@ -634,12 +634,6 @@ void mapopt__sim_cost_inputs(sim_t *s, int64_t op, mapopt_mem_kind *mems,
 
 /* ---- attrib.c: where the time went, by cause ----------------------------- */
 
-/* The length of [a, b) within [lo, hi). */
-static inline int64_t mapopt__sim_overlap(int64_t a, int64_t b, int64_t lo,
-                                          int64_t hi) {
-  int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
-  return y > x ? y - x : 0;
-}
 /* Whether time t is in a timed window (s->win_lo, s->win_hi). Inline: the
  * result asks it of every timed op and every runtime job. */
 static inline bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
@@ -648,15 +642,11 @@ static inline bool mapopt__sim_in_windows(const sim_t *s, int64_t t) {
       return true;
   return false;
 }
-/* Marks in s->timed_task each task op of the timed work (its iteration or
- * block is timed) that executed on a processor (TIMED_RAN), and of those
- * the ones that started in the timed window(s) (TIMED_TASK as well); in
- * the same pass over the ops, adds each TIMED_RAN op's time within the
- * window(s) to its processor's busy_ns in procs (s->nprocs of them), and
- * counts the TIMED_TASK ones in its tasks. */
+/* s->timed_task's marks (result.c): a task op of the timed work (its
+ * iteration or block is timed) that executed on a processor (TIMED_RAN),
+ * and that started in the timed window(s) (TIMED_TASK as well). */
 enum { TIMED_RAN = 1, TIMED_TASK = 2 };
-mapopt_status mapopt__sim_mark_timed(sim_t *s, mapopt_sim_proc_stats *procs);
-/* Whether op is TIMED_TASK (after mapopt__sim_mark_timed). */
+/* Whether op is TIMED_TASK (once the result has marked the timed work). */
 static inline bool mapopt__sim_timed_task(const sim_t *s, int64_t op) {
   return s->timed_task[op] & TIMED_TASK;
 }

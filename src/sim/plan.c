@@ -130,8 +130,9 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   pl->max_reqs = 1;
   for (int64_t i = 0; i <= n; i++)
     pl->first_child[i] = -1;
-  /* The launches of the first timed iteration: its top-level task ops in
-   * runs of one launch each (counted last to first, as many runs). */
+  /* The log's launches per iteration: the top-level task ops of the first
+   * timed iteration, a run of consecutive ops of one launch counting once
+   * (counting last to first finds as many runs). */
   int64_t first_timed = run->iterations_warmup, last_launch = -1;
   pl->launches_per_iteration = 0;
   for (int64_t i = n - 1; i >= 0; i--) {

@@ -40,6 +40,44 @@ static void windows(const sim_t *s, int64_t *lo, int64_t *hi, int64_t *n) {
   *n = 1;
 }
 
+static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi) {
+  int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+  return y > x ? y - x : 0;
+}
+
+/* Marks in s->timed_task each task op of the timed work (its iteration or
+ * block is timed) that executed on a processor (TIMED_RAN), and of those
+ * the ones that started in the timed window(s) (TIMED_TASK as well); in
+ * the same pass over the ops, adds each TIMED_RAN op's time within the
+ * window(s) to its processor's busy_ns in procs, and counts the TIMED_TASK
+ * ones in its tasks. */
+static mapopt_status mark_timed(sim_t *s, mapopt_sim_proc_stats *procs) {
+  const mapopt_app_run *run = s->run;
+  s->timed_task = mapopt__arena_alloc(&s->arena, (size_t)run->nops + 1);
+  if (!s->timed_task)
+    return MAPOPT_ENOMEM;
+  for (int64_t i = 0; i < run->nops; i++) {
+    const sim_op *o = &s->ops[i];
+    uint8_t m = 0;
+    if (run->ops[i].kind == MAPOPT_OP_TASK && run->ops[i].timing.timed &&
+        o->state >= OS_EXECUTED) {
+      if (o->proc >= 0)
+        m |= TIMED_RAN;
+      if (mapopt__sim_in_windows(s, o->start_at))
+        m |= TIMED_TASK;
+    }
+    s->timed_task[i] = m;
+    if (!(m & TIMED_RAN))
+      continue;
+    for (int64_t w = 0; w < s->nwin; w++)
+      procs[o->proc].busy_ns +=
+          overlap(o->start_at, o->end_at, s->win_lo[w], s->win_hi[w]);
+    if (m & TIMED_TASK)
+      procs[o->proc].tasks++;
+  }
+  return MAPOPT_OK;
+}
+
 /* A name of the run kept by the result; "" when out of memory. */
 static const char *result_string(mapopt_sim_result *res, const char *str) {
   const char *c = mapopt__sim_result_string(res, str);
@@ -400,13 +438,12 @@ mapopt_status mapopt__sim_fill_result(sim_t *s, mapopt_sim_result *res) {
     res->procs[p] = (mapopt_sim_proc_stats){
         sp->node, sp->rank, cls_names[sp->cls], sp->local, 0, 0};
   }
-  if (mapopt__sim_mark_timed(s, res->procs) != MAPOPT_OK)
+  if (mark_timed(s, res->procs) != MAPOPT_OK)
     return MAPOPT_ENOMEM;
   for (size_t k = 0; k < s->util_jobs.len; k++) {
     const util_job *j = &MAPOPT__VEC_AT(&s->util_jobs, util_job, k);
     for (int64_t w = 0; w < nw; w++)
-      res->procs[j->proc].busy_ns +=
-          mapopt__sim_overlap(j->start, j->end, lo[w], hi[w]);
+      res->procs[j->proc].busy_ns += overlap(j->start, j->end, lo[w], hi[w]);
     if (mapopt__sim_in_windows(s, j->start))
       res->procs[j->proc].tasks++;
   }
