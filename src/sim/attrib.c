@@ -464,7 +464,7 @@ static void path_window(walk *w, int64_t t0, int64_t t1) {
       /* An inner task completes with its last child: follow the child. */
       int64_t last = -1;
       for (int64_t k = s->plan->first_child[cur + 1]; k >= 0;
-           k = s->next_sib[k])
+           k = mapopt__sim_next_sib(s, k))
         if (s->ops[k].state == OS_COMPLETE &&
             (last < 0 || s->ops[k].complete_at > s->ops[last].complete_at))
           last = k;

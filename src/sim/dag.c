@@ -37,6 +37,7 @@ typedef struct af_state {
 typedef struct growable {
   int32_t *data;
   int64_t len, cap;
+  mapopt__arena *in; /* the arena it grows in */
 } growable;
 
 typedef struct analysis {
@@ -91,7 +92,7 @@ static void push(analysis *an, growable *g, int64_t v) {
     g->data[g->len++] = v;
     return;
   }
-  int32_t *d = grow(an, an->arena, g->data, &g->cap, g->len + 1, sizeof *d);
+  int32_t *d = grow(an, g->in, g->data, &g->cap, g->len + 1, sizeof *d);
   if (!d)
     return;
   g->data = d;
@@ -128,17 +129,17 @@ static void pool_release(analysis *an, int64_t head) {
   an->pool_free = (int32_t)head;
 }
 
-/* A new version; ref: its producer, or for VER_REDUCTION its set. */
-static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t atom,
-                           int field, int64_t ref) {
+/* A new version of (atom, field) af; ref: its producer, or for
+ * VER_REDUCTION its set. */
+static int64_t new_version(analysis *an, mapopt__ver_kind kind, int64_t af,
+                           int64_t ref) {
   mapopt__version *v = grow(an, an->arena, an->versions, &an->versions_cap,
                             an->nversions + 1, sizeof *v);
   if (!v)
     return -1;
   an->versions = v;
   mapopt__version *nv = &v[an->nversions];
-  *nv = (mapopt__version){
-      .atom = (int32_t)atom, .field = (uint8_t)field, .kind = (uint8_t)kind};
+  *nv = (mapopt__version){.af = (uint32_t)af, .kind = (uint32_t)kind};
   if (kind == VER_REDUCTION)
     nv->red_set = (int32_t)ref;
   else
@@ -205,8 +206,7 @@ static void add_producers(analysis *an, int64_t op, int64_t v) {
 }
 
 /* Closes the open reduction set of s into a new version. */
-static void close_reductions(analysis *an, af_state *s, int64_t atom,
-                             int field) {
+static void close_reductions(analysis *an, af_state *s) {
   if (s->red_op < 0)
     return;
   mapopt__red_set *rs = grow(an, an->arena, an->red_sets, &an->red_sets_cap,
@@ -214,7 +214,7 @@ static void close_reductions(analysis *an, af_state *s, int64_t atom,
   if (!rs)
     return;
   an->red_sets = rs;
-  int64_t v = new_version(an, VER_REDUCTION, atom, field, an->nred_sets);
+  int64_t v = new_version(an, VER_REDUCTION, s - an->af, an->nred_sets);
   if (v < 0)
     return;
   rs = &an->red_sets[an->nred_sets++];
@@ -250,7 +250,7 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       add_pred(an, op, an->pool[r].op);
     if (virt)
       break;
-    close_reductions(an, s, atom, field);
+    close_reductions(an, s);
     need = s->version;
     s->readers = (int32_t)pool_add(an, op, s->readers);
     break;
@@ -261,15 +261,15 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
     if (virt)
       break;
     if (priv == MAPOPT_PRIV_RW) {
-      close_reductions(an, s, atom, field);
+      close_reductions(an, s);
       need = s->version;
     } else {
       s->red_op = -1; /* pending reductions are discarded */
       pool_release(an, s->red_head);
       s->red_head = -1;
     }
-    s->version = (int32_t)new_version(an, is_fill ? VER_FILL : VER_WRITE, atom,
-                                      field, op);
+    s->version = (int32_t)new_version(an, is_fill ? VER_FILL : VER_WRITE,
+                                      s - an->af, op);
     pool_release(an, s->readers);
     s->readers = -1;
     break;
@@ -281,7 +281,7 @@ static int64_t touch(analysis *an, int64_t op, const mapopt_app_req *req,
       for (int64_t r = s->red_head; r >= 0; r = an->pool[r].next)
         add_pred(an, op, an->pool[r].op);
       if (!virt)
-        close_reductions(an, s, atom, field);
+        close_reductions(an, s);
     }
     if (virt)
       break;
@@ -360,16 +360,18 @@ static void analyse_op(analysis *an, mapopt__sim_dag *dag, int64_t i) {
 /* A growable list as the DAG keeps it: never NULL, even when empty. */
 static int32_t *final_list(analysis *an, growable *g) {
   if (!g->data)
-    g->data = grow(an, an->arena, NULL, &g->cap, 1, sizeof *g->data);
+    g->data = grow(an, g->in, NULL, &g->cap, 1, sizeof *g->data);
   return g->data;
 }
 
-mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
+mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
                                     const mapopt_app_run *run,
                                     mapopt__sim_dag *dag) {
   analysis an;
   memset(&an, 0, sizeof an);
   an.arena = arena;
+  an.preds.in = an.need.in = an.reducers.in = arena;
+  an.raw.in = build;
   mapopt__arena_init(&an.scratch, arena->ctx);
   an.run = run;
   an.last_fence = -1;
@@ -430,7 +432,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   }
   st = MAPOPT_EINVAL;
   if (nreqs >= MAPOPT__SIM_INDEX_MAX || nneed >= MAPOPT__SIM_INDEX_MAX ||
-      nwrites >= MAPOPT__SIM_INDEX_MAX || naf >= MAPOPT__SIM_INDEX_MAX)
+      nwrites >= MAPOPT__SIM_INDEX_MAX || naf > MAPOPT__SIM_AF_MAX)
     goto done;
   st = MAPOPT_ENOMEM;
   dag->req_off[n] = (int32_t)nreqs;
@@ -455,7 +457,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
   if (an.preds.cap >= MAPOPT__SIM_INDEX_MAX)
     an.preds.cap = MAPOPT__SIM_INDEX_MAX - 1;
   an.preds.data = mapopt__arena_alloc(arena, (size_t)an.preds.cap * 4);
-  an.raw.data = mapopt__arena_alloc(arena, (size_t)an.raw.cap * 4);
+  an.raw.data = mapopt__arena_alloc(build, (size_t)an.raw.cap * 4);
   if (!dag->need_off || !dag->raw_off || !dag->req_piece || !dag->req_priv ||
       !dag->reads_reduction || !an.need.data || !an.versions ||
       !an.preds.data || !an.raw.data)

@@ -70,7 +70,7 @@ static void ctx_issue(sim_t *s, int64_t parent) {
     /* Counted as the parent's children from here, so the parent cannot
      * complete while they are still being launched. */
     if (o->kind != MAPOPT_OP_TASK) {
-      c->next = s->next_sib[op];
+      c->next = mapopt__sim_next_sib(s, op);
       c->outstanding++;
       if (parent >= 0)
         s->ops[parent].children_left++;
@@ -82,14 +82,14 @@ static void ctx_issue(sim_t *s, int64_t parent) {
     int64_t last = op;
     for (int64_t k = op; k >= 0 && s->run->ops[k].launch == o->launch &&
                          s->run->ops[k].kind == MAPOPT_OP_TASK;
-         k = s->next_sib[k]) {
+         k = mapopt__sim_next_sib(s, k)) {
       last = k;
       s->ops[k].window_held = held;
       c->outstanding++;
       if (parent >= 0)
         s->ops[parent].children_left++;
     }
-    c->next = s->next_sib[last];
+    c->next = mapopt__sim_next_sib(s, last);
     if (o->is_index)
       mapopt__sim_place_index_launch(s, op);
     else
@@ -105,7 +105,7 @@ static void launched(sim_t *s, int64_t first) {
   for (int64_t op = first;
        op >= 0 && !failed(s) && s->run->ops[op].launch == o->launch &&
        s->run->ops[op].kind == MAPOPT_OP_TASK;
-       op = s->next_sib[op])
+       op = mapopt__sim_next_sib(s, op))
     issue_op(s, op);
 }
 
@@ -591,7 +591,8 @@ static void publish_writes(sim_t *s, int64_t op) {
     const mapopt__version *ver = &s->dag.versions[v];
     if (ver->kind == VER_REDUCTION) /* folded, never written by op */
       continue;
-    int64_t af = af_index(s, ver->atom, ver->field);
+    int64_t af = ver->af, atom = s->af_atom[af];
+    int f = (int)(af - s->af_off[atom]);
     if (ver->kind == VER_FILL) {
       if (s->newest[af] < v)
         s->newest[af] = v;
@@ -600,9 +601,9 @@ static void publish_writes(sim_t *s, int64_t op) {
     for (size_t r = 0; r < ao->nreqs; r++) {
       const mapopt_app_req *req = &ao->reqs[r];
       if ((req->priv == MAPOPT_PRIV_RW || req->priv == MAPOPT_PRIV_WD) &&
-          o->inst && o->inst[r] >= 0 && ((req->fields >> ver->field) & 1u) &&
-          atom_index(req->piece, ver->atom) >= 0) {
-        mapopt__sim_hold(s, o->inst[r], ver->atom, ver->field, v);
+          o->inst && o->inst[r] >= 0 && ((req->fields >> f) & 1u) &&
+          atom_index(req->piece, atom) >= 0) {
+        mapopt__sim_hold(s, o->inst[r], atom, f, v);
         inst_at(s, o->inst[r])->copied = false;
         break;
       }
@@ -682,8 +683,7 @@ static void op_complete(sim_t *s, int64_t op) {
   /* Consumers plan their copies first: a successor must not become ready
    * before the copies of the data this op produced are requested. */
   for (int64_t k = s->rawsucc_off[op]; k < s->rawsucc_off[op + 1]; k++) {
-    int64_t cop = SIM_REQ_CODE_OP(s->rawsucc[k]),
-            r = SIM_REQ_CODE_POS(s->rawsucc[k]);
+    int64_t cop = s->rawsucc[k], r = s->rawsucc_pos[k];
     if (s->ops[cop].state < OS_MAPPED)
       --s->ops[cop].raw_left[r];
     else if (--s->ops[cop].raw_left[r] == 0)
@@ -722,8 +722,10 @@ static mapopt_status setup(sim_t *s) {
   s->succ = pl->succ;
   s->rawsucc_off = pl->rawsucc_off;
   s->rawsucc = pl->rawsucc;
+  s->rawsucc_pos = pl->rawsucc_pos;
   s->next_sib = pl->next_sib;
   s->af_off = pl->af_off;
+  s->af_atom = pl->af_atom;
   mapopt_status st = mapopt__sim_build_machine(s);
   if (st != MAPOPT_OK)
     return st;

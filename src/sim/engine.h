@@ -214,12 +214,17 @@ struct mapopt_sim_plan {
   pooled_arena *pool;
   const mapopt_app_run *run;
   mapopt__sim_dag dag;
-  /* 32-bit, as the DAG's lists (sim.h); rawsucc's entries are
-   * (op << 6 | position), which need 64. */
-  int32_t *succ_off, *succ, *rawsucc_off;
-  int64_t *rawsucc;
-  int32_t *next_sib, *first_child; /* first_child[parent + 1] */
-  int32_t *ctx_of_op;              /* op -> its context index (> 0), or -1 */
+  /* 32-bit, as the DAG's lists (sim.h): the successors, and the RAW
+   * consumers of each producer, each an op and the position of its
+   * requirement (< MAPOPT_APP_MAX_ARGS) at the same place in rawsucc_pos. */
+  int32_t *succ_off, *succ, *rawsucc_off, *rawsucc;
+  uint8_t *rawsucc_pos;
+  /* Issue contexts: the next op of an op's context, the first child of an
+   * op (first_child[parent + 1]) and the op's context index (> 0) or -1;
+   * all NULL in a flat run (no inner task), whose top level is every op in
+   * order (mapopt__sim_next_sib). */
+  int32_t *next_sib, *first_child;
+  int32_t *ctx_of_op;
   int64_t nctx;       /* contexts: the top level (0) and inner ops */
   int64_t max_reqs;   /* the most requirements an op has (at most
                          MAPOPT_APP_MAX_ARGS) */
@@ -227,7 +232,8 @@ struct mapopt_sim_plan {
   int32_t *ctx_first; /* context -> its first op */
   int64_t launches_per_iteration; /* in the first timed iteration, for the
                                      log */
-  int64_t *af_off;
+  int64_t *af_off;                /* atom -> its first (atom, field) */
+  int32_t *af_atom;               /* (atom, field) -> atom */
   int64_t naf;
   /* The lower bound depends on the machine only: it is kept for the last
    * machine (compared by value, pointers cleared) under lock. */
@@ -282,10 +288,10 @@ struct mapopt__sim {
   sim_ctx *ctxs; /* [op + 1] for inner ops; [0] top level */
   const int32_t *succ_off, *succ;
   const int32_t *rawsucc_off;
-  const int64_t *rawsucc; /* producer -> its consumers' requirements, each
-                             (op << 6 | position) */
-  int *task_kind;         /* per task: selected kind, -1 unknown, -2 error */
-  int64_t *task_limit;    /* per task: InstanceLimit, 0 none */
+  const int32_t *rawsucc;     /* producer -> its RAW consumers (ops) */
+  const uint8_t *rawsucc_pos; /* and their requirements' positions */
+  int *task_kind;      /* per task: selected kind, -1 unknown, -2 error */
+  int64_t *task_limit; /* per task: InstanceLimit, 0 none */
   struct req_policy *policy_cache; /* [((task * max_reqs + req) * kinds
                                     + kind) * ways + way] */
   uint64_t policy_evict;
@@ -298,20 +304,21 @@ struct mapopt__sim {
    * time only grows, so the latest completion is the latest time. */
   int64_t last_complete_at, warmup_end_at, timed_end_at;
   /* Data. */
-  int64_t *af_off;      /* atom -> first af */
-  int64_t *newest;      /* af -> newest valid version id */
-  mapopt__vec insts;    /* sim_inst */
-  int64_t *holder_head; /* version -> holder list head in hpool */
-  mapopt__vec hpool;    /* holder nodes: {inst, next} */
-  int64_t *fold_target; /* version -> instance its folds go to, -1 none */
-  int64_t *fold_left;   /* version -> folds still in flight */
-  int64_t *fold_wait;   /* op -> head of the deps list of fold copies
-                           waiting for that reducer to complete, -1 */
-  mapopt__vec deps;     /* copy dependency nodes {copy, next} */
-  mapopt__vec waiters;  /* {req, next} nodes; heads in wait_head */
-  int64_t *wait_head;   /* version -> waiter list */
-  mapopt__vec copies;   /* sim_copy */
-  mapopt__vec copy_afs; /* {inst idx, version} pairs */
+  int64_t *af_off;        /* atom -> first af */
+  const int32_t *af_atom; /* af -> atom */
+  int64_t *newest;        /* af -> newest valid version id */
+  mapopt__vec insts;      /* sim_inst */
+  int64_t *holder_head;   /* version -> holder list head in hpool */
+  mapopt__vec hpool;      /* holder nodes: {inst, next} */
+  int64_t *fold_target;   /* version -> instance its folds go to, -1 none */
+  int64_t *fold_left;     /* version -> folds still in flight */
+  int64_t *fold_wait;     /* op -> head of the deps list of fold copies
+                             waiting for that reducer to complete, -1 */
+  mapopt__vec deps;       /* copy dependency nodes {copy, next} */
+  mapopt__vec waiters;    /* {req, next} nodes; heads in wait_head */
+  int64_t *wait_head;     /* version -> waiter list */
+  mapopt__vec copies;     /* sim_copy */
+  mapopt__vec copy_afs;   /* {inst idx, version} pairs */
   /* Outcome. */
   mapopt_sim_error error;
   mapopt__strbuf errtext;
@@ -507,6 +514,13 @@ static inline int64_t af_index(const sim_t *s, int64_t atom, int f) {
 
 static inline const char *task_name(const sim_t *s, int64_t op) {
   return s->run->tasks[s->run->ops[op].task].name;
+}
+
+/* The op issued after op in its context, -1: none. */
+static inline int64_t mapopt__sim_next_sib(const sim_t *s, int64_t op) {
+  if (s->next_sib)
+    return s->next_sib[op];
+  return op + 1 < s->run->nops ? op + 1 : -1;
 }
 
 static inline sim_ctx *ctx_of(sim_t *s, int64_t parent) {

@@ -89,7 +89,7 @@ static void set_ref(sim_t *s, int64_t op, int kind, int64_t proc,
   so->proc = proc;
   so->as = s->procs[proc].as;
   so->variant = variant_of(s, o->task, kind);
-  if (s->plan->ctx_of_op[op] > 0) /* it will be a parent */
+  if (s->plan->ctx_of_op && s->plan->ctx_of_op[op] > 0) /* a parent-to-be */
     ctx_of(s, op)->ref = (mapopt_task_ref){
         task_name(s, op),
         o->is_index,
@@ -123,7 +123,7 @@ void mapopt__sim_place_index_launch(sim_t *s, int64_t first) {
     count = mapopt__arena_zalloc(&s->arena, (size_t)s->nprocs * 8);
   for (int64_t op = first; op >= 0 && s->run->ops[op].launch == f->launch &&
                            s->run->ops[op].kind == MAPOPT_OP_TASK;
-       op = s->next_sib[op]) {
+       op = mapopt__sim_next_sib(s, op)) {
     const mapopt_app_op *o = &s->run->ops[op];
     mapopt_map_answer ans;
     size_t from = mapopt_diags_count(s->diags);

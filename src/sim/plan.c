@@ -25,45 +25,42 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
 
 /* Inverts an adjacency list over n nodes into an m-node one (its cursors
  * in scratch). Without group_off, node i's list is off[i]..off[i + 1] and i
- * becomes an entry of *out32. With it, node i owns the sources group_off[i]
+ * becomes an entry of *out. With it, node i owns the sources group_off[i]
  * .. group_off[i + 1] (an op's requirements), each with its list in off,
- * and source q of node i becomes SIM_REQ_CODE(i, q - group_off[i]) in
- * *out64: the code is made as it is stored, never kept per source. */
+ * and source q of node i becomes entry i of *out with q - group_off[i] at
+ * the same place in *out_pos. */
 static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
                             const int32_t *group_off, const int32_t *off,
                             const int32_t *list, int64_t m, int32_t **out_off,
-                            int32_t **out32, int64_t **out64) {
+                            int32_t **out, uint8_t **out_pos) {
   int32_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * sizeof *cnt);
   int64_t total = off[group_off ? group_off[n] : n];
-  size_t elem = group_off ? sizeof **out64 : sizeof **out32;
-  void *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * elem);
+  int32_t *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * 4);
+  uint8_t *res_pos =
+      group_off ? mapopt__arena_alloc(a, (size_t)(total ? total : 1)) : NULL;
   int32_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * sizeof *pos);
-  if (!cnt || !res || !pos)
+  if (!cnt || !res || (group_off && !res_pos) || !pos)
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < total; i++)
     cnt[list[i] + 1]++;
   for (int64_t j = 0; j < m; j++)
     cnt[j + 1] += cnt[j];
   memcpy(pos, cnt, (size_t)(m + 1) * sizeof *pos);
-  int64_t *res64 = group_off ? res : NULL;
-  int32_t *res32 = group_off ? NULL : res;
   for (int64_t i = 0; i < n; i++) {
     int64_t q0 = group_off ? group_off[i] : i;
     int64_t q1 = group_off ? group_off[i + 1] : i + 1;
     for (int64_t q = q0; q < q1; q++)
       for (int64_t k = off[q]; k < off[q + 1]; k++) {
         int32_t at = pos[list[k]]++;
-        if (group_off)
-          res64[at] = SIM_REQ_CODE(i, q - q0);
-        else
-          res32[at] = (int32_t)i;
+        res[at] = (int32_t)i;
+        if (res_pos)
+          res_pos[at] = (uint8_t)(q - q0);
       }
   }
   *out_off = cnt;
-  if (group_off)
-    *out64 = res64;
-  else
-    *out32 = res32;
+  *out = res;
+  if (out_pos)
+    *out_pos = res_pos;
   return MAPOPT_OK;
 }
 
@@ -102,34 +99,65 @@ mapopt_status mapopt__sim_plan_lower_bound(const mapopt_sim_plan *cplan,
   return MAPOPT_OK;
 }
 
+/* The issue contexts of a run with inner tasks: each context's children
+ * in op order, last to first, and which ops can have children -- an inner
+ * task, or an op with a child, which comes after it and so is seen first
+ * (ctx_of_op is a flag until the contexts are numbered in op order). */
+static mapopt_status nest(mapopt_sim_plan *pl) {
+  const mapopt_app_run *run = pl->run;
+  mapopt__arena *a = &pl->arena;
+  int64_t n = run->nops;
+  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
+  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
+  pl->ctx_of_op = mapopt__arena_zalloc(a, (size_t)(n + 1) * 4);
+  if (!pl->next_sib || !pl->first_child || !pl->ctx_of_op)
+    return MAPOPT_ENOMEM;
+  for (int64_t i = 0; i <= n; i++)
+    pl->first_child[i] = -1;
+  for (int64_t i = n - 1; i >= 0; i--) {
+    const mapopt_app_op *o = &run->ops[i];
+    int64_t c = o->parent + 1;
+    pl->next_sib[i] = pl->first_child[c];
+    pl->first_child[c] = (int32_t)i;
+    if (o->parent >= 0)
+      pl->ctx_of_op[o->parent] = 1;
+    if (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner)
+      pl->ctx_of_op[i] = 1;
+  }
+  pl->nctx = 1;
+  for (int64_t i = 0; i < n; i++)
+    pl->ctx_of_op[i] = pl->ctx_of_op[i] ? (int32_t)pl->nctx++ : -1;
+  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 4);
+  if (!pl->ctx_first)
+    return MAPOPT_ENOMEM;
+  pl->ctx_first[0] = pl->first_child[0];
+  for (int64_t i = 0; i < n; i++)
+    if (pl->ctx_of_op[i] > 0)
+      pl->ctx_first[pl->ctx_of_op[i]] = pl->first_child[i + 1];
+  return MAPOPT_OK;
+}
+
 /* The mapping-independent part of a simulation: the DAG and the lists
  * derived from it, built once per run and shared by every evaluation; what
  * only building them needs is in scratch. */
 static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   const mapopt_app_run *run = pl->run;
   mapopt__arena *a = &pl->arena;
-  mapopt_status st = mapopt__sim_dag_build(a, run, &pl->dag);
+  mapopt_status st = mapopt__sim_dag_build(a, scratch, run, &pl->dag);
   if (st != MAPOPT_OK)
     return st;
   const mapopt__sim_dag *dag = &pl->dag;
   int64_t n = run->nops;
   pl->task_reqs = mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) *
                                               sizeof *pl->task_reqs);
-  pl->next_sib = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
-  pl->first_child = mapopt__arena_alloc(a, (size_t)(n + 1) * 4);
-  pl->ctx_of_op = mapopt__arena_zalloc(a, (size_t)(n + 1) * 4);
   pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
-  if (!pl->task_reqs || !pl->next_sib || !pl->first_child || !pl->ctx_of_op ||
-      !pl->af_off)
+  if (!pl->task_reqs || !pl->af_off)
     return MAPOPT_ENOMEM;
   /* One pass over the ops (168 bytes apart in the app run: a cache line
-   * each), last to first: each context's children in op order, the most
-   * requirements per op and per task, and which ops can have children --
-   * an inner task, or an op with a child, which comes after it and so is
-   * seen first (ctx_of_op is a flag until the contexts are numbered). */
+   * each): the most requirements per op and per task, and whether the run
+   * is flat -- no inner task, so every op is the top level's. */
   pl->max_reqs = 1;
-  for (int64_t i = 0; i <= n; i++)
-    pl->first_child[i] = -1;
+  bool flat = true;
   /* The log's launches per iteration: the top-level task ops of the first
    * timed iteration, a run of consecutive ops of one launch counting once
    * (counting last to first finds as many runs). */
@@ -148,36 +176,42 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
       pl->max_reqs = (int64_t)o->nreqs;
     if (o->kind == MAPOPT_OP_TASK && o->nreqs > pl->task_reqs[o->task])
       pl->task_reqs[o->task] = (uint8_t)o->nreqs;
-    int64_t c = o->parent + 1;
-    pl->next_sib[i] = pl->first_child[c];
-    pl->first_child[c] = (int32_t)i;
-    if (o->parent >= 0)
-      pl->ctx_of_op[o->parent] = 1;
-    if (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner)
-      pl->ctx_of_op[i] = 1;
+    if (o->parent >= 0 ||
+        (o->kind == MAPOPT_OP_TASK && run->tasks[o->task].inner))
+      flat = false;
   }
-  /* Contexts: the top level and every op that can have children, numbered
-   * in op order. */
+  /* A flat run's contexts are the top level alone, whose ops follow each
+   * other: it keeps no sibling lists (mapopt__sim_next_sib). */
   pl->nctx = 1;
-  for (int64_t i = 0; i < n; i++)
-    pl->ctx_of_op[i] = pl->ctx_of_op[i] ? (int32_t)pl->nctx++ : -1;
-  pl->ctx_first = mapopt__arena_alloc(a, (size_t)pl->nctx * 4);
+  pl->ctx_first = mapopt__arena_alloc(a, sizeof *pl->ctx_first);
   if (!pl->ctx_first)
     return MAPOPT_ENOMEM;
-  pl->ctx_first[0] = pl->first_child[0];
-  for (int64_t i = 0; i < n; i++)
-    if (pl->ctx_of_op[i] > 0)
-      pl->ctx_first[pl->ctx_of_op[i]] = pl->first_child[i + 1];
+  pl->ctx_first[0] = n > 0 ? 0 : -1;
+  if (!flat) {
+    st = nest(pl);
+    if (st != MAPOPT_OK)
+      return st;
+  }
   pl->naf = 0;
   for (int64_t at = 0; at < run->natoms; at++) {
     pl->af_off[at] = pl->naf;
     pl->naf += run->regions[run->atom_region[at]].nfields;
   }
+  /* A version names its (atom, field) by index: the atom back from it. */
+  pl->af_atom = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 4);
+  if (!pl->af_atom)
+    return MAPOPT_ENOMEM;
+  for (int64_t at = 0; at < run->natoms; at++) {
+    int64_t end = at + 1 < run->natoms ? pl->af_off[at + 1] : pl->naf;
+    for (int64_t af = pl->af_off[at]; af < end; af++)
+      pl->af_atom[af] = (int32_t)at;
+  }
   st = invert(a, scratch, n, NULL, dag->pred_off, dag->preds, n, &pl->succ_off,
               &pl->succ, NULL);
   if (st == MAPOPT_OK)
     st = invert(a, scratch, n, dag->req_off, dag->raw_off, dag->raw, n,
-                &pl->rawsucc_off, NULL, &pl->rawsucc);
+                &pl->rawsucc_off, &pl->rawsucc, &pl->rawsucc_pos);
+  pl->dag.raw = NULL; /* in scratch */
   return st;
 }
 

@@ -46,19 +46,24 @@ typedef enum mapopt__vkind_sim {
  * whose lists would not fit is refused (MAPOPT_EINVAL). */
 enum { MAPOPT__SIM_INDEX_MAX = INT32_MAX };
 
-/* One version of one (atom, field): 12 bytes, two or so per op. What only
+/* An (atom, field) index, the atoms' fields in order (the plan's af_off),
+ * fits a version in 30 bits: a run with more is refused (MAPOPT_EINVAL). */
+enum { MAPOPT__SIM_AF_MAX = (1 << 30) - 1 };
+
+/* One version of one (atom, field): 8 bytes, two or so per op. What only
  * a reduction version has is in a set of its own (mapopt__red_set): few
  * versions are reductions, and every version is in the plan's memory and
  * read as the simulation publishes and copies data. */
 typedef struct mapopt__version {
-  int32_t atom;
+  uint32_t af : 30;  /* its (atom, field) */
+  uint32_t kind : 2; /* mapopt__ver_kind */
   union {
     int32_t producer; /* VER_WRITE, VER_FILL: the op */
     int32_t red_set;  /* VER_REDUCTION: its set in the DAG's red_sets */
   };
-  uint8_t field; /* < 64 */
-  uint8_t kind;  /* mapopt__ver_kind */
 } mapopt__version;
+_Static_assert(sizeof(mapopt__version) == 8 && VER_REDUCTION < 4,
+               "a version is 8 bytes, its kind 2 bits");
 
 /* A closed reduction set: the version it reduces into and its reducers. */
 typedef struct mapopt__red_set {
@@ -92,6 +97,10 @@ typedef struct mapopt__sim_dag {
   uint8_t *reads_reduction;
   int32_t *need_off; /* nreqs + 1 */
   int32_t *need;
+  /* Per requirement: the ops that produced the versions it needs (RAW),
+   * raw[raw_off[q] .. raw_off[q + 1]). The lists are in the builder's
+   * arena and gone once the plan is built: the simulation counts them
+   * down from their lengths, and the plan keeps their inverse (rawsucc). */
   int32_t *raw_off; /* nreqs + 1 */
   int32_t *raw;
   int64_t nversions;
@@ -110,9 +119,10 @@ mapopt__sim_red_set(const mapopt__sim_dag *dag, int64_t v) {
   return &dag->red_sets[dag->versions[v].red_set];
 }
 
-/* Builds the DAG of run in arena. MAPOPT_ENOMEM on failure, MAPOPT_EINVAL
- * when a list would outgrow MAPOPT__SIM_INDEX_MAX. */
-mapopt_status mapopt__sim_dag_build(mapopt__arena *arena,
+/* Builds the DAG of run in arena, the RAW lists in build (which must
+ * outlive their use). MAPOPT_ENOMEM on failure, MAPOPT_EINVAL when a list
+ * would outgrow MAPOPT__SIM_INDEX_MAX. */
+mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
                                     const mapopt_app_run *run,
                                     mapopt__sim_dag *dag);
 
