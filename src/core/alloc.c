@@ -13,8 +13,14 @@
 #include "core/core.h"
 
 /* Transparent huge pages come in 2 MiB; a block is advised when it holds
- * at least two, so that the advice covers most of it. */
-enum { HUGE_PAGE = 2 * 1024 * 1024, HUGE_MIN = 2 * HUGE_PAGE };
+ * one. A 2 to 4 MiB array in small pages takes 512 to 1024 faults where
+ * huge ones take two (on the VMs of docs/sim.md, "Benchmarks", ~11 us a
+ * small one: a tenth of a second in a 10^6-task plan build, which has a
+ * dozen such arrays); the price is at most one huge page partly used. */
+enum { HUGE_PAGE = 2 * 1024 * 1024, HUGE_MIN = HUGE_PAGE };
+/* Aligning a block costs a huge page of address space (untouched, but the
+ * context's hook counts it): only blocks of two or more are aligned. */
+enum { HUGE_ALIGN_MIN = 2 * HUGE_PAGE };
 
 void mapopt__advise_huge(void *p, size_t n) {
 #ifdef MADV_HUGEPAGE
@@ -89,9 +95,9 @@ struct mapopt__arena_block {
  * KiB and 64 MiB: a large arena (a plan, a run of a million ops) takes a
  * few large blocks instead of thousands of small ones, and never leaves
  * more than an eighth of itself unused at the end of its last chunk. A
- * block of HUGE_MIN bytes or more starts on a 2 MiB boundary (it asks for
- * a huge page more, which is never touched) and is advised as huge pages
- * as a whole. */
+ * block of HUGE_ALIGN_MIN bytes or more starts on a 2 MiB boundary (it
+ * asks for a huge page more, which is never touched) and is advised as
+ * huge pages as a whole; a smaller one gets the huge pages inside it. */
 enum { ARENA_CHUNK = 16 * 1024, ARENA_CHUNK_MAX = 64 * 1024 * 1024 };
 
 static size_t chunk_size(const mapopt__arena *a, size_t n) {
@@ -100,20 +106,26 @@ static size_t chunk_size(const mapopt__arena *a, size_t n) {
     size = ARENA_CHUNK;
   if (size > ARENA_CHUNK_MAX)
     size = ARENA_CHUNK_MAX;
-  return n > size ? n : size;
+  if (n > size)
+    size = n;
+  /* A block of one to two huge pages is made two: aligned, all of it is
+   * in huge pages, and the arena uses what its first allocation leaves. */
+  if (size >= HUGE_PAGE && size < HUGE_ALIGN_MIN)
+    size = HUGE_ALIGN_MIN;
+  return size;
 }
 
 /* A block of size usable bytes, or NULL. */
 static mapopt__arena_block *block_new(mapopt__arena *a, size_t size) {
   size_t head = (sizeof(mapopt__arena_block) + 15) & ~(size_t)15;
-  size_t pad = head + (size >= HUGE_MIN ? HUGE_PAGE : 0);
+  size_t pad = head + (size >= HUGE_ALIGN_MIN ? HUGE_PAGE : 0);
   if (size > SIZE_MAX - pad)
     return NULL;
   mapopt__arena_block *b = mapopt__malloc(a->ctx, size + pad);
   if (!b)
     return NULL;
   uintptr_t at = (uintptr_t)b + head;
-  if (size >= HUGE_MIN)
+  if (size >= HUGE_ALIGN_MIN)
     at += (HUGE_PAGE - at % HUGE_PAGE) % HUGE_PAGE;
   b->size = size;
   b->bytes = size + pad;

@@ -29,7 +29,7 @@ struct mapopt_ctx {
   void *alloc_ud;
 };
 
-/* Allocation through the context's hook. NULL on failure. Blocks of 4 MiB
+/* Allocation through the context's hook. NULL on failure. Blocks of 2 MiB
  * and more are advised as huge pages (mapopt__advise_huge). */
 void *mapopt__malloc(mapopt_ctx *ctx, size_t n);
 void *mapopt__calloc(mapopt_ctx *ctx, size_t count, size_t size);
@@ -40,12 +40,12 @@ char *mapopt__strndup(mapopt_ctx *ctx, const char *s, size_t n);
 
 /* Advises the kernel to back the 2 MiB-aligned pages inside [p, p + n) with
  * huge pages (Linux's transparent huge pages, which in "madvise" mode only
- * programs that ask get); nothing for blocks under 4 MiB or elsewhere. It
+ * programs that ask get); nothing for blocks under 2 MiB or elsewhere. It
  * changes only how fast fresh memory is faulted in: on the development VM
  * a first touch of 256 MiB takes 0.73 s in 4 KiB pages, 0.02 s in huge
  * pages. Memory still comes from the context's hook. */
 void mapopt__advise_huge(void *p, size_t n);
-/* mapopt__realloc for an array that grows: from 4 MiB on, a fresh block,
+/* mapopt__realloc for an array that grows: from 2 MiB on, a fresh block,
  * advised as huge pages before the old contents are copied in (a block
  * that realloc extends keeps the small pages it has, and advice given
  * after realloc comes too late for the pages it copied). */

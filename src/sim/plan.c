@@ -23,41 +23,45 @@ void mapopt__sim_workspace_init(pooled_arena *pa) {
   mapopt__heap_init(&pa->events);
 }
 
-/* Inverts an adjacency list over n nodes into an m-node one (its cursors
- * in scratch). Without group_off, node i's list is off[i]..off[i + 1] and i
- * becomes an entry of *out. With it, node i owns the sources group_off[i]
- * .. group_off[i + 1] (an op's requirements), each with its list in off,
- * and source q of node i becomes entry i of *out with q - group_off[i] at
- * the same place in *out_pos. */
-static mapopt_status invert(mapopt__arena *a, mapopt__arena *scratch, int64_t n,
+/* Inverts an adjacency list over n nodes into an m-node one. Without
+ * group_off, node i's list is off[i]..off[i + 1] and i becomes an entry
+ * of *out. With it, node i owns the sources group_off[i] .. group_off[i +
+ * 1] (an op's requirements), each with its list in off, and source q of
+ * node i becomes entry i of *out with q - group_off[i] at the same place
+ * in *out_pos. The offsets are their own cursors: filling moves each
+ * node's to the next one's start, and one pass moves them back. */
+static mapopt_status invert(mapopt__arena *a, int64_t n,
                             const int32_t *group_off, const int32_t *off,
                             const int32_t *list, int64_t m, int32_t **out_off,
                             int32_t **out, uint8_t **out_pos) {
-  int32_t *cnt = mapopt__arena_zalloc(a, (size_t)(m + 1) * sizeof *cnt);
+  int32_t *at = mapopt__arena_zalloc(a, (size_t)(m + 1) * sizeof *at);
   int64_t total = off[group_off ? group_off[n] : n];
   int32_t *res = mapopt__arena_alloc(a, (size_t)(total ? total : 1) * 4);
   uint8_t *res_pos =
       group_off ? mapopt__arena_alloc(a, (size_t)(total ? total : 1)) : NULL;
-  int32_t *pos = mapopt__arena_alloc(scratch, (size_t)(m + 1) * sizeof *pos);
-  if (!cnt || !res || (group_off && !res_pos) || !pos)
+  if (!at || !res || (group_off && !res_pos))
     return MAPOPT_ENOMEM;
   for (int64_t i = 0; i < total; i++)
-    cnt[list[i] + 1]++;
+    at[list[i] + 1]++;
   for (int64_t j = 0; j < m; j++)
-    cnt[j + 1] += cnt[j];
-  memcpy(pos, cnt, (size_t)(m + 1) * sizeof *pos);
+    at[j + 1] += at[j];
   for (int64_t i = 0; i < n; i++) {
     int64_t q0 = group_off ? group_off[i] : i;
     int64_t q1 = group_off ? group_off[i + 1] : i + 1;
     for (int64_t q = q0; q < q1; q++)
       for (int64_t k = off[q]; k < off[q + 1]; k++) {
-        int32_t at = pos[list[k]]++;
-        res[at] = (int32_t)i;
+        int32_t e = at[list[k]]++;
+        res[e] = (int32_t)i;
         if (res_pos)
-          res_pos[at] = (uint8_t)(q - q0);
+          res_pos[e] = (uint8_t)(q - q0);
       }
   }
-  *out_off = cnt;
+  /* Filled, at[j] is node j + 1's start. */
+  for (int64_t j = m - 1; j > 0; j--)
+    at[j] = at[j - 1];
+  if (m > 0)
+    at[0] = 0;
+  *out_off = at;
   *out = res;
   if (out_pos)
     *out_pos = res_pos;
@@ -206,11 +210,11 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     for (int64_t af = pl->af_off[at]; af < end; af++)
       pl->af_atom[af] = (int32_t)at;
   }
-  st = invert(a, scratch, n, NULL, dag->pred_off, dag->preds, n, &pl->succ_off,
+  st = invert(a, n, NULL, dag->pred_off, dag->preds, n, &pl->succ_off,
               &pl->succ, NULL);
   if (st == MAPOPT_OK)
-    st = invert(a, scratch, n, dag->req_off, dag->raw_off, dag->raw, n,
-                &pl->rawsucc_off, &pl->rawsucc, &pl->rawsucc_pos);
+    st = invert(a, n, dag->req_off, dag->raw_off, dag->raw, n, &pl->rawsucc_off,
+                &pl->rawsucc, &pl->rawsucc_pos);
   pl->dag.raw = NULL; /* in scratch */
   return st;
 }
