@@ -403,6 +403,10 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
     naf += run->regions[run->atom_region[a]].nfields;
   }
   an.af_off[run->natoms] = naf;
+  st = MAPOPT_EINVAL; /* a version names its (atom, field) in 30 bits */
+  if (naf > MAPOPT__SIM_AF_MAX)
+    goto done;
+  st = MAPOPT_ENOMEM;
   an.af = mapopt__arena_alloc(sa, (size_t)(naf ? naf : 1) * sizeof *an.af);
   if (!an.af)
     goto done;
@@ -432,7 +436,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
   }
   st = MAPOPT_EINVAL;
   if (nreqs >= MAPOPT__SIM_INDEX_MAX || nneed >= MAPOPT__SIM_INDEX_MAX ||
-      nwrites >= MAPOPT__SIM_INDEX_MAX || naf > MAPOPT__SIM_AF_MAX)
+      nwrites >= MAPOPT__SIM_INDEX_MAX)
     goto done;
   st = MAPOPT_ENOMEM;
   dag->req_off[n] = (int32_t)nreqs;
