@@ -44,7 +44,7 @@ typedef struct analysis {
   mapopt__arena *arena;  /* the DAG's */
   mapopt__arena scratch; /* the analysis state, freed at the end */
   const mapopt_app_run *run;
-  int64_t *af_off; /* per atom: first (atom, field) index */
+  int64_t *af_off; /* per atom: first (atom, field) index (the DAG's) */
   af_state *af;
   reader *pool;
   int64_t npool, pool_cap;
@@ -384,7 +384,7 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
   if (n >= MAPOPT__SIM_INDEX_MAX || run->natoms >= MAPOPT__SIM_INDEX_MAX ||
       run->npieces > MAPOPT__SIM_INDEX_MAX) /* req_piece is 32-bit */
     goto done;
-  an.af_off = mapopt__arena_alloc(sa, (size_t)(run->natoms + 1) * 8);
+  an.af_off = mapopt__arena_alloc(arena, (size_t)(run->natoms + 1) * 8);
   an.mark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 4);
   an.rawmark = mapopt__arena_alloc(sa, (size_t)(n + 1) * 4);
   an.fut_op = mapopt__arena_alloc(sa, (size_t)(run->nfutures + 1) * 4);
@@ -403,10 +403,19 @@ mapopt_status mapopt__sim_dag_build(mapopt__arena *arena, mapopt__arena *build,
     naf += run->regions[run->atom_region[a]].nfields;
   }
   an.af_off[run->natoms] = naf;
+  dag->af_off = an.af_off;
+  dag->naf = naf;
   st = MAPOPT_EINVAL; /* a version names its (atom, field) in 30 bits */
   if (naf > MAPOPT__SIM_AF_MAX)
     goto done;
   st = MAPOPT_ENOMEM;
+  /* A version names its (atom, field) by index: the atom back from it. */
+  dag->af_atom = mapopt__arena_alloc(arena, (size_t)(naf + 1) * 4);
+  if (!dag->af_atom)
+    goto done;
+  for (int64_t a = 0; a < run->natoms; a++)
+    for (int64_t k = an.af_off[a]; k < an.af_off[a + 1]; k++)
+      dag->af_atom[k] = (int32_t)a;
   an.af = mapopt__arena_alloc(sa, (size_t)(naf ? naf : 1) * sizeof *an.af);
   if (!an.af)
     goto done;

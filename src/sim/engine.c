@@ -724,8 +724,8 @@ static mapopt_status setup(sim_t *s) {
   s->rawsucc = pl->rawsucc;
   s->rawsucc_pos = pl->rawsucc_pos;
   s->next_sib = pl->next_sib;
-  s->af_off = pl->af_off;
-  s->af_atom = pl->af_atom;
+  s->af_off = pl->dag.af_off;
+  s->af_atom = pl->dag.af_atom;
   mapopt_status st = mapopt__sim_build_machine(s);
   if (st != MAPOPT_OK)
     return st;
@@ -761,7 +761,7 @@ static mapopt_status setup(sim_t *s) {
   s->fold_target = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
   s->fold_left = mapopt__arena_zalloc(a, (size_t)(nv + 1) * 8);
   s->wait_head = mapopt__arena_alloc(a, (size_t)(nv + 1) * 8);
-  s->newest = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 8);
+  s->newest = mapopt__arena_alloc(a, (size_t)(pl->dag.naf + 1) * 8);
   s->fold_wait = mapopt__arena_alloc(a, (size_t)(n + 1) * 8);
   if (!s->ops || !s->ctxs || !s->task_kind || !s->task_limit || !s->cost_memo ||
       !s->price_state || !answers || !s->rr || !s->limit_count ||
@@ -770,7 +770,7 @@ static mapopt_status setup(sim_t *s) {
     return MAPOPT_ENOMEM;
   for (int64_t v = 0; v < nv; v++)
     s->holder_head[v] = s->fold_target[v] = s->wait_head[v] = -1;
-  for (int64_t k = 0; k < pl->naf; k++)
+  for (int64_t k = 0; k < pl->dag.naf; k++)
     s->newest[k] = -1;
   for (int64_t k = 0; k < PIECE_ANSWERS * run->npieces; k++)
     s->piece_answers[k].inst = -1;

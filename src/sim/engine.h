@@ -232,9 +232,6 @@ struct mapopt_sim_plan {
   int32_t *ctx_first; /* context -> its first op */
   int64_t launches_per_iteration; /* in the first timed iteration, for the
                                      log */
-  int64_t *af_off;                /* atom -> its first (atom, field) */
-  int32_t *af_atom;               /* (atom, field) -> atom */
-  int64_t naf;
   /* The lower bound depends on the machine only: it is kept for the last
    * machine (compared by value, pointers cleared) under lock. */
   bool lb_valid;

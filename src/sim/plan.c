@@ -154,8 +154,7 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
   int64_t n = run->nops;
   pl->task_reqs = mapopt__arena_zalloc(a, (size_t)(run->ntasks + 1) *
                                               sizeof *pl->task_reqs);
-  pl->af_off = mapopt__arena_alloc(a, (size_t)(run->natoms + 1) * 8);
-  if (!pl->task_reqs || !pl->af_off)
+  if (!pl->task_reqs)
     return MAPOPT_ENOMEM;
   /* One pass over the ops (168 bytes apart in the app run: a cache line
    * each): the most requirements per op and per task, and whether the run
@@ -195,20 +194,6 @@ static mapopt_status plan_build(mapopt_sim_plan *pl, mapopt__arena *scratch) {
     st = nest(pl);
     if (st != MAPOPT_OK)
       return st;
-  }
-  pl->naf = 0;
-  for (int64_t at = 0; at < run->natoms; at++) {
-    pl->af_off[at] = pl->naf;
-    pl->naf += run->regions[run->atom_region[at]].nfields;
-  }
-  /* A version names its (atom, field) by index: the atom back from it. */
-  pl->af_atom = mapopt__arena_alloc(a, (size_t)(pl->naf + 1) * 4);
-  if (!pl->af_atom)
-    return MAPOPT_ENOMEM;
-  for (int64_t at = 0; at < run->natoms; at++) {
-    int64_t end = at + 1 < run->natoms ? pl->af_off[at + 1] : pl->naf;
-    for (int64_t af = pl->af_off[at]; af < end; af++)
-      pl->af_atom[af] = (int32_t)at;
   }
   st = invert(a, n, NULL, dag->pred_off, dag->preds, n, &pl->succ_off,
               &pl->succ, NULL);

@@ -46,7 +46,7 @@ typedef enum mapopt__vkind_sim {
  * whose lists would not fit is refused (MAPOPT_EINVAL). */
 enum { MAPOPT__SIM_INDEX_MAX = INT32_MAX };
 
-/* An (atom, field) index, the atoms' fields in order (the plan's af_off),
+/* An (atom, field) index, the atoms' fields in order (the DAG's af_off),
  * fits a version in 30 bits: a run with more is refused (MAPOPT_EINVAL). */
 enum { MAPOPT__SIM_AF_MAX = (1 << 30) - 1 };
 
@@ -82,6 +82,11 @@ typedef struct mapopt__red_set {
  */
 typedef struct mapopt__sim_dag {
   int64_t nops;
+  /* The (atom, field) pairs, each atom's fields in order: atom -> its
+   * first (natoms + 1), and back (naf). */
+  int64_t *af_off;
+  int32_t *af_atom;
+  int64_t naf;
   int32_t *pred_off; /* nops + 1 */
   int32_t *preds;
   int32_t *req_off; /* nops + 1 */
